@@ -45,7 +45,8 @@ pub fn print_header(out: &mut dyn Write, title: &str) -> io::Result<()> {
     writeln!(out, "\n{rule}\n{title}\n{rule}")
 }
 
-/// Prints a table with a header row, in Markdown pipe style (it pastes into slides).
+/// Prints a blank line, then a table with a header row, in Markdown pipe style (it pastes
+/// into slides).
 ///
 /// Columns whose every body cell looks like a number (starts with a digit, or a minus
 /// and a digit) are right-aligned; the rest are left-aligned. Rows shorter than the
@@ -54,7 +55,7 @@ pub fn print_header(out: &mut dyn Write, title: &str) -> io::Result<()> {
 /// ```
 /// let mut out = Vec::new();
 /// console::print_table(&mut out, &["n", "时间"], &[vec!["1".into(), "5.65 ms".into()]])?;
-/// assert_eq!(String::from_utf8(out).unwrap(), "\
+/// assert_eq!(String::from_utf8(out).unwrap(), "
 /// | n |    时间 |
 /// |---|---------|
 /// | 1 | 5.65 ms |
@@ -66,7 +67,9 @@ pub fn print_table<S: AsRef<str>>(
     headers: &[S],
     rows: &[Vec<String>],
 ) -> io::Result<()> {
-    let width = headers.len().max(rows.iter().map(Vec::len).max().unwrap_or(0));
+    let width = headers
+        .len()
+        .max(rows.iter().map(Vec::len).max().unwrap_or(0));
     let mut builder = Builder::with_capacity(rows.len() + 1, width);
     builder.push_record(pad(headers.iter().map(|h| h.as_ref().to_string()), width));
     for row in rows {
@@ -76,12 +79,14 @@ pub fn print_table<S: AsRef<str>>(
     table.with(Style::markdown());
     for col in 0..width {
         let numeric = !rows.is_empty()
-            && rows.iter().all(|r| r.get(col).is_some_and(|c| looks_numeric(c)));
+            && rows
+                .iter()
+                .all(|r| r.get(col).is_some_and(|c| looks_numeric(c)));
         if numeric {
             table.modify(Columns::one(col), Alignment::right());
         }
     }
-    writeln!(out, "{table}")
+    writeln!(out, "\n{table}")
 }
 
 fn pad(cells: impl Iterator<Item = String>, width: usize) -> Vec<String> {
@@ -194,10 +199,18 @@ pub fn fmt_time(seconds: f64) -> String {
     if !seconds.is_finite() {
         return format!("{seconds} s");
     }
-    const UNITS: [(f64, &str, usize); 4] = [(1.0, "s", 2), (1e-3, "ms", 2), (1e-6, "µs", 1), (1e-9, "ns", 0)];
+    const UNITS: [(f64, &str, usize); 4] = [
+        (1.0, "s", 2),
+        (1e-3, "ms", 2),
+        (1e-6, "µs", 1),
+        (1e-9, "ns", 0),
+    ];
     let sign = if seconds < 0.0 { "-" } else { "" };
     let t = seconds.abs();
-    let mut k = UNITS.iter().position(|&(scale, _, _)| t >= scale).unwrap_or(UNITS.len() - 1);
+    let mut k = UNITS
+        .iter()
+        .position(|&(scale, _, _)| t >= scale)
+        .unwrap_or(UNITS.len() - 1);
     let shown = |k: usize| format!("{:.*}", UNITS[k].2, t / UNITS[k].0);
     // A value that rounds up to 1000 of its unit is shown in the next unit up.
     if k > 0 && shown(k).parse::<f64>().is_ok_and(|v| v >= 1000.0) {
@@ -211,7 +224,10 @@ mod tests {
     use super::*;
 
     fn table(headers: &[&str], rows: &[Vec<&str>]) -> String {
-        let rows: Vec<Vec<String>> = rows.iter().map(|r| r.iter().map(|c| c.to_string()).collect()).collect();
+        let rows: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| r.iter().map(|c| c.to_string()).collect())
+            .collect();
         let mut out = Vec::new();
         print_table(&mut out, headers, &rows).unwrap();
         String::from_utf8(out).unwrap()
@@ -245,7 +261,11 @@ mod tests {
 
     #[test]
     fn table_columns_line_up_by_display_width_with_chinese_cells() {
-        let t = table(&["批大小", "上下文 512"], &[vec!["1", "γ=4, 1.97×（验证 1.01）"], vec!["512", "放不下"]]);
+        let t = table(
+            &["批大小", "上下文 512"],
+            &[vec!["1", "γ=4, 1.97×（验证 1.01）"], vec!["512", "放不下"]],
+        );
+        let t = t.trim_start();
         let widths: Vec<usize> = t.lines().map(display_width).collect();
         assert!(widths.iter().all(|&w| w == widths[0]), "{t}\n{widths:?}");
         // Every column separator sits at the same display column on every line.
@@ -267,20 +287,27 @@ mod tests {
     #[test]
     fn numeric_columns_are_right_aligned_and_text_columns_left() {
         let t = table(&["n", "名字"], &[vec!["1", "a"], vec!["129", "bb"]]);
-        assert_eq!(t, "|   n | 名字 |\n|-----|------|\n|   1 | a    |\n| 129 | bb   |\n");
+        assert_eq!(
+            t,
+            "\n|   n | 名字 |\n|-----|------|\n|   1 | a    |\n| 129 | bb   |\n"
+        );
     }
 
     #[test]
     fn short_rows_are_padded_and_an_empty_table_prints_its_header() {
-        assert_eq!(table(&["a", "b"], &[vec!["x"]]), "| a | b |\n|---|---|\n| x |   |\n");
-        assert_eq!(table(&["a"], &[]), "| a |\n|---|\n");
+        assert_eq!(
+            table(&["a", "b"], &[vec!["x"]]),
+            "\n| a | b |\n|---|---|\n| x |   |\n"
+        );
+        assert_eq!(table(&["a"], &[]), "\n| a |\n|---|\n");
     }
 
     #[test]
     fn wrap_breaks_between_chinese_characters_but_not_inside_ascii_words() {
         let lines = wrap("用 Llama-3.1-8B 做目标模型", 12);
         assert_eq!(lines, ["用", "Llama-3.1-8B", "做目标模型"]);
-        for l in wrap("批小时验证几乎免费，加速约 1.9 倍；批大到临界批大小", 9) {
+        for l in wrap("批小时验证几乎免费，加速约 1.9 倍；批大到临界批大小", 9)
+        {
             assert!(display_width(&l) <= 9, "{l}");
         }
     }
@@ -289,12 +316,17 @@ mod tests {
     fn wrap_never_starts_a_line_with_closing_punctuation() {
         let lines = wrap("一二三四，五六七八。", 8);
         assert_eq!(lines, ["一二三", "四，五六", "七八。"]);
-        assert!(lines.iter().all(|l| !l.starts_with(|c| NO_LINE_START.contains(c))));
+        assert!(
+            lines
+                .iter()
+                .all(|l| !l.starts_with(|c| NO_LINE_START.contains(c)))
+        );
     }
 
     #[test]
     fn wrap_keeps_every_non_space_character_in_order() {
-        let text = "c ≈ 0.21。按 04 演示 2 的表，c ≈ 0.2 时最优只草稿几个、加速 2 倍左右（α = 0.8）。";
+        let text =
+            "c ≈ 0.21。按 04 演示 2 的表，c ≈ 0.2 时最优只草稿几个、加速 2 倍左右（α = 0.8）。";
         let joined: String = wrap(text, 11).concat();
         let strip = |s: &str| s.chars().filter(|c| *c != ' ').collect::<String>();
         assert_eq!(strip(&joined), strip(text));

@@ -33,7 +33,10 @@ impl fmt::Display for Error {
             Error::Math(e) => e.fmt(f),
             Error::Alpha(a) => write!(f, "acceptance rate α must be in [0, 1], got {a}"),
             Error::Overhead(o) => {
-                write!(f, "per-pass overhead must be a finite number of seconds ≥ 0, got {o}")
+                write!(
+                    f,
+                    "per-pass overhead must be a finite number of seconds ≥ 0, got {o}"
+                )
             }
         }
     }

@@ -70,7 +70,15 @@ pub fn verify_time(
     if !overhead.is_finite() || overhead < 0.0 {
         return Err(Error::Overhead(overhead));
     }
-    let cost = forward_time(cfg, hw, ForwardShape { batch, ctx, n_new: n })?;
+    let cost = forward_time(
+        cfg,
+        hw,
+        ForwardShape {
+            batch,
+            ctx,
+            n_new: n,
+        },
+    )?;
     Ok(cost.time() + overhead)
 }
 
@@ -96,7 +104,11 @@ pub fn expected_tokens(alpha: f64, gamma: u32) -> Result<f64, Error> {
 }
 
 fn check_alpha(alpha: f64) -> Result<(), Error> {
-    if (0.0..=1.0).contains(&alpha) { Ok(()) } else { Err(Error::Alpha(alpha)) }
+    if (0.0..=1.0).contains(&alpha) {
+        Ok(())
+    } else {
+        Err(Error::Alpha(alpha))
+    }
 }
 
 /// The figures of one speculative round with draft length γ.
@@ -208,7 +220,11 @@ pub fn best_round(
         }
     }
     let best = best.expect("MAX_GAMMA ≥ 1, so at least one γ was tried");
-    Ok(if best.speedup > 1.0 { BestRound::Speculate(best) } else { BestRound::NoSpeculation(best) })
+    Ok(if best.speedup > 1.0 {
+        BestRound::Speculate(best)
+    } else {
+        BestRound::NoSpeculation(best)
+    })
 }
 
 #[cfg(test)]
@@ -266,7 +282,9 @@ mod tests {
     #[test]
     fn with_alpha_zero_no_draft_length_pays() {
         let best = best_round(&LLAMA31_8B, &LLAMA32_1B, &H100, 1, 1024, 0.0, 1e-3, 0.3e-3).unwrap();
-        let BestRound::NoSpeculation(tried) = best else { panic!("{best:?}") };
+        let BestRound::NoSpeculation(tried) = best else {
+            panic!("{best:?}")
+        };
         assert!(tried.speedup < 1.0);
         assert_eq!(tried.gamma, 1, "the cheapest round loses least");
         assert_eq!(best.gamma(), 0);
@@ -281,25 +299,58 @@ mod tests {
             let r = best_round(&LLAMA31_8B, &LLAMA32_1B, &H100, 1, 1024, a, 1e-3, 0.3e-3);
             assert!(matches!(r, Err(Error::Alpha(_))), "{a}");
         }
-        assert_eq!(Error::Alpha(1.5).to_string(), "acceptance rate α must be in [0, 1], got 1.5");
+        assert_eq!(
+            Error::Alpha(1.5).to_string(),
+            "acceptance rate α must be in [0, 1], got 1.5"
+        );
     }
 
     #[test]
     fn zero_sizes_and_oversized_batches_are_errors() {
         let v = |b, c, n| verify_time(&LLAMA31_8B, &H100, b, c, n, 1e-3);
-        assert_eq!(v(0, 1024, 1), Err(Error::Math(llm_math::Error::Zero("batch size"))));
-        assert_eq!(v(1, 0, 1), Err(Error::Math(llm_math::Error::Zero("context length"))));
-        assert_eq!(v(1, 1024, 0), Err(Error::Math(llm_math::Error::Zero("number of new tokens"))));
-        assert!(matches!(v(15, 32768, 1), Err(Error::Math(llm_math::Error::DoesNotFit { .. }))));
-        let r = best_round(&LLAMA31_8B, &LLAMA32_1B, &H100, 128, 4096, 0.8, 1e-3, 0.3e-3);
-        assert!(matches!(r, Err(Error::Math(llm_math::Error::DoesNotFit { max_batch: 119, .. }))));
+        assert_eq!(
+            v(0, 1024, 1),
+            Err(Error::Math(llm_math::Error::Zero("batch size")))
+        );
+        assert_eq!(
+            v(1, 0, 1),
+            Err(Error::Math(llm_math::Error::Zero("context length")))
+        );
+        assert_eq!(
+            v(1, 1024, 0),
+            Err(Error::Math(llm_math::Error::Zero("number of new tokens")))
+        );
+        assert!(matches!(
+            v(15, 32768, 1),
+            Err(Error::Math(llm_math::Error::DoesNotFit { .. }))
+        ));
+        let r = best_round(
+            &LLAMA31_8B,
+            &LLAMA32_1B,
+            &H100,
+            128,
+            4096,
+            0.8,
+            1e-3,
+            0.3e-3,
+        );
+        assert!(matches!(
+            r,
+            Err(Error::Math(llm_math::Error::DoesNotFit {
+                max_batch: 119,
+                ..
+            }))
+        ));
         assert!(best_round(&LLAMA31_8B, &LLAMA32_1B, &H100, 0, 4096, 0.8, 1e-3, 0.3e-3).is_err());
     }
 
     #[test]
     fn a_bad_overhead_is_an_error_not_a_nan() {
         for o in [-1e-3, f64::NAN, f64::INFINITY] {
-            assert!(matches!(verify_time(&LLAMA31_8B, &H100, 1, 1024, 1, o), Err(Error::Overhead(_))));
+            assert!(matches!(
+                verify_time(&LLAMA31_8B, &H100, 1, 1024, 1, o),
+                Err(Error::Overhead(_))
+            ));
             let r = best_round(&LLAMA31_8B, &LLAMA32_1B, &H100, 1, 1024, 0.8, 1e-3, o);
             assert!(matches!(r, Err(Error::Overhead(_))));
         }
@@ -310,8 +361,17 @@ mod tests {
         for batch in [1, 8, 64, 300, 470] {
             for ctx in [128, 512, 1024] {
                 for alpha in [0.0, 0.3, 0.6, 0.8, 0.95, 1.0] {
-                    let best = best_round(&LLAMA31_8B, &LLAMA32_1B, &H100, batch, ctx, alpha, 1e-3, 0.3e-3)
-                        .unwrap();
+                    let best = best_round(
+                        &LLAMA31_8B,
+                        &LLAMA32_1B,
+                        &H100,
+                        batch,
+                        ctx,
+                        alpha,
+                        1e-3,
+                        0.3e-3,
+                    )
+                    .unwrap();
                     let (BestRound::Speculate(p) | BestRound::NoSpeculation(p)) = best;
                     assert!(p.speedup <= p.expected_tokens, "{batch} {ctx} {alpha}");
                     assert!(p.verify_ratio >= 1.0);
@@ -323,7 +383,11 @@ mod tests {
 
     #[test]
     fn the_best_speedup_falls_as_the_batch_grows() {
-        let s = |b| best_round(&LLAMA31_8B, &LLAMA32_1B, &H100, b, 512, 0.8, 1e-3, 0.3e-3).unwrap().speedup();
+        let s = |b| {
+            best_round(&LLAMA31_8B, &LLAMA32_1B, &H100, b, 512, 0.8, 1e-3, 0.3e-3)
+                .unwrap()
+                .speedup()
+        };
         let batches = [1, 16, 64, 128, 256, 512, 900];
         for w in batches.windows(2) {
             assert!(s(w[1]) < s(w[0]), "{w:?}");

@@ -120,7 +120,13 @@ mod tests {
 
     #[test]
     fn qkv_bias_adds_one_bias_per_projected_output() {
-        let with_bias = ModelConfig { qkv_bias: true, ..LLAMA31_8B };
-        assert_eq!(with_bias.params_per_layer() - LLAMA31_8B.params_per_layer(), 4096 + 2 * 1024);
+        let with_bias = ModelConfig {
+            qkv_bias: true,
+            ..LLAMA31_8B
+        };
+        assert_eq!(
+            with_bias.params_per_layer() - LLAMA31_8B.params_per_layer(),
+            4096 + 2 * 1024
+        );
     }
 }

@@ -48,12 +48,25 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Zero(what) => write!(f, "{what} must be at least 1, got 0"),
-            Error::DoesNotFit { model, hw, batch, ctx, max_batch: 0, .. } => write!(
+            Error::DoesNotFit {
+                model,
+                hw,
+                batch,
+                ctx,
+                max_batch: 0,
+                ..
+            } => write!(
                 f,
                 "{model} does not fit on one {hw} at all (batch {batch}, context {ctx}): \
                  its weights alone exceed device memory"
             ),
-            Error::DoesNotFit { model, hw, batch, ctx, max_batch } => write!(
+            Error::DoesNotFit {
+                model,
+                hw,
+                batch,
+                ctx,
+                max_batch,
+            } => write!(
                 f,
                 "batch {batch} at context {ctx} does not fit: {model} on one {hw} holds at most \
                  {max_batch} sequences of {ctx} tokens"

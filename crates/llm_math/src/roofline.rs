@@ -215,7 +215,10 @@ mod tests {
 
     #[test]
     fn max_batch_is_zero_when_the_weights_alone_do_not_fit() {
-        let small = Accelerator { memory_bytes: 16e9, ..H100 };
+        let small = Accelerator {
+            memory_bytes: 16e9,
+            ..H100
+        };
         assert_eq!(max_batch(&LLAMA31_8B, &small, 1).unwrap(), 0);
         let err = forward_time(&LLAMA31_8B, &small, shape(1, 1, 1)).unwrap_err();
         assert!(err.to_string().contains("weights alone"), "{err}");
@@ -227,8 +230,14 @@ mod tests {
         assert_eq!(e(0, 1, 1), Error::Zero("batch size"));
         assert_eq!(e(1, 0, 1), Error::Zero("context length"));
         assert_eq!(e(1, 1, 0), Error::Zero("number of new tokens"));
-        assert_eq!(max_batch(&LLAMA31_8B, &H100, 0), Err(Error::Zero("context length")));
-        assert_eq!(e(0, 1, 1).to_string(), "batch size must be at least 1, got 0");
+        assert_eq!(
+            max_batch(&LLAMA31_8B, &H100, 0),
+            Err(Error::Zero("context length"))
+        );
+        assert_eq!(
+            e(0, 1, 1).to_string(),
+            "batch size must be at least 1, got 0"
+        );
     }
 
     #[test]
@@ -236,7 +245,13 @@ mod tests {
         let err = forward_time(&LLAMA31_8B, &H100, shape(15, 32768, 1)).unwrap_err();
         assert_eq!(
             err,
-            Error::DoesNotFit { model: "Llama-3.1-8B", hw: "H100", batch: 15, ctx: 32768, max_batch: 14 }
+            Error::DoesNotFit {
+                model: "Llama-3.1-8B",
+                hw: "H100",
+                batch: 15,
+                ctx: 32768,
+                max_batch: 14
+            }
         );
         assert!(err.to_string().contains("at most 14 sequences"), "{err}");
         assert!(forward_time(&LLAMA31_8B, &H100, shape(14, 32768, 1)).is_ok());
@@ -251,7 +266,11 @@ mod tests {
 
     #[test]
     fn time_grows_with_batch_context_and_new_tokens() {
-        let t = |b, c, n| forward_time(&LLAMA31_8B, &H100, shape(b, c, n)).unwrap().time();
+        let t = |b, c, n| {
+            forward_time(&LLAMA31_8B, &H100, shape(b, c, n))
+                .unwrap()
+                .time()
+        };
         for &(b, c, n) in &[(1, 512, 1), (4, 1024, 3), (64, 2048, 9), (256, 512, 2)] {
             assert!(t(b + 1, c, n) > t(b, c, n));
             assert!(t(b, c + 1, n) > t(b, c, n));
