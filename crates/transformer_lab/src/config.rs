@@ -1,0 +1,106 @@
+//! The shape of the toy model.
+
+use crate::Error;
+
+/// Hyper-parameters of a Llama-style decoder (multi-head attention, no GQA).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    /// Vocabulary size (token ids are `0..vocab`).
+    pub vocab: usize,
+    /// Residual stream width.
+    pub d_model: usize,
+    /// Transformer blocks.
+    pub n_layers: usize,
+    /// Attention heads; `head_dim = d_model / n_heads`, which must be even for RoPE.
+    pub n_heads: usize,
+    /// SwiGLU hidden width.
+    pub d_ff: usize,
+    /// Longest sequence (prompt + generated) the model accepts.
+    pub max_seq: usize,
+    /// RMSNorm epsilon.
+    pub norm_eps: f32,
+    /// RoPE base θ: pair i of a head rotates by `pos / θ^(2i / head_dim)`.
+    pub rope_theta: f32,
+}
+
+impl Config {
+    /// Width of one attention head.
+    pub fn head_dim(&self) -> usize {
+        self.d_model / self.n_heads.max(1)
+    }
+
+    /// Parameter count: embedding, blocks (4 attention matrices, 3 MLP matrices, 2 norm
+    /// gains), final norm, LM head.
+    pub fn n_params(&self) -> usize {
+        let d = self.d_model;
+        let block = 4 * d * d + 3 * d * self.d_ff + 2 * d;
+        self.vocab * d + self.n_layers * block + d + d * self.vocab
+    }
+
+    /// Checks that the shape is usable: every size ≥ 1, `d_model` divisible by `n_heads`
+    /// into an even head width, a finite positive epsilon and θ.
+    pub fn validate(&self) -> Result<(), Error> {
+        let sizes = [
+            ("vocab", self.vocab),
+            ("d_model", self.d_model),
+            ("n_layers", self.n_layers),
+            ("n_heads", self.n_heads),
+            ("d_ff", self.d_ff),
+            ("max_seq", self.max_seq),
+        ];
+        for (name, v) in sizes {
+            if v == 0 {
+                return Err(Error::Config(format!("{name} must be at least 1")));
+            }
+        }
+        if self.d_model % self.n_heads != 0 {
+            return Err(Error::Config(format!(
+                "d_model {} is not divisible by n_heads {}",
+                self.d_model, self.n_heads
+            )));
+        }
+        if self.head_dim() % 2 != 0 {
+            return Err(Error::Config(format!(
+                "head_dim {} must be even: RoPE rotates pairs of dimensions",
+                self.head_dim()
+            )));
+        }
+        if self.vocab > u32::MAX as usize {
+            return Err(Error::Config(format!(
+                "vocab {} does not fit token ids of 32 bits",
+                self.vocab
+            )));
+        }
+        if !(self.norm_eps.is_finite() && self.norm_eps > 0.0) {
+            return Err(Error::Config(format!(
+                "norm_eps must be finite and > 0, got {}",
+                self.norm_eps
+            )));
+        }
+        if !(self.rope_theta.is_finite() && self.rope_theta > 1.0) {
+            return Err(Error::Config(format!(
+                "rope_theta must be finite and > 1, got {}",
+                self.rope_theta
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A copy of `base` with `n_layers` blocks, every other field unchanged.
+///
+/// This is how lecture 6 builds its "first layer only" draft: `config_like(&QCFG, 1)` run
+/// over the target's own parameters uses just their first block. For other overrides use
+/// struct update syntax: `Config { max_seq: 256, ..base }`.
+///
+/// ```
+/// let base = transformer_lab::Config {
+///     vocab: 256, d_model: 128, n_layers: 4, n_heads: 4, d_ff: 384,
+///     max_seq: 128, norm_eps: 1e-5, rope_theta: 10000.0,
+/// };
+/// let one = transformer_lab::config_like(&base, 1);
+/// assert_eq!((one.n_layers, one.d_model), (1, 128));
+/// ```
+pub fn config_like(base: &Config, n_layers: usize) -> Config {
+    Config { n_layers, ..*base }
+}

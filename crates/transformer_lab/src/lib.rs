@@ -1,0 +1,79 @@
+//! A small Llama-style decoder-only transformer on `ndarray`, for experiments you can run.
+//!
+//! Lecture 2 builds this model piece by piece (RMSNorm, RoPE, causal multi-head attention,
+//! SwiGLU, pre-norm residual blocks, an untied LM head); later lectures use it as the
+//! object of their experiments: lecture 3 quantizes it (`quant_lab`), lecture 6 drafts
+//! with parts of it (`decode_lab`). It runs in f32 on the CPU and is random-initialised
+//! from a named, seeded generator, so every run of every lecture sees the same model.
+//!
+//! - [`Config`], [`config_like`]: the shape of the model.
+//! - [`Params`], [`init_params`]: its weights, `[in, out]` matrices (`y = x · W`).
+//! - [`TransformerLM`]: teacher-forced [`full_logits`](TransformerLM::full_logits) and
+//!   incremental decoding with a [`KvCache`] ([`prefill`](TransformerLM::prefill),
+//!   [`step`](TransformerLM::step)).
+//! - [`autoregressive_generate`]: greedy or temperature sampling, a whole batch per step.
+//! - [`ops`]: the building blocks, each tested on hand-computed values.
+
+mod config;
+mod model;
+pub mod ops;
+mod params;
+mod sample;
+
+pub use config::{Config, config_like};
+pub use model::{KvCache, TransformerLM};
+pub use params::{LayerParams, Params, init_params};
+pub use sample::{argmax, autoregressive_generate, sample_categorical};
+
+use std::fmt;
+
+/// What was wrong with the arguments of a function of this crate.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// The configuration is inconsistent (says which field and why).
+    Config(String),
+    /// An array does not have the shape the model needs (says which and what was expected).
+    Shape(String),
+    /// A token id is not below the vocabulary size.
+    TokenOutOfRange {
+        /// The offending token id.
+        token: u32,
+        /// The vocabulary size.
+        vocab: usize,
+    },
+    /// A sequence would grow past the model's `max_seq` (or the cache's capacity).
+    TooLong {
+        /// The length it would reach.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A sampling temperature that is negative or not finite.
+    Temperature(f64),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Config(msg) => write!(f, "invalid model config: {msg}"),
+            Error::Shape(msg) => write!(f, "wrong shape: {msg}"),
+            Error::TokenOutOfRange { token, vocab } => {
+                write!(
+                    f,
+                    "token id {token} is out of range for a vocabulary of {vocab}"
+                )
+            }
+            Error::TooLong { len, max } => {
+                write!(f, "sequence length {len} exceeds the limit of {max} tokens")
+            }
+            Error::Temperature(t) => {
+                write!(
+                    f,
+                    "temperature must be a finite number ≥ 0 (0 = greedy), got {t}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}

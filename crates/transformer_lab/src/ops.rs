@@ -1,0 +1,166 @@
+//! The building blocks of the forward pass, each a pure function on arrays.
+
+use ndarray::{Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, Zip};
+
+/// RMSNorm of every row: `x / √(mean(x²) + eps) · gain` (Zhang & Sennrich 2019).
+///
+/// ```
+/// use ndarray::array;
+/// // mean(3², 4²) = 12.5 → 3/√12.5, 4/√12.5
+/// let y = transformer_lab::ops::rms_norm(array![[3.0f32, 4.0]].view(), array![1.0f32, 2.0].view(), 0.0);
+/// assert!((y[[0, 0]] - 0.848528).abs() < 1e-6 && (y[[0, 1]] - 2.262742).abs() < 1e-6);
+/// ```
+pub fn rms_norm(x: ArrayView2<f32>, gain: ArrayView1<f32>, eps: f32) -> Array2<f32> {
+    let mut y = x.to_owned();
+    let d = x.ncols() as f32;
+    for mut row in y.axis_iter_mut(Axis(0)) {
+        let ms = row.iter().map(|v| v * v).sum::<f32>() / d;
+        let inv = 1.0 / (ms + eps).sqrt();
+        Zip::from(&mut row)
+            .and(&gain)
+            .for_each(|v, &g| *v *= inv * g);
+    }
+    y
+}
+
+/// RoPE angle tables for positions `0..max_seq`: `(cos, sin)`, each `[max_seq, head_dim/2]`,
+/// with angle `pos / θ^(2i / head_dim)` for pair i (Su et al. 2021). Computed in f64.
+pub fn rope_tables(max_seq: usize, head_dim: usize, theta: f32) -> (Array2<f32>, Array2<f32>) {
+    let half = head_dim / 2;
+    let angle =
+        |pos: usize, i: usize| pos as f64 / f64::from(theta).powf(2.0 * i as f64 / head_dim as f64);
+    let cos = Array2::from_shape_fn((max_seq, half), |(p, i)| angle(p, i).cos() as f32);
+    let sin = Array2::from_shape_fn((max_seq, half), |(p, i)| angle(p, i).sin() as f32);
+    (cos, sin)
+}
+
+/// Rotates one head vector in place for position `pos`: each pair `(x[2i], x[2i+1])`
+/// becomes `(x0·cos − x1·sin, x0·sin + x1·cos)` with the angle of pair i at `pos`.
+///
+/// Position 0 is the identity; relative position is all that survives in `q · k`.
+pub fn apply_rope(
+    mut x: ArrayViewMut1<f32>,
+    pos: usize,
+    cos: ArrayView2<f32>,
+    sin: ArrayView2<f32>,
+) {
+    for i in 0..x.len() / 2 {
+        let (c, s) = (cos[[pos, i]], sin[[pos, i]]);
+        let (x0, x1) = (x[2 * i], x[2 * i + 1]);
+        x[2 * i] = x0 * c - x1 * s;
+        x[2 * i + 1] = x0 * s + x1 * c;
+    }
+}
+
+/// Softmax of each row in place, subtracting the row maximum first. `-inf` entries (masked
+/// positions) get probability 0; a row must have at least one finite entry.
+pub fn softmax_rows(mut x: ArrayViewMut2<f32>) {
+    for mut row in x.axis_iter_mut(Axis(0)) {
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut sum = 0.0f32;
+        row.mapv_inplace(|v| {
+            let e = (v - max).exp();
+            sum += e;
+            e
+        });
+        row.mapv_inplace(|v| v / sum);
+    }
+}
+
+/// SiLU (swish): `x · σ(x) = x / (1 + e^(−x))`.
+pub fn silu(x: f32) -> f32 {
+    x / (1.0 + (-x).exp())
+}
+
+/// SwiGLU's elementwise part in place: `gate ← silu(gate) ⊙ up` (Shazeer 2020).
+pub fn swiglu_in_place(mut gate: ArrayViewMut2<f32>, up: ArrayView2<f32>) {
+    Zip::from(&mut gate)
+        .and(&up)
+        .for_each(|g, &u| *g = silu(*g) * u);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{Array1, array};
+
+    #[test]
+    fn rms_norm_divides_by_the_root_mean_square_and_applies_the_gain() {
+        let x = array![[1.0f32, -1.0, 1.0, -1.0], [2.0, 0.0, 0.0, 0.0]];
+        let g = array![1.0f32, 1.0, 2.0, 0.5];
+        let y = rms_norm(x.view(), g.view(), 0.0);
+        // Row 0: rms 1 → x·g. Row 1: rms √(4/4) = 1 → [2, 0, 0, 0].
+        assert_eq!(y, array![[1.0, -1.0, 2.0, -0.5], [2.0, 0.0, 0.0, 0.0]]);
+        // eps keeps a zero row at zero instead of NaN.
+        let z = rms_norm(Array2::zeros((1, 4)).view(), g.view(), 1e-5);
+        assert!(z.iter().all(|v| *v == 0.0));
+    }
+
+    #[test]
+    fn rope_at_position_zero_is_a_no_op() {
+        let (cos, sin) = rope_tables(8, 4, 10000.0);
+        let mut x = array![0.3f32, -1.2, 0.7, 2.0];
+        let before = x.clone();
+        apply_rope(x.view_mut(), 0, cos.view(), sin.view());
+        assert_eq!(x, before);
+    }
+
+    #[test]
+    fn rope_rotates_each_pair_by_its_own_angle() {
+        // head_dim 4, θ = 100: pair 0 turns by pos rad, pair 1 by pos / 100^(2/4) = pos / 10.
+        let (cos, sin) = rope_tables(4, 4, 100.0);
+        let mut x = array![1.0f32, 0.0, 1.0, 0.0];
+        apply_rope(x.view_mut(), 2, cos.view(), sin.view());
+        let want = [2f32.cos(), 2f32.sin(), 0.2f32.cos(), 0.2f32.sin()];
+        for (a, b) in x.iter().zip(want) {
+            assert!((a - b).abs() < 1e-6, "{x} vs {want:?}");
+        }
+    }
+
+    #[test]
+    fn rope_keeps_lengths_and_makes_dot_products_depend_on_relative_position() {
+        let (cos, sin) = rope_tables(32, 8, 10000.0);
+        let q0 = Array1::from(vec![0.1f32, 0.5, -0.3, 0.8, 1.0, -0.2, 0.4, 0.0]);
+        let k0 = Array1::from(vec![0.7f32, -0.1, 0.2, 0.3, -0.5, 0.9, 0.1, 0.6]);
+        let dot_at = |pq: usize, pk: usize| {
+            let (mut q, mut k) = (q0.clone(), k0.clone());
+            apply_rope(q.view_mut(), pq, cos.view(), sin.view());
+            apply_rope(k.view_mut(), pk, cos.view(), sin.view());
+            assert!((q.dot(&q) - q0.dot(&q0)).abs() < 1e-5);
+            q.dot(&k)
+        };
+        assert!((dot_at(5, 3) - dot_at(12, 10)).abs() < 1e-5);
+        assert!((dot_at(7, 7) - q0.dot(&k0)).abs() < 1e-5);
+    }
+
+    #[test]
+    fn softmax_matches_hand_values_and_gives_masked_entries_zero() {
+        let mut x = array![[0.0f32, (2.0f32).ln(), f32::NEG_INFINITY, (5.0f32).ln()]];
+        softmax_rows(x.view_mut());
+        // e^0 : e^ln2 : 0 : e^ln5 = 1 : 2 : 0 : 5
+        let want = [1.0 / 8.0, 2.0 / 8.0, 0.0, 5.0 / 8.0];
+        for (a, b) in x.iter().zip(want) {
+            assert!((a - b).abs() < 1e-6, "{x}");
+        }
+        let mut big = array![[1000.0f32, 1000.0]];
+        softmax_rows(big.view_mut());
+        assert_eq!(
+            big,
+            array![[0.5, 0.5]],
+            "subtracting the max avoids overflow"
+        );
+    }
+
+    #[test]
+    fn swiglu_is_silu_of_the_gate_times_up() {
+        assert_eq!(silu(0.0), 0.0);
+        assert!((silu(1.0) - 0.731_058_6).abs() < 1e-6); // 1 / (1 + e^-1)
+        assert!((silu(-2.0) - (-0.238_405_8)).abs() < 1e-6); // -2 / (1 + e^2)
+        let mut gate = array![[1.0f32, 0.0, -2.0]];
+        swiglu_in_place(gate.view_mut(), array![[2.0f32, 5.0, -1.0]].view());
+        let want = [2.0 * 0.731_058_6, 0.0, 0.238_405_8];
+        for (a, b) in gate.iter().zip(want) {
+            assert!((a - b).abs() < 1e-6, "{gate}");
+        }
+    }
+}

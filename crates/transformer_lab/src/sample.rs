@@ -1,0 +1,117 @@
+//! Choosing the next token: greedy or temperature sampling, and batched generation.
+
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, concatenate};
+use rand::Rng;
+
+use crate::{Error, TransformerLM};
+
+/// Index of the largest entry; ties go to the lowest index (NaN never wins).
+///
+/// ```
+/// use ndarray::array;
+/// assert_eq!(transformer_lab::argmax(array![0.5f32, 2.0, 2.0, -1.0].view()), 1);
+/// ```
+pub fn argmax(row: ArrayView1<f32>) -> usize {
+    let mut best = 0;
+    for (i, &v) in row.iter().enumerate() {
+        if v > row[best] || row[best].is_nan() && !v.is_nan() {
+            best = i;
+        }
+    }
+    best
+}
+
+/// Draws an index from `softmax(logits / temperature)`; `temperature == 0` is [`argmax`].
+///
+/// Probabilities are computed in f64 and the draw uses one `rng.random::<f64>()`, so a
+/// seeded `rng` gives the same token on every machine. Errors if `temperature` is
+/// negative or not finite.
+pub fn sample_categorical<R: Rng + ?Sized>(
+    logits: ArrayView1<f32>,
+    temperature: f64,
+    rng: &mut R,
+) -> Result<usize, Error> {
+    if !temperature.is_finite() || temperature < 0.0 {
+        return Err(Error::Temperature(temperature));
+    }
+    if temperature == 0.0 {
+        return Ok(argmax(logits));
+    }
+    let max = f64::from(logits[argmax(logits)]);
+    let weights: Vec<f64> = logits
+        .iter()
+        .map(|&l| ((f64::from(l) - max) / temperature).exp())
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let mut u = rng.random::<f64>() * total;
+    let mut last_positive = 0;
+    for (i, &w) in weights.iter().enumerate() {
+        if w > 0.0 {
+            last_positive = i;
+            if u < w {
+                return Ok(i);
+            }
+            u -= w;
+        }
+    }
+    Ok(last_positive) // rounding left u ≥ the last weight
+}
+
+/// Generates `n_new` tokens after each of `prompts [B, T]`, the whole batch one step at
+/// a time: prefill, then one [`TransformerLM::step`] per token. Returns the new tokens
+/// `[B, n_new]`.
+///
+/// `temperature == 0` is greedy decoding (argmax, ties to the lowest id; `rng` is not
+/// used); otherwise each token is drawn from `softmax(logits / temperature)`, sequences
+/// in batch order, from `rng`.
+///
+/// Errors: an empty batch or prompt, a prompt token ≥ vocab, `T + n_new > max_seq`, a
+/// negative or non-finite temperature.
+pub fn autoregressive_generate<R: Rng + ?Sized>(
+    model: &TransformerLM<'_>,
+    prompts: ArrayView2<u32>,
+    n_new: usize,
+    temperature: f64,
+    rng: &mut R,
+) -> Result<Array2<u32>, Error> {
+    if !temperature.is_finite() || temperature < 0.0 {
+        return Err(Error::Temperature(temperature));
+    }
+    let (b, t) = prompts.dim();
+    if t == 0 {
+        return Err(Error::Shape("a prompt needs at least one token".into()));
+    }
+    let max_seq = model.cfg().max_seq;
+    if t + n_new > max_seq {
+        return Err(Error::TooLong {
+            len: t + n_new,
+            max: max_seq,
+        });
+    }
+    if n_new == 0 {
+        // Still validate the prompt tokens.
+        model.full_logits(prompts)?;
+        return Ok(Array2::zeros((b, 0)));
+    }
+    // The last generated token is never fed back, so the cache needs t + n_new − 1 slots.
+    let mut cache = model.new_cache(b, t + n_new - 1)?;
+    let prompt_logits = model.extend(&mut cache, prompts)?;
+    let mut logits = prompt_logits.index_axis(Axis(1), t - 1).to_owned();
+    let mut columns: Vec<Array1<u32>> = Vec::with_capacity(n_new);
+    loop {
+        let next = logits
+            .axis_iter(Axis(0))
+            .map(|row| sample_categorical(row, temperature, rng).map(|i| i as u32))
+            .collect::<Result<Array1<u32>, Error>>()?;
+        columns.push(next);
+        if columns.len() == n_new {
+            break;
+        }
+        logits = model.step(&mut cache, columns[columns.len() - 1].view())?;
+    }
+    let views: Vec<ArrayView2<u32>> = columns
+        .iter()
+        .map(|c| c.view().insert_axis(Axis(1)))
+        .collect();
+    Ok(concatenate(Axis(1), &views).expect("columns of equal length"))
+}

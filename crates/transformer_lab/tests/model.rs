@@ -1,0 +1,314 @@
+//! The forward pass, the KV cache and generation, checked against each other.
+
+use ndarray::{Array2, Axis, s};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use transformer_lab::{
+    Config, Error, TransformerLM, argmax, autoregressive_generate, config_like, init_params,
+    sample_categorical,
+};
+
+const SMALL: Config = Config {
+    vocab: 64,
+    d_model: 32,
+    n_layers: 2,
+    n_heads: 4,
+    d_ff: 48,
+    max_seq: 24,
+    norm_eps: 1e-5,
+    rope_theta: 10000.0,
+};
+
+fn tokens(b: usize, t: usize, seed: u64) -> Array2<u32> {
+    use rand::Rng;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    Array2::from_shape_fn((b, t), |_| rng.random_range(0..SMALL.vocab as u32))
+}
+
+fn max_abs_diff(a: ndarray::ArrayView2<f32>, b: ndarray::ArrayView2<f32>) -> f32 {
+    a.iter()
+        .zip(b.iter())
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn incremental_decoding_with_the_kv_cache_matches_full_logits() {
+    let p = init_params(&SMALL, 7).unwrap();
+    let m = TransformerLM::new(&p, SMALL, "m").unwrap();
+    for &(b, t, prefix) in &[(1, 5, 1), (3, 12, 4), (8, 24, 10), (2, 16, 16)] {
+        let toks = tokens(b, t, (b * 100 + t) as u64);
+        let full = m.full_logits(toks.view()).unwrap();
+        let (mut cache, pre) = m.prefill(toks.slice(s![.., ..prefix])).unwrap();
+        let mut worst = max_abs_diff(
+            pre.index_axis(Axis(1), prefix - 1),
+            full.index_axis(Axis(1), prefix - 1),
+        );
+        for pos in prefix..t {
+            let step = m.step(&mut cache, toks.column(pos)).unwrap();
+            worst = worst.max(max_abs_diff(step.view(), full.index_axis(Axis(1), pos)));
+        }
+        assert_eq!(cache.len(), t);
+        assert!(worst < 1e-4, "batch {b}, length {t}: max |Δ| = {worst}");
+    }
+}
+
+#[test]
+fn feeding_a_sequence_in_chunks_gives_the_same_logits() {
+    let p = init_params(&SMALL, 3).unwrap();
+    let m = TransformerLM::new(&p, SMALL, "m").unwrap();
+    let toks = tokens(4, 20, 1);
+    let full = m.full_logits(toks.view()).unwrap();
+    let mut cache = m.new_cache(4, 20).unwrap();
+    let mut got = Vec::new();
+    for (a, z) in [(0, 7), (7, 8), (8, 15), (15, 20)] {
+        got.push(m.extend(&mut cache, toks.slice(s![.., a..z])).unwrap());
+    }
+    let views: Vec<_> = got.iter().map(|g| g.view()).collect();
+    let chunked = ndarray::concatenate(Axis(1), &views).unwrap();
+    let worst = full
+        .iter()
+        .zip(chunked.iter())
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max);
+    assert!(worst < 1e-4, "{worst}");
+}
+
+#[test]
+fn a_future_token_cannot_change_an_earlier_logit() {
+    let p = init_params(&SMALL, 5).unwrap();
+    let m = TransformerLM::new(&p, SMALL, "m").unwrap();
+    let a = tokens(1, 10, 9);
+    let mut b = a.clone();
+    b[[0, 6]] = (a[[0, 6]] + 1) % SMALL.vocab as u32;
+    let (la, lb) = (
+        m.full_logits(a.view()).unwrap(),
+        m.full_logits(b.view()).unwrap(),
+    );
+    assert_eq!(
+        la.slice(s![.., ..6, ..]),
+        lb.slice(s![.., ..6, ..]),
+        "positions before 6 are bit-identical"
+    );
+    assert_ne!(
+        la.slice(s![.., 6, ..]),
+        lb.slice(s![.., 6, ..]),
+        "position 6 sees its own token"
+    );
+}
+
+#[test]
+fn sequences_of_a_batch_do_not_see_each_other() {
+    let p = init_params(&SMALL, 5).unwrap();
+    let m = TransformerLM::new(&p, SMALL, "m").unwrap();
+    let batch = tokens(3, 9, 2);
+    let together = m.full_logits(batch.view()).unwrap();
+    for i in 0..3 {
+        let alone = m.full_logits(batch.slice(s![i..i + 1, ..])).unwrap();
+        let worst = max_abs_diff(
+            alone.index_axis(Axis(0), 0),
+            together.index_axis(Axis(0), i),
+        );
+        assert!(worst < 1e-5, "sequence {i}: {worst}");
+    }
+}
+
+#[test]
+fn a_one_layer_config_uses_only_the_first_block_of_shared_params() {
+    let p = init_params(&SMALL, 11).unwrap();
+    let mut only_first = p.clone();
+    only_first.layers.truncate(1);
+    let shared = TransformerLM::new(&p, config_like(&SMALL, 1), "d1").unwrap();
+    let owned = TransformerLM::new(&only_first, config_like(&SMALL, 1), "d1").unwrap();
+    let toks = tokens(2, 8, 4);
+    assert_eq!(
+        shared.full_logits(toks.view()).unwrap(),
+        owned.full_logits(toks.view()).unwrap()
+    );
+    let deep = TransformerLM::new(&p, SMALL, "t").unwrap();
+    assert_ne!(
+        shared.full_logits(toks.view()).unwrap(),
+        deep.full_logits(toks.view()).unwrap()
+    );
+}
+
+#[test]
+fn greedy_generation_picks_the_argmax_of_the_teacher_forced_logits() {
+    let p = init_params(&SMALL, 2).unwrap();
+    let m = TransformerLM::new(&p, SMALL, "m").unwrap();
+    let prompts = tokens(5, 4, 8);
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    let generated = autoregressive_generate(&m, prompts.view(), 10, 0.0, &mut rng).unwrap();
+    assert_eq!(generated.dim(), (5, 10));
+    let seqs = ndarray::concatenate(Axis(1), &[prompts.view(), generated.view()]).unwrap();
+    let logits = m.full_logits(seqs.view()).unwrap();
+    for b in 0..5 {
+        for j in 0..10 {
+            let pos = 4 + j - 1;
+            assert_eq!(
+                generated[[b, j]] as usize,
+                argmax(logits.slice(s![b, pos, ..])),
+                "seq {b} token {j}"
+            );
+        }
+    }
+}
+
+#[test]
+fn generation_is_reproducible_from_the_seed_and_batching_does_not_change_greedy_output() {
+    let p = init_params(&SMALL, 2).unwrap();
+    let m = TransformerLM::new(&p, SMALL, "m").unwrap();
+    let prompts = tokens(4, 3, 3);
+    let run = |seed| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        autoregressive_generate(&m, prompts.view(), 8, 1.0, &mut rng).unwrap()
+    };
+    assert_eq!(run(42), run(42));
+    assert_ne!(run(42), run(43));
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    let batched = autoregressive_generate(&m, prompts.view(), 8, 0.0, &mut rng).unwrap();
+    for b in 0..4 {
+        let one =
+            autoregressive_generate(&m, prompts.slice(s![b..b + 1, ..]), 8, 0.0, &mut rng).unwrap();
+        assert_eq!(one.row(0), batched.row(b));
+    }
+}
+
+#[test]
+fn temperature_sampling_follows_the_softmax_probabilities() {
+    // logits ln(1), ln(2), ln(3), ln(4) at T = 1: probabilities 0.1, 0.2, 0.3, 0.4.
+    let logits = ndarray::array![0.0f32, 2f32.ln(), 3f32.ln(), 4f32.ln()];
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let n = 40_000;
+    let mut counts = [0usize; 4];
+    for _ in 0..n {
+        counts[sample_categorical(logits.view(), 1.0, &mut rng).unwrap()] += 1;
+    }
+    let chi2: f64 = counts
+        .iter()
+        .zip([0.1, 0.2, 0.3, 0.4])
+        .map(|(&c, p)| (c as f64 - n as f64 * p).powi(2) / (n as f64 * p))
+        .sum();
+    assert!(
+        chi2 < 16.27,
+        "χ² = {chi2} with 3 degrees of freedom (p < 0.001 above 16.27)"
+    );
+    // T = 0 is greedy and never touches the probabilities.
+    assert_eq!(sample_categorical(logits.view(), 0.0, &mut rng).unwrap(), 3);
+}
+
+#[test]
+fn init_params_follows_the_spec_scales() {
+    let cfg = Config {
+        vocab: 256,
+        d_model: 128,
+        n_layers: 4,
+        n_heads: 4,
+        d_ff: 384,
+        ..SMALL
+    };
+    let p = init_params(&cfg, 0).unwrap();
+    let std = |a: &Array2<f32>| {
+        let n = a.len() as f64;
+        let mean = a.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
+        (a.iter()
+            .map(|&v| (f64::from(v) - mean).powi(2))
+            .sum::<f64>()
+            / n)
+            .sqrt()
+    };
+    let close = |got: f64, want: f64| assert!((got / want - 1.0).abs() < 0.03, "{got} vs {want}");
+    close(std(&p.embed), 0.03);
+    close(std(&p.lm_head), 0.02);
+    close(std(&p.layers[0].wq), 0.02);
+    close(std(&p.layers[2].w_up), 0.02);
+    close(std(&p.layers[1].wo), 0.02 / 8f64.sqrt());
+    close(std(&p.layers[3].w_down), 0.02 / 8f64.sqrt());
+    assert!(p.layers[0].attn_norm.iter().all(|&g| g == 1.0));
+    assert_ne!(p.layers[0].wq, p.layers[1].wq);
+    assert_ne!(init_params(&cfg, 1).unwrap().embed, p.embed);
+}
+
+#[test]
+fn bad_inputs_are_errors_that_say_what_was_wrong() {
+    let p = init_params(&SMALL, 0).unwrap();
+    let m = TransformerLM::new(&p, SMALL, "m").unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+
+    let mut bad = tokens(1, 4, 0);
+    bad[[0, 2]] = 64;
+    assert_eq!(
+        m.full_logits(bad.view()).unwrap_err(),
+        Error::TokenOutOfRange {
+            token: 64,
+            vocab: 64
+        }
+    );
+    assert_eq!(
+        m.full_logits(tokens(1, 25, 0).view()).unwrap_err(),
+        Error::TooLong { len: 25, max: 24 }
+    );
+    assert!(matches!(
+        m.full_logits(Array2::zeros((0, 3)).view()),
+        Err(Error::Shape(_))
+    ));
+
+    let pr = tokens(2, 10, 0);
+    let e = autoregressive_generate(&m, pr.view(), 15, 0.0, &mut rng).unwrap_err();
+    assert_eq!(e, Error::TooLong { len: 25, max: 24 });
+    assert!(e.to_string().contains("exceeds the limit of 24"));
+    for t in [-0.5, f64::NAN, f64::INFINITY] {
+        assert!(matches!(
+            autoregressive_generate(&m, pr.view(), 2, t, &mut rng),
+            Err(Error::Temperature(_))
+        ));
+    }
+    assert!(matches!(
+        autoregressive_generate(&m, Array2::zeros((2, 0)).view(), 2, 0.0, &mut rng),
+        Err(Error::Shape(_))
+    ));
+    assert_eq!(
+        autoregressive_generate(&m, pr.view(), 0, 0.0, &mut rng)
+            .unwrap()
+            .dim(),
+        (2, 0)
+    );
+
+    let mut cache = m.new_cache(2, 4).unwrap();
+    assert!(matches!(
+        m.extend(&mut cache, tokens(3, 1, 0).view()),
+        Err(Error::Shape(_))
+    ));
+    assert_eq!(
+        m.extend(&mut cache, tokens(2, 5, 0).view()).unwrap_err(),
+        Error::TooLong { len: 5, max: 4 }
+    );
+    assert!(m.new_cache(1, 25).is_err() && m.new_cache(0, 4).is_err());
+
+    let deeper = config_like(&SMALL, 3);
+    assert!(
+        matches!(TransformerLM::new(&p, deeper, "x"), Err(Error::Shape(m)) if m.contains("only 2"))
+    );
+    let odd = Config {
+        n_heads: 3,
+        ..SMALL
+    };
+    assert!(matches!(init_params(&odd, 0), Err(Error::Config(m)) if m.contains("not divisible")));
+    let odd_head = Config {
+        d_model: 36,
+        n_heads: 4,
+        ..SMALL
+    };
+    assert!(matches!(init_params(&odd_head, 0), Err(Error::Config(m)) if m.contains("even")));
+    assert!(matches!(
+        init_params(&Config { vocab: 0, ..SMALL }, 0),
+        Err(Error::Config(_))
+    ));
+    let wide = Config {
+        d_model: 64,
+        ..SMALL
+    };
+    assert!(
+        matches!(TransformerLM::new(&p, wide, "x"), Err(Error::Shape(m)) if m.contains("embed"))
+    );
+}
