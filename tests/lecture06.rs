@@ -7,6 +7,8 @@ use once_cell::sync::Lazy;
 static OUTPUT: Lazy<String> = Lazy::new(|| crate::capture(lecture06::run));
 static DEMO1: Lazy<s05::Demo1> = Lazy::new(|| s05::demo1_figures().unwrap());
 static DEMO2: Lazy<s05::Demo2> = Lazy::new(|| s05::demo2_figures().unwrap());
+static DEMO3: Lazy<Vec<s05::DraftFigures>> = Lazy::new(|| s05::demo3_figures().unwrap());
+static RANKS: Lazy<Vec<s05::DraftRanks>> = Lazy::new(|| s05::toy_ranks().unwrap());
 
 #[test]
 fn lecture06_prints_what_the_snapshot_pins() {
@@ -146,6 +148,163 @@ fn demo2_the_example_verify_of_5_tokens_at_batch_512_is_compute_bound() {
     assert!(OUTPUT.contains(&format!("（{ratio:.1} 倍）")));
 }
 
+// ---- demo 3 ---------------------------------------------------------------------
+
+const WEAK: usize = 0;
+const INT4: usize = 1;
+
+fn shape<'a>(d: &'a s05::DraftFigures, branching: &[u32]) -> &'a s05::ShapeFigures {
+    d.shapes.iter().find(|s| s.branching == branching).unwrap()
+}
+
+#[test]
+fn demo3_the_weak_draft_is_often_wrong_at_top_1_but_usually_right_in_its_top_4() {
+    let weak = &DEMO3[WEAK];
+    assert_eq!(weak.name, "只用前 1 层（弱）");
+    assert_eq!(s05::DEMO3_TOP_K, [1, 2, 4, 8]);
+    assert!(
+        (0.35..=0.75).contains(&weak.top_k[0]),
+        "top-1 {}",
+        weak.top_k[0]
+    );
+    assert!(weak.top_k[2] >= 0.75, "top-4 {}", weak.top_k[2]);
+    assert!(
+        weak.top_k.windows(2).all(|w| w[1] >= w[0]),
+        "top-k grows with k"
+    );
+}
+
+#[test]
+fn demo3_the_int4_draft_is_right_at_top_1_more_often_than_the_weak_one() {
+    assert_eq!(DEMO3[INT4].name, "INT4 量化的自己（强）");
+    assert!(
+        DEMO3[INT4].top_k[0] > DEMO3[WEAK].top_k[0],
+        "{:?} vs {:?}",
+        DEMO3[INT4].top_k,
+        DEMO3[WEAK].top_k
+    );
+}
+
+#[test]
+fn demo3_every_draft_ranks_all_generated_tokens() {
+    for draft in RANKS.iter() {
+        assert_eq!(draft.ranks.len(), s05::toy::N_SEQ);
+        assert!(
+            draft.ranks.iter().all(|r| r.len() == s05::toy::N_NEW),
+            "{}",
+            draft.name
+        );
+    }
+}
+
+#[test]
+fn demo3_chains_gain_ever_less_tau_per_extra_level() {
+    for d in DEMO3.iter() {
+        let chains: Vec<(f64, f64)> = d
+            .shapes
+            .iter()
+            .filter(|s| s.branching.iter().all(|&k| k == 1))
+            .map(|s| (s.branching.len() as f64, s.tau))
+            .collect();
+        assert_eq!(
+            chains.iter().map(|c| c.0).collect::<Vec<_>>(),
+            [1.0, 2.0, 4.0, 6.0]
+        );
+        // τ at γ = 0 is 1 (the target's own token). Gain per extra level shrinks.
+        let mut points = vec![(0.0, 1.0)];
+        points.extend(chains);
+        let per_level: Vec<f64> = points
+            .windows(2)
+            .map(|w| (w[1].1 - w[0].1) / (w[1].0 - w[0].0))
+            .collect();
+        assert!(
+            per_level.iter().all(|&g| g > 0.0),
+            "{}: τ rises with γ: {per_level:?}",
+            d.name
+        );
+        assert!(
+            per_level.windows(2).all(|w| w[1] < w[0]),
+            "{}: {per_level:?}",
+            d.name
+        );
+    }
+}
+
+#[test]
+fn demo3_trees_accept_more_than_chains_and_the_weak_draft_gains_more() {
+    let gain = |d: &s05::DraftFigures| shape(d, &[4, 4, 4, 4]).tau - shape(d, &[1, 1, 1, 1]).tau;
+    for d in DEMO3.iter() {
+        assert!(gain(d) > 0.5, "{}: {}", d.name, gain(d));
+    }
+    assert!(
+        gain(&DEMO3[WEAK]) > gain(&DEMO3[INT4]),
+        "{} vs {}",
+        gain(&DEMO3[WEAK]),
+        gain(&DEMO3[INT4])
+    );
+}
+
+#[test]
+fn demo3_every_tree_accepts_at_least_its_chain_at_every_position_and_more_on_average() {
+    for draft in RANKS.iter() {
+        for &br in s05::DEMO3_SHAPES
+            .iter()
+            .filter(|b| b.iter().any(|&k| k > 1))
+        {
+            let tree = decode_lab::tree_accept_lengths(&draft.ranks, br).unwrap();
+            let chain = decode_lab::tree_accept_lengths(&draft.ranks, &vec![1; br.len()]).unwrap();
+            assert!(
+                tree.accepted
+                    .iter()
+                    .zip(&chain.accepted)
+                    .all(|(t, c)| t >= c),
+                "{}: {br:?}",
+                draft.name
+            );
+            assert!(tree.tau() > chain.tau(), "{}: {br:?}", draft.name);
+        }
+    }
+}
+
+#[test]
+fn demo3_at_batch_1_the_fastest_shape_is_a_tree() {
+    assert_eq!(s05::DEMO3_BATCHES, [1, 32]);
+    for d in DEMO3.iter() {
+        let best = d
+            .shapes
+            .iter()
+            .max_by(|a, b| a.speedup[0].total_cmp(&b.speedup[0]))
+            .unwrap();
+        assert!(
+            best.branching.iter().any(|&k| k > 1),
+            "{}: {:?}",
+            d.name,
+            best.branching
+        );
+    }
+}
+
+#[test]
+fn demo3_at_batch_32_the_big_trees_are_slower_than_the_chain() {
+    for d in DEMO3.iter() {
+        let chain = shape(d, &[1, 1, 1, 1]).speedup[1];
+        for big in [&[8, 4, 2, 1][..], &[4, 4, 4, 4]] {
+            assert!(shape(d, big).speedup[1] < chain, "{}: {big:?}", d.name);
+        }
+        // …while at batch 1 the same trees beat the chain.
+        assert!(shape(d, &[8, 4, 2, 1]).speedup[0] > shape(d, &[1, 1, 1, 1]).speedup[0]);
+    }
+}
+
+#[test]
+fn demo3_shapes_are_labelled_as_the_script_labels_them() {
+    assert_eq!(s05::shape_label(&[1, 1, 1, 1]), "链 γ=4");
+    assert_eq!(s05::shape_label(&[4, 2, 2, 1]), "树 4×2×2×1");
+    assert!(OUTPUT.contains("正确答案在草稿的前 1/2/4/8 名里的比例："));
+    let nodes: Vec<u64> = DEMO3[WEAK].shapes.iter().map(|s| s.nodes).collect();
+    assert_eq!(nodes, [1, 2, 4, 6, 14, 39, 44, 168, 340]);
+}
+
 // ---- the printed text -----------------------------------------------------------
 
 #[test]
@@ -159,6 +318,12 @@ fn the_output_follows_the_seed_order_and_formats() {
         "演示 2：批大小 × 上下文长度（α = 0.8）",
         "（括号里是\"验证 γ+1 个 token 的时间 / 普通 decode 一步\"。）",
         "例：批 512、上下文 512：",
+        "演示 3：树形验证——每层取草稿的前 k 名，一次验证整棵树（贪心解码）",
+        "草稿：只用前 1 层（弱）；",
+        "| 草稿形状   | 每轮验证的草稿 token | τ = 每轮产出的 token | H100 加速 批 1 | 批 32 |",
+        "草稿：INT4 量化的自己（强）；",
+        "（换算到 H100 时：目标 = Llama-3.1-8B、上下文 1024；草稿每层的代价假设为目标一步的 5%",
+        "观察：",
     ];
     let mut at = 0;
     for needle in order {

@@ -6,13 +6,24 @@
 //!
 //! - [`roofline`]: how long a draft step and a verify pass take on real hardware
 //!   ([`verify_time`]), how many tokens a round yields ([`expected_tokens`]), and the
-//!   best draft length ([`best_round`]).
+//!   best draft length ([`best_round`]); what a tree of drafts buys ([`tree_speedup`]).
+//! - [`toy`]: acceptance measured on a real (toy) model — where the target's token ranks
+//!   among the draft's candidates ([`draft_ranks`]) and how many levels a chain or a tree
+//!   of drafts gets accepted ([`tree_accept_lengths`]).
+//!
+//! The toy model itself lives in `transformer_lab`; [`TransformerLM`] and
+//! [`autoregressive_generate`] are re-exported here because lecture 6 uses them as the
+//! target and the drafts.
 
 pub mod roofline;
+pub mod toy;
 
 pub use roofline::{
-    BestRound, LLAMA32_1B, MAX_GAMMA, RoundPlan, best_round, expected_tokens, verify_time,
+    BestRound, LLAMA32_1B, MAX_GAMMA, RoundPlan, best_round, expected_tokens, tree_speedup,
+    verify_time,
 };
+pub use toy::{TreeAcceptance, draft_ranks, tree_accept_lengths};
+pub use transformer_lab::{TransformerLM, autoregressive_generate};
 
 use std::fmt;
 
@@ -25,6 +36,10 @@ pub enum Error {
     Alpha(f64),
     /// A per-pass overhead that is negative or not finite, seconds.
     Overhead(f64),
+    /// Another argument is out of its domain; says which and why.
+    Argument(String),
+    /// The toy model rejected its inputs.
+    Model(transformer_lab::Error),
 }
 
 impl fmt::Display for Error {
@@ -38,6 +53,8 @@ impl fmt::Display for Error {
                     "per-pass overhead must be a finite number of seconds ≥ 0, got {o}"
                 )
             }
+            Error::Argument(msg) => f.write_str(msg),
+            Error::Model(e) => e.fmt(f),
         }
     }
 }
@@ -46,6 +63,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Math(e) => Some(e),
+            Error::Model(e) => Some(e),
             _ => None,
         }
     }
@@ -54,5 +72,11 @@ impl std::error::Error for Error {
 impl From<llm_math::Error> for Error {
     fn from(e: llm_math::Error) -> Self {
         Error::Math(e)
+    }
+}
+
+impl From<transformer_lab::Error> for Error {
+    fn from(e: transformer_lab::Error) -> Self {
+        Error::Model(e)
     }
 }

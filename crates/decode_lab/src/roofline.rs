@@ -227,6 +227,59 @@ pub fn best_round(
     })
 }
 
+/// Speedup of tree (or chain) verification over plain decoding, lecture 6 demo 3's
+/// accounting: a round drafts `depth` levels, each costing `draft_cost · t_base` (an
+/// EAGLE-style one-layer draft is about 0.05), then verifies the whole tree in one target
+/// pass over `nodes + 1` tokens; it yields `tau` tokens on average.
+///
+/// `t_round = depth · draft_cost · t_base + verify_time(tgt, hw, batch, ctx, nodes + 1, overhead)`,
+/// `speedup = tau · t_base / t_round`.
+///
+/// Errors: `tau` below 1 or not finite, `depth` 0, a negative or non-finite `draft_cost`,
+/// and whatever [`verify_time`] rejects.
+///
+/// ```
+/// use decode_lab::tree_speedup;
+/// use llm_math::LLAMA31_8B;
+/// use hw_specs::H100;
+/// // A chain of 4 that yields 3 tokens a round at batch 1: ≈ 3 / 1.2 = 2.5×.
+/// let s = tree_speedup(&LLAMA31_8B, &H100, 1, 1024, 3.0, 4, 4, 0.05, 1e-3)?;
+/// assert!((s - 2.5).abs() < 0.01);
+/// # Ok::<(), decode_lab::Error>(())
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn tree_speedup(
+    tgt: &ModelConfig,
+    hw: &Accelerator,
+    batch: u64,
+    ctx: u64,
+    tau: f64,
+    depth: u64,
+    nodes: u64,
+    draft_cost: f64,
+    overhead: f64,
+) -> Result<f64, Error> {
+    if !(tau.is_finite() && tau >= 1.0) {
+        return Err(Error::Argument(format!(
+            "τ (tokens per round) must be ≥ 1, got {tau}"
+        )));
+    }
+    if depth == 0 {
+        return Err(Error::Argument(
+            "a draft tree needs at least one level".into(),
+        ));
+    }
+    if !(draft_cost.is_finite() && draft_cost >= 0.0) {
+        return Err(Error::Argument(format!(
+            "the draft cost per level must be a finite fraction ≥ 0 of a target step, got {draft_cost}"
+        )));
+    }
+    let t_base = verify_time(tgt, hw, batch, ctx, 1, overhead)?;
+    let t_verify = verify_time(tgt, hw, batch, ctx, nodes + 1, overhead)?;
+    let t_round = depth as f64 * draft_cost * t_base + t_verify;
+    Ok(tau * t_base / t_round)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,6 +432,40 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn tree_speedup_charges_each_level_and_the_verified_nodes() {
+        // Batch 32, ctx 1024, 340 nodes: 32·341 = 10,912 tokens, far past the knee.
+        let s = tree_speedup(&LLAMA31_8B, &H100, 32, 1024, 4.0, 4, 340, 0.05, 1e-3).unwrap();
+        let t_base = verify_time(&LLAMA31_8B, &H100, 32, 1024, 1, 1e-3).unwrap();
+        let t_verify = verify_time(&LLAMA31_8B, &H100, 32, 1024, 341, 1e-3).unwrap();
+        assert!((s - 4.0 * t_base / (4.0 * 0.05 * t_base + t_verify)).abs() < 1e-12);
+        assert!(
+            s < 1.0,
+            "verifying 10,912 tokens costs more than 4 tokens gain: {s}"
+        );
+        let chain = tree_speedup(&LLAMA31_8B, &H100, 1, 1024, 2.0, 2, 2, 0.0, 1e-3).unwrap();
+        assert!(
+            (chain - 2.0 * t_base_1() / verify_time(&LLAMA31_8B, &H100, 1, 1024, 3, 1e-3).unwrap())
+                .abs()
+                < 1e-12
+        );
+    }
+
+    fn t_base_1() -> f64 {
+        verify_time(&LLAMA31_8B, &H100, 1, 1024, 1, 1e-3).unwrap()
+    }
+
+    #[test]
+    fn tree_speedup_rejects_a_meaningless_round() {
+        let t =
+            |tau, depth, cost| tree_speedup(&LLAMA31_8B, &H100, 1, 1024, tau, depth, 4, cost, 1e-3);
+        assert!(matches!(t(0.5, 4, 0.05), Err(Error::Argument(m)) if m.contains("τ")));
+        assert!(matches!(t(f64::NAN, 4, 0.05), Err(Error::Argument(_))));
+        assert!(matches!(t(2.0, 0, 0.05), Err(Error::Argument(m)) if m.contains("one level")));
+        assert!(matches!(t(2.0, 4, -0.1), Err(Error::Argument(_))));
+        assert!(tree_speedup(&LLAMA31_8B, &H100, 0, 1024, 2.0, 1, 1, 0.05, 1e-3).is_err());
     }
 
     #[test]

@@ -23,6 +23,10 @@ pub enum Error {
     Io(io::Error),
     /// A library rejected the lecture's inputs: a bug in the lecture, reported, not panicked.
     Decode(decode_lab::Error),
+    /// The toy model rejected its inputs.
+    Model(transformer_lab::Error),
+    /// Quantization rejected its inputs.
+    Quant(quant_lab::Error),
 }
 
 impl Error {
@@ -37,6 +41,8 @@ impl fmt::Display for Error {
         match self {
             Error::Io(e) => write!(f, "cannot write the output: {e}"),
             Error::Decode(e) => e.fmt(f),
+            Error::Model(e) => e.fmt(f),
+            Error::Quant(e) => e.fmt(f),
         }
     }
 }
@@ -46,6 +52,8 @@ impl std::error::Error for Error {
         match self {
             Error::Io(e) => Some(e),
             Error::Decode(e) => Some(e),
+            Error::Model(e) => Some(e),
+            Error::Quant(e) => Some(e),
         }
     }
 }
@@ -53,6 +61,18 @@ impl std::error::Error for Error {
 impl From<io::Error> for Error {
     fn from(e: io::Error) -> Self {
         Error::Io(e)
+    }
+}
+
+impl From<transformer_lab::Error> for Error {
+    fn from(e: transformer_lab::Error) -> Self {
+        Error::Model(e)
+    }
+}
+
+impl From<quant_lab::Error> for Error {
+    fn from(e: quant_lab::Error) -> Self {
+        Error::Quant(e)
     }
 }
 

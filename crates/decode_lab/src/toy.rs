@@ -1,0 +1,232 @@
+//! Acceptance of chains and trees of drafts, measured on a toy model.
+//!
+//! Lecture 6, demo 3 (SpecInfer, Medusa, EAGLE): instead of one chain of γ drafted
+//! tokens, a draft proposes a *tree* — its top-k₁ candidates for the next token, its
+//! top-k₂ for each of those, and so on — and the target verifies the whole tree in one
+//! pass. Under greedy decoding a level is accepted when the target's own next token is
+//! among the draft's candidates there, so everything follows from one number per
+//! position: the rank of the target's token in the draft's logits ([`draft_ranks`]).
+
+use ndarray::{ArrayView1, ArrayView2};
+
+use crate::Error;
+
+/// For each position p < T − 1: the rank of `tokens[p + 1]` in `logits[p]`, i.e. the
+/// number of vocabulary entries with a strictly larger logit (0 = the draft's first
+/// choice). `logits [T, vocab]` are the draft's logits on the sequence `tokens [T]`;
+/// returns T − 1 ranks (none when T ≤ 1).
+///
+/// Errors: `logits` and `tokens` of different lengths, a token ≥ vocab.
+///
+/// ```
+/// use ndarray::array;
+/// let logits = array![[0.1f32, 0.9, 0.5], [0.3, 0.3, 0.2], [0.0, 0.0, 0.0]];
+/// // Token 2 after position 0: only 0.9 beats 0.5 → rank 1. Token 0 after position 1:
+/// // nothing beats 0.3 strictly → rank 0.
+/// assert_eq!(decode_lab::draft_ranks(logits.view(), array![1u32, 2, 0].view())?, vec![1, 0]);
+/// # Ok::<(), decode_lab::Error>(())
+/// ```
+pub fn draft_ranks(logits: ArrayView2<f32>, tokens: ArrayView1<u32>) -> Result<Vec<u32>, Error> {
+    let (t, vocab) = logits.dim();
+    if tokens.len() != t {
+        return Err(Error::Argument(format!(
+            "draft_ranks: {t} rows of logits for {} tokens",
+            tokens.len()
+        )));
+    }
+    if let Some(&bad) = tokens.iter().find(|&&tok| tok as usize >= vocab) {
+        return Err(Error::Argument(format!(
+            "draft_ranks: token {bad} is outside a vocabulary of {vocab}"
+        )));
+    }
+    Ok((0..t.saturating_sub(1))
+        .map(|p| {
+            let row = logits.row(p);
+            let target = row[tokens[p + 1] as usize];
+            row.iter().filter(|&&l| l > target).count() as u32
+        })
+        .collect())
+}
+
+/// Accepted lengths of a draft tree at every start position of a set of sequences.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeAcceptance {
+    /// Accepted draft tokens for a round starting at each position, sequence after
+    /// sequence (one entry per rank).
+    pub accepted: Vec<u32>,
+    /// Draft tokens the tree holds, all verified in one pass: `Σ_j Π_{i≤j} k_i`.
+    pub nodes: u64,
+}
+
+impl TreeAcceptance {
+    /// τ, tokens per round: 1 + mean accepted (the target always adds one token).
+    /// 1 when there is no position at all.
+    pub fn tau(&self) -> f64 {
+        if self.accepted.is_empty() {
+            return 1.0;
+        }
+        1.0 + self.accepted.iter().map(|&a| f64::from(a)).sum::<f64>() / self.accepted.len() as f64
+    }
+}
+
+/// Under greedy decoding, how many levels of a draft tree the target accepts, starting
+/// at each position of each sequence.
+///
+/// `ranks[s][p]` is the draft rank of the target's token at position p of sequence s
+/// ([`draft_ranks`]). `branching = (k₁, …, k_d)`: level j keeps the draft's top-k_j
+/// children of every node (a chain of γ is `[1; γ]`). From start t, level j is accepted
+/// when `ranks[s][t + j] < k_j` and every level before it was; a round stops at the end
+/// of its sequence (it never runs into the next one).
+///
+/// Errors: an empty branching, a level of 0, or a node count that overflows.
+///
+/// ```
+/// // One sequence; chain of 2 from t = 0: ranks 0, 0 → 2; from t = 1: 0 then 3 → 1;
+/// // from t = 2: 3 → 0; from t = 3: 0, then the sequence ends → 1.
+/// let acc = decode_lab::tree_accept_lengths(&[vec![0, 0, 3, 0]], &[1, 1])?;
+/// assert_eq!(acc.accepted, vec![2, 1, 0, 1]);
+/// assert_eq!(acc.nodes, 2);
+/// assert_eq!(acc.tau(), 2.0);
+/// # Ok::<(), decode_lab::Error>(())
+/// ```
+pub fn tree_accept_lengths(ranks: &[Vec<u32>], branching: &[u32]) -> Result<TreeAcceptance, Error> {
+    if branching.is_empty() {
+        return Err(Error::Argument(
+            "a draft tree needs at least one level".into(),
+        ));
+    }
+    if let Some(j) = branching.iter().position(|&k| k == 0) {
+        return Err(Error::Argument(format!(
+            "level {} of the draft tree keeps 0 candidates; every level needs at least 1",
+            j + 1
+        )));
+    }
+    let overflow = || {
+        Error::Argument(format!(
+            "the tree {branching:?} has too many nodes to count"
+        ))
+    };
+    let (mut nodes, mut width) = (0u64, 1u64);
+    for &k in branching {
+        width = width.checked_mul(u64::from(k)).ok_or_else(overflow)?;
+        nodes = nodes.checked_add(width).ok_or_else(overflow)?;
+    }
+    let accepted = ranks
+        .iter()
+        .flat_map(|seq| {
+            (0..seq.len()).map(move |t| {
+                seq[t..]
+                    .iter()
+                    .zip(branching)
+                    .take_while(|&(&r, &k)| r < k)
+                    .count() as u32
+            })
+        })
+        .collect();
+    Ok(TreeAcceptance { accepted, nodes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn chains_accept_leading_first_choices() {
+        let ranks = vec![vec![0, 0, 1, 0, 0, 0]];
+        let a = tree_accept_lengths(&ranks, &[1, 1, 1]).unwrap();
+        assert_eq!(a.accepted, vec![2, 1, 0, 3, 2, 1]);
+        assert_eq!(a.nodes, 3);
+        assert!((a.tau() - (1.0 + 9.0 / 6.0)).abs() < 1e-12);
+        let one = tree_accept_lengths(&ranks, &[1]).unwrap();
+        assert_eq!(one.accepted, vec![1, 1, 0, 1, 1, 1]);
+    }
+
+    #[test]
+    fn a_two_by_two_tree_accepts_second_choices_too() {
+        let ranks = vec![vec![1, 0, 2, 1, 3]];
+        let a = tree_accept_lengths(&ranks, &[2, 2]).unwrap();
+        // t0: 1<2, 0<2 → 2; t1: 0<2, 2≥2 → 1; t2: 2≥2 → 0; t3: 1<2, 3≥2 → 1; t4: 3 → 0.
+        assert_eq!(a.accepted, vec![2, 1, 0, 1, 0]);
+        assert_eq!(a.nodes, 2 + 4);
+    }
+
+    #[test]
+    fn a_4_2_2_1_tree_uses_a_different_width_per_level() {
+        let ranks = vec![vec![3, 1, 1, 0, 3, 2, 0]];
+        let a = tree_accept_lengths(&ranks, &[4, 2, 2, 1]).unwrap();
+        // t0: 3<4, 1<2, 1<2, 0<1 → 4; t1: 1<4, 1<2, 0<2, 3≥1 → 3; t2: 1, 0, 3≥2 → 2;
+        // t3: 0, 3≥2 → 1; t4: 3<4, 2≥2 → 1; t5: 2<4, 0<2, end → 2; t6: 0<4, end → 1.
+        assert_eq!(a.accepted, vec![4, 3, 2, 1, 1, 2, 1]);
+        assert_eq!(a.nodes, 4 + 8 + 16 + 16);
+    }
+
+    #[test]
+    fn rounds_stop_at_the_end_of_their_own_sequence() {
+        let ranks = vec![vec![0, 0], vec![0, 0, 0]];
+        let a = tree_accept_lengths(&ranks, &[1, 1, 1, 1]).unwrap();
+        assert_eq!(a.accepted, vec![2, 1, 3, 2, 1]);
+        let empty = tree_accept_lengths(&[], &[1]).unwrap();
+        assert_eq!((empty.accepted.len(), empty.tau()), (0, 1.0));
+    }
+
+    #[test]
+    fn node_counts_of_the_lecture_shapes() {
+        let nodes = |b: &[u32]| tree_accept_lengths(&[], b).unwrap().nodes;
+        assert_eq!(nodes(&[1; 6]), 6);
+        assert_eq!(nodes(&[2, 2, 2]), 14);
+        assert_eq!(nodes(&[3, 3, 3]), 39);
+        assert_eq!(nodes(&[8, 4, 2, 1]), 168);
+        assert_eq!(nodes(&[4, 4, 4, 4]), 340);
+    }
+
+    #[test]
+    fn a_tree_accepts_at_least_what_its_chain_does() {
+        let ranks: Vec<Vec<u32>> = (0..5)
+            .map(|s| (0..40).map(|p| ((p * 7 + s * 3) % 11) as u32 % 6).collect())
+            .collect();
+        let chain = tree_accept_lengths(&ranks, &[1, 1, 1, 1]).unwrap();
+        for tree in [[2, 1, 1, 1], [4, 2, 2, 1], [4, 4, 4, 4]] {
+            let t = tree_accept_lengths(&ranks, &tree).unwrap();
+            assert!(
+                t.accepted.iter().zip(&chain.accepted).all(|(a, c)| a >= c),
+                "{tree:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_trees_and_mismatched_ranks_are_errors() {
+        assert!(matches!(
+            tree_accept_lengths(&[vec![0]], &[]),
+            Err(Error::Argument(_))
+        ));
+        let e = tree_accept_lengths(&[vec![0]], &[2, 0, 1])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("level 2"), "{e}");
+        assert!(tree_accept_lengths(&[], &[u32::MAX; 4]).is_err());
+        let logits = array![[0.0f32, 1.0], [1.0, 0.0]];
+        assert!(draft_ranks(logits.view(), array![0u32].view()).is_err());
+        assert!(draft_ranks(logits.view(), array![0u32, 2].view()).is_err());
+        assert_eq!(
+            draft_ranks(logits.slice(ndarray::s![..1, ..]), array![1u32].view()).unwrap(),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn ranks_count_strictly_larger_logits() {
+        let logits = array![[0.5f32, 0.5, 0.1, 0.9], [1.0, 2.0, 3.0, 4.0]];
+        // Position 0 → token 1 (0.5): only 0.9 is larger → 1 (the tie with token 0 is not).
+        assert_eq!(
+            draft_ranks(logits.view(), array![3u32, 1].view()).unwrap(),
+            vec![1]
+        );
+        let logits = array![[1.0f32, 2.0, 3.0, 4.0], [0.0; 4]];
+        assert_eq!(
+            draft_ranks(logits.view(), array![0u32, 0].view()).unwrap(),
+            vec![3]
+        );
+    }
+}
