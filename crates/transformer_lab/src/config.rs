@@ -37,6 +37,29 @@ impl Config {
         self.vocab * d + self.n_layers * block + d + d * self.vocab
     }
 
+    /// Floating-point operations of one forward pass that feeds `n_new` tokens to each of
+    /// `batch` sequences after `ctx` cached positions, counted from the shapes:
+    /// `2 · (weights multiplied per token) · tokens` for the matrix products (every block's
+    /// four attention and three MLP matrices, then the LM head) plus, per layer, `4 · d_model`
+    /// per (query, visible key) pair for `q·kᵀ` and `p·v` under the causal mask.
+    /// Norms, RoPE, softmax and SwiGLU's elementwise work are left out (< 2%).
+    ///
+    /// ```
+    /// # let cfg = transformer_lab::Config { vocab: 256, d_model: 128, n_layers: 4, n_heads: 4,
+    /// #     d_ff: 384, max_seq: 128, norm_eps: 1e-5, rope_theta: 10000.0 };
+    /// // One token at position 0: 2 · 884,736 weights + 4 layers · 4 · 128 · 1 key.
+    /// assert_eq!(cfg.forward_flops(1, 0, 1), 2.0 * 884_736.0 + 4.0 * 4.0 * 128.0);
+    /// ```
+    pub fn forward_flops(&self, batch: usize, ctx: usize, n_new: usize) -> f64 {
+        let d = self.d_model as f64;
+        let weights = self.n_layers as f64 * (4.0 * d * d + 3.0 * d * self.d_ff as f64)
+            + d * self.vocab as f64;
+        let tokens = (batch * n_new) as f64;
+        // Query at position p sees p + 1 keys: Σ_{p=ctx}^{ctx+n−1} (p + 1).
+        let pairs = (n_new * ctx) as f64 + (n_new * (n_new + 1)) as f64 / 2.0;
+        2.0 * weights * tokens + batch as f64 * self.n_layers as f64 * 4.0 * d * pairs
+    }
+
     /// Checks that the shape is usable: every size ≥ 1, `d_model` divisible by `n_heads`
     /// into an even head width, a finite positive epsilon and θ.
     pub fn validate(&self) -> Result<(), Error> {

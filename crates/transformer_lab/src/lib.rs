@@ -15,6 +15,7 @@
 //! - [`ops`]: the building blocks, each tested on hand-computed values.
 
 mod config;
+mod kernels;
 mod model;
 pub mod ops;
 mod params;

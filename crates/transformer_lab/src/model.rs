@@ -1,8 +1,13 @@
 //! The forward pass: teacher-forced logits and incremental decoding with a KV cache.
 
-use ndarray::{Array2, Array3, Array4, ArrayView1, ArrayView2, Axis, s};
+use ndarray::parallel::prelude::*;
+use ndarray::{
+    Array2, Array3, Array4, ArrayView1, ArrayView2, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4,
+    Axis, s,
+};
 
-use crate::ops::{apply_rope, rms_norm, rope_tables, softmax_rows, swiglu_in_place};
+use crate::kernels::{attend, matmul_into, rope_row, write_cache};
+use crate::ops::{rms_norm_into, rope_tables, swiglu_in_place};
 use crate::{Config, Error, Params};
 
 /// Keys and values of every position fed so far, per layer, for a batch of sequences
@@ -177,70 +182,161 @@ impl<'p> TransformerLM<'p> {
             });
         }
 
-        // x: [B·n, d_model], row r = (sequence r / n, position pos0 + r % n).
+        // The batch is cut into chunks of whole sequences whose size depends only on the
+        // shape (never on the thread count); chunks run in parallel, each through every
+        // layer with its own small buffers, so a chunk stays in cache and the result is
+        // bit-identical for any number of threads.
+        let per_chunk = (ROWS_PER_CHUNK / n.max(1)).max(1);
+        let split = b <= per_chunk; // one chunk: parallelise inside it instead
+        let mut logits = Array3::<f32>::zeros((b, n, cfg.vocab));
+        let mut caches: Vec<(LayerViews<'_>, LayerViews<'_>)> = (0..b.div_ceil(per_chunk))
+            .map(|_| (Vec::new(), Vec::new()))
+            .collect();
+        for (k, v) in cache.k.iter_mut().zip(cache.v.iter_mut()) {
+            let k_parts = k.axis_chunks_iter_mut(Axis(0), per_chunk);
+            let v_parts = v.axis_chunks_iter_mut(Axis(0), per_chunk);
+            for ((kc, vc), dst) in k_parts.zip(v_parts).zip(caches.iter_mut()) {
+                dst.0.push(kc);
+                dst.1.push(vc);
+            }
+        }
+        let work: Vec<_> = tokens
+            .axis_chunks_iter(Axis(0), per_chunk)
+            .zip(logits.axis_chunks_iter_mut(Axis(0), per_chunk))
+            .zip(caches)
+            .collect();
+        // `in_worker` keeps every nested parallel loop on a pool thread: without it each
+        // of a decode step's few dozen parallel loops would be handed over from the
+        // caller's thread and back (a context switch each).
+        in_worker(|| {
+            work.into_par_iter()
+                .for_each(|((tokens, logits), (mut k, mut v))| {
+                    self.forward_chunk(tokens, &mut k, &mut v, pos0, logits, split);
+                })
+        });
+        cache.len = pos0 + n;
+        Ok(logits)
+    }
+
+    /// The forward pass of a chunk of whole sequences: `tokens [bc, n]` at positions
+    /// `pos0 ..`, their caches `k`, `v` (one `[bc, n_heads, capacity, head_dim]` view per
+    /// layer), logits written to `out [bc, n, vocab]`. `split` lets the matrix products
+    /// and the per-sequence attention use the rayon pool (when the chunk is the whole batch).
+    fn forward_chunk(
+        &self,
+        tokens: ArrayView2<u32>,
+        k_cache: &mut [ArrayViewMut4<f32>],
+        v_cache: &mut [ArrayViewMut4<f32>],
+        pos0: usize,
+        out: ArrayViewMut3<f32>,
+        split: bool,
+    ) {
+        let cfg = &self.cfg;
+        let (bc, n) = tokens.dim();
+        let rows = bc * n;
+        let (d, hd) = (cfg.d_model, cfg.head_dim());
+        // x: [bc·n, d_model], row r = (sequence r / n, position pos0 + r % n).
         let ids: Vec<usize> = tokens.iter().map(|&t| t as usize).collect();
         let mut x = self.params.embed.select(Axis(0), &ids);
-        let (hd, heads) = (cfg.head_dim(), cfg.n_heads);
-        let scale = 1.0 / (hd as f32).sqrt();
+        let mut h = Array2::<f32>::zeros((rows, d));
+        let mut q = Array2::<f32>::zeros((rows, d));
+        let mut k = Array2::<f32>::zeros((rows, d));
+        let mut v = Array2::<f32>::zeros((rows, d));
+        let mut attn = Array2::<f32>::zeros((rows, d));
+        let mut gate = Array2::<f32>::zeros((rows, cfg.d_ff));
+        let mut up = Array2::<f32>::zeros((rows, cfg.d_ff));
+        let cos = self.rope_cos.slice(s![pos0..pos0 + n, ..]);
+        let sin = self.rope_sin.slice(s![pos0..pos0 + n, ..]);
         for (l, layer) in self.params.layers[..cfg.n_layers].iter().enumerate() {
-            let h = rms_norm(x.view(), layer.attn_norm.view(), cfg.norm_eps);
-            let mut q = h.dot(&layer.wq);
-            let mut k = h.dot(&layer.wk);
-            let v = h.dot(&layer.wv);
-            for r in 0..b * n {
-                let (seq, pos) = (r / n, pos0 + r % n);
-                for head in 0..heads {
-                    let cols = s![r, head * hd..(head + 1) * hd];
-                    apply_rope(
-                        q.slice_mut(cols),
-                        pos,
-                        self.rope_cos.view(),
-                        self.rope_sin.view(),
+            rms_norm_into(x.view(), layer.attn_norm.view(), cfg.norm_eps, h.view_mut());
+            matmul_into(h.view(), layer.wq.view(), q.view_mut(), split);
+            matmul_into(h.view(), layer.wk.view(), k.view_mut(), split);
+            matmul_into(h.view(), layer.wv.view(), v.view_mut(), split);
+            // Per sequence: rotate q and k, append k and v to the cache, attend causally.
+            // Sequences never read each other's rows.
+            let per_seq = |(((((mut out, mut q), mut k), v), mut kc), mut vc): PerSeq<'_>| {
+                for (i, (mut qr, mut kr)) in q.outer_iter_mut().zip(k.outer_iter_mut()).enumerate()
+                {
+                    let (c, s) = (cos.row(i), sin.row(i));
+                    let (c, s) = (
+                        c.as_slice().expect("contiguous"),
+                        s.as_slice().expect("contiguous"),
                     );
-                    apply_rope(
-                        k.slice_mut(cols),
-                        pos,
-                        self.rope_cos.view(),
-                        self.rope_sin.view(),
-                    );
-                    cache.k[l]
-                        .slice_mut(s![seq, head, pos, ..])
-                        .assign(&k.slice(cols));
-                    cache.v[l]
-                        .slice_mut(s![seq, head, pos, ..])
-                        .assign(&v.slice(cols));
+                    rope_row(qr.as_slice_mut().expect("contiguous"), hd, c, s);
+                    rope_row(kr.as_slice_mut().expect("contiguous"), hd, c, s);
                 }
+                write_cache(k.view(), kc.view_mut(), pos0);
+                write_cache(v, vc.view_mut(), pos0);
+                let mut scores = vec![0.0f32; pos0 + n];
+                attend(
+                    q.view(),
+                    kc.view(),
+                    vc.view(),
+                    pos0,
+                    out.view_mut(),
+                    &mut scores,
+                );
+            };
+            let seqs = attn
+                .axis_chunks_iter_mut(Axis(0), n)
+                .into_par_iter()
+                .zip(q.axis_chunks_iter_mut(Axis(0), n))
+                .zip(k.axis_chunks_iter_mut(Axis(0), n))
+                .zip(v.axis_chunks_iter(Axis(0), n))
+                .zip(k_cache[l].outer_iter_mut())
+                .zip(v_cache[l].outer_iter_mut());
+            if split {
+                seqs.for_each(per_seq);
+            } else {
+                seqs.with_min_len(bc).for_each(per_seq);
             }
-            // Causal attention per (sequence, head) against the cache.
-            let total = pos0 + n;
-            let mut attn = Array2::<f32>::zeros((b * n, cfg.d_model));
-            for seq in 0..b {
-                for head in 0..heads {
-                    let qh = q.slice(s![seq * n..(seq + 1) * n, head * hd..(head + 1) * hd]);
-                    let kh = cache.k[l].slice(s![seq, head, ..total, ..]);
-                    let vh = cache.v[l].slice(s![seq, head, ..total, ..]);
-                    let mut scores = qh.dot(&kh.t()) * scale; // [n, total]
-                    for i in 0..n {
-                        scores
-                            .slice_mut(s![i, pos0 + i + 1..])
-                            .fill(f32::NEG_INFINITY);
-                    }
-                    softmax_rows(scores.view_mut());
-                    attn.slice_mut(s![seq * n..(seq + 1) * n, head * hd..(head + 1) * hd])
-                        .assign(&scores.dot(&vh));
-                }
-            }
-            x += &attn.dot(&layer.wo);
-            let h = rms_norm(x.view(), layer.mlp_norm.view(), cfg.norm_eps);
-            let mut gate = h.dot(&layer.w_gate);
-            swiglu_in_place(gate.view_mut(), h.dot(&layer.w_up).view());
-            x += &gate.dot(&layer.w_down);
+            matmul_into(attn.view(), layer.wo.view(), h.view_mut(), split);
+            x += &h;
+            rms_norm_into(x.view(), layer.mlp_norm.view(), cfg.norm_eps, h.view_mut());
+            matmul_into(h.view(), layer.w_gate.view(), gate.view_mut(), split);
+            matmul_into(h.view(), layer.w_up.view(), up.view_mut(), split);
+            swiglu_in_place(gate.view_mut(), up.view());
+            matmul_into(gate.view(), layer.w_down.view(), h.view_mut(), split);
+            x += &h;
         }
-        cache.len = pos0 + n;
-        let h = rms_norm(x.view(), self.params.final_norm.view(), cfg.norm_eps);
-        let logits = h.dot(&self.params.lm_head);
-        Ok(logits
-            .into_shape_with_order((b, n, cfg.vocab))
-            .expect("B·n rows reshape to [B, n, vocab]"))
+        rms_norm_into(
+            x.view(),
+            self.params.final_norm.view(),
+            cfg.norm_eps,
+            h.view_mut(),
+        );
+        let out = out
+            .into_shape_with_order((rows, cfg.vocab))
+            .expect("a chunk of a standard-layout array");
+        matmul_into(h.view(), self.params.lm_head.view(), out, split);
     }
 }
+
+/// Runs `f` on a thread of the rayon pool (the current one if it already is one).
+pub(crate) fn in_worker<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    rayon::scope(|_| f())
+}
+
+/// One view per layer into a chunk's part of the KV cache.
+type LayerViews<'a> = Vec<ArrayViewMut4<'a, f32>>;
+
+/// What the per-sequence step of a layer gets: its attention output rows, its q, k, v
+/// rows, and its K and V caches.
+type PerSeq<'a> = (
+    (
+        (
+            (
+                (ArrayViewMut2<'a, f32>, ArrayViewMut2<'a, f32>),
+                ArrayViewMut2<'a, f32>,
+            ),
+            ArrayView2<'a, f32>,
+        ),
+        ArrayViewMut3<'a, f32>,
+    ),
+    ArrayViewMut3<'a, f32>,
+);
+
+/// Rows (sequences × new tokens) a chunk of the batch aims for: big enough that the
+/// matrix products run near peak, small enough that a chunk's buffers stay in cache and
+/// lecture 6's 64 × 56-token batch splits into 8 chunks for the cores to share.
+const ROWS_PER_CHUNK: usize = 512;

@@ -1,6 +1,6 @@
 //! The building blocks of the forward pass, each a pure function on arrays.
 
-use ndarray::{Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, Zip};
+use ndarray::{Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Zip};
 
 /// RMSNorm of every row: `x / √(mean(x²) + eps) · gain` (Zhang & Sennrich 2019).
 ///
@@ -11,16 +11,27 @@ use ndarray::{Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis
 /// assert!((y[[0, 0]] - 0.848528).abs() < 1e-6 && (y[[0, 1]] - 2.262742).abs() < 1e-6);
 /// ```
 pub fn rms_norm(x: ArrayView2<f32>, gain: ArrayView1<f32>, eps: f32) -> Array2<f32> {
-    let mut y = x.to_owned();
+    let mut y = Array2::zeros(x.raw_dim());
+    rms_norm_into(x, gain, eps, y.view_mut());
+    y
+}
+
+/// [`rms_norm`] written into `out` (same shape as `x`), allocating nothing.
+pub fn rms_norm_into(
+    x: ArrayView2<f32>,
+    gain: ArrayView1<f32>,
+    eps: f32,
+    mut out: ArrayViewMut2<f32>,
+) {
     let d = x.ncols() as f32;
-    for mut row in y.axis_iter_mut(Axis(0)) {
+    for (row, mut dst) in x.outer_iter().zip(out.outer_iter_mut()) {
         let ms = row.iter().map(|v| v * v).sum::<f32>() / d;
         let inv = 1.0 / (ms + eps).sqrt();
-        Zip::from(&mut row)
+        Zip::from(&mut dst)
+            .and(&row)
             .and(&gain)
-            .for_each(|v, &g| *v *= inv * g);
+            .for_each(|y, &v, &g| *y = v * inv * g);
     }
-    y
 }
 
 /// RoPE angle tables for positions `0..max_seq`: `(cos, sin)`, each `[max_seq, head_dim/2]`,
@@ -35,7 +46,8 @@ pub fn rope_tables(max_seq: usize, head_dim: usize, theta: f32) -> (Array2<f32>,
 }
 
 /// Rotates one head vector in place for position `pos`: each pair `(x[2i], x[2i+1])`
-/// becomes `(x0·cos − x1·sin, x0·sin + x1·cos)` with the angle of pair i at `pos`.
+/// becomes `(x0·cos − x1·sin, x0·sin + x1·cos)` with the angle of pair i at `pos`
+/// (`cos`, `sin` from [`rope_tables`]).
 ///
 /// Position 0 is the identity; relative position is all that survives in `q · k`.
 pub fn apply_rope(
@@ -44,26 +56,56 @@ pub fn apply_rope(
     cos: ArrayView2<f32>,
     sin: ArrayView2<f32>,
 ) {
-    for i in 0..x.len() / 2 {
-        let (c, s) = (cos[[pos, i]], sin[[pos, i]]);
-        let (x0, x1) = (x[2 * i], x[2 * i + 1]);
-        x[2 * i] = x0 * c - x1 * s;
-        x[2 * i + 1] = x0 * s + x1 * c;
+    let (c, s) = (cos.row(pos).to_vec(), sin.row(pos).to_vec());
+    match x.as_slice_mut() {
+        Some(head) => rope_pairs(head, &c, &s),
+        None => {
+            let mut head = x.to_vec();
+            rope_pairs(&mut head, &c, &s);
+            x.assign(&ArrayView1::from(&head));
+        }
+    }
+}
+
+/// RoPE on one head stored as a slice: pair i rotates by the angle whose cosine and
+/// sine are `cos[i]`, `sin[i]`.
+#[inline]
+pub fn rope_pairs(head: &mut [f32], cos: &[f32], sin: &[f32]) {
+    for ((pair, &c), &s) in head.chunks_exact_mut(2).zip(cos).zip(sin) {
+        let (x0, x1) = (pair[0], pair[1]);
+        pair[0] = x0 * c - x1 * s;
+        pair[1] = x0 * s + x1 * c;
     }
 }
 
 /// Softmax of each row in place, subtracting the row maximum first. `-inf` entries (masked
 /// positions) get probability 0; a row must have at least one finite entry.
 pub fn softmax_rows(mut x: ArrayViewMut2<f32>) {
-    for mut row in x.axis_iter_mut(Axis(0)) {
-        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let mut sum = 0.0f32;
-        row.mapv_inplace(|v| {
-            let e = (v - max).exp();
-            sum += e;
-            e
-        });
-        row.mapv_inplace(|v| v / sum);
+    for mut row in x.outer_iter_mut() {
+        match row.as_slice_mut() {
+            Some(r) => softmax_in_place(r),
+            None => {
+                let mut r = row.to_vec();
+                softmax_in_place(&mut r);
+                row.assign(&ArrayView1::from(&r));
+            }
+        }
+    }
+}
+
+/// Softmax of a slice in place (max subtracted first; `-inf` → 0). The attention kernel
+/// and [`softmax_rows`] both use it.
+#[inline]
+pub fn softmax_in_place(x: &mut [f32]) {
+    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0f32;
+    for v in x.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v;
+    }
+    let inv = 1.0 / sum;
+    for v in x.iter_mut() {
+        *v *= inv;
     }
 }
 

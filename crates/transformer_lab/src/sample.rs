@@ -65,9 +65,12 @@ pub fn sample_categorical<R: Rng + ?Sized>(
 /// used); otherwise each token is drawn from `softmax(logits / temperature)`, sequences
 /// in batch order, from `rng`.
 ///
+/// The whole loop runs on the rayon pool, so `rng` must be `Send` (any seeded generator
+/// is; pass one in — nothing here seeds itself).
+///
 /// Errors: an empty batch or prompt, a prompt token ≥ vocab, `T + n_new > max_seq`, a
 /// negative or non-finite temperature.
-pub fn autoregressive_generate<R: Rng + ?Sized>(
+pub fn autoregressive_generate<R: Rng + Send + ?Sized>(
     model: &TransformerLM<'_>,
     prompts: ArrayView2<u32>,
     n_new: usize,
@@ -93,6 +96,17 @@ pub fn autoregressive_generate<R: Rng + ?Sized>(
         model.full_logits(prompts)?;
         return Ok(Array2::zeros((b, 0)));
     }
+    crate::model::in_worker(|| generate_loop(model, prompts, n_new, temperature, rng))
+}
+
+fn generate_loop<R: Rng + Send + ?Sized>(
+    model: &TransformerLM<'_>,
+    prompts: ArrayView2<u32>,
+    n_new: usize,
+    temperature: f64,
+    rng: &mut R,
+) -> Result<Array2<u32>, Error> {
+    let (b, t) = prompts.dim();
     // The last generated token is never fed back, so the cache needs t + n_new − 1 slots.
     let mut cache = model.new_cache(b, t + n_new - 1)?;
     let prompt_logits = model.extend(&mut cache, prompts)?;
