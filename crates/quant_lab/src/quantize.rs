@@ -3,8 +3,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use ndarray::{Array2, ArrayView2, s};
-use transformer_lab::Params;
+use ndarray::{Array2, ArrayView2, Axis};
+use rayon::prelude::*;
+use transformer_lab::{LayerParams, Params};
 
 use crate::Error;
 
@@ -107,17 +108,29 @@ pub fn quantize_matrix(w: ArrayView2<f32>, scheme: Scheme) -> Result<Array2<f32>
     }
     let (qmin, qmax) = (scheme.qmin() as f32, scheme.qmax() as f32);
     let mut out = Array2::<f32>::zeros((rows, cols));
-    for c in 0..cols {
-        for g in (0..rows).step_by(scheme.group) {
-            let src = w.slice(s![g..g + scheme.group, c]);
-            let absmax = src.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-            if absmax == 0.0 {
-                continue;
+    // One block of `group` rows at a time: every column of the block is one group.
+    let mut step = vec![0.0f32; cols];
+    for (src, mut dst) in w
+        .axis_chunks_iter(Axis(0), scheme.group)
+        .zip(out.axis_chunks_iter_mut(Axis(0), scheme.group))
+    {
+        step.fill(0.0);
+        for row in src.outer_iter() {
+            for (m, &v) in step.iter_mut().zip(row.iter()) {
+                *m = m.max(v.abs());
             }
-            let step = absmax / qmax;
-            let mut dst = out.slice_mut(s![g..g + scheme.group, c]);
-            for (d, &v) in dst.iter_mut().zip(src.iter()) {
-                *d = (v / step).round_ties_even().clamp(qmin, qmax) * step;
+        }
+        for m in step.iter_mut() {
+            *m /= qmax; // absmax → quantization step
+        }
+        for (row, mut q) in src.outer_iter().zip(dst.outer_iter_mut()) {
+            for ((q, &v), &s) in q.iter_mut().zip(row.iter()).zip(step.iter()) {
+                // A group of zeros has step 0 and stays 0.
+                *q = if s == 0.0 {
+                    0.0
+                } else {
+                    (v / s).round_ties_even().clamp(qmin, qmax) * s
+                };
             }
         }
     }
@@ -157,10 +170,29 @@ pub fn quantize_params(
     include_lm_head: bool,
 ) -> Result<(Params, QuantReport), Error> {
     let scheme: Scheme = scheme.parse()?;
-    let mut out = params.clone();
+    // Every matrix to quantize, named, in a fixed order; quantized in parallel, the
+    // report summed in that same order (so it does not depend on the thread count).
+    let mut jobs: Vec<(String, &Array2<f32>)> = Vec::new();
+    for (i, layer) in params.layers.iter().enumerate() {
+        for (name, w) in layer.matrices() {
+            jobs.push((format!("layers[{i}].{name}"), w));
+        }
+    }
+    if include_lm_head {
+        jobs.push(("lm_head".to_string(), &params.lm_head));
+    }
+    let done: Vec<(Array2<f32>, MatrixError)> = jobs
+        .par_iter()
+        .map(|(_, w)| {
+            let q = quantize_matrix(w.view(), scheme)?;
+            let e = MatrixError::between(&q, w);
+            Ok((q, e))
+        })
+        .collect::<Result<_, Error>>()?;
+
     let mut report = QuantReport {
         scheme,
-        quantized: Vec::new(),
+        quantized: jobs.iter().map(|(name, _)| name.clone()).collect(),
         n_weights: 0,
         bytes_before: 0,
         bytes_after: 0,
@@ -168,42 +200,80 @@ pub fn quantize_params(
         relative_rms_error: 0.0,
     };
     let (mut err2, mut norm2) = (0.0f64, 0.0f64);
-    let mut apply = |name: String, w: &mut Array2<f32>| -> Result<(), Error> {
-        let q = quantize_matrix(w.view(), scheme)?;
-        for (&a, &b) in q.iter().zip(w.iter()) {
-            let e = a - b;
-            report.max_abs_error = report.max_abs_error.max(e.abs());
-            err2 += f64::from(e) * f64::from(e);
-            norm2 += f64::from(b) * f64::from(b);
-        }
+    for ((_, w), (_, e)) in jobs.iter().zip(&done) {
         let n = w.len();
         report.n_weights += n;
         report.bytes_before += 4 * n;
         report.bytes_after += (n * scheme.bits as usize).div_ceil(8) + 2 * (n / scheme.group);
-        report.quantized.push(name);
-        *w = q;
-        Ok(())
-    };
-    for (i, layer) in out.layers.iter_mut().enumerate() {
-        for (name, w) in layer.matrices_mut() {
-            apply(format!("layers[{i}].{name}"), w)?;
-        }
-    }
-    if include_lm_head {
-        apply("lm_head".to_string(), &mut out.lm_head)?;
+        report.max_abs_error = report.max_abs_error.max(e.max_abs);
+        err2 += e.sum_sq_error;
+        norm2 += e.sum_sq_weight;
     }
     report.relative_rms_error = if norm2 > 0.0 {
         (err2 / norm2).sqrt()
     } else {
         0.0
     };
+
+    let mut quantized = done.into_iter().map(|(q, _)| q);
+    let mut next = || quantized.next().expect("one result per job");
+    let layers = params
+        .layers
+        .iter()
+        .map(|l| LayerParams {
+            attn_norm: l.attn_norm.clone(),
+            wq: next(),
+            wk: next(),
+            wv: next(),
+            wo: next(),
+            mlp_norm: l.mlp_norm.clone(),
+            w_gate: next(),
+            w_up: next(),
+            w_down: next(),
+        })
+        .collect();
+    let lm_head = if include_lm_head {
+        next()
+    } else {
+        params.lm_head.clone()
+    };
+    let out = Params {
+        embed: params.embed.clone(),
+        layers,
+        final_norm: params.final_norm.clone(),
+        lm_head,
+    };
     Ok((out, report))
+}
+
+/// Error statistics of one quantized matrix.
+struct MatrixError {
+    max_abs: f32,
+    sum_sq_error: f64,
+    sum_sq_weight: f64,
+}
+
+impl MatrixError {
+    fn between(q: &Array2<f32>, w: &Array2<f32>) -> Self {
+        let mut e = MatrixError {
+            max_abs: 0.0,
+            sum_sq_error: 0.0,
+            sum_sq_weight: 0.0,
+        };
+        for (&a, &b) in q.iter().zip(w.iter()) {
+            let d = a - b;
+            e.max_abs = e.max_abs.max(d.abs());
+            e.sum_sq_error += f64::from(d) * f64::from(d);
+            e.sum_sq_weight += f64::from(b) * f64::from(b);
+        }
+        e
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::Array2;
+    use ndarray::{Array2, s};
     use transformer_lab::init_params;
 
     fn scheme(s: &str) -> Scheme {

@@ -16,6 +16,8 @@ use crate::ops::{rope_pairs, softmax_in_place};
 const SPLIT_FLOPS: usize = 1 << 20;
 /// Rows per piece when a product is split by rows (tall inputs: prefill, full logits).
 const ROW_PIECE: usize = 256;
+/// From this many queries per sequence on, attention uses matrix products.
+const MATMUL_QUERIES: usize = 8;
 /// Columns per piece when a short input (a decode step) is split by output columns.
 const COL_PIECE: usize = 64;
 
@@ -47,26 +49,6 @@ pub fn matmul_into(
     }
 }
 
-/// Dot product of two equal-length slices with eight independent accumulators (so the
-/// compiler can vectorise it), summed in a fixed order.
-#[inline]
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
-}
-
 /// Rotates every head of one row `[n_heads · head_dim]` for one position, given that
 /// position's angle tables `cos`, `sin` (`[head_dim / 2]` each). See [`crate::ops::apply_rope`].
 #[inline]
@@ -78,58 +60,106 @@ pub fn rope_row(row: &mut [f32], head_dim: usize, cos: &[f32], sin: &[f32]) {
 
 /// Causal attention of one sequence's `n` new queries against its cache.
 ///
-/// `q [n, n_heads · head_dim]` are the (rotated) queries at positions `pos0 .. pos0 + n`;
-/// `k`, `v` are the sequence's cache `[n_heads, capacity, head_dim]`, already holding
-/// positions `0 .. pos0 + n`. Query i sees keys `0 ..= pos0 + i`. Writes
-/// `softmax(q·kᵀ / √head_dim) · v` into `out [n, n_heads · head_dim]`.
-/// `scores` is scratch space of at least `pos0 + n` floats.
+/// `q [n, n_heads · head_dim]` are the (rotated) queries at positions `pos0 .. pos0 + n`.
+/// The cache holds positions `0 .. pos0 + n`: keys *transposed*, `kt [n_heads, head_dim,
+/// capacity]`, values `v [n_heads, capacity, head_dim]`. Query i sees keys `0 ..= pos0 + i`.
+/// Writes `softmax(q·kᵀ / √head_dim) · v` into `out [n, n_heads · head_dim]`.
+/// `scores` is scratch space of at least `n · (pos0 + n)` floats.
+///
+/// With keys stored transposed, both products are sums of contiguous rows scaled by a
+/// scalar (`scores += q[d] · kt[d]`, `out += p[j] · v[j]`), which vectorise without
+/// horizontal reductions.
 pub fn attend(
     q: ArrayView2<f32>,
-    k: ArrayView3<f32>,
+    kt: ArrayView3<f32>,
     v: ArrayView3<f32>,
     pos0: usize,
     mut out: ArrayViewMut2<f32>,
     scores: &mut [f32],
 ) {
-    let (heads, _, hd) = k.dim();
+    let (heads, hd, cap) = kt.dim();
     let scale = 1.0 / (hd as f32).sqrt();
+    let n = q.nrows();
+    if n >= MATMUL_QUERIES {
+        // Many queries (prefill, teacher forcing): two matrix products per head, on
+        // matrixmultiply's vector kernels, then the causal mask. The masked half is
+        // computed and thrown away; the faster kernels more than pay for it.
+        let seen = pos0 + n;
+        let mut s = ArrayViewMut2::from_shape((n, seen), &mut scores[..n * seen])
+            .expect("scratch holds n × (pos0 + n) scores");
+        for h in 0..heads {
+            let cols = ndarray::s![.., h * hd..(h + 1) * hd];
+            let keys = kt.slice(ndarray::s![h, .., ..seen]);
+            general_mat_mul(scale, &q.slice(cols), &keys, 0.0, &mut s);
+            for (i, mut row) in s.outer_iter_mut().enumerate() {
+                let row = row.as_slice_mut().expect("score rows are contiguous");
+                softmax_in_place(&mut row[..pos0 + i + 1]);
+                row[pos0 + i + 1..].fill(0.0);
+            }
+            let values = v.slice(ndarray::s![h, ..seen, ..]);
+            general_mat_mul(1.0, &s, &values, 0.0, &mut out.slice_mut(cols));
+        }
+        return;
+    }
     for (i, (q_row, mut out_row)) in q.outer_iter().zip(out.outer_iter_mut()).enumerate() {
         let q_row = q_row.to_slice().expect("query rows are contiguous");
         let out_row = out_row.as_slice_mut().expect("output rows are contiguous");
         let seen = pos0 + i + 1;
         for h in 0..heads {
             let qh = &q_row[h * hd..(h + 1) * hd];
-            let keys = k.index_axis(Axis(0), h);
+            let keys = kt.index_axis(Axis(0), h);
             let keys = keys.as_slice().expect("cache heads are contiguous");
             let values = v.index_axis(Axis(0), h);
             let values = values.as_slice().expect("cache heads are contiguous");
             let s = &mut scores[..seen];
-            for (j, sj) in s.iter_mut().enumerate() {
-                *sj = dot(qh, &keys[j * hd..(j + 1) * hd]) * scale;
+            s.fill(0.0);
+            for (d, &qd) in qh.iter().enumerate() {
+                axpy(qd * scale, &keys[d * cap..d * cap + seen], s);
             }
             softmax_in_place(s);
             let oh = &mut out_row[h * hd..(h + 1) * hd];
             oh.fill(0.0);
             for (j, &p) in s.iter().enumerate() {
-                for (o, &x) in oh.iter_mut().zip(&values[j * hd..(j + 1) * hd]) {
-                    *o += p * x;
-                }
+                axpy(p, &values[j * hd..(j + 1) * hd], oh);
             }
         }
     }
 }
 
-/// Writes one sequence's new keys and values `[n, n_heads · head_dim]` into its cache
-/// `[n_heads, capacity, head_dim]` at positions `pos0 .. pos0 + n`.
-pub fn write_cache(new: ArrayView2<f32>, mut cache: ArrayViewMut3<f32>, pos0: usize) {
-    let hd = cache.dim().2;
-    for (i, row) in new.outer_iter().enumerate() {
-        let row = row.to_slice().expect("rows are contiguous");
-        for (h, mut head) in cache.outer_iter_mut().enumerate() {
-            head.row_mut(pos0 + i)
-                .as_slice_mut()
-                .expect("cache rows are contiguous")
-                .copy_from_slice(&row[h * hd..(h + 1) * hd]);
+/// `y += a · x` over two equal-length slices.
+#[inline]
+fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
+    for (yi, &xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+/// Writes one sequence's new keys `k` and values `v` (`[n, n_heads · head_dim]` each) into
+/// its cache at positions `pos0 .. pos0 + n`: keys transposed into `kt [n_heads, head_dim,
+/// capacity]`, values into `vc [n_heads, capacity, head_dim]`.
+pub fn write_cache(
+    k: ArrayView2<f32>,
+    v: ArrayView2<f32>,
+    mut kt: ArrayViewMut3<f32>,
+    mut vc: ArrayViewMut3<f32>,
+    pos0: usize,
+) {
+    let (heads, hd, cap) = kt.dim();
+    let kt = kt.as_slice_mut().expect("a sequence's cache is contiguous");
+    let vc = vc.as_slice_mut().expect("a sequence's cache is contiguous");
+    for (i, (k_row, v_row)) in k.outer_iter().zip(v.outer_iter()).enumerate() {
+        let (k_row, v_row) = (
+            k_row.to_slice().expect("contiguous"),
+            v_row.to_slice().expect("contiguous"),
+        );
+        let pos = pos0 + i;
+        for h in 0..heads {
+            let head = h * hd * cap; // both layouts hold hd · cap floats per head
+            for (d, &x) in k_row[h * hd..(h + 1) * hd].iter().enumerate() {
+                kt[head + d * cap + pos] = x;
+            }
+            vc[head + pos * hd..head + (pos + 1) * hd]
+                .copy_from_slice(&v_row[h * hd..(h + 1) * hd]);
         }
     }
 }
@@ -157,18 +187,23 @@ mod tests {
     }
 
     #[test]
-    fn dot_handles_lengths_that_are_not_multiples_of_eight() {
-        let a: Vec<f32> = (0..13).map(|i| i as f32).collect();
-        let b = vec![1.0f32; 13];
-        assert_eq!(dot(&a, &b), 78.0);
-        assert_eq!(dot(&[], &[]), 0.0);
+    fn write_cache_transposes_keys_and_keeps_values_by_position() {
+        // Two heads of width 2, one new token at position 1.
+        let k = Array2::from_shape_vec((1, 4), vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
+        let v = Array2::from_shape_vec((1, 4), vec![5.0f32, 6.0, 7.0, 8.0]).unwrap();
+        let mut kt = Array3::<f32>::zeros((2, 2, 3));
+        let mut vc = Array3::<f32>::zeros((2, 3, 2));
+        write_cache(k.view(), v.view(), kt.view_mut(), vc.view_mut(), 1);
+        assert_eq!(kt.slice(ndarray::s![1, .., 1]).to_vec(), vec![3.0, 4.0]);
+        assert_eq!(vc.slice(ndarray::s![0, 1, ..]).to_vec(), vec![5.0, 6.0]);
+        assert_eq!(kt.sum() + vc.sum(), 36.0, "nothing else written");
     }
 
     #[test]
     fn a_single_key_gets_all_the_attention() {
         // One head of width 2; position 0 only: the output is v_0 whatever q is.
         let q = Array2::from_shape_vec((1, 2), vec![3.0f32, -1.0]).unwrap();
-        let mut k = Array3::<f32>::zeros((1, 4, 2));
+        let mut k = Array3::<f32>::zeros((1, 2, 4)); // transposed: [head, dim, position]
         let mut v = Array3::<f32>::zeros((1, 4, 2));
         k[[0, 0, 0]] = 0.5;
         v[[0, 0, 0]] = 2.0;
@@ -190,7 +225,8 @@ mod tests {
         // head_dim 2 → scale 1/√2. q·k0 = 0, q·k1 = √2·ln 3 → weights e^0 : e^{ln 3} = 1 : 3.
         let l = 3f32.ln() * 2f32.sqrt();
         let q = Array2::from_shape_vec((1, 2), vec![1.0f32, 0.0]).unwrap();
-        let k = Array3::from_shape_vec((1, 2, 2), vec![0.0f32, 1.0, l, 0.0]).unwrap();
+        // Keys k0 = (0, 1), k1 = (l, 0), stored transposed: [dim 0: 0, l; dim 1: 1, 0].
+        let k = Array3::from_shape_vec((1, 2, 2), vec![0.0f32, l, 1.0, 0.0]).unwrap();
         let v = Array3::from_shape_vec((1, 2, 2), vec![4.0f32, 0.0, 0.0, 8.0]).unwrap();
         let mut out = Array2::zeros((1, 2));
         attend(

@@ -14,8 +14,9 @@ use crate::{Config, Error, Params};
 /// that all have the same length.
 ///
 /// Storage is allocated once, for `capacity` positions; feeding tokens only writes into
-/// it. Layout per layer: `[batch, n_heads, capacity, head_dim]`, so one head of one
-/// sequence is a contiguous `[len, head_dim]` block.
+/// it. Layout per layer: keys `[batch, n_heads, head_dim, capacity]` (transposed, so a
+/// query's scores are a sum of contiguous rows) and values `[batch, n_heads, capacity,
+/// head_dim]`.
 #[derive(Debug, Clone)]
 pub struct KvCache {
     k: Vec<Array4<f32>>,
@@ -41,7 +42,7 @@ impl KvCache {
 
     /// Positions the cache can hold.
     pub fn capacity(&self) -> usize {
-        self.k.first().map_or(0, |k| k.dim().2)
+        self.v.first().map_or(0, |v| v.dim().2)
     }
 
     /// Forgets every position from `len` on (for rolling back rejected drafts). A `len`
@@ -107,11 +108,14 @@ impl<'p> TransformerLM<'p> {
                 max: self.cfg.max_seq,
             });
         }
-        let shape = (batch, self.cfg.n_heads, capacity, self.cfg.head_dim());
-        let layers = self.cfg.n_layers;
+        let (heads, hd, layers) = (self.cfg.n_heads, self.cfg.head_dim(), self.cfg.n_layers);
         Ok(KvCache {
-            k: (0..layers).map(|_| Array4::zeros(shape)).collect(),
-            v: (0..layers).map(|_| Array4::zeros(shape)).collect(),
+            k: (0..layers)
+                .map(|_| Array4::zeros((batch, heads, hd, capacity)))
+                .collect(),
+            v: (0..layers)
+                .map(|_| Array4::zeros((batch, heads, capacity, hd)))
+                .collect(),
             len: 0,
         })
     }
@@ -153,6 +157,18 @@ impl<'p> TransformerLM<'p> {
         cache: &mut KvCache,
         tokens: ArrayView2<u32>,
     ) -> Result<Array3<f32>, Error> {
+        self.extend_with(cache, tokens, true)
+    }
+
+    /// [`extend`](Self::extend); `inner_split` allows a batch that forms a single chunk to
+    /// split its matrix products across the pool (off when the caller already runs
+    /// several batches in parallel).
+    pub(crate) fn extend_with(
+        &self,
+        cache: &mut KvCache,
+        tokens: ArrayView2<u32>,
+        inner_split: bool,
+    ) -> Result<Array3<f32>, Error> {
         let (b, n) = tokens.dim();
         let cfg = &self.cfg;
         if cache.k.len() != cfg.n_layers {
@@ -186,8 +202,8 @@ impl<'p> TransformerLM<'p> {
         // shape (never on the thread count); chunks run in parallel, each through every
         // layer with its own small buffers, so a chunk stays in cache and the result is
         // bit-identical for any number of threads.
-        let per_chunk = (ROWS_PER_CHUNK / n.max(1)).max(1);
-        let split = b <= per_chunk; // one chunk: parallelise inside it instead
+        let per_chunk = (ROWS_PER_CHUNK / n.max(1)).clamp(1, MAX_SEQS_PER_CHUNK);
+        let split = inner_split && b <= per_chunk; // one chunk: parallelise inside it
         let mut logits = Array3::<f32>::zeros((b, n, cfg.vocab));
         let mut caches: Vec<(LayerViews<'_>, LayerViews<'_>)> = (0..b.div_ceil(per_chunk))
             .map(|_| (Vec::new(), Vec::new()))
@@ -265,9 +281,8 @@ impl<'p> TransformerLM<'p> {
                     rope_row(qr.as_slice_mut().expect("contiguous"), hd, c, s);
                     rope_row(kr.as_slice_mut().expect("contiguous"), hd, c, s);
                 }
-                write_cache(k.view(), kc.view_mut(), pos0);
-                write_cache(v, vc.view_mut(), pos0);
-                let mut scores = vec![0.0f32; pos0 + n];
+                write_cache(k.view(), v, kc.view_mut(), vc.view_mut(), pos0);
+                let mut scores = vec![0.0f32; n * (pos0 + n)];
                 attend(
                     q.view(),
                     kc.view(),
@@ -339,4 +354,9 @@ type PerSeq<'a> = (
 /// Rows (sequences × new tokens) a chunk of the batch aims for: big enough that the
 /// matrix products run near peak, small enough that a chunk's buffers stay in cache and
 /// lecture 6's 64 × 56-token batch splits into 8 chunks for the cores to share.
-const ROWS_PER_CHUNK: usize = 512;
+const ROWS_PER_CHUNK: usize = 256;
+
+/// At most this many sequences per chunk: a decode step of 64 sequences runs as two
+/// independent halves (measured faster on one core and on two than splitting each
+/// matrix product, which repacks its input once per piece).
+pub(crate) const MAX_SEQS_PER_CHUNK: usize = 32;

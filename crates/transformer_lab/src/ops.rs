@@ -100,7 +100,7 @@ pub fn softmax_in_place(x: &mut [f32]) {
     let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let mut sum = 0.0f32;
     for v in x.iter_mut() {
-        *v = (*v - max).exp();
+        *v = fast_exp(*v - max);
         sum += *v;
     }
     let inv = 1.0 / sum;
@@ -109,16 +109,64 @@ pub fn softmax_in_place(x: &mut [f32]) {
     }
 }
 
+/// `eˣ` in f32 without calling libm: Cody–Waite range reduction `x = k·ln 2 + r` and
+/// Cephes' degree-5 polynomial for `eʳ` on |r| ≤ ln 2 / 2, then `2ᵏ` from the exponent
+/// bits. Within 2 ulp of the true value over the whole range; 0 below −87.3 (so `-inf`
+/// gives 0) and `+inf` above 88.7.
+///
+/// It is branch-free, so a loop over a slice vectorises (softmax, SiLU), and it is plain
+/// IEEE arithmetic, so it gives the same bits on every machine, unlike libm's `expf`.
+///
+/// ```
+/// use transformer_lab::ops::fast_exp;
+/// for x in [-20.0f32, -1.0, 0.0, 0.5, 1.0, 10.0, 80.0] {
+///     assert!((fast_exp(x) / x.exp() - 1.0).abs() < 3e-7, "{x}");
+/// }
+/// assert_eq!(fast_exp(f32::NEG_INFINITY), 0.0);
+/// ```
+#[inline]
+pub fn fast_exp(x: f32) -> f32 {
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    // 1.5 · 2²³: adding and subtracting it rounds to the nearest integer (round half to
+    // even) with plain additions, which vectorise where `round` may not.
+    const ROUND: f32 = 12_582_912.0;
+    let xc = x.clamp(-87.336_54, 88.722_83); // NaN stays NaN, and propagates below
+    let k = (xc * std::f32::consts::LOG2_E + ROUND) - ROUND;
+    let r = xc - k * LN2_HI - k * LN2_LO;
+    let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
+        + 1.666_666_5e-1)
+        * r
+        + 0.5;
+    let er = 1.0 + r + r * r * p;
+    let two_k = f32::from_bits(((k as i32 + 127) as u32) << 23);
+    if x < -87.336_54 {
+        0.0
+    } else if x > 88.722_83 {
+        f32::INFINITY
+    } else {
+        er * two_k
+    }
+}
+
 /// SiLU (swish): `x · σ(x) = x / (1 + e^(−x))`.
 pub fn silu(x: f32) -> f32 {
-    x / (1.0 + (-x).exp())
+    x / (1.0 + fast_exp(-x))
 }
 
 /// SwiGLU's elementwise part in place: `gate ← silu(gate) ⊙ up` (Shazeer 2020).
 pub fn swiglu_in_place(mut gate: ArrayViewMut2<f32>, up: ArrayView2<f32>) {
-    Zip::from(&mut gate)
-        .and(&up)
-        .for_each(|g, &u| *g = silu(*g) * u);
+    match (gate.as_slice_mut(), up.as_slice()) {
+        // The common, contiguous case as a plain loop, which vectorises.
+        (Some(g), Some(u)) if g.len() == u.len() => {
+            for (g, &u) in g.iter_mut().zip(u) {
+                *g = silu(*g) * u;
+            }
+        }
+        _ => Zip::from(&mut gate)
+            .and(&up)
+            .for_each(|g, &u| *g = silu(*g) * u),
+    }
 }
 
 #[cfg(test)]
@@ -191,6 +239,22 @@ mod tests {
             array![[0.5, 0.5]],
             "subtracting the max avoids overflow"
         );
+    }
+
+    #[test]
+    fn fast_exp_stays_within_2_ulp_of_f64_exp_across_its_range() {
+        let mut x = -87.0f32;
+        while x < 88.0 {
+            let want = f64::from(x).exp();
+            let got = f64::from(fast_exp(x));
+            let ulp = f64::from(f32::EPSILON) * want;
+            assert!((got - want).abs() <= 2.0 * ulp, "x = {x}: {got} vs {want}");
+            x += 0.0137;
+        }
+        assert_eq!(fast_exp(0.0), 1.0);
+        assert_eq!(fast_exp(-100.0), 0.0);
+        assert_eq!(fast_exp(100.0), f32::INFINITY);
+        assert!(fast_exp(f32::NAN).is_nan());
     }
 
     #[test]

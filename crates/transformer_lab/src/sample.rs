@@ -2,7 +2,9 @@
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, concatenate};
 use rand::Rng;
+use rayon::prelude::*;
 
+use crate::model::MAX_SEQS_PER_CHUNK;
 use crate::{Error, TransformerLM};
 
 /// Index of the largest entry; ties go to the lowest index (NaN never wins).
@@ -62,8 +64,9 @@ pub fn sample_categorical<R: Rng + ?Sized>(
 /// `[B, n_new]`.
 ///
 /// `temperature == 0` is greedy decoding (argmax, ties to the lowest id; `rng` is not
-/// used); otherwise each token is drawn from `softmax(logits / temperature)`, sequences
-/// in batch order, from `rng`.
+/// used), and groups of sequences are generated as independent parallel tasks;
+/// otherwise each token is drawn from `softmax(logits / temperature)`, sequences in batch
+/// order, from `rng`, the whole batch stepping together.
 ///
 /// The whole loop runs on the rayon pool, so `rng` must be `Send` (any seeded generator
 /// is; pass one in — nothing here seeds itself).
@@ -96,32 +99,56 @@ pub fn autoregressive_generate<R: Rng + Send + ?Sized>(
         model.full_logits(prompts)?;
         return Ok(Array2::zeros((b, 0)));
     }
-    crate::model::in_worker(|| generate_loop(model, prompts, n_new, temperature, rng))
+    if temperature == 0.0 && b > MAX_SEQS_PER_CHUNK {
+        // Greedy sequences never interact and use no randomness: generate fixed groups of
+        // sequences as independent tasks, with no synchronisation between steps.
+        let groups: Vec<ArrayView2<u32>> = prompts
+            .axis_chunks_iter(Axis(0), MAX_SEQS_PER_CHUNK)
+            .collect();
+        let parts = crate::model::in_worker(|| {
+            groups
+                .into_par_iter()
+                .map(|group| generate_loop(model, group, n_new, false, |row| Ok(argmax(row))))
+                .collect::<Result<Vec<_>, Error>>()
+        })?;
+        let views: Vec<ArrayView2<u32>> = parts.iter().map(|p| p.view()).collect();
+        return Ok(concatenate(Axis(0), &views).expect("groups of equal width"));
+    }
+    crate::model::in_worker(|| {
+        generate_loop(model, prompts, n_new, true, |row| {
+            sample_categorical(row, temperature, rng)
+        })
+    })
 }
 
-fn generate_loop<R: Rng + Send + ?Sized>(
+/// Prefill `prompts`, then `n_new − 1` decode steps; `pick` chooses each next token from
+/// its logits, sequences in batch order.
+fn generate_loop(
     model: &TransformerLM<'_>,
     prompts: ArrayView2<u32>,
     n_new: usize,
-    temperature: f64,
-    rng: &mut R,
+    inner_split: bool,
+    mut pick: impl FnMut(ArrayView1<f32>) -> Result<usize, Error>,
 ) -> Result<Array2<u32>, Error> {
     let (b, t) = prompts.dim();
     // The last generated token is never fed back, so the cache needs t + n_new − 1 slots.
     let mut cache = model.new_cache(b, t + n_new - 1)?;
-    let prompt_logits = model.extend(&mut cache, prompts)?;
+    let prompt_logits = model.extend_with(&mut cache, prompts, inner_split)?;
     let mut logits = prompt_logits.index_axis(Axis(1), t - 1).to_owned();
     let mut columns: Vec<Array1<u32>> = Vec::with_capacity(n_new);
     loop {
         let next = logits
             .axis_iter(Axis(0))
-            .map(|row| sample_categorical(row, temperature, rng).map(|i| i as u32))
+            .map(|row| pick(row).map(|i| i as u32))
             .collect::<Result<Array1<u32>, Error>>()?;
         columns.push(next);
         if columns.len() == n_new {
             break;
         }
-        logits = model.step(&mut cache, columns[columns.len() - 1].view())?;
+        let last = columns[columns.len() - 1].view().insert_axis(Axis(1));
+        logits = model
+            .extend_with(&mut cache, last, inner_split)?
+            .index_axis_move(Axis(1), 0);
     }
     let views: Vec<ArrayView2<u32>> = columns
         .iter()

@@ -351,30 +351,38 @@ pub fn toy_ranks() -> Result<Vec<DraftRanks>, Error> {
     let target = TransformerLM::new(&p, QCFG, "目标")?;
     let prompts = sample_tokens(&p, &QCFG, toy::N_SEQ, toy::PROMPT_LEN, toy::PROMPT_SEED)?;
     let mut rng = ChaCha8Rng::seed_from_u64(toy::GEN_SEED);
-    let generated = autoregressive_generate(&target, prompts.view(), toy::N_NEW, 0.0, &mut rng)?;
-    let seqs = concatenate(Axis(1), &[prompts.view(), generated.view()]).expect("same rows");
-
-    let (p4, _) = quantize_params(&p, "int4-g32", true)?;
-    let drafts = [
-        (
-            "只用前 1 层（弱）",
-            TransformerLM::new(&p, config_like(&QCFG, 1), "d1")?,
-        ),
-        (
-            "INT4 量化的自己（强）",
-            TransformerLM::new(&p4, QCFG, "d4")?,
-        ),
-    ];
-    let first = toy::PROMPT_LEN - 1; // logits at the last prompt position predict token 0
-    let mut out = Vec::new();
-    for (name, draft) in &drafts {
+    // Quantizing the target does not depend on the generation: do both at once.
+    let (generated, quantized) = rayon::join(
+        || autoregressive_generate(&target, prompts.view(), toy::N_NEW, 0.0, &mut rng),
+        || quantize_params(&p, "int4-g32", true),
+    );
+    let seqs = concatenate(Axis(1), &[prompts.view(), generated?.view()]).expect("same rows");
+    let (p4, _) = quantized?;
+    let weak = TransformerLM::new(&p, config_like(&QCFG, 1), "d1")?;
+    let int4 = TransformerLM::new(&p4, QCFG, "d4")?;
+    let ranks_of = |draft: &TransformerLM<'_>| -> Result<Vec<Vec<u32>>, Error> {
         let logits = draft.full_logits(seqs.view())?;
-        let ranks = (0..seqs.nrows())
-            .map(|i| draft_ranks(logits.slice(s![i, first.., ..]), seqs.slice(s![i, first..])))
-            .collect::<Result<_, _>>()?;
-        out.push(DraftRanks { name, ranks });
-    }
-    Ok(out)
+        let first = toy::PROMPT_LEN - 1; // logits at the last prompt position predict token 0
+        (0..seqs.nrows())
+            .map(|i| {
+                Ok(draft_ranks(
+                    logits.slice(s![i, first.., ..]),
+                    seqs.slice(s![i, first..]),
+                )?)
+            })
+            .collect()
+    };
+    let (weak_ranks, int4_ranks) = rayon::join(|| ranks_of(&weak), || ranks_of(&int4));
+    Ok(vec![
+        DraftRanks {
+            name: "只用前 1 层（弱）",
+            ranks: weak_ranks?,
+        },
+        DraftRanks {
+            name: "INT4 量化的自己（强）",
+            ranks: int4_ranks?,
+        },
+    ])
 }
 
 /// One row of a demo 3 table.
