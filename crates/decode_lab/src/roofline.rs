@@ -14,26 +14,8 @@
 
 use crate::Error;
 use hw_specs::Accelerator;
+pub use llm_math::LLAMA32_1B;
 use llm_math::{ForwardShape, ModelConfig, forward_time};
-
-/// Llama-3.2-1B, the lecture's draft model.
-///
-/// Source: `config.json` of meta-llama/Llama-3.2-1B (num_hidden_layers 16,
-/// hidden_size 2048, num_attention_heads 32, num_key_value_heads 8, head_dim 64,
-/// intermediate_size 8192, vocab_size 128256, tie_word_embeddings true).
-/// Published parameter count: 1,235,814,400.
-pub const LLAMA32_1B: ModelConfig = ModelConfig {
-    name: "Llama-3.2-1B",
-    n_layers: 16,
-    d_model: 2048,
-    n_heads: 32,
-    n_kv_heads: 8,
-    head_dim: 64,
-    d_ff: 8192,
-    vocab: 128_256,
-    tied_embeddings: true,
-    qkv_bias: false,
-};
 
 /// The longest draft [`best_round`] tries.
 pub const MAX_GAMMA: u32 = 16;
@@ -287,13 +269,6 @@ mod tests {
     use llm_math::LLAMA31_8B;
 
     const BW: f64 = 3.35e12 * 0.8;
-
-    #[test]
-    fn llama32_1b_has_its_published_parameter_count() {
-        assert_eq!(LLAMA32_1B.n_params(), 1_235_814_400);
-        // Tied: the shared table is streamed once, as the LM head.
-        assert_eq!(LLAMA32_1B.streamed_params(), 1_235_814_400);
-    }
 
     #[test]
     fn verify_time_adds_the_overhead_to_the_roofline_time() {

@@ -45,6 +45,137 @@ pub const LLAMA31_8B: ModelConfig = ModelConfig {
     qkv_bias: false,
 };
 
+/// Llama-3.1-70B.
+///
+/// Source: `config.json` of meta-llama/Llama-3.1-70B (80 layers, hidden 8192, 64 heads,
+/// 8 KV heads, intermediate 28672, vocab 128256, untied). Published: 70,553,706,496.
+pub const LLAMA31_70B: ModelConfig = ModelConfig {
+    name: "Llama-3.1-70B",
+    n_layers: 80,
+    d_model: 8192,
+    n_heads: 64,
+    n_kv_heads: 8,
+    head_dim: 128,
+    d_ff: 28672,
+    vocab: 128_256,
+    tied_embeddings: false,
+    qkv_bias: false,
+};
+
+/// Llama-3.1-405B.
+///
+/// Source: `config.json` of meta-llama/Llama-3.1-405B (126 layers, hidden 16384, 128 heads,
+/// 8 KV heads, intermediate 53248, vocab 128256, untied). Published: 405,853,388,800.
+pub const LLAMA31_405B: ModelConfig = ModelConfig {
+    name: "Llama-3.1-405B",
+    n_layers: 126,
+    d_model: 16384,
+    n_heads: 128,
+    n_kv_heads: 8,
+    head_dim: 128,
+    d_ff: 53248,
+    vocab: 128_256,
+    tied_embeddings: false,
+    qkv_bias: false,
+};
+
+/// Llama-3.2-1B, the lecture's draft model.
+///
+/// Source: `config.json` of meta-llama/Llama-3.2-1B (16 layers, hidden 2048, 32 heads,
+/// 8 KV heads, head_dim 64, intermediate 8192, vocab 128256, tie_word_embeddings true).
+/// Published: 1,235,814,400.
+pub const LLAMA32_1B: ModelConfig = ModelConfig {
+    name: "Llama-3.2-1B",
+    n_layers: 16,
+    d_model: 2048,
+    n_heads: 32,
+    n_kv_heads: 8,
+    head_dim: 64,
+    d_ff: 8192,
+    vocab: 128_256,
+    tied_embeddings: true,
+    qkv_bias: false,
+};
+
+/// Llama-3.2-3B.
+///
+/// Source: `config.json` of meta-llama/Llama-3.2-3B (28 layers, hidden 3072, 24 heads,
+/// 8 KV heads, head_dim 128, intermediate 8192, vocab 128256, tied). Published: 3,212,749,824.
+pub const LLAMA32_3B: ModelConfig = ModelConfig {
+    name: "Llama-3.2-3B",
+    n_layers: 28,
+    d_model: 3072,
+    n_heads: 24,
+    n_kv_heads: 8,
+    head_dim: 128,
+    d_ff: 8192,
+    vocab: 128_256,
+    tied_embeddings: true,
+    qkv_bias: false,
+};
+
+/// Mistral-7B-v0.3.
+///
+/// Source: `config.json` of mistralai/Mistral-7B-v0.3 (32 layers, hidden 4096, 32 heads,
+/// 8 KV heads, intermediate 14336, vocab 32768, untied). Published: 7,248,023,552.
+pub const MISTRAL_7B: ModelConfig = ModelConfig {
+    name: "Mistral-7B-v0.3",
+    n_layers: 32,
+    d_model: 4096,
+    n_heads: 32,
+    n_kv_heads: 8,
+    head_dim: 128,
+    d_ff: 14336,
+    vocab: 32_768,
+    tied_embeddings: false,
+    qkv_bias: false,
+};
+
+/// Qwen2.5-7B.
+///
+/// Source: `config.json` of Qwen/Qwen2.5-7B (28 layers, hidden 3584, 28 heads, 4 KV heads,
+/// intermediate 18944, vocab 152064, untied, biases on q, k and v). Published: 7,615,616,512.
+pub const QWEN25_7B: ModelConfig = ModelConfig {
+    name: "Qwen2.5-7B",
+    n_layers: 28,
+    d_model: 3584,
+    n_heads: 28,
+    n_kv_heads: 4,
+    head_dim: 128,
+    d_ff: 18944,
+    vocab: 152_064,
+    tied_embeddings: false,
+    qkv_bias: true,
+};
+
+/// Every model [`model`] knows, in the order `--list` shows them.
+pub const MODELS: &[ModelConfig] = &[
+    LLAMA31_8B,
+    LLAMA31_70B,
+    LLAMA31_405B,
+    LLAMA32_1B,
+    LLAMA32_3B,
+    MISTRAL_7B,
+    QWEN25_7B,
+];
+
+/// Looks a model up by name, ignoring case, spaces, `-`, `_` and a leading organisation
+/// (`"llama-3.1-70b"`, `"meta-llama/Llama-3.1-70B"`, `"Llama 3.1 70B"` all work).
+///
+/// ```
+/// assert_eq!(llm_math::model("qwen2.5-7b")?.n_params(), 7_615_616_512);
+/// assert!(llm_math::model("GPT-4").is_err());
+/// # Ok::<(), llm_math::Error>(())
+/// ```
+pub fn model(name: &str) -> Result<&'static ModelConfig, crate::Error> {
+    let bare = name.rsplit('/').next().unwrap_or(name);
+    let key = hw_specs::normalize(bare);
+    MODELS
+        .iter()
+        .find(|m| hw_specs::normalize(m.name) == key)
+        .ok_or_else(|| crate::Error::UnknownModel(name.to_string()))
+}
+
 impl ModelConfig {
     /// Parameters of one transformer block: q, k, v, o projections (plus q/k/v biases
     /// if any), the three SwiGLU matrices and the two RMSNorm gains.
@@ -116,6 +247,36 @@ mod tests {
         // q and o: 4096·4096 each; k and v: 4096·1024 each; MLP 3·4096·14336; norms 2·4096.
         let by_hand = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336 + 2 * 4096;
         assert_eq!(LLAMA31_8B.params_per_layer(), by_hand);
+    }
+
+    #[test]
+    fn every_model_has_its_published_parameter_count() {
+        let want = [
+            ("Llama-3.1-8B", 8_030_261_248),
+            ("Llama-3.1-70B", 70_553_706_496),
+            ("Llama-3.1-405B", 405_853_388_800),
+            ("Llama-3.2-1B", 1_235_814_400),
+            ("Llama-3.2-3B", 3_212_749_824),
+            ("Mistral-7B-v0.3", 7_248_023_552),
+            ("Qwen2.5-7B", 7_615_616_512),
+        ];
+        assert_eq!(MODELS.len(), want.len());
+        for (name, n) in want {
+            assert_eq!(model(name).unwrap().n_params(), n, "{name}");
+        }
+        // Tied: the shared table is streamed once, as the LM head.
+        assert_eq!(LLAMA32_1B.streamed_params(), 1_235_814_400);
+    }
+
+    #[test]
+    fn models_are_found_whatever_the_spelling() {
+        assert_eq!(model("meta-llama/Llama-3.1-70B").unwrap(), &LLAMA31_70B);
+        assert_eq!(model("llama 3.2 3b").unwrap(), &LLAMA32_3B);
+        let e = model("Llama-4").unwrap_err().to_string();
+        assert!(
+            e.starts_with("unknown model \"Llama-4\"; choose one of: Llama-3.1-8B, Llama-3.1-70B"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -16,7 +16,10 @@
 mod config;
 mod roofline;
 
-pub use config::{LLAMA31_8B, ModelConfig};
+pub use config::{
+    LLAMA31_8B, LLAMA31_70B, LLAMA31_405B, LLAMA32_1B, LLAMA32_3B, MISTRAL_7B, MODELS, ModelConfig,
+    QWEN25_7B, model,
+};
 pub use roofline::{
     BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, ForwardCost, ForwardShape, KV_BYTES_PER_ELEMENT,
     WEIGHT_BYTES_PER_PARAM, critical_tokens, forward_time, max_batch,
@@ -42,6 +45,8 @@ pub enum Error {
         /// The largest batch that fits at this context (0: not even the weights fit).
         max_batch: u64,
     },
+    /// A model name [`model`] does not know.
+    UnknownModel(String),
 }
 
 impl fmt::Display for Error {
@@ -71,6 +76,14 @@ impl fmt::Display for Error {
                 "batch {batch} at context {ctx} does not fit: {model} on one {hw} holds at most \
                  {max_batch} sequences of {ctx} tokens"
             ),
+            Error::UnknownModel(name) => {
+                let names: Vec<&str> = MODELS.iter().map(|m| m.name).collect();
+                write!(
+                    f,
+                    "unknown model \"{name}\"; choose one of: {}",
+                    names.join(", ")
+                )
+            }
         }
     }
 }

@@ -19,7 +19,9 @@ fn main() {
 fn demo3_flops() -> u64 {
     let (b, t, n) = (toy::N_SEQ, toy::PROMPT_LEN, toy::N_NEW);
     let steps = |from: usize, count: usize| -> f64 {
-        (from..from + count).map(|pos| QCFG.forward_flops(b, pos, 1)).sum()
+        (from..from + count)
+            .map(|pos| QCFG.forward_flops(b, pos, 1))
+            .sum()
     };
     let sample = QCFG.forward_flops(b, 0, 1) + steps(1, t - 2);
     let generate = QCFG.forward_flops(b, 0, t) + steps(t, n - 1);
@@ -29,7 +31,9 @@ fn demo3_flops() -> u64 {
 
 #[divan::bench(sample_count = 20)]
 fn demo3_end_to_end(bencher: Bencher) {
-    bencher.counter(ItemsCount::new(demo3_flops())).bench(|| demo3_figures().unwrap());
+    bencher
+        .counter(ItemsCount::new(demo3_flops()))
+        .bench(|| demo3_figures().unwrap());
 }
 
 #[divan::bench(sample_count = 20)]
