@@ -5,9 +5,15 @@ use lecture06::spec_decode_on_hardware::{self as s05, DEMO1_NS, DEMO2_CTXS};
 use once_cell::sync::Lazy;
 
 static OUTPUT: Lazy<String> = Lazy::new(|| crate::capture(lecture06::run));
-static DEMO1: Lazy<s05::Demo1> = Lazy::new(|| s05::demo1_figures().unwrap());
-static DEMO2: Lazy<s05::Demo2> = Lazy::new(|| s05::demo2_figures().unwrap());
-static DEMO3: Lazy<Vec<s05::DraftFigures>> = Lazy::new(|| s05::demo3_figures().unwrap());
+static SETUP: Lazy<s05::Setup> = Lazy::new(s05::Setup::default);
+static DEMO1: Lazy<s05::Demo1> = Lazy::new(|| {
+    s05::demo1_figures(&SETUP)
+        .unwrap()
+        .expect("8B fits on an H100")
+});
+static DEMO2: Lazy<s05::Demo2> = Lazy::new(|| s05::demo2_figures(&SETUP).unwrap());
+static DEMO3: Lazy<Vec<s05::DraftFigures>> =
+    Lazy::new(|| s05::demo3_from_ranks(&SETUP, &RANKS).unwrap());
 static RANKS: Lazy<Vec<s05::DraftRanks>> = Lazy::new(|| s05::toy_ranks().unwrap());
 
 #[test]
@@ -30,7 +36,7 @@ fn demo1_the_draft_cost_coefficient_c_is_about_a_fifth() {
 
 #[test]
 fn demo1_the_draft_reads_about_fifteen_percent_of_the_target_bytes() {
-    let share = s05::DRF.streamed_params() as f64 / s05::TGT.streamed_params() as f64;
+    let share = SETUP.draft.streamed_params() as f64 / SETUP.target.streamed_params() as f64;
     assert!((0.14..=0.17).contains(&share), "{share}");
 }
 
@@ -94,7 +100,7 @@ fn demo2_big_batches_shrink_the_gain_to_1_6_1_4_1_1() {
 
 #[test]
 fn demo2_the_critical_batch_on_h100_is_about_220_tokens() {
-    let t = llm_math::critical_tokens(&s05::HW);
+    let t = llm_math::critical_tokens(&SETUP.hw);
     assert!((210.0..=230.0).contains(&t), "{t}");
     // And the grid shows it: verification is still free while batch·(γ+1) is below it,
     // and costs more than a plain step once it is well above.
@@ -113,7 +119,7 @@ fn demo2_the_critical_batch_on_h100_is_about_220_tokens() {
 
 #[test]
 fn demo2_at_32k_context_only_a_dozen_or_so_sequences_fit() {
-    let fit = llm_math::max_batch(&s05::TGT, &s05::HW, 32768).unwrap();
+    let fit = llm_math::max_batch(&SETUP.target, &SETUP.hw, 32768).unwrap();
     assert!((10..=19).contains(&fit), "{fit}");
     assert!(cell(1, 32768).is_some());
     assert!(cell(16, 32768).is_none(), "16 > {fit} does not fit");
@@ -123,7 +129,7 @@ fn demo2_at_32k_context_only_a_dozen_or_so_sequences_fit() {
 fn demo2_does_not_fit_exactly_where_the_kv_cache_exceeds_memory() {
     for (b, cells) in &DEMO2.grid {
         for (&ctx, c) in DEMO2_CTXS.iter().zip(cells) {
-            let fits = *b <= llm_math::max_batch(&s05::TGT, &s05::HW, ctx).unwrap();
+            let fits = *b <= llm_math::max_batch(&SETUP.target, &SETUP.hw, ctx).unwrap();
             assert_eq!(c.is_some(), fits, "batch {b}, ctx {ctx}");
         }
     }
@@ -142,7 +148,9 @@ fn demo2_longer_context_slightly_lowers_the_speedup_at_equal_batch() {
 
 #[test]
 fn demo2_the_example_verify_of_5_tokens_at_batch_512_is_compute_bound() {
-    let ratio = DEMO2.example_verify / DEMO2.example_base;
+    let (base, verify, compute_bound) = DEMO2.example.expect("batch 512 fits at context 512");
+    assert!(compute_bound);
+    let ratio = verify / base;
     assert!((3.0..=4.0).contains(&ratio), "{ratio}");
     assert!(OUTPUT.contains("例：批 512、上下文 512："));
     assert!(OUTPUT.contains(&format!("（{ratio:.1} 倍）")));
@@ -273,7 +281,7 @@ fn demo3_at_batch_1_the_fastest_shape_is_a_tree() {
         let best = d
             .shapes
             .iter()
-            .max_by(|a, b| a.speedup[0].total_cmp(&b.speedup[0]))
+            .max_by(|a, b| a.speedup[0].unwrap().total_cmp(&b.speedup[0].unwrap()))
             .unwrap();
         assert!(
             best.branching.iter().any(|&k| k > 1),
@@ -287,12 +295,22 @@ fn demo3_at_batch_1_the_fastest_shape_is_a_tree() {
 #[test]
 fn demo3_at_batch_32_the_big_trees_are_slower_than_the_chain() {
     for d in DEMO3.iter() {
-        let chain = shape(d, &[1, 1, 1, 1]).speedup[1];
+        let chain = shape(d, &[1, 1, 1, 1]).speedup[1].unwrap();
         for big in [&[8, 4, 2, 1][..], &[4, 4, 4, 4]] {
-            assert!(shape(d, big).speedup[1] < chain, "{}: {big:?}", d.name);
+            assert!(
+                shape(d, big).speedup[1].unwrap() < chain,
+                "{}: {big:?}",
+                d.name
+            );
         }
         // …while at batch 1 the same trees beat the chain.
         assert!(shape(d, &[8, 4, 2, 1]).speedup[0] > shape(d, &[1, 1, 1, 1]).speedup[0]);
+        assert!(
+            d.shapes
+                .iter()
+                .all(|s| s.speedup.iter().all(Option::is_some)),
+            "everything fits on an H100"
+        );
     }
 }
 
@@ -349,4 +367,131 @@ fn every_table_line_has_the_same_display_width_as_its_header() {
             }
         }
     }
+}
+
+// ---- other setups and exports (the what-if explorer) ------------------------------
+
+#[test]
+fn markdown_export_prints_every_table_under_a_heading_and_nothing_else() {
+    let opts = lecture06::Options {
+        format: lecture06::Format::Markdown,
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    lecture06::run_with(&mut out, &opts).unwrap();
+    let md = String::from_utf8(out).unwrap();
+    insta::assert_snapshot!("lecture06_markdown", md);
+    assert_eq!(
+        md.matches("### ").count(),
+        5,
+        "two tables in demo 1, one in demo 2, two in demo 3"
+    );
+    for line in md.lines().filter(|l| !l.is_empty()) {
+        assert!(line.starts_with("### ") || line.starts_with('|'), "{line}");
+    }
+}
+
+/// Wording of the original script that only holds for its default setup.
+const DEFAULT_ONLY_FIGURES: [&str; 5] = [
+    "220 个 token",
+    "十几个序列",
+    "前 129 个 token",
+    "约 15% 的字节",
+    "1.6 倍",
+];
+
+#[test]
+fn every_setup_prints_finite_figures_and_marks_default_only_wording() {
+    use s05::{DEFAULT_ONLY, Setup};
+    for hw in hw_specs::ACCELERATORS {
+        for target in llm_math::MODELS {
+            for draft in [llm_math::LLAMA32_1B, llm_math::LLAMA32_3B] {
+                for alpha in [0.6, 0.8, 1.0] {
+                    let setup = Setup {
+                        hw: *hw,
+                        target: *target,
+                        draft,
+                        alpha,
+                    };
+                    let label = format!("{} {} {} {alpha}", hw.name, target.name, draft.name);
+                    let defaults = Setup::default();
+                    let demo1_is_default = setup.hw == defaults.hw
+                        && setup.target == defaults.target
+                        && setup.draft == defaults.draft;
+                    let demos = [
+                        (
+                            s05::demo1_blocks(&setup, &s05::demo1_figures(&setup).unwrap())
+                                .unwrap(),
+                            demo1_is_default,
+                        ),
+                        (
+                            s05::demo2_blocks(&setup, &s05::demo2_figures(&setup).unwrap()),
+                            setup == defaults,
+                        ),
+                    ];
+                    for (blocks, is_default) in demos {
+                        let mut text = Vec::new();
+                        console::render_text(&mut text, &blocks).unwrap();
+                        let text = String::from_utf8(text).unwrap();
+                        assert!(
+                            !text.contains("NaN") && !text.contains("inf "),
+                            "{label}:\n{text}"
+                        );
+                        assert!(
+                            text.contains(&format!("{} GB", hw.memory_bytes / 1e9))
+                                || text.contains(&format!("一块 {}", hw.name)),
+                            "{label}"
+                        );
+                        if is_default {
+                            assert!(!text.contains(DEFAULT_ONLY), "{label}");
+                            continue;
+                        }
+                        for block in &blocks {
+                            let console::Block::Observations(items) = block else {
+                                continue;
+                            };
+                            for item in items {
+                                if DEFAULT_ONLY_FIGURES.iter().any(|f| item.contains(f)) {
+                                    assert!(
+                                        item.starts_with(DEFAULT_ONLY),
+                                        "{label}: unmarked {item}"
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn demo3_follows_the_card_and_target_but_not_the_toy_acceptance() {
+    let setup = s05::Setup {
+        hw: hw_specs::B200,
+        ..s05::Setup::default()
+    };
+    let on_b200 = s05::demo3_from_ranks(&setup, &RANKS).unwrap();
+    for (a, b) in on_b200.iter().zip(DEMO3.iter()) {
+        assert_eq!(a.top_k, b.top_k);
+        for (sa, sb) in a.shapes.iter().zip(&b.shapes) {
+            assert_eq!(sa.tau, sb.tau, "τ is the toy model's, whatever the card");
+            assert_ne!(sa.speedup, sb.speedup, "speedups are the card's");
+        }
+    }
+    let blocks = s05::demo3_blocks(&setup, &on_b200);
+    let console::Block::Table(t) = &blocks[2] else {
+        panic!("{:?}", blocks[2])
+    };
+    assert_eq!(t.headers[3], "B200 加速 批 1");
+    let too_big = s05::Setup {
+        target: llm_math::LLAMA31_405B,
+        ..s05::Setup::default()
+    };
+    let none = s05::demo3_from_ranks(&too_big, &RANKS).unwrap();
+    assert!(
+        none.iter()
+            .all(|d| d.shapes.iter().all(|s| s.speedup == [None, None]))
+    );
 }

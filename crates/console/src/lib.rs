@@ -442,7 +442,11 @@ mod tests {
 
     #[test]
     fn render_text_prints_blocks_in_order_like_the_print_functions() {
-        let t = Table { caption: "x".into(), headers: vec!["a".into()], rows: vec![vec!["1".into()]] };
+        let t = Table {
+            caption: "x".into(),
+            headers: vec!["a".into()],
+            rows: vec![vec!["1".into()]],
+        };
         let blocks = [
             Block::Header("演示".into()),
             Block::Text("\n一行".into()),
@@ -456,7 +460,10 @@ mod tests {
         writeln!(want, "\n一行").unwrap();
         print_table(&mut want, &t.headers, &t.rows).unwrap();
         print_observations(&mut want, &["看"]).unwrap();
-        assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            String::from_utf8(want).unwrap()
+        );
     }
 
     #[test]

@@ -19,8 +19,8 @@ pub mod roofline;
 pub mod toy;
 
 pub use roofline::{
-    BestRound, LLAMA32_1B, MAX_GAMMA, RoundPlan, best_round, expected_tokens, tree_speedup,
-    verify_time,
+    BestRound, LLAMA32_1B, MAX_GAMMA, RoundPlan, best_round, draft_time, expected_tokens,
+    tree_speedup, verify_time,
 };
 pub use toy::{TreeAcceptance, draft_ranks, tree_accept_lengths};
 pub use transformer_lab::{TransformerLM, autoregressive_generate};

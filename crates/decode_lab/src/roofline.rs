@@ -15,7 +15,7 @@
 use crate::Error;
 use hw_specs::Accelerator;
 pub use llm_math::LLAMA32_1B;
-use llm_math::{ForwardShape, ModelConfig, forward_time};
+use llm_math::{ForwardShape, ModelConfig, forward_cost, forward_time};
 
 /// The longest draft [`best_round`] tries.
 pub const MAX_GAMMA: u32 = 16;
@@ -59,6 +59,41 @@ pub fn verify_time(
             batch,
             ctx,
             n_new: n,
+        },
+    )?;
+    Ok(cost.time() + overhead)
+}
+
+/// Time of one decode step of a *draft* model: like [`verify_time`] with `n = 1`, but
+/// without the memory check — lecture 6 does not count the draft's weights and KV cache
+/// against the card's memory (they would live in spare memory, or on another device).
+///
+/// Errors: a zero `batch` or `ctx`; an overhead that is negative or not finite.
+///
+/// ```
+/// use decode_lab::{draft_time, verify_time, LLAMA32_1B};
+/// use hw_specs::H100;
+/// let t = draft_time(&LLAMA32_1B, &H100, 1, 1024, 0.3e-3)?;
+/// assert_eq!(t, verify_time(&LLAMA32_1B, &H100, 1, 1024, 1, 0.3e-3)?);
+/// # Ok::<(), decode_lab::Error>(())
+/// ```
+pub fn draft_time(
+    cfg: &ModelConfig,
+    hw: &Accelerator,
+    batch: u64,
+    ctx: u64,
+    overhead: f64,
+) -> Result<f64, Error> {
+    if !overhead.is_finite() || overhead < 0.0 {
+        return Err(Error::Overhead(overhead));
+    }
+    let cost = forward_cost(
+        cfg,
+        hw,
+        ForwardShape {
+            batch,
+            ctx,
+            n_new: 1,
         },
     )?;
     Ok(cost.time() + overhead)
@@ -151,8 +186,9 @@ impl BestRound {
 /// acceptance rate `alpha`; `overhead_t` and `overhead_d` are the fixed per-pass
 /// overheads of target and draft, seconds.
 ///
-/// The round time is `γ · t_draft + t_verify(γ + 1)`; ties go to the smaller γ. The
-/// draft's own weights and KV cache are not counted against the device memory.
+/// The round time is `γ · t_draft + t_verify(γ + 1)` with `t_draft` from [`draft_time`];
+/// ties go to the smaller γ. The draft's own weights and KV cache are not counted against
+/// the device memory.
 ///
 /// Errors: α outside [0, 1]; a zero `batch` or `ctx`; a batch the target cannot fit at
 /// `ctx`; an invalid overhead.
@@ -180,7 +216,7 @@ pub fn best_round(
 ) -> Result<BestRound, Error> {
     check_alpha(alpha)?;
     let t_base = verify_time(tgt, hw, batch, ctx, 1, overhead_t)?;
-    let t_draft = verify_time(drf, hw, batch, ctx, 1, overhead_d)?;
+    let t_draft = draft_time(drf, hw, batch, ctx, overhead_d)?;
     let mut best: Option<RoundPlan> = None;
     for gamma in 1..=MAX_GAMMA {
         let t_verify = verify_time(tgt, hw, batch, ctx, u64::from(gamma) + 1, overhead_t)?;
@@ -407,6 +443,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_draft_is_not_held_to_the_memory_budget() {
+        // A 3B draft's KV at 32K context does not fit 64 sequences next to its weights,
+        // but only the 1B target's memory counts.
+        assert!(verify_time(&llm_math::LLAMA32_3B, &H100, 64, 32768, 1, 0.3e-3).is_err());
+        assert!(draft_time(&llm_math::LLAMA32_3B, &H100, 64, 32768, 0.3e-3).is_ok());
+        let r = best_round(
+            &LLAMA32_1B,
+            &llm_math::LLAMA32_3B,
+            &H100,
+            64,
+            32768,
+            0.8,
+            1e-3,
+            0.3e-3,
+        );
+        assert!(r.is_ok(), "{r:?}");
+        assert!(matches!(
+            draft_time(&LLAMA32_1B, &H100, 1, 1024, -1.0),
+            Err(Error::Overhead(_))
+        ));
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub use config::{
 };
 pub use roofline::{
     BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, ForwardCost, ForwardShape, KV_BYTES_PER_ELEMENT,
-    WEIGHT_BYTES_PER_PARAM, critical_tokens, forward_time, max_batch,
+    WEIGHT_BYTES_PER_PARAM, critical_tokens, forward_cost, forward_time, max_batch,
 };
 
 use std::fmt;

@@ -105,6 +105,18 @@ pub fn forward_time(
             max_batch: fits,
         });
     }
+    forward_cost(cfg, hw, shape)
+}
+
+/// [`forward_time`] without the memory check: the roofline cost of a pass whether or not
+/// its weights and KV cache fit on the card. For a model whose memory is accounted
+/// elsewhere (lecture 6 does not count the draft's). Errors only on a zero size.
+pub fn forward_cost(
+    cfg: &ModelConfig,
+    hw: &Accelerator,
+    shape: ForwardShape,
+) -> Result<ForwardCost, Error> {
+    shape.check()?;
     let p = cfg.streamed_params() as f64;
     let tokens = shape.tokens() as f64;
     let ctx = shape.ctx as f64;
@@ -237,6 +249,23 @@ mod tests {
         assert_eq!(
             e(0, 1, 1).to_string(),
             "batch size must be at least 1, got 0"
+        );
+    }
+
+    #[test]
+    fn forward_cost_skips_only_the_memory_check() {
+        let big = shape(64, 32768, 1);
+        assert!(forward_time(&LLAMA31_8B, &H100, big).is_err());
+        let c = forward_cost(&LLAMA31_8B, &H100, big).unwrap();
+        assert_eq!(c, forward_cost(&LLAMA31_8B, &H100, big).unwrap());
+        let ok = shape(4, 1024, 3);
+        assert_eq!(
+            forward_cost(&LLAMA31_8B, &H100, ok),
+            forward_time(&LLAMA31_8B, &H100, ok)
+        );
+        assert_eq!(
+            forward_cost(&LLAMA31_8B, &H100, shape(0, 1, 1)),
+            Err(Error::Zero("batch size"))
         );
     }
 

@@ -22,34 +22,77 @@
 //! position), not a measurement. Demo 3's acceptance lengths come from a
 //! random-initialised small model: they show the mechanism ("how much more does a tree
 //! accept than a chain"), not the figures of a trained model.
+//!
+//! Every demo is computed for a [`Setup`] (accelerator, target, draft, α); the default
+//! is the original script's, and prints exactly its text. For any other setup, headers
+//! and figures follow the setup, and an observation whose wording only holds for the
+//! default is marked as such and quotes the default's figures.
 
-use std::io::Write;
-
-use console::{fmt_time, print_header, print_observations, print_table};
+use console::{Block, Table, fmt_time};
 use decode_lab::{
-    BestRound, LLAMA32_1B, TransformerLM, autoregressive_generate, best_round, draft_ranks,
+    BestRound, TransformerLM, autoregressive_generate, best_round, draft_ranks, draft_time,
     expected_tokens, tree_accept_lengths, tree_speedup, verify_time,
 };
 use hw_specs::{Accelerator, H100};
-use llm_math::{LLAMA31_8B, ModelConfig, max_batch};
+use llm_math::{LLAMA31_8B, LLAMA32_1B, ModelConfig, critical_tokens, max_batch};
 use ndarray::{Axis, concatenate, s};
 use quant_lab::{QCFG, quantize_params, sample_tokens};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use serde_json::{Value, json};
 use transformer_lab::{config_like, init_params};
 
 use crate::Error;
 
-/// The target model.
-pub const TGT: ModelConfig = LLAMA31_8B;
-/// The draft model.
-pub const DRF: ModelConfig = LLAMA32_1B;
-/// The accelerator.
-pub const HW: Accelerator = H100;
 /// Fixed per-pass overhead of the target, seconds (the script's assumption).
 pub const OVERHEAD_T: f64 = 1e-3;
 /// Fixed per-pass overhead of the draft, seconds (the script's assumption).
 pub const OVERHEAD_D: f64 = 0.3e-3;
+
+/// What the roofline demos are computed for: one accelerator, a target and a draft
+/// model, and demo 2's acceptance rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Setup {
+    /// The accelerator.
+    pub hw: Accelerator,
+    /// The target model.
+    pub target: ModelConfig,
+    /// The draft model.
+    pub draft: ModelConfig,
+    /// Demo 2's acceptance rate α.
+    pub alpha: f64,
+}
+
+impl Default for Setup {
+    /// The original script's setup: one H100, Llama-3.1-8B + Llama-3.2-1B, α = 0.8.
+    fn default() -> Self {
+        Setup {
+            hw: H100,
+            target: LLAMA31_8B,
+            draft: LLAMA32_1B,
+            alpha: DEMO2_ALPHA,
+        }
+    }
+}
+
+impl Setup {
+    /// Whether demo 1 (hardware and both models) is the original script's.
+    fn default_models_and_hw(&self) -> bool {
+        let d = Setup::default();
+        self.hw == d.hw && self.target == d.target && self.draft == d.draft
+    }
+
+    /// How the lecture names this setup: "一块 H200、Llama-3.1-70B + Llama-3.2-1B".
+    fn label(&self) -> String {
+        format!(
+            "一块 {}、{} + {}",
+            self.hw.name, self.target.name, self.draft.name
+        )
+    }
+}
+
+/// The marker put before an observation that only holds for the default setup.
+pub const DEFAULT_ONLY: &str = "【此条针对默认配置：一块 H100、Llama-3.1-8B + Llama-3.2-1B】";
 
 /// Demo 1's context length.
 pub const DEMO1_CTX: u64 = 1024;
@@ -57,7 +100,7 @@ pub const DEMO1_CTX: u64 = 1024;
 pub const DEMO1_NS: [u64; 10] = [1, 2, 3, 5, 9, 17, 33, 65, 129, 257];
 /// Demo 1's acceptance rates.
 pub const DEMO1_ALPHAS: [f64; 4] = [0.6, 0.7, 0.8, 0.9];
-/// Demo 2's acceptance rate.
+/// Demo 2's default acceptance rate.
 pub const DEMO2_ALPHA: f64 = 0.8;
 /// Demo 2's batch sizes (rows).
 pub const DEMO2_BATCHES: [u64; 6] = [1, 16, 64, 128, 256, 512];
@@ -66,12 +109,17 @@ pub const DEMO2_CTXS: [u64; 3] = [512, 4096, 32768];
 /// Demo 2's worked example: batch, context, tokens verified.
 pub const DEMO2_EXAMPLE: (u64, u64, u64) = (512, 512, 5);
 
-/// Prints the script: demos 1, 2 and 3 in order.
-pub fn run(out: &mut dyn Write) -> Result<(), Error> {
-    demo1_c_and_verify(out)?;
-    demo2_batch_ctx(out)?;
-    demo3_trees(out)
+/// Prints the script for the default setup: demos 1, 2 and 3, as text.
+pub fn run(out: &mut dyn std::io::Write) -> Result<(), Error> {
+    let setup = Setup::default();
+    let mut blocks = demo1_blocks(&setup, &demo1_figures(&setup)?)?;
+    blocks.extend(demo2_blocks(&setup, &demo2_figures(&setup)?));
+    blocks.extend(demo3_blocks(&setup, &demo3_figures(&setup)?));
+    console::render_text(out, &blocks)?;
+    Ok(())
 }
+
+// ---- demo 1 -------------------------------------------------------------------------
 
 /// The figures demo 1 prints.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,99 +136,199 @@ pub struct Demo1 {
     pub best: Vec<(f64, BestRound)>,
 }
 
-/// Computes demo 1: c, the cost of feeding n tokens, the best γ for each α.
-pub fn demo1_figures() -> Result<Demo1, Error> {
+impl Demo1 {
+    /// The largest n of [`DEMO1_NS`] up to which feeding n tokens costs less than 1% more
+    /// than feeding one: the end of the weight-read shadow.
+    pub fn free_up_to(&self) -> u64 {
+        self.forward
+            .iter()
+            .take_while(|(_, t)| t / self.t_base < 1.01)
+            .last()
+            .map_or(0, |f| f.0)
+    }
+}
+
+/// Computes demo 1 for `setup`: c, the cost of feeding n tokens, the best γ for each α.
+/// `None` when the target cannot hold even one sequence of [`DEMO1_CTX`] tokens on the card.
+pub fn demo1_figures(setup: &Setup) -> Result<Option<Demo1>, Error> {
+    let Setup {
+        hw, target, draft, ..
+    } = setup;
     let ctx = DEMO1_CTX;
-    let t_base = verify_time(&TGT, &HW, 1, ctx, 1, OVERHEAD_T)?;
-    let t_draft = verify_time(&DRF, &HW, 1, ctx, 1, OVERHEAD_D)?;
+    if max_batch(target, hw, ctx).map_err(decode_lab::Error::from)? == 0 {
+        return Ok(None);
+    }
+    let t_base = verify_time(target, hw, 1, ctx, 1, OVERHEAD_T)?;
+    let t_draft = draft_time(draft, hw, 1, ctx, OVERHEAD_D)?;
     let forward = DEMO1_NS
         .iter()
-        .map(|&n| Ok((n, verify_time(&TGT, &HW, 1, ctx, n, OVERHEAD_T)?)))
+        .map(|&n| Ok((n, verify_time(target, hw, 1, ctx, n, OVERHEAD_T)?)))
         .collect::<Result<_, Error>>()?;
     let best = DEMO1_ALPHAS
         .iter()
         .map(|&a| {
             Ok((
                 a,
-                best_round(&TGT, &DRF, &HW, 1, ctx, a, OVERHEAD_T, OVERHEAD_D)?,
+                best_round(target, draft, hw, 1, ctx, a, OVERHEAD_T, OVERHEAD_D)?,
             ))
         })
         .collect::<Result<_, Error>>()?;
-    Ok(Demo1 {
+    Ok(Some(Demo1 {
         t_base,
         t_draft,
         c: t_draft / t_base,
         forward,
         best,
-    })
+    }))
 }
 
-/// Demo 1: the draft cost coefficient c, the cost of verifying n tokens, best γ per α.
-pub fn demo1_c_and_verify(out: &mut dyn Write) -> Result<(), Error> {
+/// The line a demo prints instead of its figures when the target does not fit at all.
+fn does_not_fit_line(setup: &Setup) -> String {
+    let Setup { hw, target, .. } = setup;
+    format!(
+        "{} 的 bf16 权重有 {:.1} GB，一块 {} 只有 {} GB 显存：放不下，这个演示在这块卡上算不出来。\
+         换一块显存更大的卡（--hw），或者换一个小一些的目标模型（--target）。",
+        target.name,
+        2.0 * target.n_params() as f64 / 1e9,
+        hw.name,
+        hw.memory_bytes / 1e9,
+    )
+}
+
+/// Demo 1 as blocks: header, the c line, the two tables, observations.
+pub fn demo1_blocks(setup: &Setup, d: &Option<Demo1>) -> Result<Vec<Block>, Error> {
+    let Setup {
+        hw, target, draft, ..
+    } = setup;
     let title = format!(
         "演示 1：{} + {}，一块 {}，批大小 1、上下文 {}",
-        TGT.name, DRF.name, HW.name, DEMO1_CTX
+        target.name, draft.name, hw.name, DEMO1_CTX
     );
-    print_header(out, &title)?;
-    let d = demo1_figures()?;
-    let share = DRF.n_params() as f64 / TGT.n_params() as f64;
-    writeln!(
-        out,
+    let mut blocks = vec![Block::Header(title)];
+    let Some(d) = d else {
+        blocks.push(Block::Text(does_not_fit_line(setup)));
+        return Ok(blocks);
+    };
+    let share = draft.n_params() as f64 / target.n_params() as f64;
+    blocks.push(Block::Text(format!(
         "目标模型普通 decode 一步 {}；草稿模型一步 {} → c = {:.3}（草稿参数 {:.2} B，是目标的 {}）",
         fmt_time(d.t_base),
         fmt_time(d.t_draft),
         d.c,
-        DRF.n_params() as f64 / 1e9,
+        draft.n_params() as f64 / 1e9,
         percent(share),
-    )?;
-
-    let rows: Vec<Vec<String>> = d
-        .forward
-        .iter()
-        .map(|&(n, t)| vec![n.to_string(), fmt_time(t), format!("{:.3}", t / d.t_base)])
-        .collect();
-    writeln!(
-        out,
-        "\n目标模型一次前向送进 n 个 token（验证 γ = n − 1 个草稿）要多久："
-    )?;
-    print_table(out, &["n", "时间", "相对 n = 1"], &rows)?;
-
-    let mut rows2 = Vec::new();
+    )));
+    blocks.push(Block::Text(
+        "\n目标模型一次前向送进 n 个 token（验证 γ = n − 1 个草稿）要多久：".into(),
+    ));
+    blocks.push(Block::Table(Table {
+        caption: format!(
+            "演示 1：{} 在一块 {} 上一次前向送进 n 个 token 的时间（批 1、上下文 {DEMO1_CTX}）",
+            target.name, hw.name
+        ),
+        headers: strings(&["n", "时间", "相对 n = 1"]),
+        rows: d
+            .forward
+            .iter()
+            .map(|&(n, t)| vec![n.to_string(), fmt_time(t), format!("{:.3}", t / d.t_base)])
+            .collect(),
+    }));
+    let mut rows = Vec::new();
     for &(a, best) in &d.best {
-        rows2.push(vec![
+        rows.push(vec![
             a.to_string(),
             best.gamma().to_string(),
             format!("{:.2}", expected_tokens(a, best.gamma())?),
             format!("{:.2}×", best.speedup()),
         ]);
     }
-    print_table(
-        out,
-        &[
+    blocks.push(Block::Table(Table {
+        caption: format!(
+            "演示 1：每个 α 的最优 γ 与加速比（{}，批 1）",
+            setup.label()
+        ),
+        headers: strings(&[
             "α",
             "最优 γ",
             "每轮 token",
             "加速比（一轮 = γ 次草稿 + 1 次验证）",
-        ],
-        &rows2,
-    )?;
-    print_observations(
-        out,
-        &[
-            "批大小 1 时，送进 2 个 token 和 33 个 token 几乎一样快（前 129 个 token 都在\"读权重\"的阴影里）：\
-             decode 的算力利用率极低，验证几乎是免费的——Leviathan 的假设 (1) 在这里成立。"
-                .to_string(),
+        ]),
+        rows,
+    }));
+
+    let seed_obs1 = "批大小 1 时，送进 2 个 token 和 33 个 token 几乎一样快（前 129 个 token 都在\"读权重\"的阴影里）：\
+                     decode 的算力利用率极低，验证几乎是免费的——Leviathan 的假设 (1) 在这里成立。";
+    let seed_obs2 = |c: f64| {
+        format!(
+            "但 c 不小：1B 的草稿只读 8B 的约 15% 的字节，加上每步的固定开销，c ≈ {c:.2}。\
+             按 04 演示 2 的表，c ≈ 0.2 时最优只草稿几个、加速 2 倍左右（α = 0.8）。"
+        )
+    };
+    let seed_obs3 = "想更快，要么草稿更便宜（EAGLE 那样的单层草稿、n-gram / 提示查找，或者放到 SRAM 芯片上，第 5 讲 §8），\
+                     要么更准（同系列的模型、在目标模型的输出上蒸馏），要么一次验证更多候选（演示 3 的树）。";
+    let observations = if setup.default_models_and_hw() {
+        vec![seed_obs1.to_string(), seed_obs2(d.c), seed_obs3.to_string()]
+    } else {
+        let default_c = demo1_figures(&Setup::default())?.map_or(f64::NAN, |d| d.c);
+        let at_08 = d.best.iter().find(|(a, _)| *a == 0.8).map(|b| b.1);
+        let best_08 = match at_08 {
+            Some(BestRound::Speculate(p)) => {
+                format!("α = 0.8 时最优 γ = {}，加速 {:.2}×", p.gamma, p.speedup)
+            }
+            _ => "α = 0.8 时投机解码不划算".to_string(),
+        };
+        vec![
             format!(
-                "但 c 不小：1B 的草稿只读 8B 的约 15% 的字节，加上每步的固定开销，c ≈ {:.2}。\
-                 按 04 演示 2 的表，c ≈ 0.2 时最优只草稿几个、加速 2 倍左右（α = 0.8）。",
-                d.c
+                "本配置（{}）：c = {:.2}；批 1 时送进 n ≤ {} 个 token 与只送 1 个相差不到 1%；{}。",
+                setup.label(),
+                d.c,
+                d.free_up_to(),
+                best_08
             ),
-            "想更快，要么草稿更便宜（EAGLE 那样的单层草稿、n-gram / 提示查找，或者放到 SRAM 芯片上，第 5 讲 §8），\
-             要么更准（同系列的模型、在目标模型的输出上蒸馏），要么一次验证更多候选（演示 3 的树）。"
-                .to_string(),
-        ],
-    )?;
-    Ok(())
+            format!("{DEFAULT_ONLY}{seed_obs1}"),
+            format!("{DEFAULT_ONLY}{}", seed_obs2(default_c)),
+            seed_obs3.to_string(),
+        ]
+    };
+    blocks.push(Block::Observations(observations));
+    Ok(blocks)
+}
+
+/// Demo 1's figures as JSON: seconds and ratios, unformatted.
+pub fn demo1_json(setup: &Setup, d: &Option<Demo1>) -> Value {
+    let Some(d) = d else {
+        return json!({ "fits": false, "message": does_not_fit_line(setup) });
+    };
+    json!({
+        "fits": true,
+        "ctx_tokens": DEMO1_CTX,
+        "batch": 1,
+        "t_base_s": d.t_base,
+        "t_draft_s": d.t_draft,
+        "c": d.c,
+        "draft_params": setup.draft.n_params(),
+        "target_params": setup.target.n_params(),
+        "free_up_to_n": d.free_up_to(),
+        "forward": d.forward.iter().map(|&(n, t)| json!({
+            "n": n, "time_s": t, "ratio_to_n1": t / d.t_base,
+        })).collect::<Vec<_>>(),
+        "best_gamma": d.best.iter().map(|(a, b)| best_json(*a, b)).collect::<Vec<_>>(),
+    })
+}
+
+fn best_json(alpha: f64, best: &BestRound) -> Value {
+    match best {
+        BestRound::Speculate(p) => json!({
+            "alpha": alpha, "speculate": true, "gamma": p.gamma,
+            "expected_tokens": p.expected_tokens, "speedup": p.speedup,
+            "verify_ratio": p.verify_ratio, "c": p.c,
+            "t_base_s": p.t_base, "t_draft_s": p.t_draft, "t_verify_s": p.t_verify, "t_round_s": p.t_round,
+        }),
+        BestRound::NoSpeculation(p) => json!({
+            "alpha": alpha, "speculate": false, "gamma": 0, "expected_tokens": 1.0, "speedup": 1.0,
+            "best_tried_gamma": p.gamma, "best_tried_speedup": p.speedup,
+        }),
+    }
 }
 
 /// Python's `f"{x:.0%}"`: a ratio as a whole percentage.
@@ -188,35 +336,45 @@ fn percent(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+// ---- demo 2 -------------------------------------------------------------------------
+
 /// The figures demo 2 prints.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Demo2 {
     /// For each batch of [`DEMO2_BATCHES`]: the best round at each context of
     /// [`DEMO2_CTXS`], or `None` where the batch's KV cache does not fit ("放不下").
     pub grid: Vec<(u64, Vec<Option<BestRound>>)>,
-    /// The worked example ([`DEMO2_EXAMPLE`]): a plain step, seconds.
-    pub example_base: f64,
-    /// The worked example: one pass verifying 5 tokens, seconds.
-    pub example_verify: f64,
+    /// The worked example ([`DEMO2_EXAMPLE`]): a plain step and one pass verifying 5
+    /// tokens, seconds, and whether that pass is compute-bound; `None` if it does not fit.
+    pub example: Option<(f64, f64, bool)>,
+    /// The largest batch that fits at each context of [`DEMO2_CTXS`].
+    pub max_batch: Vec<u64>,
 }
 
-/// Computes demo 2: the best γ and speedup over batch size × context length.
-pub fn demo2_figures() -> Result<Demo2, Error> {
+/// Computes demo 2 for `setup`: the best γ and speedup over batch size × context length.
+pub fn demo2_figures(setup: &Setup) -> Result<Demo2, Error> {
+    let Setup {
+        hw,
+        target,
+        draft,
+        alpha,
+    } = setup;
+    let fit = |ctx| max_batch(target, hw, ctx).map_err(decode_lab::Error::from);
+    let max_batch = DEMO2_CTXS
+        .iter()
+        .map(|&c| fit(c))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut grid = Vec::new();
     for &b in &DEMO2_BATCHES {
         let mut cells = Vec::new();
-        for &ctx in &DEMO2_CTXS {
-            let fits = b <= max_batch(&TGT, &HW, ctx).map_err(decode_lab::Error::from)?;
-            cells.push(if fits {
+        for (&ctx, &fits) in DEMO2_CTXS.iter().zip(&max_batch) {
+            cells.push(if b <= fits {
                 Some(best_round(
-                    &TGT,
-                    &DRF,
-                    &HW,
-                    b,
-                    ctx,
-                    DEMO2_ALPHA,
-                    OVERHEAD_T,
-                    OVERHEAD_D,
+                    target, draft, hw, b, ctx, *alpha, OVERHEAD_T, OVERHEAD_D,
                 )?)
             } else {
                 None
@@ -225,70 +383,163 @@ pub fn demo2_figures() -> Result<Demo2, Error> {
         grid.push((b, cells));
     }
     let (b, ctx, n) = DEMO2_EXAMPLE;
+    let example = if b <= fit(ctx)? {
+        let base = verify_time(target, hw, b, ctx, 1, OVERHEAD_T)?;
+        let ver = verify_time(target, hw, b, ctx, n, OVERHEAD_T)?;
+        let shape = llm_math::ForwardShape {
+            batch: b,
+            ctx,
+            n_new: n,
+        };
+        let compute_bound = llm_math::forward_time(target, hw, shape)
+            .map_err(decode_lab::Error::from)?
+            .is_compute_bound();
+        Some((base, ver, compute_bound))
+    } else {
+        None
+    };
     Ok(Demo2 {
         grid,
-        example_base: verify_time(&TGT, &HW, b, ctx, 1, OVERHEAD_T)?,
-        example_verify: verify_time(&TGT, &HW, b, ctx, n, OVERHEAD_T)?,
+        example,
+        max_batch,
     })
 }
 
-/// Demo 2: batch size × context length eat the gain.
-pub fn demo2_batch_ctx(out: &mut dyn Write) -> Result<(), Error> {
+/// The text of one demo 2 cell.
+fn demo2_cell(cell: &Option<BestRound>) -> String {
+    match cell {
+        None => "放不下".to_string(),
+        Some(BestRound::NoSpeculation(_)) => "不投机".to_string(),
+        Some(BestRound::Speculate(p)) => format!(
+            "γ={}, {:.2}×（验证 {:.2}）",
+            p.gamma, p.speedup, p.verify_ratio
+        ),
+    }
+}
+
+/// Demo 2 as blocks: header, the grid, the worked example, observations.
+pub fn demo2_blocks(setup: &Setup, d: &Demo2) -> Vec<Block> {
+    let Setup {
+        hw, target, alpha, ..
+    } = setup;
     let title = format!(
-        "演示 2：批大小 × 上下文长度（α = {DEMO2_ALPHA}）——每格：最优 γ、加速比；\"放不下\"= KV 超出 {} GB 显存",
-        HW.memory_bytes / 1e9
+        "演示 2：批大小 × 上下文长度（α = {alpha}）——每格：最优 γ、加速比；\"放不下\"= KV 超出 {} GB 显存",
+        hw.memory_bytes / 1e9
     );
-    print_header(out, &title)?;
-    let d = demo2_figures()?;
-    let rows: Vec<Vec<String>> = d
-        .grid
-        .iter()
-        .map(|(b, cells)| {
-            let mut row = vec![b.to_string()];
-            row.extend(cells.iter().map(|cell| match cell {
-                None => "放不下".to_string(),
-                Some(BestRound::NoSpeculation(_)) => "不投机".to_string(),
-                Some(BestRound::Speculate(p)) => {
-                    format!(
-                        "γ={}, {:.2}×（验证 {:.2}）",
-                        p.gamma, p.speedup, p.verify_ratio
-                    )
-                }
-            }));
-            row
-        })
-        .collect();
+    let mut blocks = vec![Block::Header(title)];
     let mut headers = vec!["批大小".to_string()];
     headers.extend(DEMO2_CTXS.iter().map(|c| format!("上下文 {c}")));
-    print_table(out, &headers, &rows)?;
-    writeln!(
-        out,
-        "（括号里是\"验证 γ+1 个 token 的时间 / 普通 decode 一步\"。）"
-    )?;
+    blocks.push(Block::Table(Table {
+        caption: format!("演示 2：最优 γ 与加速比（{}，α = {alpha}）", setup.label()),
+        headers,
+        rows: d
+            .grid
+            .iter()
+            .map(|(b, cells)| {
+                std::iter::once(b.to_string())
+                    .chain(cells.iter().map(demo2_cell))
+                    .collect()
+            })
+            .collect(),
+    }));
+    blocks.push(Block::Text(
+        "（括号里是\"验证 γ+1 个 token 的时间 / 普通 decode 一步\"。）".into(),
+    ));
 
     let (b, ctx, n) = DEMO2_EXAMPLE;
-    writeln!(
-        out,
-        "\n例：批 {b}、上下文 {ctx}：普通一步 {}，一次验证 {n} 个 token {}（{:.1} 倍）——\
-         批 × {n} = {} 个 token 已经让矩阵乘法变成算力受限。",
-        fmt_time(d.example_base),
-        fmt_time(d.example_verify),
-        d.example_verify / d.example_base,
-        b * n,
-    )?;
-    print_observations(
-        out,
-        &[
-            "批小时验证几乎免费，加速约 1.9 倍；批大到\"批 × (γ+1)\"超过临界批大小（H100 上按 60% / 80% 的效率约 220 个 token，\
-             第 1 讲 §3.6），验证的时间就按 γ+1 增长，最优 γ 变小：批 128 时 1.6 倍、256 时 1.4 倍、512 时只剩 1.1 倍。",
-            "长上下文时，显存先装不下大批（32K 上下文最多十几个序列），decode 一直受带宽限制，验证始终几乎免费——\
-             投机解码在长上下文、小批的场景里最值钱。同一批大小下长上下文的加速略低，是因为草稿模型也要读自己的 KV，c 变大了。",
-            "所以\"批处理\"和\"投机\"在抢同一种资源——闲着的算力。连续批处理把批做大以后，留给投机解码的空间就少了；\
-             服务系统要按负载决定用不用、草稿多长（vLLM、SGLang 都支持按批大小调整或关闭投机）。",
-        ],
-    )?;
-    Ok(())
+    blocks.push(Block::Text(match d.example {
+        Some((base, ver, compute_bound)) => format!(
+            "\n例：批 {b}、上下文 {ctx}：普通一步 {}，一次验证 {n} 个 token {}（{:.1} 倍）——批 × {n} = {} 个 token {}。",
+            fmt_time(base),
+            fmt_time(ver),
+            ver / base,
+            b * n,
+            if compute_bound { "已经让矩阵乘法变成算力受限" } else { "仍然受带宽限制" },
+        ),
+        None => format!("\n例：批 {b}、上下文 {ctx}：{} 在一块 {} 上放不下这么大的批。", target.name, hw.name),
+    }));
+
+    let seed_obs1 = "批小时验证几乎免费，加速约 1.9 倍；批大到\"批 × (γ+1)\"超过临界批大小（H100 上按 60% / 80% 的效率约 220 个 token，\
+                     第 1 讲 §3.6），验证的时间就按 γ+1 增长，最优 γ 变小：批 128 时 1.6 倍、256 时 1.4 倍、512 时只剩 1.1 倍。";
+    let seed_obs2 = "长上下文时，显存先装不下大批（32K 上下文最多十几个序列），decode 一直受带宽限制，验证始终几乎免费——\
+                     投机解码在长上下文、小批的场景里最值钱。同一批大小下长上下文的加速略低，是因为草稿模型也要读自己的 KV，c 变大了。";
+    let seed_obs3 = "所以\"批处理\"和\"投机\"在抢同一种资源——闲着的算力。连续批处理把批做大以后，留给投机解码的空间就少了；\
+                     服务系统要按负载决定用不用、草稿多长（vLLM、SGLang 都支持按批大小调整或关闭投机）。";
+    let observations = if *setup == Setup::default() {
+        vec![
+            seed_obs1.to_string(),
+            seed_obs2.to_string(),
+            seed_obs3.to_string(),
+        ]
+    } else {
+        let speedups: Vec<String> = d
+            .grid
+            .iter()
+            .filter_map(|(b, cells)| {
+                cells[0].map(|c| match c {
+                    BestRound::Speculate(p) => format!("批 {b} {:.2}×", p.speedup),
+                    BestRound::NoSpeculation(_) => format!("批 {b} 不投机"),
+                })
+            })
+            .collect();
+        let fits = DEMO2_CTXS
+            .iter()
+            .zip(&d.max_batch)
+            .map(|(c, m)| format!("上下文 {c} 最多 {m} 个序列"));
+        let summary = if d.max_batch[0] == 0 {
+            format!("本配置（{}）：{}", setup.label(), does_not_fit_line(setup))
+        } else {
+            format!(
+                "本配置（{}，α = {alpha}）：临界批大小约 {:.0} 个 token；上下文 {} 时 {}；{}。",
+                setup.label(),
+                critical_tokens(hw),
+                DEMO2_CTXS[0],
+                speedups.join("、"),
+                fits.collect::<Vec<_>>().join("、")
+            )
+        };
+        vec![
+            summary,
+            format!("{DEFAULT_ONLY}{seed_obs1}"),
+            format!("{DEFAULT_ONLY}{seed_obs2}"),
+            seed_obs3.to_string(),
+        ]
+    };
+    blocks.push(Block::Observations(observations));
+    blocks
 }
+
+/// Demo 2's figures as JSON.
+pub fn demo2_json(setup: &Setup, d: &Demo2) -> Value {
+    let (b, ctx, n) = DEMO2_EXAMPLE;
+    json!({
+        "alpha": setup.alpha,
+        "ctxs_tokens": DEMO2_CTXS,
+        "max_batch": d.max_batch,
+        "critical_tokens": critical_tokens(&setup.hw),
+        "grid": d.grid.iter().map(|(batch, cells)| json!({
+            "batch": batch,
+            "cells": DEMO2_CTXS.iter().zip(cells).map(|(ctx, cell)| match cell {
+                None => json!({ "ctx_tokens": ctx, "fits": false }),
+                Some(best) => {
+                    let mut v = best_json(setup.alpha, best);
+                    v["ctx_tokens"] = json!(ctx);
+                    v["fits"] = json!(true);
+                    v
+                }
+            }).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "example": match d.example {
+            Some((base, ver, compute_bound)) => json!({
+                "batch": b, "ctx_tokens": ctx, "n": n, "fits": true,
+                "t_base_s": base, "t_verify_s": ver, "ratio": ver / base, "compute_bound": compute_bound,
+            }),
+            None => json!({ "batch": b, "ctx_tokens": ctx, "n": n, "fits": false }),
+        },
+    })
+}
+
+// ---- demo 3 -------------------------------------------------------------------------
 
 /// Demo 3's toy setup: sequences, prompt length, generated tokens, seeds.
 pub mod toy {
@@ -320,9 +571,9 @@ pub const DEMO3_SHAPES: [&[u32]; 9] = [
     &[8, 4, 2, 1],
     &[4, 4, 4, 4],
 ];
-/// Demo 3's H100 batch sizes.
+/// Demo 3's batch sizes on the accelerator.
 pub const DEMO3_BATCHES: [u64; 2] = [1, 32];
-/// Demo 3's context length on the H100.
+/// Demo 3's context length on the accelerator.
 pub const DEMO3_CTX: u64 = 1024;
 /// Cost of drafting one tree level, as a fraction of a target decode step (an EAGLE-style
 /// one-layer draft).
@@ -346,12 +597,12 @@ pub struct DraftRanks {
 ///
 /// The drafts: the target's own first layer ("只用前 1 层（弱）", sharing its weights) and
 /// the target quantized to int4-g32, LM head included ("INT4 量化的自己（强）").
+/// Independent work runs side by side: quantization with generation, the two drafts.
 pub fn toy_ranks() -> Result<Vec<DraftRanks>, Error> {
     let p = init_params(&QCFG, toy::PARAM_SEED)?;
     let target = TransformerLM::new(&p, QCFG, "目标")?;
     let prompts = sample_tokens(&p, &QCFG, toy::N_SEQ, toy::PROMPT_LEN, toy::PROMPT_SEED)?;
     let mut rng = ChaCha8Rng::seed_from_u64(toy::GEN_SEED);
-    // Quantizing the target does not depend on the generation: do both at once.
     let (generated, quantized) = rayon::join(
         || autoregressive_generate(&target, prompts.view(), toy::N_NEW, 0.0, &mut rng),
         || quantize_params(&p, "int4-g32", true),
@@ -394,8 +645,9 @@ pub struct ShapeFigures {
     pub nodes: u64,
     /// Tokens per round, 1 + mean accepted.
     pub tau: f64,
-    /// Speedup on the H100 at each batch of [`DEMO3_BATCHES`].
-    pub speedup: Vec<f64>,
+    /// Speedup on the accelerator at each batch of [`DEMO3_BATCHES`]; `None` where the
+    /// target does not fit at that batch.
+    pub speedup: Vec<Option<f64>>,
 }
 
 /// Demo 3's figures for one draft.
@@ -410,10 +662,18 @@ pub struct DraftFigures {
     pub shapes: Vec<ShapeFigures>,
 }
 
-/// Computes demo 3: acceptance of every draft shape for both drafts, and its H100 speedup.
-pub fn demo3_figures() -> Result<Vec<DraftFigures>, Error> {
-    toy_ranks()?
-        .into_iter()
+/// Computes demo 3: acceptance of every draft shape for both drafts (on the toy model),
+/// and its speedup on `setup`'s accelerator and target.
+pub fn demo3_figures(setup: &Setup) -> Result<Vec<DraftFigures>, Error> {
+    demo3_from_ranks(setup, &toy_ranks()?)
+}
+
+/// [`demo3_figures`] from ranks already computed.
+pub fn demo3_from_ranks(setup: &Setup, ranks: &[DraftRanks]) -> Result<Vec<DraftFigures>, Error> {
+    let Setup { hw, target, .. } = setup;
+    let fits = max_batch(target, hw, DEMO3_CTX).map_err(decode_lab::Error::from)?;
+    ranks
+        .iter()
         .map(|d| {
             let all: Vec<u32> = d.ranks.iter().flatten().copied().collect();
             let top_k = DEMO3_TOP_K
@@ -428,17 +688,22 @@ pub fn demo3_figures() -> Result<Vec<DraftFigures>, Error> {
                     let speedup = DEMO3_BATCHES
                         .iter()
                         .map(|&b| {
+                            if b > fits {
+                                return Ok(None);
+                            }
+                            let depth = br.len() as u64;
                             tree_speedup(
-                                &TGT,
-                                &HW,
+                                target,
+                                hw,
                                 b,
                                 DEMO3_CTX,
                                 tau,
-                                br.len() as u64,
+                                depth,
                                 acc.nodes,
                                 DEMO3_DRAFT_COST,
                                 OVERHEAD_T,
                             )
+                            .map(Some)
                         })
                         .collect::<Result<_, _>>()?;
                     Ok(ShapeFigures {
@@ -468,23 +733,22 @@ pub fn shape_label(branching: &[u32]) -> String {
     }
 }
 
-/// Demo 3: tree verification — how much more a tree accepts, and what it buys.
-pub fn demo3_trees(out: &mut dyn Write) -> Result<(), Error> {
-    print_header(
-        out,
-        "演示 3：树形验证——每层取草稿的前 k 名，一次验证整棵树（贪心解码）",
-    )?;
-    for d in demo3_figures()? {
+/// Demo 3 as blocks: header, per draft its top-k line and table, the footnote, observations.
+pub fn demo3_blocks(setup: &Setup, drafts: &[DraftFigures]) -> Vec<Block> {
+    let Setup { hw, target, .. } = setup;
+    let mut blocks = vec![Block::Header(
+        "演示 3：树形验证——每层取草稿的前 k 名，一次验证整棵树（贪心解码）".into(),
+    )];
+    let ks: Vec<String> = DEMO3_TOP_K.iter().map(u32::to_string).collect();
+    for d in drafts {
         let fractions: Vec<String> = d.top_k.iter().map(|f| format!("{f:.2}")).collect();
-        let ks: Vec<String> = DEMO3_TOP_K.iter().map(u32::to_string).collect();
-        writeln!(
-            out,
+        blocks.push(Block::Text(format!(
             "\n草稿：{}；正确答案在草稿的前 {} 名里的比例：{}",
             d.name,
             ks.join("/"),
             fractions.join(" / ")
-        )?;
-        let rows: Vec<Vec<String>> = d
+        )));
+        let rows = d
             .shapes
             .iter()
             .map(|sf| {
@@ -493,41 +757,111 @@ pub fn demo3_trees(out: &mut dyn Write) -> Result<(), Error> {
                     sf.nodes.to_string(),
                     format!("{:.2}", sf.tau),
                 ];
-                row.extend(sf.speedup.iter().map(|s| format!("{s:.2}×")));
+                row.extend(
+                    sf.speedup
+                        .iter()
+                        .map(|s| s.map_or("放不下".to_string(), |s| format!("{s:.2}×"))),
+                );
                 row
             })
             .collect();
-        print_table(
-            out,
-            &[
-                "草稿形状",
-                "每轮验证的草稿 token",
-                "τ = 每轮产出的 token",
-                "H100 加速 批 1",
-                "批 32",
+        blocks.push(Block::Table(Table {
+            caption: format!(
+                "演示 3：草稿「{}」的各种形状（{}、{}、上下文 {DEMO3_CTX}）",
+                d.name, hw.name, target.name
+            ),
+            headers: vec![
+                "草稿形状".into(),
+                "每轮验证的草稿 token".into(),
+                "τ = 每轮产出的 token".into(),
+                format!("{} 加速 批 {}", hw.name, DEMO3_BATCHES[0]),
+                format!("批 {}", DEMO3_BATCHES[1]),
             ],
-            &rows,
-        )?;
+            rows,
+        }));
     }
-    writeln!(
-        out,
+    blocks.push(Block::Text(format!(
         "\n（换算到 {hw} 时：目标 = {tgt}、上下文 {ctx}；草稿每层的代价假设为目标一步的 {cost}（EAGLE 式的单层草稿），\
          树有几层就草稿几次；验证 = 一次送进\"节点数 + 1\"个 token。）",
-        hw = HW.name,
-        tgt = TGT.name,
+        hw = hw.name,
+        tgt = target.name,
         ctx = DEMO3_CTX,
         cost = percent(DEMO3_DRAFT_COST),
-    )?;
-    print_observations(
-        out,
-        &[
-            "链式草稿越长，后面的位置越难全部猜中，τ 涨得越来越慢；树在每一层多放几个候选，只要正确答案在前几名里就能继续，\
-             τ 明显更高——弱草稿受益更多（它的第一名常错，但前 4 名常对）。这是 SpecInfer、Medusa、EAGLE 用树的原因。",
-            "代价是每轮要验证的 token 多得多（几十到几百个）。批 1 时这些 token 几乎免费，大树加速最多；批 32 时，\
-             32 × 几百个 token 让验证变成算力受限，大树反而比小树、甚至比链更慢。",
-            "EAGLE 报告树形验证让平均接受长度多 0.6–0.8、加速比多 0.3–0.5（表 5、图 7）：接受长度涨得多，加速比涨得少，\
-             就是因为每次前向的 token 变多了。EAGLE-2 进一步按草稿的置信度动态决定树的形状。",
-        ],
-    )?;
-    Ok(())
+    )));
+    let seed_obs1 = "链式草稿越长，后面的位置越难全部猜中，τ 涨得越来越慢；树在每一层多放几个候选，只要正确答案在前几名里就能继续，\
+                     τ 明显更高——弱草稿受益更多（它的第一名常错，但前 4 名常对）。这是 SpecInfer、Medusa、EAGLE 用树的原因。";
+    let seed_obs2 = "代价是每轮要验证的 token 多得多（几十到几百个）。批 1 时这些 token 几乎免费，大树加速最多；批 32 时，\
+                     32 × 几百个 token 让验证变成算力受限，大树反而比小树、甚至比链更慢。";
+    let seed_obs3 = "EAGLE 报告树形验证让平均接受长度多 0.6–0.8、加速比多 0.3–0.5（表 5、图 7）：接受长度涨得多，加速比涨得少，\
+                     就是因为每次前向的 token 变多了。EAGLE-2 进一步按草稿的置信度动态决定树的形状。";
+    let default = Setup::default();
+    let observations = if hw == &default.hw && target == &default.target {
+        vec![
+            seed_obs1.to_string(),
+            seed_obs2.to_string(),
+            seed_obs3.to_string(),
+        ]
+    } else {
+        let nothing_fits = drafts.iter().all(|d| {
+            d.shapes
+                .iter()
+                .all(|s| s.speedup.iter().all(Option::is_none))
+        });
+        let mut summary = format!("本配置（一块 {}、目标 {}）：", hw.name, target.name);
+        let parts: Vec<String> = drafts
+            .iter()
+            .map(|d| {
+                let best = |i: usize| {
+                    d.shapes
+                        .iter()
+                        .filter_map(|s| s.speedup[i].map(|v| (v, s)))
+                        .max_by(|a, b| a.0.total_cmp(&b.0))
+                        .map_or("放不下".to_string(), |(v, s)| {
+                            format!("{} {v:.2}×", shape_label(&s.branching))
+                        })
+                };
+                format!(
+                    "草稿「{}」批 1 最快是 {}，批 32 最快是 {}",
+                    d.name,
+                    best(0),
+                    best(1)
+                )
+            })
+            .collect();
+        if nothing_fits {
+            summary.push_str(&does_not_fit_line(setup));
+        } else {
+            summary.push_str(&parts.join("；"));
+            summary.push('。');
+        }
+        vec![
+            seed_obs1.to_string(),
+            summary,
+            format!("{DEFAULT_ONLY}{seed_obs2}"),
+            seed_obs3.to_string(),
+        ]
+    };
+    blocks.push(Block::Observations(observations));
+    blocks
+}
+
+/// Demo 3's figures as JSON.
+pub fn demo3_json(drafts: &[DraftFigures]) -> Value {
+    json!({
+        "ctx_tokens": DEMO3_CTX,
+        "batches": DEMO3_BATCHES,
+        "draft_cost_per_level": DEMO3_DRAFT_COST,
+        "top_k": DEMO3_TOP_K,
+        "drafts": drafts.iter().map(|d| json!({
+            "name": d.name,
+            "top_k_fraction": d.top_k,
+            "shapes": d.shapes.iter().map(|s| json!({
+                "label": shape_label(&s.branching),
+                "branching": s.branching,
+                "nodes": s.nodes,
+                "tau": s.tau,
+                "speedup": s.speedup,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
 }
