@@ -126,6 +126,49 @@ pub fn attend(
     }
 }
 
+/// Attention of one sequence's tree nodes: node i sees cache slots `0 .. prefix` and the
+/// slots in `visible[i]`, nothing else (see `TransformerLM::extend_tree`). Same cache
+/// layout as [`attend`].
+pub fn attend_tree(
+    q: ArrayView2<f32>,
+    kt: ArrayView3<f32>,
+    v: ArrayView3<f32>,
+    prefix: usize,
+    visible: &[Vec<usize>],
+    mut out: ArrayViewMut2<f32>,
+) {
+    let (heads, hd, cap) = kt.dim();
+    let scale = 1.0 / (hd as f32).sqrt();
+    let mut s = Vec::new();
+    for ((q_row, mut out_row), vis) in q.outer_iter().zip(out.outer_iter_mut()).zip(visible) {
+        let q_row = q_row.to_slice().expect("query rows are contiguous");
+        let out_row = out_row.as_slice_mut().expect("output rows are contiguous");
+        for h in 0..heads {
+            let qh = &q_row[h * hd..(h + 1) * hd];
+            let keys = kt.index_axis(Axis(0), h);
+            let keys = keys.as_slice().expect("cache heads are contiguous");
+            let values = v.index_axis(Axis(0), h);
+            let values = values.as_slice().expect("cache heads are contiguous");
+            s.clear();
+            s.resize(prefix + vis.len(), 0.0);
+            for (d, &qd) in qh.iter().enumerate() {
+                let row = &keys[d * cap..(d + 1) * cap];
+                axpy(qd * scale, &row[..prefix], &mut s[..prefix]);
+                for (sj, &slot) in s[prefix..].iter_mut().zip(vis) {
+                    *sj += qd * scale * row[slot];
+                }
+            }
+            softmax_in_place(&mut s);
+            let oh = &mut out_row[h * hd..(h + 1) * hd];
+            oh.fill(0.0);
+            let slots = (0..prefix).chain(vis.iter().copied());
+            for (&p, slot) in s.iter().zip(slots) {
+                axpy(p, &values[slot * hd..(slot + 1) * hd], oh);
+            }
+        }
+    }
+}
+
 /// `y += a · x` over two equal-length slices.
 #[inline]
 fn axpy(a: f32, x: &[f32], y: &mut [f32]) {

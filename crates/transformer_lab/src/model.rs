@@ -3,10 +3,10 @@
 use ndarray::parallel::prelude::*;
 use ndarray::{
     Array2, Array3, Array4, ArrayView1, ArrayView2, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4,
-    Axis, s,
+    Axis,
 };
 
-use crate::kernels::{attend, matmul_into, rope_row, write_cache};
+use crate::kernels::{attend, attend_tree, matmul_into, rope_row, write_cache};
 use crate::ops::{rms_norm_into, rope_tables, swiglu_in_place};
 use crate::{Config, Error, Params};
 
@@ -43,6 +43,41 @@ impl KvCache {
     /// Positions the cache can hold.
     pub fn capacity(&self) -> usize {
         self.v.first().map_or(0, |v| v.dim().2)
+    }
+
+    /// Keeps, after the first `from` slots, only the slots listed in `slots` (strictly
+    /// increasing, all ≥ `from` and below the cache's length), moved down to `from`,
+    /// `from + 1`, …; the cache's length becomes `from + slots.len()`. This is how
+    /// speculative decoding rolls back to the accepted path of a verified tree.
+    /// Errors on slots that are out of range or not increasing.
+    pub fn keep(&mut self, from: usize, slots: &[usize]) -> Result<(), Error> {
+        let increasing = slots.windows(2).all(|w| w[0] < w[1]);
+        if from > self.len || !increasing || slots.iter().any(|&s| s < from || s >= self.len) {
+            return Err(Error::Shape(format!(
+                "cannot keep slots {slots:?} after {from} of a cache holding {}",
+                self.len
+            )));
+        }
+        for (k, v) in self.k.iter_mut().zip(self.v.iter_mut()) {
+            for (j, &slot) in slots.iter().enumerate() {
+                let dst = from + j;
+                if slot == dst {
+                    continue;
+                }
+                // Keys are stored transposed (slot = last axis), values by slot (axis 2).
+                let (batch, heads, hd, _) = k.dim();
+                for seq in 0..batch {
+                    for h in 0..heads {
+                        for d in 0..hd {
+                            k[[seq, h, d, dst]] = k[[seq, h, d, slot]];
+                            v[[seq, h, dst, d]] = v[[seq, h, slot, d]];
+                        }
+                    }
+                }
+            }
+        }
+        self.len = from + slots.len();
+        Ok(())
     }
 
     /// Forgets every position from `len` on (for rolling back rejected drafts). A `len`
@@ -96,17 +131,14 @@ impl<'p> TransformerLM<'p> {
         self.params
     }
 
-    /// An empty cache for `batch` sequences of up to `capacity` positions.
-    /// Errors if `batch` is 0 or `capacity` exceeds `max_seq`.
+    /// An empty cache for `batch` sequences with room for `capacity` positions.
+    ///
+    /// Capacity counts cache *slots*. It may exceed `max_seq`: speculative decoding stores
+    /// a whole tree of candidates for a moment ([`extend_tree`](Self::extend_tree)); the
+    /// RoPE *positions* fed are what `max_seq` limits. Errors if `batch` is 0.
     pub fn new_cache(&self, batch: usize, capacity: usize) -> Result<KvCache, Error> {
         if batch == 0 {
             return Err(Error::Shape("a batch needs at least one sequence".into()));
-        }
-        if capacity > self.cfg.max_seq {
-            return Err(Error::TooLong {
-                len: capacity,
-                max: self.cfg.max_seq,
-            });
         }
         let (heads, hd, layers) = (self.cfg.n_heads, self.cfg.head_dim(), self.cfg.n_layers);
         Ok(KvCache {
@@ -169,6 +201,84 @@ impl<'p> TransformerLM<'p> {
         tokens: ArrayView2<u32>,
         inner_split: bool,
     ) -> Result<Array3<f32>, Error> {
+        let pos0 = cache.len;
+        let n = tokens.ncols();
+        if pos0 + n > self.cfg.max_seq {
+            return Err(Error::TooLong {
+                len: pos0 + n,
+                max: self.cfg.max_seq,
+            });
+        }
+        let positions: Vec<usize> = (pos0..pos0 + n).collect();
+        self.extend_masked(cache, tokens, &positions, Mask::Causal, inner_split)
+    }
+
+    /// Feeds a chunk of a *tree* of candidate tokens, `tokens [B, n]` (the same tree shape
+    /// for every sequence of the batch), at cache slots `cache.len() ..`.
+    ///
+    /// Node i is rotated for RoPE position `positions[i]` and attends to the first
+    /// `prefix` slots of the cache (the committed sequence) plus the slots listed in
+    /// `visible[i]` — its ancestors among earlier tree nodes and its own slot
+    /// `cache.len() + i` — and to nothing else. Returns the logits `[B, n, vocab]`.
+    /// Speculative decoding verifies a whole draft tree this way in one pass, then keeps
+    /// the accepted path with [`KvCache::keep`].
+    ///
+    /// Errors: mismatched lengths; a visible slot that is below `prefix`, not yet written
+    /// or not before the node's own slot or equal to it; a position ≥ `max_seq`; `prefix`
+    /// beyond the cache; plus everything [`extend`](Self::extend) rejects.
+    pub fn extend_tree(
+        &self,
+        cache: &mut KvCache,
+        tokens: ArrayView2<u32>,
+        positions: &[usize],
+        prefix: usize,
+        visible: &[Vec<usize>],
+    ) -> Result<Array3<f32>, Error> {
+        let n = tokens.ncols();
+        let base = cache.len;
+        if positions.len() != n || visible.len() != n {
+            return Err(Error::Shape(format!(
+                "a tree chunk of {n} nodes needs {n} positions and {n} visibility lists, got {} and {}",
+                positions.len(),
+                visible.len()
+            )));
+        }
+        if prefix > base {
+            return Err(Error::Shape(format!(
+                "prefix {prefix} is beyond the {base} cached slots"
+            )));
+        }
+        if let Some(&p) = positions.iter().find(|&&p| p >= self.cfg.max_seq) {
+            return Err(Error::TooLong {
+                len: p + 1,
+                max: self.cfg.max_seq,
+            });
+        }
+        for (i, vis) in visible.iter().enumerate() {
+            let own = base + i;
+            if vis.iter().any(|&slot| slot < prefix || slot > own) || !vis.contains(&own) {
+                return Err(Error::Shape(format!(
+                    "node {i} may see its own slot {own} and earlier tree slots ≥ {prefix}, got {vis:?}"
+                )));
+            }
+        }
+        self.extend_masked(
+            cache,
+            tokens,
+            positions,
+            Mask::Tree { prefix, visible },
+            true,
+        )
+    }
+
+    fn extend_masked(
+        &self,
+        cache: &mut KvCache,
+        tokens: ArrayView2<u32>,
+        positions: &[usize],
+        mask: Mask<'_>,
+        inner_split: bool,
+    ) -> Result<Array3<f32>, Error> {
         let (b, n) = tokens.dim();
         let cfg = &self.cfg;
         if cache.k.len() != cfg.n_layers {
@@ -227,7 +337,9 @@ impl<'p> TransformerLM<'p> {
         in_worker(|| {
             work.into_par_iter()
                 .for_each(|((tokens, logits), (mut k, mut v))| {
-                    self.forward_chunk(tokens, &mut k, &mut v, pos0, logits, split);
+                    self.forward_chunk(
+                        tokens, &mut k, &mut v, pos0, positions, mask, logits, split,
+                    );
                 })
         });
         cache.len = pos0 + n;
@@ -238,12 +350,15 @@ impl<'p> TransformerLM<'p> {
     /// `pos0 ..`, their caches `k`, `v` (one `[bc, n_heads, capacity, head_dim]` view per
     /// layer), logits written to `out [bc, n, vocab]`. `split` lets the matrix products
     /// and the per-sequence attention use the rayon pool (when the chunk is the whole batch).
+    #[allow(clippy::too_many_arguments)]
     fn forward_chunk(
         &self,
         tokens: ArrayView2<u32>,
         k_cache: &mut [ArrayViewMut4<f32>],
         v_cache: &mut [ArrayViewMut4<f32>],
         pos0: usize,
+        positions: &[usize],
+        mask: Mask<'_>,
         out: ArrayViewMut3<f32>,
         split: bool,
     ) {
@@ -261,8 +376,6 @@ impl<'p> TransformerLM<'p> {
         let mut attn = Array2::<f32>::zeros((rows, d));
         let mut gate = Array2::<f32>::zeros((rows, cfg.d_ff));
         let mut up = Array2::<f32>::zeros((rows, cfg.d_ff));
-        let cos = self.rope_cos.slice(s![pos0..pos0 + n, ..]);
-        let sin = self.rope_sin.slice(s![pos0..pos0 + n, ..]);
         for (l, layer) in self.params.layers[..cfg.n_layers].iter().enumerate() {
             rms_norm_into(x.view(), layer.attn_norm.view(), cfg.norm_eps, h.view_mut());
             matmul_into(h.view(), layer.wq.view(), q.view_mut(), split);
@@ -273,7 +386,10 @@ impl<'p> TransformerLM<'p> {
             let per_seq = |(((((mut out, mut q), mut k), v), mut kc), mut vc): PerSeq<'_>| {
                 for (i, (mut qr, mut kr)) in q.outer_iter_mut().zip(k.outer_iter_mut()).enumerate()
                 {
-                    let (c, s) = (cos.row(i), sin.row(i));
+                    let (c, s) = (
+                        self.rope_cos.row(positions[i]),
+                        self.rope_sin.row(positions[i]),
+                    );
                     let (c, s) = (
                         c.as_slice().expect("contiguous"),
                         s.as_slice().expect("contiguous"),
@@ -282,15 +398,29 @@ impl<'p> TransformerLM<'p> {
                     rope_row(kr.as_slice_mut().expect("contiguous"), hd, c, s);
                 }
                 write_cache(k.view(), v, kc.view_mut(), vc.view_mut(), pos0);
-                let mut scores = vec![0.0f32; n * (pos0 + n)];
-                attend(
-                    q.view(),
-                    kc.view(),
-                    vc.view(),
-                    pos0,
-                    out.view_mut(),
-                    &mut scores,
-                );
+                match mask {
+                    Mask::Causal => {
+                        let mut scores = vec![0.0f32; n * (pos0 + n)];
+                        attend(
+                            q.view(),
+                            kc.view(),
+                            vc.view(),
+                            pos0,
+                            out.view_mut(),
+                            &mut scores,
+                        );
+                    }
+                    Mask::Tree { prefix, visible } => {
+                        attend_tree(
+                            q.view(),
+                            kc.view(),
+                            vc.view(),
+                            prefix,
+                            visible,
+                            out.view_mut(),
+                        );
+                    }
+                }
             };
             let seqs = attn
                 .axis_chunks_iter_mut(Axis(0), n)
@@ -330,6 +460,18 @@ impl<'p> TransformerLM<'p> {
 /// Runs `f` on a thread of the rayon pool (the current one if it already is one).
 pub(crate) fn in_worker<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     rayon::scope(|_| f())
+}
+
+/// Which cached slots each new token attends to.
+#[derive(Debug, Clone, Copy)]
+enum Mask<'a> {
+    /// Everything before it, and the new tokens up to itself.
+    Causal,
+    /// The first `prefix` slots, and the slots listed for it.
+    Tree {
+        prefix: usize,
+        visible: &'a [Vec<usize>],
+    },
 }
 
 /// One view per layer into a chunk's part of the KV cache.

@@ -283,7 +283,12 @@ fn bad_inputs_are_errors_that_say_what_was_wrong() {
         m.extend(&mut cache, tokens(2, 5, 0).view()).unwrap_err(),
         Error::TooLong { len: 5, max: 4 }
     );
-    assert!(m.new_cache(1, 25).is_err() && m.new_cache(0, 4).is_err());
+    assert!(m.new_cache(0, 4).is_err());
+    let mut roomy = m.new_cache(1, 40).unwrap(); // slots may exceed max_seq; positions may not
+    assert_eq!(
+        m.extend(&mut roomy, tokens(1, 25, 0).view()).unwrap_err(),
+        Error::TooLong { len: 25, max: 24 }
+    );
 
     let deeper = config_like(&SMALL, 3);
     assert!(
@@ -311,4 +316,119 @@ fn bad_inputs_are_errors_that_say_what_was_wrong() {
     assert!(
         matches!(TransformerLM::new(&p, wide, "x"), Err(Error::Shape(m)) if m.contains("embed"))
     );
+}
+
+/// A small tree over a 5-token prefix: node 0 is the root (the last committed token),
+/// nodes 1 and 2 its children, node 3 a child of 1, node 4 a child of 2, node 5 a child of 3.
+const PARENTS: [Option<usize>; 6] = [None, Some(0), Some(0), Some(1), Some(2), Some(3)];
+
+fn ancestors(i: usize) -> Vec<usize> {
+    let mut path = vec![i];
+    while let Some(p) = PARENTS[*path.last().unwrap()] {
+        path.push(p);
+    }
+    path.reverse();
+    path
+}
+
+#[test]
+fn one_tree_pass_scores_every_node_as_if_its_path_ran_alone() {
+    let p = init_params(&SMALL, 4).unwrap();
+    let m = TransformerLM::new(&p, SMALL, "m").unwrap();
+    let prefix = tokens(1, 5, 12);
+    let nodes = [7u32, 3, 9, 1, 60, 22];
+    let mut cache = m.new_cache(1, 5 + nodes.len()).unwrap();
+    m.extend(&mut cache, prefix.view()).unwrap();
+    let positions: Vec<usize> = (0..6).map(|i| 5 + ancestors(i).len() - 1).collect();
+    let visible: Vec<Vec<usize>> = (0..6)
+        .map(|i| ancestors(i).iter().map(|a| 5 + a).collect())
+        .collect();
+    let tree = Array2::from_shape_vec((1, 6), nodes.to_vec()).unwrap();
+    let logits = m
+        .extend_tree(&mut cache, tree.view(), &positions, 5, &visible)
+        .unwrap();
+    for i in 0..6 {
+        let mut seq: Vec<u32> = prefix.row(0).to_vec();
+        seq.extend(ancestors(i).iter().map(|&a| nodes[a]));
+        let alone = m
+            .full_logits(
+                Array2::from_shape_vec((1, seq.len()), seq.clone())
+                    .unwrap()
+                    .view(),
+            )
+            .unwrap();
+        let worst = max_abs_diff(
+            logits.slice(s![.., i, ..]),
+            alone.slice(s![.., seq.len() - 1, ..]),
+        );
+        assert!(worst < 1e-4, "node {i}: {worst}");
+    }
+}
+
+#[test]
+fn keeping_the_accepted_path_leaves_a_cache_that_decodes_like_a_fresh_one() {
+    let p = init_params(&SMALL, 4).unwrap();
+    let m = TransformerLM::new(&p, SMALL, "m").unwrap();
+    let prefix = tokens(1, 5, 13);
+    let nodes = [7u32, 3, 9, 1, 60, 22];
+    let mut cache = m.new_cache(1, 5 + nodes.len() + 1).unwrap();
+    m.extend(&mut cache, prefix.view()).unwrap();
+    let positions: Vec<usize> = (0..6).map(|i| 5 + ancestors(i).len() - 1).collect();
+    let visible: Vec<Vec<usize>> = (0..6)
+        .map(|i| ancestors(i).iter().map(|a| 5 + a).collect())
+        .collect();
+    let tree = Array2::from_shape_vec((1, 6), nodes.to_vec()).unwrap();
+    m.extend_tree(&mut cache, tree.view(), &positions, 5, &visible)
+        .unwrap();
+    // Accept the path root → 1 → 3 → 5 (slots 5, 6, 8, 10), then feed one more token.
+    cache.keep(5, &[5, 6, 8, 10]).unwrap();
+    assert_eq!(cache.len(), 9);
+    let next = m.step(&mut cache, ndarray::array![42u32].view()).unwrap();
+    let mut seq: Vec<u32> = prefix.row(0).to_vec();
+    seq.extend([7, 3, 1, 22, 42]);
+    let full = m
+        .full_logits(Array2::from_shape_vec((1, 10), seq).unwrap().view())
+        .unwrap();
+    let worst = max_abs_diff(next.view(), full.slice(s![.., 9, ..]));
+    assert!(worst < 1e-4, "{worst}");
+}
+
+#[test]
+fn bad_trees_and_bad_keeps_are_errors() {
+    let p = init_params(&SMALL, 4).unwrap();
+    let m = TransformerLM::new(&p, SMALL, "m").unwrap();
+    let mut cache = m.new_cache(1, 10).unwrap();
+    m.extend(&mut cache, tokens(1, 3, 1).view()).unwrap();
+    let t = Array2::from_shape_vec((1, 2), vec![1u32, 2]).unwrap();
+    let e = |pos: &[usize], prefix: usize, vis: &[Vec<usize>]| {
+        let mut c = cache.clone();
+        m.extend_tree(&mut c, t.view(), pos, prefix, vis)
+            .unwrap_err()
+    };
+    assert!(
+        matches!(e(&[3], 3, &[vec![3], vec![3, 4]]), Error::Shape(_)),
+        "lengths"
+    );
+    assert!(
+        matches!(e(&[3, 4], 3, &[vec![3], vec![4, 5]]), Error::Shape(_)),
+        "a future slot"
+    );
+    assert!(
+        matches!(e(&[3, 4], 3, &[vec![3], vec![3]]), Error::Shape(_)),
+        "not its own slot"
+    );
+    assert!(
+        matches!(
+            e(&[3, 24], 3, &[vec![3], vec![3, 4]]),
+            Error::TooLong { .. }
+        ),
+        "position past max_seq"
+    );
+    assert!(
+        matches!(e(&[3, 4], 4, &[vec![3], vec![3, 4]]), Error::Shape(_)),
+        "prefix past the cache"
+    );
+    let mut c = cache.clone();
+    assert!(c.keep(1, &[2, 1]).is_err() && c.keep(1, &[0]).is_err() && c.keep(1, &[3]).is_err());
+    assert!(c.keep(1, &[2]).is_ok() && c.len() == 2);
 }
