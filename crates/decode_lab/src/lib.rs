@@ -10,18 +10,23 @@
 //! - [`toy`]: acceptance measured on a real (toy) model — where the target's token ranks
 //!   among the draft's candidates ([`draft_ranks`]) and how many levels a chain or a tree
 //!   of drafts gets accepted ([`tree_accept_lengths`]).
+//! - [`speculative`]: the algorithm itself on the toy model — draft a chain or a tree,
+//!   verify it in one pass with a tree attention mask, roll the caches back to the
+//!   accepted path ([`speculative_generate`]); lossless by construction, and tested so.
 //!
 //! The toy model itself lives in `transformer_lab`; [`TransformerLM`] and
 //! [`autoregressive_generate`] are re-exported here because lecture 6 uses them as the
 //! target and the drafts.
 
 pub mod roofline;
+pub mod speculative;
 pub mod toy;
 
 pub use roofline::{
     BestRound, LLAMA32_1B, MAX_GAMMA, RoundPlan, best_round, draft_time, expected_tokens,
     tree_speedup, verify_time,
 };
+pub use speculative::{Sampling, SpecStats, TreeShape, speculative_generate};
 pub use toy::{TreeAcceptance, draft_ranks, tree_accept_lengths};
 pub use transformer_lab::{TransformerLM, autoregressive_generate};
 

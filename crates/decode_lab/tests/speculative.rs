@@ -1,0 +1,301 @@
+//! Speculative decoding on the toy model: lossless, exact, and robust to bad input.
+
+use decode_lab::{Error, Sampling, TreeShape, speculative_generate};
+use ndarray::{Array2, Axis, s};
+use once_cell::sync::Lazy;
+use quant_lab::{QCFG, quantize_params, sample_tokens};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use transformer_lab::{
+    Config, Params, TransformerLM, autoregressive_generate, config_like, init_params,
+};
+
+/// Lecture 6 demo 3's models and prompts.
+struct Demo3 {
+    target: Params,
+    int4: Params,
+    prompts: Array2<u32>,
+    greedy: Array2<u32>,
+}
+
+static DEMO3: Lazy<Demo3> = Lazy::new(|| {
+    let target = init_params(&QCFG, 0).unwrap();
+    let prompts = sample_tokens(&target, &QCFG, 64, 8, 3).unwrap();
+    let m = TransformerLM::new(&target, QCFG, "t").unwrap();
+    let greedy = autoregressive_generate(
+        &m,
+        prompts.view(),
+        48,
+        0.0,
+        &mut ChaCha8Rng::seed_from_u64(0),
+    )
+    .unwrap();
+    let (int4, _) = quantize_params(&target, "int4-g32", true).unwrap();
+    Demo3 {
+        target,
+        int4,
+        prompts,
+        greedy,
+    }
+});
+
+const SHAPES: [&[u32]; 9] = [
+    &[1],
+    &[1, 1],
+    &[1, 1, 1, 1],
+    &[1; 6],
+    &[2, 2, 2],
+    &[3, 3, 3],
+    &[4, 2, 2, 1],
+    &[8, 4, 2, 1],
+    &[4, 4, 4, 4],
+];
+
+#[test]
+fn greedy_speculation_reproduces_the_target_token_for_token() {
+    let d = &*DEMO3;
+    let target = TransformerLM::new(&d.target, QCFG, "t").unwrap();
+    let weak = TransformerLM::new(&d.target, config_like(&QCFG, 1), "d1").unwrap();
+    let int4 = TransformerLM::new(&d.int4, QCFG, "d4").unwrap();
+    for draft in [&weak, &int4] {
+        for &levels in &SHAPES {
+            let shape = TreeShape::new(levels).unwrap();
+            let results: Vec<_> = (0..d.prompts.nrows())
+                .into_par_iter()
+                .map(|i| {
+                    let prompt = d.prompts.row(i).to_vec();
+                    let mut rng = ChaCha8Rng::seed_from_u64(0);
+                    speculative_generate(
+                        &target,
+                        draft,
+                        &prompt,
+                        48,
+                        &shape,
+                        Sampling::Greedy,
+                        &mut rng,
+                    )
+                    .unwrap()
+                })
+                .collect();
+            for (i, (tokens, stats)) in results.iter().enumerate() {
+                assert_eq!(
+                    tokens.as_slice(),
+                    d.greedy.row(i).as_slice().unwrap(),
+                    "{} {levels:?} prompt {i}",
+                    draft.name()
+                );
+                assert_eq!(stats.rounds, stats.accepted.len());
+                assert!(stats.generated >= 48 && stats.generated <= 48 + levels.len());
+                assert_eq!(
+                    stats.generated,
+                    stats.rounds + stats.accepted.iter().sum::<u32>() as usize
+                );
+            }
+        }
+    }
+}
+
+/// A tiny model with peaked next-token distributions (vocabulary 8), its 1-layer draft.
+const TINY: Config = Config {
+    vocab: 8,
+    d_model: 16,
+    n_layers: 2,
+    n_heads: 2,
+    d_ff: 32,
+    max_seq: 16,
+    norm_eps: 1e-5,
+    rope_theta: 10000.0,
+};
+
+fn tiny_params() -> Params {
+    let mut p = init_params(&TINY, 5).unwrap();
+    // Random init gives nearly uniform predictions; sharpen them so p and q differ.
+    p.lm_head *= 60.0;
+    for l in &mut p.layers {
+        l.w_down *= 20.0;
+        l.wo *= 20.0;
+    }
+    p
+}
+
+fn softmax(logits: ndarray::ArrayView1<f32>) -> Vec<f64> {
+    let max = logits.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v)) as f64;
+    let e: Vec<f64> = logits.iter().map(|&l| (l as f64 - max).exp()).collect();
+    let z: f64 = e.iter().sum();
+    e.iter().map(|v| v / z).collect()
+}
+
+/// Next-token distribution of `model` after `tokens`.
+fn next_dist(model: &TransformerLM<'_>, tokens: &[u32]) -> Vec<f64> {
+    let t = Array2::from_shape_vec((1, tokens.len()), tokens.to_vec()).unwrap();
+    let logits = model.full_logits(t.view()).unwrap();
+    softmax(logits.slice(s![0, tokens.len() - 1, ..]))
+}
+
+/// χ² statistic against expected probabilities, bins with an expected count < 5 merged;
+/// returns (χ², degrees of freedom).
+fn chi_square(counts: &[usize], probs: &[f64], n: usize) -> (f64, usize) {
+    let (mut chi2, mut bins) = (0.0, 0);
+    let (mut small_obs, mut small_exp) = (0.0, 0.0);
+    for (&c, &p) in counts.iter().zip(probs) {
+        let e = p * n as f64;
+        if e < 5.0 {
+            small_obs += c as f64;
+            small_exp += e;
+        } else {
+            chi2 += (c as f64 - e).powi(2) / e;
+            bins += 1;
+        }
+    }
+    if small_exp > 0.0 {
+        chi2 += (small_obs - small_exp).powi(2) / small_exp.max(1e-9);
+        bins += 1;
+    }
+    (chi2, bins - 1)
+}
+
+/// χ² critical value at p = 0.001 (Wilson–Hilferty).
+fn chi_square_critical(df: usize) -> f64 {
+    let k = df as f64;
+    let z = 3.090_232;
+    k * (1.0 - 2.0 / (9.0 * k) + z * (2.0 / (9.0 * k)).sqrt()).powi(3)
+}
+
+#[test]
+fn speculative_sampling_draws_exactly_from_the_target() {
+    let p = tiny_params();
+    let target = TransformerLM::new(&p, TINY, "t").unwrap();
+    let draft = TransformerLM::new(&p, config_like(&TINY, 1), "d").unwrap();
+    let prompt = [3u32, 6];
+    let p1 = next_dist(&target, &prompt);
+    let q1 = next_dist(&draft, &prompt);
+    let pairs: Vec<f64> = (0..8u32)
+        .flat_map(|a| {
+            let p2 = next_dist(&target, &[3, 6, a]);
+            let pa = p1[a as usize];
+            p2.into_iter().map(move |pb| pa * pb)
+        })
+        .collect();
+    let overlap: f64 = p1.iter().zip(&q1).map(|(a, b)| a.min(*b)).sum();
+    assert!(
+        overlap < 0.95,
+        "the draft must differ from the target for the test to mean anything: {overlap}"
+    );
+
+    let n = 24_000;
+    let shape = TreeShape::chain(2).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(2024);
+    let (mut first, mut pair, mut accepted_first) = (vec![0usize; 8], vec![0usize; 64], 0usize);
+    for _ in 0..n {
+        let (tokens, stats) = speculative_generate(
+            &target,
+            &draft,
+            &prompt,
+            2,
+            &shape,
+            Sampling::Temperature(1.0),
+            &mut rng,
+        )
+        .unwrap();
+        first[tokens[0] as usize] += 1;
+        pair[(tokens[0] * 8 + tokens[1]) as usize] += 1;
+        accepted_first += usize::from(stats.accepted[0] >= 1);
+    }
+    let (chi2, df) = chi_square(&first, &p1, n);
+    assert!(
+        chi2 < chi_square_critical(df),
+        "first token: χ² = {chi2:.1} on {df} df; counts {first:?}, p {p1:?}"
+    );
+    let (chi2, df) = chi_square(&pair, &pairs, n);
+    assert!(
+        chi2 < chi_square_critical(df),
+        "pairs: χ² = {chi2:.1} on {df} df"
+    );
+    let rate = accepted_first as f64 / n as f64;
+    let se = (overlap * (1.0 - overlap) / n as f64).sqrt();
+    assert!(
+        (rate - overlap).abs() < 3.0 * se,
+        "acceptance {rate:.4} vs Σ min(p, q) = {overlap:.4} ± {se:.4}"
+    );
+}
+
+#[test]
+fn greedy_speculation_with_the_tiny_model_matches_plain_greedy_to_the_end_of_max_seq() {
+    let p = tiny_params();
+    let target = TransformerLM::new(&p, TINY, "t").unwrap();
+    let draft = TransformerLM::new(&p, config_like(&TINY, 1), "d").unwrap();
+    let prompt = [1u32];
+    let plain = autoregressive_generate(
+        &target,
+        Array2::from_elem((1, 1), 1u32).view(),
+        15,
+        0.0,
+        &mut ChaCha8Rng::seed_from_u64(0),
+    )
+    .unwrap();
+    for levels in [&[3u32][..], &[2, 2, 2], &[1; 7]] {
+        let (tokens, _) = speculative_generate(
+            &target,
+            &draft,
+            &prompt,
+            15,
+            &TreeShape::new(levels).unwrap(),
+            Sampling::Greedy,
+            &mut ChaCha8Rng::seed_from_u64(0),
+        )
+        .unwrap();
+        assert_eq!(tokens, plain.index_axis(Axis(0), 0).to_vec(), "{levels:?}");
+    }
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_panic() {
+    let p = tiny_params();
+    let target = TransformerLM::new(&p, TINY, "t").unwrap();
+    let draft = TransformerLM::new(&p, config_like(&TINY, 1), "d").unwrap();
+    let chain = TreeShape::chain(2).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    let mut run = |prompt: &[u32], n_new, shape: &TreeShape, sampling| {
+        speculative_generate(&target, &draft, prompt, n_new, shape, sampling, &mut rng)
+    };
+    assert!(matches!(TreeShape::chain(0), Err(Error::Argument(m)) if m.contains("γ ≥ 1")));
+    assert!(matches!(TreeShape::new(&[2, 0, 1]), Err(Error::Argument(m)) if m.contains("level 2")));
+    assert!(matches!(
+        run(&[1; 17], 1, &chain, Sampling::Greedy),
+        Err(Error::Model(transformer_lab::Error::TooLong { .. }))
+    ));
+    assert!(matches!(
+        run(&[1; 10], 7, &chain, Sampling::Greedy),
+        Err(Error::Model(transformer_lab::Error::TooLong {
+            len: 17,
+            max: 16
+        }))
+    ));
+    assert!(matches!(
+        run(&[1], 3, &chain, Sampling::Temperature(-1.0)),
+        Err(Error::Model(transformer_lab::Error::Temperature(_)))
+    ));
+    assert!(run(&[1], 3, &chain, Sampling::Temperature(f64::NAN)).is_err());
+    let tree = TreeShape::new(&[2, 2]).unwrap();
+    assert!(
+        matches!(run(&[1], 3, &tree, Sampling::Temperature(1.0)), Err(Error::Argument(m)) if m.contains("chains only"))
+    );
+    assert!(matches!(
+        run(&[], 3, &chain, Sampling::Greedy),
+        Err(Error::Argument(_))
+    ));
+    assert!(matches!(
+        run(&[9], 3, &chain, Sampling::Greedy),
+        Err(Error::Model(transformer_lab::Error::TokenOutOfRange { .. }))
+    ));
+    assert_eq!(
+        run(&[1], 0, &chain, Sampling::Greedy).unwrap().0,
+        Vec::<u32>::new()
+    );
+    let other = init_params(&Config { vocab: 9, ..TINY }, 0).unwrap();
+    let wide = TransformerLM::new(&other, Config { vocab: 9, ..TINY }, "w").unwrap();
+    assert!(
+        speculative_generate(&target, &wide, &[1], 2, &chain, Sampling::Greedy, &mut rng).is_err()
+    );
+}
