@@ -14,7 +14,8 @@ static DEMO1: Lazy<s05::Demo1> = Lazy::new(|| {
 static DEMO2: Lazy<s05::Demo2> = Lazy::new(|| s05::demo2_figures(&SETUP).unwrap());
 static DEMO3: Lazy<Vec<s05::DraftFigures>> =
     Lazy::new(|| s05::demo3_from_ranks(&SETUP, &RANKS).unwrap());
-static RANKS: Lazy<Vec<s05::DraftRanks>> = Lazy::new(|| s05::toy_ranks().unwrap());
+static TOY: Lazy<s05::ToyRun> = Lazy::new(|| s05::toy_run().unwrap());
+static RANKS: Lazy<Vec<s05::DraftRanks>> = Lazy::new(|| TOY.ranks.clone());
 
 #[test]
 fn lecture06_prints_what_the_snapshot_pins() {
@@ -493,5 +494,55 @@ fn demo3_follows_the_card_and_target_but_not_the_toy_acceptance() {
     assert!(
         none.iter()
             .all(|d| d.shapes.iter().all(|s| s.speedup == [None, None]))
+    );
+}
+
+// ---- demo 4: speculative decoding for real ------------------------------------------
+
+#[test]
+fn demo4_is_lossless_and_measures_tau_just_below_the_rank_estimate() {
+    let figures = s05::demo4_figures(&TOY).unwrap();
+    assert_eq!(
+        figures.iter().map(|f| f.0).collect::<Vec<_>>(),
+        s05::DRAFT_NAMES
+    );
+    for (name, rows) in &figures {
+        assert_eq!(rows.len(), s05::DEMO3_SHAPES.len());
+        for r in rows {
+            assert!(
+                r.identical,
+                "{name} {:?} differs from the target's greedy output",
+                r.branching
+            );
+            // Rounds start only where the previous one stopped (often a hard position),
+            // so the measured τ cannot beat the every-position estimate by much.
+            assert!(
+                r.tau_measured <= r.tau_ranks + 0.05,
+                "{name} {:?}: {} vs {}",
+                r.branching,
+                r.tau_measured,
+                r.tau_ranks
+            );
+            assert!(r.tau_measured > 1.0);
+            assert_eq!(
+                r.target_forwards,
+                r.rounds + s05::DEMO4_PROMPTS,
+                "one prefill per prompt, one pass per round"
+            );
+            assert!(r.draft_forwards >= r.rounds * r.branching.len() / 2);
+        }
+        let tau = |b: &[u32]| rows.iter().find(|r| r.branching == b).unwrap().tau_measured;
+        assert!(
+            tau(&[4, 4, 4, 4]) > tau(&[1, 1, 1, 1]),
+            "{name}: the big tree accepts more in practice too"
+        );
+    }
+    let blocks = s05::demo4_blocks(&figures);
+    let mut text = Vec::new();
+    console::render_text(&mut text, &blocks).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains("与目标模型逐字相同") && !text.contains("| 否"),
+        "{text}"
     );
 }

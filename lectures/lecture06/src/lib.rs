@@ -110,7 +110,8 @@ pub enum Format {
 /// What to print, for which setup, in which form.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
-    /// Demos to print, in lecture order (1, 2, 3).
+    /// Demos to print, in lecture order: 1–3 are the original script's; 4 (opt-in) runs
+    /// speculative decoding for real on the toy model.
     pub demos: Vec<u8>,
     /// Accelerator, models and α.
     pub setup: Setup,
@@ -138,7 +139,8 @@ pub fn run(out: &mut dyn Write) -> Result<(), Error> {
 }
 
 /// Prints the chosen demos for the chosen setup in the chosen form, and writes their
-/// figures when `plot_dir` is set (demo 1 → `knee.svg`, 2 → `batch.svg`, 3 → `trees.svg`).
+/// figures when `plot_dir` is set (demo 1 → `knee.svg`, 2 → `batch.svg`, 3 → `trees.svg`;
+/// demo 4 has no figure).
 pub fn run_with(out: &mut dyn Write, opts: &Options) -> Result<(), Error> {
     let setup = &opts.setup;
     let wants = |n: u8| opts.demos.contains(&n);
@@ -160,13 +162,23 @@ pub fn run_with(out: &mut dyn Write, opts: &Options) -> Result<(), Error> {
             plots::batch(dir, setup)?;
         }
     }
-    if wants(3) {
-        let d = s05::demo3_figures(setup)?;
+    let toy = if wants(3) || wants(4) {
+        Some(s05::toy_run()?)
+    } else {
+        None
+    };
+    if let (true, Some(toy)) = (wants(3), &toy) {
+        let d = s05::demo3_from_ranks(setup, &toy.ranks)?;
         blocks.extend(s05::demo3_blocks(setup, &d));
         doc.insert("demo3".into(), s05::demo3_json(&d));
         if let Some(dir) = &opts.plot_dir {
             plots::trees(dir, setup, &d)?;
         }
+    }
+    if let (true, Some(toy)) = (wants(4), &toy) {
+        let d = s05::demo4_figures(toy)?;
+        blocks.extend(s05::demo4_blocks(&d));
+        doc.insert("demo4".into(), s05::demo4_json(&d));
     }
     match opts.format {
         Format::Text => console::render_text(out, &blocks)?,

@@ -30,8 +30,9 @@
 
 use console::{Block, Table, fmt_time};
 use decode_lab::{
-    BestRound, TransformerLM, autoregressive_generate, best_round, draft_ranks, draft_time,
-    expected_tokens, tree_accept_lengths, tree_speedup, verify_time,
+    BestRound, Sampling, SpecStats, TransformerLM, TreeShape, autoregressive_generate, best_round,
+    draft_ranks, draft_time, expected_tokens, speculative_generate, tree_accept_lengths,
+    tree_speedup, verify_time,
 };
 use hw_specs::{Accelerator, H100};
 use llm_math::{LLAMA31_8B, LLAMA32_1B, ModelConfig, critical_tokens, max_batch};
@@ -39,6 +40,7 @@ use ndarray::{Axis, concatenate, s};
 use quant_lab::{QCFG, quantize_params, sample_tokens};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 use serde_json::{Value, json};
 use transformer_lab::{config_like, init_params};
 
@@ -591,6 +593,40 @@ pub struct DraftRanks {
     pub ranks: Vec<Vec<u32>>,
 }
 
+/// Everything demo 3 computes on the toy model, kept for demo 4.
+#[derive(Debug, Clone)]
+pub struct ToyRun {
+    /// The target's weights (lecture 3's model, seed [`toy::PARAM_SEED`]).
+    pub params: transformer_lab::Params,
+    /// The target quantized to int4-g32, LM head included (the strong draft's weights).
+    pub int4: transformer_lab::Params,
+    /// The prompts, `[N_SEQ, PROMPT_LEN]`.
+    pub prompts: ndarray::Array2<u32>,
+    /// The target's greedy continuations, `[N_SEQ, N_NEW]`.
+    pub generated: ndarray::Array2<u32>,
+    /// Both drafts' ranks of the generated tokens.
+    pub ranks: Vec<DraftRanks>,
+}
+
+/// The names of demo 3's drafts, in order: the target's first layer, and the target in int4.
+pub const DRAFT_NAMES: [&str; 2] = ["只用前 1 层（弱）", "INT4 量化的自己（强）"];
+
+impl ToyRun {
+    /// The target model.
+    pub fn target(&self) -> Result<TransformerLM<'_>, Error> {
+        Ok(TransformerLM::new(&self.params, QCFG, "目标")?)
+    }
+
+    /// The drafts, named as [`DRAFT_NAMES`]: the target's own first layer (sharing its
+    /// weights) and the int4 copy.
+    pub fn drafts(&self) -> Result<[TransformerLM<'_>; 2], Error> {
+        Ok([
+            TransformerLM::new(&self.params, config_like(&QCFG, 1), DRAFT_NAMES[0])?,
+            TransformerLM::new(&self.int4, QCFG, DRAFT_NAMES[1])?,
+        ])
+    }
+}
+
 /// On lecture 3's model: the target greedily generates [`toy::N_NEW`] tokens after each
 /// of [`toy::N_SEQ`] sampled prompts; each draft then computes its logits on those real
 /// sequences, and we record where the target's token ranks in the draft's candidates.
@@ -598,19 +634,31 @@ pub struct DraftRanks {
 /// The drafts: the target's own first layer ("只用前 1 层（弱）", sharing its weights) and
 /// the target quantized to int4-g32, LM head included ("INT4 量化的自己（强）").
 /// Independent work runs side by side: quantization with generation, the two drafts.
-pub fn toy_ranks() -> Result<Vec<DraftRanks>, Error> {
-    let p = init_params(&QCFG, toy::PARAM_SEED)?;
-    let target = TransformerLM::new(&p, QCFG, "目标")?;
-    let prompts = sample_tokens(&p, &QCFG, toy::N_SEQ, toy::PROMPT_LEN, toy::PROMPT_SEED)?;
+pub fn toy_run() -> Result<ToyRun, Error> {
+    let params = init_params(&QCFG, toy::PARAM_SEED)?;
+    let target = TransformerLM::new(&params, QCFG, "目标")?;
+    let prompts = sample_tokens(
+        &params,
+        &QCFG,
+        toy::N_SEQ,
+        toy::PROMPT_LEN,
+        toy::PROMPT_SEED,
+    )?;
     let mut rng = ChaCha8Rng::seed_from_u64(toy::GEN_SEED);
     let (generated, quantized) = rayon::join(
         || autoregressive_generate(&target, prompts.view(), toy::N_NEW, 0.0, &mut rng),
-        || quantize_params(&p, "int4-g32", true),
+        || quantize_params(&params, "int4-g32", true),
     );
-    let seqs = concatenate(Axis(1), &[prompts.view(), generated?.view()]).expect("same rows");
-    let (p4, _) = quantized?;
-    let weak = TransformerLM::new(&p, config_like(&QCFG, 1), "d1")?;
-    let int4 = TransformerLM::new(&p4, QCFG, "d4")?;
+    let generated = generated?;
+    let seqs = concatenate(Axis(1), &[prompts.view(), generated.view()]).expect("same rows");
+    let (int4, _) = quantized?;
+    let mut run = ToyRun {
+        params,
+        int4,
+        prompts,
+        generated,
+        ranks: Vec::new(),
+    };
     let ranks_of = |draft: &TransformerLM<'_>| -> Result<Vec<Vec<u32>>, Error> {
         let logits = draft.full_logits(seqs.view())?;
         let first = toy::PROMPT_LEN - 1; // logits at the last prompt position predict token 0
@@ -623,17 +671,25 @@ pub fn toy_ranks() -> Result<Vec<DraftRanks>, Error> {
             })
             .collect()
     };
+    let [weak, int4] = run.drafts()?;
     let (weak_ranks, int4_ranks) = rayon::join(|| ranks_of(&weak), || ranks_of(&int4));
-    Ok(vec![
+    let ranks = vec![
         DraftRanks {
-            name: "只用前 1 层（弱）",
+            name: DRAFT_NAMES[0],
             ranks: weak_ranks?,
         },
         DraftRanks {
-            name: "INT4 量化的自己（强）",
+            name: DRAFT_NAMES[1],
             ranks: int4_ranks?,
         },
-    ])
+    ];
+    run.ranks = ranks;
+    Ok(run)
+}
+
+/// The draft ranks of [`toy_run`].
+pub fn toy_ranks() -> Result<Vec<DraftRanks>, Error> {
+    Ok(toy_run()?.ranks)
 }
 
 /// One row of a demo 3 table.
@@ -861,6 +917,152 @@ pub fn demo3_json(drafts: &[DraftFigures]) -> Value {
                 "nodes": s.nodes,
                 "tau": s.tau,
                 "speedup": s.speedup,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+// ---- demo 4 (not in the original script) --------------------------------------------
+
+/// Prompts demo 4 runs speculative decoding on: the first 16 of demo 3's 64, so the demo
+/// takes seconds, not a minute (the test suite checks all 64).
+pub const DEMO4_PROMPTS: usize = 16;
+
+/// Demo 4's figures for one draft shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredShape {
+    /// Per-level top-k.
+    pub branching: Vec<u32>,
+    /// Draft-then-verify rounds, over all prompts.
+    pub rounds: usize,
+    /// Target forward passes (prefills and verifications), over all prompts.
+    pub target_forwards: usize,
+    /// Draft forward passes, over all prompts.
+    pub draft_forwards: usize,
+    /// Measured τ: tokens produced per round.
+    pub tau_measured: f64,
+    /// Demo 3's rank-based τ on the same sequences.
+    pub tau_ranks: f64,
+    /// Whether every prompt's output equals the target's own greedy output.
+    pub identical: bool,
+}
+
+/// Demo 4: runs speculative decoding for real — every demo 3 draft and shape on the first
+/// [`DEMO4_PROMPTS`] prompts, greedy — and measures τ, next to demo 3's rank-based estimate.
+pub fn demo4_figures(run: &ToyRun) -> Result<Vec<(&'static str, Vec<MeasuredShape>)>, Error> {
+    let target = run.target()?;
+    let n = DEMO4_PROMPTS.min(run.prompts.nrows());
+    let mut out = Vec::new();
+    for (draft, ranks) in run.drafts()?.iter().zip(&run.ranks) {
+        let mut rows = Vec::new();
+        for &levels in &DEMO3_SHAPES {
+            let shape = TreeShape::new(levels)?;
+            let results: Vec<_> = (0..n)
+                .into_par_iter()
+                .map(|i| {
+                    let prompt = run.prompts.row(i).to_vec();
+                    let mut rng = ChaCha8Rng::seed_from_u64(toy::GEN_SEED);
+                    speculative_generate(
+                        &target,
+                        draft,
+                        &prompt,
+                        toy::N_NEW,
+                        &shape,
+                        Sampling::Greedy,
+                        &mut rng,
+                    )
+                })
+                .collect::<Result<_, _>>()?;
+            let identical = results
+                .iter()
+                .enumerate()
+                .all(|(i, (tokens, _))| run.generated.row(i).iter().eq(tokens));
+            let sum = |f: fn(&SpecStats) -> usize| results.iter().map(|(_, s)| f(s)).sum::<usize>();
+            let (rounds, generated) = (sum(|s| s.rounds), sum(|s| s.generated));
+            rows.push(MeasuredShape {
+                branching: levels.to_vec(),
+                rounds,
+                target_forwards: sum(|s| s.target_forwards),
+                draft_forwards: sum(|s| s.draft_forwards),
+                tau_measured: generated as f64 / rounds as f64,
+                tau_ranks: tree_accept_lengths(&ranks.ranks[..n], levels)?.tau(),
+                identical,
+            });
+        }
+        out.push((ranks.name, rows));
+    }
+    Ok(out)
+}
+
+/// Demo 4 as blocks.
+pub fn demo4_blocks(figures: &[(&'static str, Vec<MeasuredShape>)]) -> Vec<Block> {
+    let mut blocks = vec![Block::Header(format!(
+        "演示 4（实测）：真的跑一遍投机解码——草稿出树、目标一次前向验证、KV cache 回滚到接受的路径（前 {DEMO4_PROMPTS} 条提示，贪心）"
+    ))];
+    for (name, rows) in figures {
+        blocks.push(Block::Text(format!("\n草稿：{name}")));
+        blocks.push(Block::Table(Table {
+            caption: format!(
+                "演示 4：草稿「{name}」实测（前 {DEMO4_PROMPTS} 条提示，各生成 {} 个 token）",
+                toy::N_NEW
+            ),
+            headers: strings(&[
+                "草稿形状",
+                "轮数",
+                "目标前向",
+                "草稿前向",
+                "实测 τ",
+                "演示 3 的估计 τ",
+                "与目标模型逐字相同",
+            ]),
+            rows: rows
+                .iter()
+                .map(|r| {
+                    vec![
+                        shape_label(&r.branching),
+                        r.rounds.to_string(),
+                        r.target_forwards.to_string(),
+                        r.draft_forwards.to_string(),
+                        format!("{:.2}", r.tau_measured),
+                        format!("{:.2}", r.tau_ranks),
+                        if r.identical { "是" } else { "否" }.to_string(),
+                    ]
+                })
+                .collect(),
+        }));
+    }
+    blocks.push(Block::Text(
+        "\n（实测 τ = 产出的 token 数 / 验证轮数；目标前向 = 每条提示一次预填充 + 每轮一次验证。）"
+            .into(),
+    ));
+    blocks.push(Block::Observations(vec![
+        "每一种形状的输出都和目标模型自己贪心解码逐字相同：投机解码是无损的——草稿只决定每轮能多走几步，不改变结果。".into(),
+        "实测 τ 一般比演示 3 的估计低一些：演示 3 把每个位置都当作一轮的起点来平均，真实的一轮只能从上一轮停下的地方开始，\
+         而停下的地方往往正是草稿猜错的难处；序列末尾的最后一轮也只需要几个 token。"
+            .into(),
+        "目标前向次数 = 轮数（加上预填充），树越大轮数越少；草稿前向次数 = 树的层数 × 轮数（外加追赶），\
+         这就是演示 3 里\"树有几层就草稿几次\"的来历。"
+            .into(),
+    ]));
+    blocks
+}
+
+/// Demo 4's figures as JSON.
+pub fn demo4_json(figures: &[(&'static str, Vec<MeasuredShape>)]) -> Value {
+    json!({
+        "prompts": DEMO4_PROMPTS,
+        "n_new": toy::N_NEW,
+        "drafts": figures.iter().map(|(name, rows)| json!({
+            "name": name,
+            "shapes": rows.iter().map(|r| json!({
+                "label": shape_label(&r.branching),
+                "branching": r.branching,
+                "rounds": r.rounds,
+                "target_forwards": r.target_forwards,
+                "draft_forwards": r.draft_forwards,
+                "tau_measured": r.tau_measured,
+                "tau_ranks": r.tau_ranks,
+                "identical_to_target": r.identical,
             })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     })
