@@ -20,7 +20,7 @@
 
 use ndarray::{Array1, Array2, ArrayView1};
 use rand::Rng;
-use transformer_lab::{KvCache, TransformerLM, argmax};
+use transformer_lab::{KvCache, TransformerLM, argmax, draw_weighted, softmax_weights};
 
 use crate::Error;
 
@@ -350,30 +350,16 @@ fn greedy_round(
     Ok(produced)
 }
 
-/// `softmax(logits / t)` in f64.
+/// `softmax(logits / t)` in f64, normalised.
 fn probabilities(logits: ArrayView1<f32>, t: f64) -> Array1<f64> {
-    let max = f64::from(logits[argmax(logits)]);
-    let mut p = logits.mapv(|l| ((f64::from(l) - max) / t).exp());
-    let sum = p.sum();
-    p /= sum;
+    let mut p = Array1::from(softmax_weights(logits, t));
+    p /= p.sum();
     p
 }
 
-/// Draws an index from probabilities `p` (summing to 1, or to `total`) with one uniform.
+/// Draws an index with probability proportional to `p`.
 fn draw<R: Rng + ?Sized>(p: &Array1<f64>, rng: &mut R) -> u32 {
-    let total: f64 = p.sum();
-    let mut u = rng.random::<f64>() * total;
-    let mut last = 0;
-    for (i, &w) in p.iter().enumerate() {
-        if w > 0.0 {
-            last = i;
-            if u < w {
-                return i as u32;
-            }
-            u -= w;
-        }
-    }
-    last as u32
+    draw_weighted(p.as_slice().expect("a fresh array is contiguous"), rng) as u32
 }
 
 /// One round of speculative sampling with a chain of `gamma` drafts.

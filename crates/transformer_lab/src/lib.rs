@@ -24,7 +24,9 @@ mod sample;
 pub use config::{Config, config_like};
 pub use model::{KvCache, TransformerLM};
 pub use params::{LayerParams, Params, init_params};
-pub use sample::{argmax, autoregressive_generate, sample_categorical};
+pub use sample::{
+    argmax, autoregressive_generate, draw_weighted, sample_categorical, softmax_weights,
+};
 
 use std::fmt;
 

@@ -39,11 +39,29 @@ pub fn sample_categorical<R: Rng + ?Sized>(
     if temperature == 0.0 {
         return Ok(argmax(logits));
     }
+    Ok(draw_weighted(&softmax_weights(logits, temperature), rng))
+}
+
+/// The unnormalised softmax of `logits / temperature` in f64: `exp((l − max) / T)` for
+/// each logit (the largest weight is exactly 1). `temperature` must be > 0.
+pub fn softmax_weights(logits: ArrayView1<f32>, temperature: f64) -> Vec<f64> {
     let max = f64::from(logits[argmax(logits)]);
-    let weights: Vec<f64> = logits
+    logits
         .iter()
         .map(|&l| ((f64::from(l) - max) / temperature).exp())
-        .collect();
+        .collect()
+}
+
+/// An index drawn with probability `weights[i] / Σ weights`, from one
+/// `rng.random::<f64>()` walked through the cumulative weights (so a seeded `rng` gives
+/// the same index on every machine). Zero weights are never drawn; all-zero weights give 0.
+///
+/// ```
+/// use rand::SeedableRng;
+/// let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+/// assert_eq!(transformer_lab::draw_weighted(&[0.0, 3.0, 0.0], &mut rng), 1);
+/// ```
+pub fn draw_weighted<R: Rng + ?Sized>(weights: &[f64], rng: &mut R) -> usize {
     let total: f64 = weights.iter().sum();
     let mut u = rng.random::<f64>() * total;
     let mut last_positive = 0;
@@ -51,12 +69,12 @@ pub fn sample_categorical<R: Rng + ?Sized>(
         if w > 0.0 {
             last_positive = i;
             if u < w {
-                return Ok(i);
+                return i;
             }
             u -= w;
         }
     }
-    Ok(last_positive) // rounding left u ≥ the last weight
+    last_positive // rounding left u ≥ the last weight
 }
 
 /// Generates `n_new` tokens after each of `prompts [B, T]`, the whole batch one step at

@@ -111,22 +111,9 @@ pub fn knee(dir: &Path, setup: &Setup) -> Result<PathBuf, Error> {
     }
     for (i, (label, points)) in series.into_iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
-        chart
-            .draw_series(LineSeries::new(points, color.stroke_width(2)))
-            .map_err(|e| plot_error(&path, e))?
-            .label(label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(2))
-            });
+        line(&mut chart, points, color, label).map_err(|e| plot_error(&path, e))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font((FONT, 14))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| plot_error(&path, e))?;
+    legend(&mut chart, SeriesLabelPosition::UpperLeft, 14).map_err(|e| plot_error(&path, e))?;
     root.present().map_err(|e| plot_error(&path, e))?;
     Ok(written)
 }
@@ -216,22 +203,10 @@ pub fn batch(dir: &Path, setup: &Setup) -> Result<PathBuf, Error> {
                 )))
                 .map_err(|e| plot_error(&path, e))?;
         }
-        chart
-            .draw_series(LineSeries::new(points, color.stroke_width(2)))
-            .map_err(|e| plot_error(&path, e))?
-            .label(format!("上下文 {ctx}"))
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(2))
-            });
+        line(&mut chart, points, color, format!("上下文 {ctx}"))
+            .map_err(|e| plot_error(&path, e))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .label_font((FONT, 14))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| plot_error(&path, e))?;
+    legend(&mut chart, SeriesLabelPosition::UpperRight, 14).map_err(|e| plot_error(&path, e))?;
     root.present().map_err(|e| plot_error(&path, e))?;
     Ok(written)
 }
@@ -304,13 +279,7 @@ pub fn trees(dir: &Path, setup: &Setup, drafts: &[DraftFigures]) -> Result<PathB
             .map_err(|e| plot_error(&path, e))?;
         for (i, (label, points)) in series.into_iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
-            chart
-                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
-                .map_err(|e| plot_error(&path, e))?
-                .label(label)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(2))
-                });
+            line(&mut chart, points.clone(), color, label).map_err(|e| plot_error(&path, e))?;
             chart
                 .draw_series(
                     points
@@ -319,17 +288,51 @@ pub fn trees(dir: &Path, setup: &Setup, drafts: &[DraftFigures]) -> Result<PathB
                 )
                 .map_err(|e| plot_error(&path, e))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| plot_error(&path, e))?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft, 13).map_err(|e| plot_error(&path, e))?;
     }
     root.present().map_err(|e| plot_error(&path, e))?;
     Ok(written)
+}
+
+/// Draws `points` as a labelled line of `color` (2 px), with its legend entry.
+fn line<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    points: Vec<(X::ValueType, Y::ValueType)>,
+    color: RGBColor,
+    label: impl Into<String>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend + 'a,
+    X: Ranged,
+    Y: Ranged,
+    X::ValueType: Clone + 'static,
+    Y::ValueType: Clone + 'static,
+{
+    chart
+        .draw_series(LineSeries::new(points, color.stroke_width(2)))?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(2)));
+    Ok(())
+}
+
+/// Draws the legend box of `chart` at `position`, with `size`-pixel labels.
+fn legend<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    position: SeriesLabelPosition,
+    size: u32,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend + 'a,
+    X: Ranged,
+    Y: Ranged,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font((FONT, size))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
 }
 
 fn setup_label(setup: &Setup) -> String {
