@@ -20,8 +20,7 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use serde_json::json;
-use spec_decode_on_hardware::{self as s05, Setup};
+use spec_decode_on_hardware::Setup;
 
 /// Why a lecture could not finish printing.
 #[derive(Debug)]
@@ -139,104 +138,8 @@ pub fn run(out: &mut dyn Write) -> Result<(), Error> {
 }
 
 /// Prints the chosen demos for the chosen setup in the chosen form, and writes their
-/// figures when `plot_dir` is set (demo 1 → `knee.svg`, 2 → `batch.svg`, 3 → `trees.svg`;
-/// demo 4 has no figure).
+/// figures when `plot_dir` is set. Lecture 6 has one script so far: this is
+/// [`spec_decode_on_hardware::run_with`].
 pub fn run_with(out: &mut dyn Write, opts: &Options) -> Result<(), Error> {
-    let setup = &opts.setup;
-    let wants = |n: u8| opts.demos.contains(&n);
-    let mut blocks = Vec::new();
-    let mut doc = serde_json::Map::new();
-    if wants(1) {
-        let d = s05::demo1_figures(setup)?;
-        blocks.extend(s05::demo1_blocks(setup, &d)?);
-        doc.insert("demo1".into(), s05::demo1_json(setup, &d));
-        if let Some(dir) = &opts.plot_dir {
-            plots::knee(dir, setup)?;
-        }
-    }
-    if wants(2) {
-        let d = s05::demo2_figures(setup)?;
-        blocks.extend(s05::demo2_blocks(setup, &d));
-        doc.insert("demo2".into(), s05::demo2_json(setup, &d));
-        if let Some(dir) = &opts.plot_dir {
-            plots::batch(dir, setup)?;
-        }
-    }
-    let toy = if wants(3) || wants(4) {
-        Some(s05::toy_run()?)
-    } else {
-        None
-    };
-    if let (true, Some(toy)) = (wants(3), &toy) {
-        let d = s05::demo3_from_ranks(setup, &toy.ranks)?;
-        blocks.extend(s05::demo3_blocks(setup, &d));
-        doc.insert("demo3".into(), s05::demo3_json(&d));
-        if let Some(dir) = &opts.plot_dir {
-            plots::trees(dir, setup, &d)?;
-        }
-    }
-    if let (true, Some(toy)) = (wants(4), &toy) {
-        let d = s05::demo4_figures(toy)?;
-        blocks.extend(s05::demo4_blocks(&d));
-        doc.insert("demo4".into(), s05::demo4_json(&d));
-    }
-    match opts.format {
-        Format::Text => console::render_text(out, &blocks)?,
-        Format::Markdown => console::render_markdown(out, &blocks)?,
-        Format::Csv => console::render_csv(out, &blocks)?,
-        Format::Json => {
-            let tables: Vec<serde_json::Value> = blocks
-                .iter()
-                .filter_map(|b| match b {
-                    console::Block::Table(t) => {
-                        Some(json!({ "caption": t.caption, "headers": t.headers, "rows": t.rows }))
-                    }
-                    _ => None,
-                })
-                .collect();
-            let document = json!({
-                "lecture": 6,
-                "script": "05_spec_decode_on_hardware",
-                "units": {
-                    "*_s": "seconds",
-                    "*_tokens": "tokens",
-                    "*_bytes": "bytes",
-                    "peak_flops_bf16": "FLOP/s",
-                    "hbm_bandwidth": "bytes/s",
-                    "speedup, c, ratio*, verify_ratio, expected_tokens, tau, *_fraction": "dimensionless",
-                },
-                "setup": setup_json(setup),
-                "demos": opts.demos,
-                "figures": doc,
-                "tables": tables,
-            });
-            let text = serde_json::to_string_pretty(&document).map_err(io::Error::other)?;
-            writeln!(out, "{text}")?;
-        }
-    }
-    Ok(())
-}
-
-fn setup_json(setup: &Setup) -> serde_json::Value {
-    let model = |m: &llm_math::ModelConfig| {
-        json!({
-            "name": m.name, "n_params": m.n_params(), "streamed_params": m.streamed_params(),
-            "kv_bytes_per_token": m.kv_bytes_per_token(), "n_layers": m.n_layers, "d_model": m.d_model,
-        })
-    };
-    json!({
-        "hw": {
-            "name": setup.hw.name,
-            "peak_flops_bf16": setup.hw.peak_flops_bf16,
-            "hbm_bandwidth": setup.hw.hbm_bandwidth,
-            "memory_bytes": setup.hw.memory_bytes,
-        },
-        "target": model(&setup.target),
-        "draft": model(&setup.draft),
-        "alpha": setup.alpha,
-        "overhead_target_s": s05::OVERHEAD_T,
-        "overhead_draft_s": s05::OVERHEAD_D,
-        "compute_efficiency": llm_math::COMPUTE_EFFICIENCY,
-        "bandwidth_efficiency": llm_math::BANDWIDTH_EFFICIENCY,
-    })
+    spec_decode_on_hardware::run_with(out, opts)
 }

@@ -113,12 +113,110 @@ pub const DEMO2_EXAMPLE: (u64, u64, u64) = (512, 512, 5);
 
 /// Prints the script for the default setup: demos 1, 2 and 3, as text.
 pub fn run(out: &mut dyn std::io::Write) -> Result<(), Error> {
-    let setup = Setup::default();
-    let mut blocks = demo1_blocks(&setup, &demo1_figures(&setup)?)?;
-    blocks.extend(demo2_blocks(&setup, &demo2_figures(&setup)?));
-    blocks.extend(demo3_blocks(&setup, &demo3_figures(&setup)?));
-    console::render_text(out, &blocks)?;
+    run_with(out, &crate::Options::default())
+}
+
+/// Prints the chosen demos for the chosen setup in the chosen form, and writes their
+/// figures when `plot_dir` is set (demo 1 → `knee.svg`, 2 → `batch.svg`, 3 → `trees.svg`;
+/// demo 4 has no figure).
+pub fn run_with(out: &mut dyn std::io::Write, opts: &crate::Options) -> Result<(), Error> {
+    let setup = &opts.setup;
+    let wants = |n: u8| opts.demos.contains(&n);
+    let mut blocks = Vec::new();
+    let mut doc = serde_json::Map::new();
+    if wants(1) {
+        let d = demo1_figures(setup)?;
+        blocks.extend(demo1_blocks(setup, &d)?);
+        doc.insert("demo1".into(), demo1_json(setup, &d));
+        if let Some(dir) = &opts.plot_dir {
+            crate::plots::knee(dir, setup)?;
+        }
+    }
+    if wants(2) {
+        let d = demo2_figures(setup)?;
+        blocks.extend(demo2_blocks(setup, &d));
+        doc.insert("demo2".into(), demo2_json(setup, &d));
+        if let Some(dir) = &opts.plot_dir {
+            crate::plots::batch(dir, setup)?;
+        }
+    }
+    let toy = if wants(3) || wants(4) {
+        Some(toy_run()?)
+    } else {
+        None
+    };
+    if let (true, Some(toy)) = (wants(3), &toy) {
+        let d = demo3_from_ranks(setup, &toy.ranks)?;
+        blocks.extend(demo3_blocks(setup, &d));
+        doc.insert("demo3".into(), demo3_json(&d));
+        if let Some(dir) = &opts.plot_dir {
+            crate::plots::trees(dir, setup, &d)?;
+        }
+    }
+    if let (true, Some(toy)) = (wants(4), &toy) {
+        let d = demo4_figures(toy)?;
+        blocks.extend(demo4_blocks(&d));
+        doc.insert("demo4".into(), demo4_json(&d));
+    }
+    match opts.format {
+        crate::Format::Text => console::render_text(out, &blocks)?,
+        crate::Format::Markdown => console::render_markdown(out, &blocks)?,
+        crate::Format::Csv => console::render_csv(out, &blocks)?,
+        crate::Format::Json => {
+            let tables: Vec<serde_json::Value> = blocks
+                .iter()
+                .filter_map(|b| match b {
+                    console::Block::Table(t) => {
+                        Some(json!({ "caption": t.caption, "headers": t.headers, "rows": t.rows }))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let document = json!({
+                "lecture": 6,
+                "script": "05_spec_decode_on_hardware",
+                "units": {
+                    "*_s": "seconds",
+                    "*_tokens": "tokens",
+                    "*_bytes": "bytes",
+                    "peak_flops_bf16": "FLOP/s",
+                    "hbm_bandwidth": "bytes/s",
+                    "speedup, c, ratio*, verify_ratio, expected_tokens, tau, *_fraction": "dimensionless",
+                },
+                "setup": setup_json(setup),
+                "demos": opts.demos,
+                "figures": doc,
+                "tables": tables,
+            });
+            let text = serde_json::to_string_pretty(&document).map_err(std::io::Error::other)?;
+            writeln!(out, "{text}")?;
+        }
+    }
     Ok(())
+}
+
+fn setup_json(setup: &Setup) -> serde_json::Value {
+    let model = |m: &llm_math::ModelConfig| {
+        json!({
+            "name": m.name, "n_params": m.n_params(), "streamed_params": m.streamed_params(),
+            "kv_bytes_per_token": m.kv_bytes_per_token(), "n_layers": m.n_layers, "d_model": m.d_model,
+        })
+    };
+    json!({
+        "hw": {
+            "name": setup.hw.name,
+            "peak_flops_bf16": setup.hw.peak_flops_bf16,
+            "hbm_bandwidth": setup.hw.hbm_bandwidth,
+            "memory_bytes": setup.hw.memory_bytes,
+        },
+        "target": model(&setup.target),
+        "draft": model(&setup.draft),
+        "alpha": setup.alpha,
+        "overhead_target_s": OVERHEAD_T,
+        "overhead_draft_s": OVERHEAD_D,
+        "compute_efficiency": llm_math::COMPUTE_EFFICIENCY,
+        "bandwidth_efficiency": llm_math::BANDWIDTH_EFFICIENCY,
+    })
 }
 
 // ---- demo 1 -------------------------------------------------------------------------
