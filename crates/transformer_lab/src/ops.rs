@@ -98,12 +98,11 @@ pub fn softmax_rows(mut x: ArrayViewMut2<f32>) {
 #[inline]
 pub fn softmax_in_place(x: &mut [f32]) {
     let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0f32;
+    // Exponentiate in one loop (it vectorises), sum in another (a sequential reduction).
     for v in x.iter_mut() {
         *v = fast_exp(*v - max);
-        sum += *v;
     }
-    let inv = 1.0 / sum;
+    let inv = 1.0 / x.iter().sum::<f32>();
     for v in x.iter_mut() {
         *v *= inv;
     }
