@@ -30,13 +30,13 @@ pub struct Scheme {
 impl Scheme {
     /// Largest quantized magnitude: `2^(bits−1) − 1` (7 for int4, 127 for int8).
     pub fn qmax(&self) -> i32 {
-        (1 << (self.bits - 1)) - 1
+        (1 << self.bits.clamp(1, 31).saturating_sub(1)) - 1
     }
 
     /// Smallest quantized value: `−2^(bits−1)` (−8 for int4). Symmetric abs-max scaling
     /// never reaches it; it is the clamp's lower bound.
     pub fn qmin(&self) -> i32 {
-        -(1 << (self.bits - 1))
+        -(1 << self.bits.clamp(1, 31).saturating_sub(1))
     }
 
     /// Storage bits per weight including the scales, assuming an fp16 scale per group.
@@ -99,6 +99,8 @@ impl fmt::Display for Scheme {
 /// # Ok::<(), quant_lab::Error>(())
 /// ```
 pub fn quantize_matrix(w: ArrayView2<f32>, scheme: Scheme) -> Result<Array2<f32>, Error> {
+    // The fields are public: re-check what parsing would have checked.
+    let scheme: Scheme = scheme.to_string().parse()?;
     let (rows, cols) = w.dim();
     if rows % scheme.group != 0 {
         return Err(Error::Scheme(format!(
@@ -301,6 +303,14 @@ mod tests {
                 group: 128
             }
         );
+    }
+
+    #[test]
+    fn a_hand_built_invalid_scheme_is_an_error_not_a_panic() {
+        let w = Array2::<f32>::zeros((4, 4));
+        assert!(quantize_matrix(w.view(), Scheme { bits: 4, group: 0 }).is_err());
+        assert!(quantize_matrix(w.view(), Scheme { bits: 0, group: 2 }).is_err());
+        assert!(quantize_matrix(w.view(), Scheme { bits: 40, group: 2 }).is_err());
     }
 
     #[test]

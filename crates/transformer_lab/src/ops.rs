@@ -1,23 +1,39 @@
 //! The building blocks of the forward pass, each a pure function on arrays.
+//!
+//! The public functions check their shapes and return an error for arrays that do not
+//! fit together; the forward pass, whose shapes `TransformerLM::new` has already checked,
+//! uses the unchecked `pub(crate)` versions.
 
 use ndarray::{Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Zip};
+
+use crate::Error;
 
 /// RMSNorm of every row: `x / √(mean(x²) + eps) · gain` (Zhang & Sennrich 2019).
 ///
 /// ```
 /// use ndarray::array;
 /// // mean(3², 4²) = 12.5 → 3/√12.5, 4/√12.5
-/// let y = transformer_lab::ops::rms_norm(array![[3.0f32, 4.0]].view(), array![1.0f32, 2.0].view(), 0.0);
+/// let y = transformer_lab::ops::rms_norm(array![[3.0f32, 4.0]].view(), array![1.0f32, 2.0].view(), 0.0)?;
 /// assert!((y[[0, 0]] - 0.848528).abs() < 1e-6 && (y[[0, 1]] - 2.262742).abs() < 1e-6);
+/// # Ok::<(), transformer_lab::Error>(())
 /// ```
-pub fn rms_norm(x: ArrayView2<f32>, gain: ArrayView1<f32>, eps: f32) -> Array2<f32> {
+///
+/// Errors when `gain` is not as long as a row.
+pub fn rms_norm(x: ArrayView2<f32>, gain: ArrayView1<f32>, eps: f32) -> Result<Array2<f32>, Error> {
+    if gain.len() != x.ncols() {
+        return Err(Error::Shape(format!(
+            "rms_norm: gain of {} for rows of {}",
+            gain.len(),
+            x.ncols()
+        )));
+    }
     let mut y = Array2::zeros(x.raw_dim());
     rms_norm_into(x, gain, eps, y.view_mut());
-    y
+    Ok(y)
 }
 
-/// [`rms_norm`] written into `out` (same shape as `x`), allocating nothing.
-pub fn rms_norm_into(
+/// [`rms_norm`] written into `out` (same shape as `x`), allocating nothing; shapes unchecked.
+pub(crate) fn rms_norm_into(
     x: ArrayView2<f32>,
     gain: ArrayView1<f32>,
     eps: f32,
@@ -50,12 +66,26 @@ pub fn rope_tables(max_seq: usize, head_dim: usize, theta: f32) -> (Array2<f32>,
 /// (`cos`, `sin` from [`rope_tables`]).
 ///
 /// Position 0 is the identity; relative position is all that survives in `q · k`.
+/// Errors when `pos` is beyond the tables or `x` is not `2 × ` their width long.
 pub fn apply_rope(
     mut x: ArrayViewMut1<f32>,
     pos: usize,
     cos: ArrayView2<f32>,
     sin: ArrayView2<f32>,
-) {
+) -> Result<(), Error> {
+    if pos >= cos.nrows() || pos >= sin.nrows() {
+        return Err(Error::TooLong {
+            len: pos + 1,
+            max: cos.nrows().min(sin.nrows()),
+        });
+    }
+    if x.len() != 2 * cos.ncols() || cos.ncols() != sin.ncols() {
+        return Err(Error::Shape(format!(
+            "apply_rope: a head of {} for tables of {} pairs",
+            x.len(),
+            cos.ncols()
+        )));
+    }
     let (c, s) = (cos.row(pos).to_vec(), sin.row(pos).to_vec());
     match x.as_slice_mut() {
         Some(head) => rope_pairs(head, &c, &s),
@@ -65,6 +95,7 @@ pub fn apply_rope(
             x.assign(&ArrayView1::from(&head));
         }
     }
+    Ok(())
 }
 
 /// RoPE on one head stored as a slice: pair i rotates by the angle whose cosine and
@@ -154,7 +185,21 @@ pub fn silu(x: f32) -> f32 {
 }
 
 /// SwiGLU's elementwise part in place: `gate ← silu(gate) ⊙ up` (Shazeer 2020).
-pub fn swiglu_in_place(mut gate: ArrayViewMut2<f32>, up: ArrayView2<f32>) {
+/// Errors when the two arrays differ in shape.
+pub fn swiglu(gate: ArrayViewMut2<f32>, up: ArrayView2<f32>) -> Result<(), Error> {
+    if gate.dim() != up.dim() {
+        return Err(Error::Shape(format!(
+            "swiglu: gate {:?} and up {:?}",
+            gate.dim(),
+            up.dim()
+        )));
+    }
+    swiglu_in_place(gate, up);
+    Ok(())
+}
+
+/// [`swiglu`] with shapes unchecked.
+pub(crate) fn swiglu_in_place(mut gate: ArrayViewMut2<f32>, up: ArrayView2<f32>) {
     match (gate.as_slice_mut(), up.as_slice()) {
         // The common, contiguous case as a plain loop, which vectorises.
         (Some(g), Some(u)) if g.len() == u.len() => {
@@ -177,11 +222,11 @@ mod tests {
     fn rms_norm_divides_by_the_root_mean_square_and_applies_the_gain() {
         let x = array![[1.0f32, -1.0, 1.0, -1.0], [2.0, 0.0, 0.0, 0.0]];
         let g = array![1.0f32, 1.0, 2.0, 0.5];
-        let y = rms_norm(x.view(), g.view(), 0.0);
+        let y = rms_norm(x.view(), g.view(), 0.0).unwrap();
         // Row 0: rms 1 → x·g. Row 1: rms √(4/4) = 1 → [2, 0, 0, 0].
         assert_eq!(y, array![[1.0, -1.0, 2.0, -0.5], [2.0, 0.0, 0.0, 0.0]]);
         // eps keeps a zero row at zero instead of NaN.
-        let z = rms_norm(Array2::zeros((1, 4)).view(), g.view(), 1e-5);
+        let z = rms_norm(Array2::zeros((1, 4)).view(), g.view(), 1e-5).unwrap();
         assert!(z.iter().all(|v| *v == 0.0));
     }
 
@@ -190,7 +235,7 @@ mod tests {
         let (cos, sin) = rope_tables(8, 4, 10000.0);
         let mut x = array![0.3f32, -1.2, 0.7, 2.0];
         let before = x.clone();
-        apply_rope(x.view_mut(), 0, cos.view(), sin.view());
+        apply_rope(x.view_mut(), 0, cos.view(), sin.view()).unwrap();
         assert_eq!(x, before);
     }
 
@@ -199,7 +244,7 @@ mod tests {
         // head_dim 4, θ = 100: pair 0 turns by pos rad, pair 1 by pos / 100^(2/4) = pos / 10.
         let (cos, sin) = rope_tables(4, 4, 100.0);
         let mut x = array![1.0f32, 0.0, 1.0, 0.0];
-        apply_rope(x.view_mut(), 2, cos.view(), sin.view());
+        apply_rope(x.view_mut(), 2, cos.view(), sin.view()).unwrap();
         let want = [2f32.cos(), 2f32.sin(), 0.2f32.cos(), 0.2f32.sin()];
         for (a, b) in x.iter().zip(want) {
             assert!((a - b).abs() < 1e-6, "{x} vs {want:?}");
@@ -213,8 +258,8 @@ mod tests {
         let k0 = Array1::from(vec![0.7f32, -0.1, 0.2, 0.3, -0.5, 0.9, 0.1, 0.6]);
         let dot_at = |pq: usize, pk: usize| {
             let (mut q, mut k) = (q0.clone(), k0.clone());
-            apply_rope(q.view_mut(), pq, cos.view(), sin.view());
-            apply_rope(k.view_mut(), pk, cos.view(), sin.view());
+            apply_rope(q.view_mut(), pq, cos.view(), sin.view()).unwrap();
+            apply_rope(k.view_mut(), pk, cos.view(), sin.view()).unwrap();
             assert!((q.dot(&q) - q0.dot(&q0)).abs() < 1e-5);
             q.dot(&k)
         };
@@ -241,6 +286,31 @@ mod tests {
     }
 
     #[test]
+    fn mismatched_shapes_are_errors_not_panics() {
+        let x = array![[1.0f32, 2.0]];
+        assert!(matches!(
+            rms_norm(x.view(), array![1.0f32].view(), 0.0),
+            Err(Error::Shape(_))
+        ));
+        let (cos, sin) = rope_tables(4, 4, 10000.0);
+        let mut h = array![1.0f32, 2.0, 3.0, 4.0];
+        assert!(matches!(
+            apply_rope(h.view_mut(), 4, cos.view(), sin.view()),
+            Err(Error::TooLong { .. })
+        ));
+        let mut odd = array![1.0f32, 2.0];
+        assert!(matches!(
+            apply_rope(odd.view_mut(), 1, cos.view(), sin.view()),
+            Err(Error::Shape(_))
+        ));
+        let mut g = array![[1.0f32, 2.0]];
+        assert!(matches!(
+            swiglu(g.view_mut(), array![[1.0f32]].view()),
+            Err(Error::Shape(_))
+        ));
+    }
+
+    #[test]
     fn fast_exp_stays_within_2_ulp_of_f64_exp_across_its_range() {
         let mut x = -87.0f32;
         while x < 88.0 {
@@ -262,7 +332,7 @@ mod tests {
         assert!((silu(1.0) - 0.731_058_6).abs() < 1e-6); // 1 / (1 + e^-1)
         assert!((silu(-2.0) - (-0.238_405_8)).abs() < 1e-6); // -2 / (1 + e^2)
         let mut gate = array![[1.0f32, 0.0, -2.0]];
-        swiglu_in_place(gate.view_mut(), array![[2.0f32, 5.0, -1.0]].view());
+        swiglu(gate.view_mut(), array![[2.0f32, 5.0, -1.0]].view()).unwrap();
         let want = [2.0 * 0.731_058_6, 0.0, 0.238_405_8];
         for (a, b) in gate.iter().zip(want) {
             assert!((a - b).abs() < 1e-6, "{gate}");

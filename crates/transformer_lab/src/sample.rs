@@ -7,13 +7,17 @@ use rayon::prelude::*;
 use crate::model::MAX_SEQS_PER_CHUNK;
 use crate::{Error, TransformerLM};
 
-/// Index of the largest entry; ties go to the lowest index (NaN never wins).
+/// Index of the largest entry; ties go to the lowest index (NaN never wins); 0 for an
+/// empty row.
 ///
 /// ```
 /// use ndarray::array;
 /// assert_eq!(transformer_lab::argmax(array![0.5f32, 2.0, 2.0, -1.0].view()), 1);
 /// ```
 pub fn argmax(row: ArrayView1<f32>) -> usize {
+    if row.is_empty() {
+        return 0;
+    }
     let mut best = 0;
     for (i, &v) in row.iter().enumerate() {
         if v > row[best] || row[best].is_nan() && !v.is_nan() {
@@ -36,6 +40,11 @@ pub fn sample_categorical<R: Rng + ?Sized>(
     if !temperature.is_finite() || temperature < 0.0 {
         return Err(Error::Temperature(temperature));
     }
+    if logits.is_empty() {
+        return Err(Error::Shape(
+            "cannot sample from an empty vocabulary".into(),
+        ));
+    }
     if temperature == 0.0 {
         return Ok(argmax(logits));
     }
@@ -45,6 +54,9 @@ pub fn sample_categorical<R: Rng + ?Sized>(
 /// The unnormalised softmax of `logits / temperature` in f64: `exp((l − max) / T)` for
 /// each logit (the largest weight is exactly 1). `temperature` must be > 0.
 pub fn softmax_weights(logits: ArrayView1<f32>, temperature: f64) -> Vec<f64> {
+    if logits.is_empty() {
+        return Vec::new();
+    }
     let max = f64::from(logits[argmax(logits)]);
     logits
         .iter()
