@@ -117,7 +117,7 @@ pub fn expected_tokens(alpha: f64, gamma: u32) -> Result<f64, Error> {
     if alpha == 1.0 {
         return Ok(f64::from(gamma) + 1.0);
     }
-    Ok((1.0 - alpha.powi(gamma as i32 + 1)) / (1.0 - alpha))
+    Ok((1.0 - alpha.powf(f64::from(gamma) + 1.0)) / (1.0 - alpha))
 }
 
 fn check_alpha(alpha: f64) -> Result<(), Error> {
@@ -293,7 +293,7 @@ pub fn tree_speedup(
         )));
     }
     let t_base = verify_time(tgt, hw, batch, ctx, 1, overhead)?;
-    let t_verify = verify_time(tgt, hw, batch, ctx, nodes + 1, overhead)?;
+    let t_verify = verify_time(tgt, hw, batch, ctx, nodes.saturating_add(1), overhead)?;
     let t_round = depth as f64 * draft_cost * t_base + t_verify;
     Ok(tau * t_base / t_round)
 }

@@ -27,7 +27,7 @@ pub struct ForwardShape {
 impl ForwardShape {
     /// Tokens through the weights in this pass: `batch · n_new`.
     pub fn tokens(&self) -> u64 {
-        self.batch * self.n_new
+        self.batch.saturating_mul(self.n_new)
     }
 
     fn check(&self) -> Result<(), Error> {
@@ -118,7 +118,7 @@ pub fn forward_cost(
 ) -> Result<ForwardCost, Error> {
     shape.check()?;
     let p = cfg.streamed_params() as f64;
-    let tokens = shape.tokens() as f64;
+    let tokens = shape.batch as f64 * shape.n_new as f64;
     let ctx = shape.ctx as f64;
     let kv = cfg.kv_bytes_per_token() as f64;
     let attn_width = (cfg.n_layers * cfg.n_heads * cfg.head_dim) as f64;
@@ -154,7 +154,7 @@ pub fn max_batch(cfg: &ModelConfig, hw: &Accelerator, ctx: u64) -> Result<u64, E
     if free <= 0.0 {
         return Ok(0);
     }
-    let per_seq = (ctx * cfg.kv_bytes_per_token()) as f64;
+    let per_seq = ctx as f64 * cfg.kv_bytes_per_token() as f64;
     Ok((free / per_seq).floor() as u64)
 }
 
