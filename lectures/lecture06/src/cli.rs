@@ -24,7 +24,7 @@ use crate::{Error, Format, Options, run_with};
 #[derive(Debug, Parser)]
 #[command(name = "lecture06", version)]
 pub struct Cli {
-    /// Print only this demo (1, 2 or 3); repeat for several. Default: 1, 2 and 3, in order.
+    /// Print only this demo (1, 2, 3 or 4); repeat for several. Default: 1, 2 and 3, in order.
     /// Demo 4 (opt-in; ~10 s with --release, ~30 s in the dev profile) runs speculative
     /// decoding for real on the toy model: 实测。
     #[arg(long = "demo", value_name = "N", value_parser = clap::value_parser!(u8).range(1..=4))]
