@@ -227,19 +227,25 @@ fn row(tokens: &[u32]) -> Array2<u32> {
     Array2::from_shape_vec((1, tokens.len()), tokens.to_vec()).expect("one row")
 }
 
-/// Feeds the draft the committed tokens it has not seen, up to (not including) the root.
-fn catch_up(
+/// Starts a round: feeds the draft the committed tokens it has not seen, up to (not
+/// including) the root, and returns the root's cache slot and the tree holding the root.
+fn start_round(
     draft: &TransformerLM<'_>,
     dcache: &mut KvCache,
     committed: &[u32],
     stats: &mut SpecStats,
-) -> Result<(), Error> {
-    let root = committed.len() - 1;
-    if dcache.len() < root {
-        draft.extend(dcache, row(&committed[dcache.len()..root]).view())?;
+) -> Result<(usize, Vec<Node>), Error> {
+    let root_slot = committed.len() - 1;
+    if dcache.len() < root_slot {
+        draft.extend(dcache, row(&committed[dcache.len()..root_slot]).view())?;
         stats.draft_forwards += 1;
     }
-    Ok(())
+    let root = Node {
+        token: committed[root_slot],
+        parent: None,
+        depth: 0,
+    };
+    Ok((root_slot, vec![root]))
 }
 
 /// Feeds `nodes[from..]` (one tree level) to `model` and returns their logits `[n, vocab]`.
@@ -292,13 +298,7 @@ fn greedy_round(
     levels: &[u32],
     stats: &mut SpecStats,
 ) -> Result<Vec<u32>, Error> {
-    let root_slot = committed.len() - 1;
-    catch_up(draft, dcache, committed, stats)?;
-    let mut nodes = vec![Node {
-        token: committed[root_slot],
-        parent: None,
-        depth: 0,
-    }];
+    let (root_slot, mut nodes) = start_round(draft, dcache, committed, stats)?;
     let mut level_start = 0;
     for (depth, &k) in levels.iter().enumerate() {
         let logits = feed_level(draft, dcache, &nodes, level_start, root_slot)?;
@@ -375,13 +375,7 @@ fn sampled_round<R: Rng + ?Sized>(
     rng: &mut R,
     stats: &mut SpecStats,
 ) -> Result<Vec<u32>, Error> {
-    let root_slot = committed.len() - 1;
-    catch_up(draft, dcache, committed, stats)?;
-    let mut nodes = vec![Node {
-        token: committed[root_slot],
-        parent: None,
-        depth: 0,
-    }];
+    let (root_slot, mut nodes) = start_round(draft, dcache, committed, stats)?;
     let mut q = Vec::with_capacity(gamma);
     for depth in 0..gamma {
         let logits = feed_level(draft, dcache, &nodes, depth, root_slot)?;

@@ -331,6 +331,21 @@ fn ancestors(i: usize) -> Vec<usize> {
     path
 }
 
+/// Feeds the six `nodes` of [`PARENTS`] as one tree chunk after a 5-token prefix.
+fn feed_tree(
+    m: &TransformerLM<'_>,
+    cache: &mut transformer_lab::KvCache,
+    nodes: &[u32; 6],
+) -> ndarray::Array3<f32> {
+    let positions: Vec<usize> = (0..6).map(|i| 5 + ancestors(i).len() - 1).collect();
+    let visible: Vec<Vec<usize>> = (0..6)
+        .map(|i| ancestors(i).iter().map(|a| 5 + a).collect())
+        .collect();
+    let tree = Array2::from_shape_vec((1, 6), nodes.to_vec()).unwrap();
+    m.extend_tree(cache, tree.view(), &positions, 5, &visible)
+        .unwrap()
+}
+
 #[test]
 fn one_tree_pass_scores_every_node_as_if_its_path_ran_alone() {
     let p = init_params(&SMALL, 4).unwrap();
@@ -339,14 +354,7 @@ fn one_tree_pass_scores_every_node_as_if_its_path_ran_alone() {
     let nodes = [7u32, 3, 9, 1, 60, 22];
     let mut cache = m.new_cache(1, 5 + nodes.len()).unwrap();
     m.extend(&mut cache, prefix.view()).unwrap();
-    let positions: Vec<usize> = (0..6).map(|i| 5 + ancestors(i).len() - 1).collect();
-    let visible: Vec<Vec<usize>> = (0..6)
-        .map(|i| ancestors(i).iter().map(|a| 5 + a).collect())
-        .collect();
-    let tree = Array2::from_shape_vec((1, 6), nodes.to_vec()).unwrap();
-    let logits = m
-        .extend_tree(&mut cache, tree.view(), &positions, 5, &visible)
-        .unwrap();
+    let logits = feed_tree(&m, &mut cache, &nodes);
     for i in 0..6 {
         let mut seq: Vec<u32> = prefix.row(0).to_vec();
         seq.extend(ancestors(i).iter().map(|&a| nodes[a]));
@@ -373,13 +381,7 @@ fn keeping_the_accepted_path_leaves_a_cache_that_decodes_like_a_fresh_one() {
     let nodes = [7u32, 3, 9, 1, 60, 22];
     let mut cache = m.new_cache(1, 5 + nodes.len() + 1).unwrap();
     m.extend(&mut cache, prefix.view()).unwrap();
-    let positions: Vec<usize> = (0..6).map(|i| 5 + ancestors(i).len() - 1).collect();
-    let visible: Vec<Vec<usize>> = (0..6)
-        .map(|i| ancestors(i).iter().map(|a| 5 + a).collect())
-        .collect();
-    let tree = Array2::from_shape_vec((1, 6), nodes.to_vec()).unwrap();
-    m.extend_tree(&mut cache, tree.view(), &positions, 5, &visible)
-        .unwrap();
+    feed_tree(&m, &mut cache, &nodes);
     // Accept the path root → 1 → 3 → 5 (slots 5, 6, 8, 10), then feed one more token.
     cache.keep(5, &[5, 6, 8, 10]).unwrap();
     assert_eq!(cache.len(), 9);
