@@ -90,3 +90,31 @@ fn plain_dot_512(bencher: Bencher) {
         .counter(ItemsCount::new(2 * 512u64 * 512 * 512))
         .bench_local(|| divan::black_box(&a).dot(divan::black_box(&b)));
 }
+
+/// The packed kernel alone at the decode step's widest shape (32 rows × W_gate|W_up).
+#[divan::bench(args = [32, 256])]
+fn packed_matmul_x128x768(bencher: Bencher, m: usize) {
+    use transformer_lab::gemm::{PackedMatrix, matmul};
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let a = Array2::from_shape_fn((m, 128), |_| rng.random::<f32>());
+    let w = Array2::from_shape_fn((128, 768), |_| rng.random::<f32>());
+    let p = PackedMatrix::new(&[w.view()]).unwrap();
+    let mut out = Array2::zeros((m, 768));
+    bencher
+        .counter(ItemsCount::new(2 * m as u64 * 128 * 768))
+        .bench_local(|| matmul(divan::black_box(a.view()), &p, out.view_mut()).unwrap());
+}
+
+/// `matrixmultiply` at the same shape, for comparison.
+#[divan::bench(args = [32, 256])]
+fn general_matmul_x128x768(bencher: Bencher, m: usize) {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let a = Array2::from_shape_fn((m, 128), |_| rng.random::<f32>());
+    let w = Array2::from_shape_fn((128, 768), |_| rng.random::<f32>());
+    let mut out = Array2::zeros((m, 768));
+    bencher
+        .counter(ItemsCount::new(2 * m as u64 * 128 * 768))
+        .bench_local(|| {
+            ndarray::linalg::general_mat_mul(1.0, &divan::black_box(a.view()), &w, 0.0, &mut out)
+        });
+}

@@ -58,18 +58,30 @@ pub fn rope_row(row: &mut [f32], head_dim: usize, cos: &[f32], sin: &[f32]) {
     }
 }
 
-/// Causal attention of one sequence's `n` new queries against its cache.
-///
-/// `q [n, n_heads · head_dim]` are the (rotated) queries at positions `pos0 .. pos0 + n`.
-/// The cache holds positions `0 .. pos0 + n`: keys *transposed*, `kt [n_heads, head_dim,
-/// capacity]`, values `v [n_heads, capacity, head_dim]`. Query i sees keys `0 ..= pos0 + i`.
-/// Writes `softmax(q·kᵀ / √head_dim) · v` into `out [n, n_heads · head_dim]`.
-/// `scores` is scratch space of at least `n · (pos0 + n)` floats.
-///
-/// With keys stored transposed, both products are sums of contiguous rows scaled by a
-/// scalar (`scores += q[d] · kt[d]`, `out += p[j] · v[j]`), which vectorise without
-/// horizontal reductions.
-pub fn attend(
+crate::cpu::with_avx2! {
+    /// Causal attention of one sequence's `n` new queries against its cache.
+    ///
+    /// `q [n, n_heads · head_dim]` are the (rotated) queries at positions `pos0 .. pos0 + n`.
+    /// The cache holds positions `0 .. pos0 + n`: keys *transposed*, `kt [n_heads, head_dim,
+    /// capacity]`, values `v [n_heads, capacity, head_dim]`. Query i sees keys `0 ..= pos0 + i`.
+    /// Writes `softmax(q·kᵀ / √head_dim) · v` into `out [n, n_heads · head_dim]`.
+    /// `scores` is scratch space of at least `n · (pos0 + n)` floats.
+    ///
+    /// With keys stored transposed, both products are sums of contiguous rows scaled by a
+    /// scalar (`scores += q[d] · kt[d]`, `out += p[j] · v[j]`), which vectorise without
+    /// horizontal reductions.
+    pub fn attend(
+        q: ArrayView2<f32>,
+        kt: ArrayView3<f32>,
+        v: ArrayView3<f32>,
+        pos0: usize,
+        out: ArrayViewMut2<f32>,
+        scores: &mut [f32],
+    ) => attend_body
+}
+
+#[inline(always)]
+fn attend_body(
     q: ArrayView2<f32>,
     kt: ArrayView3<f32>,
     v: ArrayView3<f32>,
@@ -126,10 +138,22 @@ pub fn attend(
     }
 }
 
-/// Attention of one sequence's tree nodes: node i sees cache slots `0 .. prefix` and the
-/// slots in `visible[i]`, nothing else (see `TransformerLM::extend_tree`). Same cache
-/// layout as [`attend`].
-pub fn attend_tree(
+crate::cpu::with_avx2! {
+    /// Attention of one sequence's tree nodes: node i sees cache slots `0 .. prefix` and the
+    /// slots in `visible[i]`, nothing else (see `TransformerLM::extend_tree`). Same cache
+    /// layout as [`attend`].
+    pub fn attend_tree(
+        q: ArrayView2<f32>,
+        kt: ArrayView3<f32>,
+        v: ArrayView3<f32>,
+        prefix: usize,
+        visible: &[Vec<usize>],
+        out: ArrayViewMut2<f32>,
+    ) => attend_tree_body
+}
+
+#[inline(always)]
+fn attend_tree_body(
     q: ArrayView2<f32>,
     kt: ArrayView3<f32>,
     v: ArrayView3<f32>,

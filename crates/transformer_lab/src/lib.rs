@@ -15,6 +15,8 @@
 //! - [`ops`]: the building blocks, each tested on hand-computed values.
 
 mod config;
+mod cpu;
+pub mod gemm;
 mod kernels;
 mod model;
 pub mod ops;

@@ -4,7 +4,7 @@
 //! fit together; the forward pass, whose shapes `TransformerLM::new` has already checked,
 //! uses the unchecked `pub(crate)` versions.
 
-use ndarray::{Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Zip};
+use ndarray::{Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, Zip};
 
 use crate::Error;
 
@@ -32,13 +32,19 @@ pub fn rms_norm(x: ArrayView2<f32>, gain: ArrayView1<f32>, eps: f32) -> Result<A
     Ok(y)
 }
 
-/// [`rms_norm`] written into `out` (same shape as `x`), allocating nothing; shapes unchecked.
-pub(crate) fn rms_norm_into(
-    x: ArrayView2<f32>,
-    gain: ArrayView1<f32>,
-    eps: f32,
-    mut out: ArrayViewMut2<f32>,
-) {
+crate::cpu::with_avx2! {
+    /// [`rms_norm`] written into `out` (same shape as `x`), allocating nothing; shapes
+    /// unchecked.
+    pub(crate) fn rms_norm_into(
+        x: ArrayView2<f32>,
+        gain: ArrayView1<f32>,
+        eps: f32,
+        out: ArrayViewMut2<f32>,
+    ) => rms_norm_body
+}
+
+#[inline(always)]
+fn rms_norm_body(x: ArrayView2<f32>, gain: ArrayView1<f32>, eps: f32, mut out: ArrayViewMut2<f32>) {
     let d = x.ncols() as f32;
     for (row, mut dst) in x.outer_iter().zip(out.outer_iter_mut()) {
         let ms = row.iter().map(|v| v * v).sum::<f32>() / d;
@@ -162,14 +168,18 @@ pub fn fast_exp(x: f32) -> f32 {
     // even) with plain additions, which vectorise where `round` may not.
     const ROUND: f32 = 12_582_912.0;
     let xc = x.clamp(-87.336_54, 88.722_83); // NaN stays NaN, and propagates below
-    let k = (xc * std::f32::consts::LOG2_E + ROUND) - ROUND;
+    let t = xc * std::f32::consts::LOG2_E + ROUND;
+    let k = t - ROUND;
     let r = xc - k * LN2_HI - k * LN2_LO;
     let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
         + 1.666_666_5e-1)
         * r
         + 0.5;
     let er = 1.0 + r + r * r * p;
-    let two_k = f32::from_bits(((k as i32 + 127) as u32) << 23);
+    // t = 1.5 · 2²³ + k exactly, so its low bits are k: 2ᵏ from integer operations only
+    // (a float-to-int cast would not vectorise).
+    let biased = t.to_bits().wrapping_sub(ROUND.to_bits()).wrapping_add(127);
+    let two_k = f32::from_bits(biased << 23);
     if x < -87.336_54 {
         0.0
     } else if x > 88.722_83 {
@@ -180,6 +190,7 @@ pub fn fast_exp(x: f32) -> f32 {
 }
 
 /// SiLU (swish): `x · σ(x) = x / (1 + e^(−x))`.
+#[inline]
 pub fn silu(x: f32) -> f32 {
     x / (1.0 + fast_exp(-x))
 }
@@ -210,6 +221,34 @@ pub(crate) fn swiglu_in_place(mut gate: ArrayViewMut2<f32>, up: ArrayView2<f32>)
         _ => Zip::from(&mut gate)
             .and(&up)
             .for_each(|g, &u| *g = silu(*g) * u),
+    }
+}
+
+crate::cpu::with_avx2! {
+    /// SwiGLU's elementwise part from a fused `[gate | up]` product: `act ← silu(gate) ⊙
+    /// up` for `gate_up [rows, 2 · d_ff]` and `act [rows, d_ff]` (shapes unchecked).
+    pub(crate) fn swiglu_into(gate_up: ArrayView2<f32>, act: ArrayViewMut2<f32>) => swiglu_body
+}
+
+#[inline(always)]
+fn swiglu_body(gate_up: ArrayView2<f32>, mut act: ArrayViewMut2<f32>) {
+    let f = act.ncols();
+    for (gu, mut a) in gate_up.outer_iter().zip(act.outer_iter_mut()) {
+        match (gu.as_slice(), a.as_slice_mut()) {
+            (Some(gu), Some(a)) => {
+                let (g, u) = gu.split_at(f);
+                for ((a, &g), &u) in a.iter_mut().zip(g).zip(u) {
+                    *a = silu(g) * u;
+                }
+            }
+            _ => {
+                let (g, u) = gu.split_at(Axis(0), f);
+                Zip::from(&mut a)
+                    .and(&g)
+                    .and(&u)
+                    .for_each(|a, &g, &u| *a = silu(g) * u);
+            }
+        }
     }
 }
 
@@ -324,6 +363,60 @@ mod tests {
         assert_eq!(fast_exp(-100.0), 0.0);
         assert_eq!(fast_exp(100.0), f32::INFINITY);
         assert!(fast_exp(f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn the_exponent_from_bits_equals_a_float_to_int_conversion() {
+        // 2ᵏ is built from the low bits of t = 1.5·2²³ + k; a plain `k as i32` gives the
+        // same bits everywhere in the clamped range, including its two ends.
+        let reference = |x: f32| {
+            let xc = x.clamp(-87.336_54, 88.722_83);
+            let k = (xc * std::f32::consts::LOG2_E + 12_582_912.0) - 12_582_912.0;
+            f32::from_bits(((k as i32 + 127) as u32) << 23)
+        };
+        let bits_of_two_k = |x: f32| {
+            let xc = x.clamp(-87.336_54, 88.722_83);
+            let t = xc * std::f32::consts::LOG2_E + 12_582_912.0;
+            f32::from_bits(
+                t.to_bits()
+                    .wrapping_sub(12_582_912.0f32.to_bits())
+                    .wrapping_add(127)
+                    << 23,
+            )
+        };
+        let mut x = -90.0f32;
+        while x < 90.0 {
+            assert_eq!(
+                bits_of_two_k(x).to_bits(),
+                reference(x).to_bits(),
+                "x = {x}"
+            );
+            x += 0.003;
+        }
+        for x in [-87.336_54f32, 88.722_83, 0.0, -0.0] {
+            assert_eq!(
+                bits_of_two_k(x).to_bits(),
+                reference(x).to_bits(),
+                "x = {x}"
+            );
+        }
+    }
+
+    #[test]
+    fn fused_swiglu_reads_gate_then_up_from_one_row() {
+        let gate_up = array![
+            [1.0f32, 0.0, -2.0, 2.0, 5.0, -1.0],
+            [0.5, 0.5, 0.5, 1.0, 2.0, 3.0]
+        ];
+        let mut act = Array2::zeros((2, 3));
+        swiglu_into(gate_up.view(), act.view_mut());
+        let mut gate = gate_up.slice(ndarray::s![.., ..3]).to_owned();
+        swiglu(gate.view_mut(), gate_up.slice(ndarray::s![.., 3..])).unwrap();
+        assert_eq!(act, gate);
+        // A strided output (every other column) takes the general path, same values.
+        let mut wide = Array2::zeros((2, 6));
+        swiglu_into(gate_up.view(), wide.slice_mut(ndarray::s![.., ..;2]));
+        assert_eq!(wide.slice(ndarray::s![.., ..;2]), gate);
     }
 
     #[test]

@@ -1,0 +1,45 @@
+//! Wider vector instructions where the CPU has them, with the same results.
+//!
+//! Builds for x86-64 target its 2003 baseline (SSE2: four floats per instruction). Nearly
+//! every x86 CPU in use also has AVX2 (eight floats) and FMA. The hot loops are compiled
+//! twice, once for each, and the AVX2 copy runs when the CPU reports both features
+//! (checked once, then cached by the standard library).
+//!
+//! Elementwise loops and sequential sums compute exactly the same operations in the same
+//! order either way (Rust never fuses `a * b + c` on its own), so those copies give
+//! bit-identical results; only [`crate::gemm`] asks for fused multiply-adds explicitly.
+
+/// Whether this CPU runs the AVX2 + FMA copies.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn has_avx2_fma() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+}
+
+/// Defines a function that runs `$body` (an `#[inline(always)]` function with the same
+/// arguments) compiled for AVX2 + FMA when the CPU has them, and as built otherwise.
+macro_rules! with_avx2 {
+    ($(#[$m:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $body:ident) => {
+        $(#[$m])*
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                /// # Safety
+                /// The CPU must support AVX2 and FMA.
+                #[allow(unsafe_code)]
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn avx2($($arg: $ty),*) $(-> $ret)? {
+                    $body($($arg),*)
+                }
+                if $crate::cpu::has_avx2_fma() {
+                    // SAFETY: `avx2` needs nothing but a CPU with AVX2 and FMA, which was
+                    // checked on the line above.
+                    #[allow(unsafe_code)]
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            $body($($arg),*)
+        }
+    };
+}
+
+pub(crate) use with_avx2;

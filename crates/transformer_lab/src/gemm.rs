@@ -1,0 +1,348 @@
+//! Matrix products against weights packed once, when the model is built.
+//!
+//! A general matrix product (`matrixmultiply`, BLAS) copies both operands into
+//! cache-friendly panels on every call. For a decode step of a few dozen rows that copy
+//! of the *weights* costs as much as a sixth of the step, although the weights never
+//! change. [`PackedMatrix`] does that copy once: the columns of `W [k, n]` are cut into
+//! panels of [`NR`] columns, each stored as `k` contiguous rows of `NR` floats (the last
+//! panel padded with zeros). A product then streams the activations row by row and the
+//! panels straight from memory through a small register-blocked kernel: [`MR`] rows ×
+//! [`NR`] columns of the output held in 12 vector registers, one fused multiply-add per
+//! weight per row.
+//!
+//! # Bits and machines
+//! Every output element is `fma(a[k-1], w[k-1], … fma(a[1], w[1], a[0]·w[0]) …)`, in
+//! that order, whatever the shapes, the tiling or the number of threads: a product
+//! split into pieces gives exactly the bits of the whole. The kernel needs hardware
+//! fused multiply-add: x86-64 with AVX2 and FMA (detected at run time; every x86 CPU
+//! since 2013–2015 has them) or any aarch64 CPU. Elsewhere [`PackedMatrix::available`]
+//! is false and the model falls back to `matrixmultiply` on the unpacked weights, whose
+//! last bits can differ.
+
+use std::fmt;
+use std::ops::Range;
+
+use ndarray::parallel::prelude::*;
+use ndarray::{ArrayView2, ArrayViewMut2, Axis};
+
+use crate::Error;
+
+/// Columns per panel (two 8-float AVX registers).
+pub const NR: usize = 16;
+/// Rows per register block of the kernel.
+pub const MR: usize = 4;
+
+/// Below this many FLOPs a product runs as one piece: splitting costs more than it saves.
+const SPLIT_FLOPS: usize = 1 << 20;
+/// Rows per piece when a product is split by rows (tall inputs: prefill, full logits).
+const ROW_PIECE: usize = 256;
+/// Panels per piece when a short input (a decode step) is split by output columns.
+const PANEL_PIECE: usize = 4;
+
+/// The weight matrix `W [k, n]` of `y = x · W`, packed for [`matmul_packed`]: the
+/// columns of one or more matrices with the same number of rows, side by side (so
+/// `W_q | W_k | W_v` become one product), in panels of [`NR`] columns.
+#[derive(Clone)]
+pub struct PackedMatrix {
+    k: usize,
+    n: usize,
+    /// Panel p holds columns `p·NR .. (p+1)·NR` as `k` rows of `NR` floats.
+    data: Vec<f32>,
+}
+
+impl fmt::Debug for PackedMatrix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PackedMatrix [{} × {}]", self.k, self.n)
+    }
+}
+
+impl PackedMatrix {
+    /// Whether this machine runs the packed kernel (see the module documentation).
+    pub fn available() -> bool {
+        fma_kernel_available()
+    }
+
+    /// Packs the columns of `parts` side by side. `None` if `parts` is empty or the parts
+    /// differ in their number of rows.
+    pub fn new(parts: &[ArrayView2<f32>]) -> Option<Self> {
+        let k = parts.first()?.nrows();
+        if parts.iter().any(|p| p.nrows() != k) {
+            return None;
+        }
+        let n: usize = parts.iter().map(|p| p.ncols()).sum();
+        let panels = n.div_ceil(NR);
+        let mut data = vec![0.0f32; panels * k * NR];
+        let columns = parts.iter().flat_map(|p| p.axis_iter(Axis(1))).enumerate();
+        for (j, column) in columns {
+            let (panel, lane) = (j / NR, j % NR);
+            let base = panel * k * NR + lane;
+            for (row, &x) in column.iter().enumerate() {
+                data[base + row * NR] = x;
+            }
+        }
+        Some(PackedMatrix { k, n, data })
+    }
+
+    /// Rows of `W` (the inner dimension of the product).
+    pub fn nrows(&self) -> usize {
+        self.k
+    }
+
+    /// Columns of `W` (all parts together).
+    pub fn ncols(&self) -> usize {
+        self.n
+    }
+
+    fn panels(&self) -> usize {
+        self.n.div_ceil(NR)
+    }
+
+    fn panel(&self, p: usize) -> &[f32] {
+        &self.data[p * self.k * NR..(p + 1) * self.k * NR]
+    }
+}
+
+/// `out = a · W` for `a [m, k]` and `out [m, n]`, on the calling thread.
+///
+/// Errors when the shapes do not agree or the rows of `out` are not contiguous (a view
+/// with an inner stride other than 1). On a machine without the fused multiply-add
+/// kernel (see [`PackedMatrix::available`]) the result is the same, computed slowly.
+///
+/// ```
+/// use ndarray::{Array2, array};
+/// use transformer_lab::gemm::{PackedMatrix, matmul};
+/// let w = array![[1.0f32, 2.0], [3.0, 4.0]];
+/// let packed = PackedMatrix::new(&[w.view()]).unwrap();
+/// let mut out = Array2::zeros((1, 2));
+/// matmul(array![[1.0f32, 1.0]].view(), &packed, out.view_mut()).unwrap();
+/// assert_eq!(out, array![[4.0, 6.0]]);
+/// ```
+pub fn matmul(a: ArrayView2<f32>, w: &PackedMatrix, out: ArrayViewMut2<f32>) -> Result<(), Error> {
+    if a.ncols() != w.k || out.dim() != (a.nrows(), w.n) {
+        return Err(Error::Shape(format!(
+            "{:?} · [{} × {}] into {:?}",
+            a.dim(),
+            w.k,
+            w.n,
+            out.dim()
+        )));
+    }
+    if out.ncols() > 1 && out.strides()[1] != 1 {
+        return Err(Error::Shape("the output's rows must be contiguous".into()));
+    }
+    matmul_packed(a, w, out, false);
+    Ok(())
+}
+
+/// `out = a · W`, `a [m, k]`, `out [m, n]`. With `split`, the product is cut into pieces
+/// run on the rayon pool (by rows of `a` when it is tall, by panels of `W` when it is
+/// short); the bits do not depend on it.
+///
+/// Callers check the shapes and [`PackedMatrix::available`]; rows of `out` must be
+/// contiguous (inner stride 1), which they are for any slice of a standard-layout array.
+pub(crate) fn matmul_packed(
+    a: ArrayView2<f32>,
+    w: &PackedMatrix,
+    mut out: ArrayViewMut2<f32>,
+    split: bool,
+) {
+    debug_assert_eq!(a.ncols(), w.k);
+    debug_assert_eq!(out.dim(), (a.nrows(), w.n));
+    let a = a.as_standard_layout();
+    let m = a.nrows();
+    let panels = w.panels();
+    if !split || 2 * m * w.k * w.n < SPLIT_FLOPS {
+        product(a.view(), w, 0..panels, out);
+    } else if m >= 2 * ROW_PIECE {
+        out.axis_chunks_iter_mut(Axis(0), ROW_PIECE)
+            .into_par_iter()
+            .zip(a.axis_chunks_iter(Axis(0), ROW_PIECE))
+            .for_each(|(o, a)| product(a, w, 0..panels, o));
+    } else {
+        let pieces: Vec<_> = out
+            .axis_chunks_iter_mut(Axis(1), PANEL_PIECE * NR)
+            .enumerate()
+            .map(|(i, o)| (i * PANEL_PIECE..((i + 1) * PANEL_PIECE).min(panels), o))
+            .collect();
+        pieces
+            .into_par_iter()
+            .for_each(|(range, o)| product(a.view(), w, range, o));
+    }
+}
+
+/// One piece: `out = a · W[:, panels]`, `out` having the columns of those panels.
+fn product(
+    a: ArrayView2<f32>,
+    w: &PackedMatrix,
+    panels: Range<usize>,
+    mut out: ArrayViewMut2<f32>,
+) {
+    let a = a.as_slice().expect("a standard-layout input");
+    let mut rows: Vec<&mut [f32]> = out
+        .outer_iter_mut()
+        .map(|r| r.into_slice().expect("output rows are contiguous"))
+        .collect();
+    product_rows(a, w, panels, &mut rows);
+}
+
+crate::cpu::with_avx2! {
+    /// [`product_body`], with AVX2 + FMA where the CPU has them. Without them `mul_add` is
+    /// a (slow but exact) library call on x86-64, where the model does not pack its
+    /// weights; aarch64 always has fused multiply-add.
+    fn product_rows(a: &[f32], w: &PackedMatrix, panels: Range<usize>, rows: &mut [&mut [f32]])
+        => product_body
+}
+
+/// `rows = a · W[:, panels]` for `a` of `rows.len()` contiguous rows of `k` floats.
+#[inline(always)]
+fn product_body(a: &[f32], w: &PackedMatrix, panels: Range<usize>, rows: &mut [&mut [f32]]) {
+    let k = w.k;
+    let c0 = panels.start * NR;
+    let n_out = rows.first().map_or(0, |r| r.len());
+    for p in panels {
+        let panel = w.panel(p);
+        let col = p * NR - c0;
+        let width = NR.min(n_out - col);
+        for (a_block, out_block) in a.chunks(MR * k).zip(rows.chunks_mut(MR)) {
+            macro_rules! rows {
+                ($r:literal) => {{
+                    let t = tile::<$r>(a_block, k, panel);
+                    for (row, t) in out_block.iter_mut().zip(&t) {
+                        row[col..col + width].copy_from_slice(&t[..width]);
+                    }
+                }};
+            }
+            match out_block.len() {
+                4 => rows!(4),
+                3 => rows!(3),
+                2 => rows!(2),
+                _ => rows!(1),
+            }
+        }
+    }
+}
+
+/// `R` rows of `a` (contiguous, `k` floats each) times one panel (`k × NR`).
+#[inline(always)]
+fn tile<const R: usize>(a: &[f32], k: usize, panel: &[f32]) -> [[f32; NR]; R] {
+    let mut acc = [[0.0f32; NR]; R];
+    let a: [&[f32]; R] = std::array::from_fn(|r| &a[r * k..(r + 1) * k]);
+    for (kk, b) in panel[..k * NR].chunks_exact(NR).enumerate() {
+        let b: &[f32; NR] = b.try_into().expect("chunks of NR");
+        for r in 0..R {
+            let x = a[r][kk];
+            for j in 0..NR {
+                acc[r][j] = x.mul_add(b[j], acc[r][j]);
+            }
+        }
+    }
+    acc
+}
+
+#[cfg(target_arch = "x86_64")]
+fn fma_kernel_available() -> bool {
+    crate::cpu::has_avx2_fma()
+}
+
+#[cfg(target_arch = "aarch64")]
+fn fma_kernel_available() -> bool {
+    true // Advanced SIMD with fused multiply-add is part of every aarch64 CPU.
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn fma_kernel_available() -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{Array2, s};
+
+    /// The documented order of operations, one element at a time.
+    fn fma_chain(a: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
+        Array2::from_shape_fn((a.nrows(), w.ncols()), |(i, j)| {
+            (0..a.ncols()).fold(0.0f32, |acc, kk| a[[i, kk]].mul_add(w[[kk, j]], acc))
+        })
+    }
+
+    fn matrix(rows: usize, cols: usize, seed: usize) -> Array2<f32> {
+        Array2::from_shape_fn((rows, cols), |(i, j)| {
+            ((i * 31 + j * 17 + seed * 7) % 23) as f32 * 0.071 - 0.77
+        })
+    }
+
+    fn packed_product(a: ArrayView2<f32>, w: &PackedMatrix, split: bool) -> Array2<f32> {
+        let mut out = Array2::from_elem((a.nrows(), w.ncols()), f32::NAN);
+        matmul_packed(a, w, out.view_mut(), split);
+        out
+    }
+
+    #[test]
+    fn packing_puts_each_column_in_its_panel_and_pads_with_zeros() {
+        let w = matrix(3, 20, 0);
+        let p = PackedMatrix::new(&[w.view()]).unwrap();
+        assert_eq!((p.nrows(), p.ncols(), p.data.len()), (3, 20, 2 * 3 * NR));
+        // Column 17 is lane 1 of panel 1; row 2 of that panel starts at 2·NR.
+        assert_eq!(p.panel(1)[2 * NR + 1], w[[2, 17]]);
+        assert_eq!(p.panel(0)[NR + 5], w[[1, 5]]);
+        assert!(p.panel(1)[4..NR].iter().all(|&x| x == 0.0), "padding");
+    }
+
+    #[test]
+    fn parts_side_by_side_are_one_wider_matrix() {
+        let (a, b) = (matrix(5, 7, 1), matrix(5, 12, 2));
+        let joined = ndarray::concatenate![Axis(1), a, b];
+        let p = PackedMatrix::new(&[a.view(), b.view()]).unwrap();
+        let whole = PackedMatrix::new(&[joined.view()]).unwrap();
+        assert_eq!(p.data, whole.data);
+        assert!(PackedMatrix::new(&[]).is_none());
+        assert!(PackedMatrix::new(&[a.view(), matrix(4, 2, 0).view()]).is_none());
+    }
+
+    #[test]
+    fn products_are_the_documented_fma_chain_bit_for_bit() {
+        // Odd sizes exercise every row remainder (1..=5) and a padded last panel.
+        for (m, k, n) in [
+            (1, 1, 1),
+            (7, 3, 17),
+            (13, 128, 40),
+            (600, 96, 80),
+            (64, 128, 384),
+        ] {
+            let a = matrix(m, k, m);
+            let w = matrix(k, n, n);
+            let p = PackedMatrix::new(&[w.view()]).unwrap();
+            let expected = fma_chain(a.view(), w.view());
+            for split in [false, true] {
+                assert_eq!(
+                    packed_product(a.view(), &p, split),
+                    expected,
+                    "{m}×{k}×{n} split={split}"
+                );
+            }
+            // And they are the same product as ndarray's, to rounding.
+            let diff = (&expected - &a.dot(&w)).mapv(f32::abs);
+            assert!(diff.iter().all(|&d| d < 1e-4), "{m}×{k}×{n}");
+        }
+    }
+
+    #[test]
+    fn outputs_may_be_column_slices_and_inputs_any_layout() {
+        let a = matrix(9, 16, 3);
+        let w = matrix(16, 32, 4);
+        let p = PackedMatrix::new(&[w.view()]).unwrap();
+        let mut out = Array2::from_elem((9, 40), -1.0f32);
+        matmul_packed(a.t().t(), &p, out.slice_mut(s![.., 4..36]), false);
+        assert_eq!(out.slice(s![.., 4..36]), fma_chain(a.view(), w.view()));
+        assert!(
+            out.slice(s![.., ..4]).iter().all(|&x| x == -1.0),
+            "left alone"
+        );
+        let at = a.t().to_owned(); // column-major view of the same values
+        assert_eq!(
+            packed_product(at.t(), &p, false),
+            fma_chain(a.view(), w.view())
+        );
+    }
+}
