@@ -72,13 +72,16 @@ impl PackedMatrix {
         let n: usize = parts.iter().map(|p| p.ncols()).sum();
         let panels = n.div_ceil(NR);
         let mut data = vec![0.0f32; panels * k * NR];
-        let columns = parts.iter().flat_map(|p| p.axis_iter(Axis(1))).enumerate();
-        for (j, column) in columns {
-            let (panel, lane) = (j / NR, j % NR);
-            let base = panel * k * NR + lane;
-            for (row, &x) in column.iter().enumerate() {
-                data[base + row * NR] = x;
+        // Row by row: sequential reads, and each run of NR columns lands contiguously.
+        let mut c0 = 0;
+        for part in parts {
+            for (row, values) in part.outer_iter().enumerate() {
+                for (j, &x) in values.iter().enumerate() {
+                    let c = c0 + j;
+                    data[(c / NR) * k * NR + row * NR + c % NR] = x;
+                }
             }
+            c0 += part.ncols();
         }
         Some(PackedMatrix { k, n, data })
     }
@@ -208,7 +211,13 @@ fn product_body(a: &[f32], w: &PackedMatrix, panels: Range<usize>, rows: &mut [&
                 ($r:literal) => {{
                     let t = tile::<$r>(a_block, k, panel);
                     for (row, t) in out_block.iter_mut().zip(&t) {
-                        row[col..col + width].copy_from_slice(&t[..width]);
+                        if width == NR {
+                            let dst: &mut [f32; NR] =
+                                (&mut row[col..col + NR]).try_into().expect("NR floats");
+                            *dst = *t;
+                        } else {
+                            row[col..col + width].copy_from_slice(&t[..width]);
+                        }
                     }
                 }};
             }

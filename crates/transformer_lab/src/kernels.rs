@@ -124,16 +124,9 @@ fn attend_body(
             let values = v.index_axis(Axis(0), h);
             let values = values.as_slice().expect("cache heads are contiguous");
             let s = &mut scores[..seen];
-            s.fill(0.0);
-            for (d, &qd) in qh.iter().enumerate() {
-                axpy(qd * scale, &keys[d * cap..d * cap + seen], s);
-            }
+            scores_of(qh, scale, keys, cap, s);
             softmax_in_place(s);
-            let oh = &mut out_row[h * hd..(h + 1) * hd];
-            oh.fill(0.0);
-            for (j, &p) in s.iter().enumerate() {
-                axpy(p, &values[j * hd..(j + 1) * hd], oh);
-            }
+            weighted_values(s, values, hd, &mut out_row[h * hd..(h + 1) * hd]);
         }
     }
 }
@@ -191,6 +184,91 @@ fn attend_tree_body(
             }
         }
     }
+}
+
+/// Positions (or output floats) per block in [`scores_of`] and [`weighted_values`]: four
+/// 8-float registers, four independent chains of additions, so the adds overlap instead of
+/// waiting on each other; then single registers, then single floats.
+const WIDE: usize = 32;
+/// See [`WIDE`].
+const NARROW: usize = 8;
+
+/// `s[j] = Σ_d (q[d] · scale) · kt[d][j]` for the first `s.len()` positions, the sum taken
+/// over d in order (the same bits as accumulating whole rows of `kt`), a block of
+/// positions at a time so the partial sums stay in registers.
+#[inline(always)]
+fn scores_of(q: &[f32], scale: f32, kt: &[f32], cap: usize, s: &mut [f32]) {
+    let mut j0 = 0;
+    let (wide, rest) = s.split_at_mut(s.len() / WIDE * WIDE);
+    for block in wide.chunks_exact_mut(WIDE) {
+        score_block::<WIDE>(q, scale, kt, cap, j0, block);
+        j0 += WIDE;
+    }
+    let (narrow, rest) = rest.split_at_mut(rest.len() / NARROW * NARROW);
+    for block in narrow.chunks_exact_mut(NARROW) {
+        score_block::<NARROW>(q, scale, kt, cap, j0, block);
+        j0 += NARROW;
+    }
+    for (j, sj) in rest.iter_mut().enumerate() {
+        *sj = q
+            .iter()
+            .enumerate()
+            .fold(0.0, |acc, (d, &qd)| acc + qd * scale * kt[d * cap + j0 + j]);
+    }
+}
+
+#[inline(always)]
+fn score_block<const W: usize>(
+    q: &[f32],
+    scale: f32,
+    kt: &[f32],
+    cap: usize,
+    j0: usize,
+    out: &mut [f32],
+) {
+    let mut acc = [0.0f32; W];
+    for (d, &qd) in q.iter().enumerate() {
+        let keys = &kt[d * cap + j0..][..W];
+        for (a, &k) in acc.iter_mut().zip(keys) {
+            *a += qd * scale * k;
+        }
+    }
+    out.copy_from_slice(&acc);
+}
+
+/// `out = Σ_j p[j] · v[j]` over the rows `v[j]` (`hd` floats each), summed over j in
+/// order, a block of output floats at a time.
+#[inline(always)]
+fn weighted_values(p: &[f32], v: &[f32], hd: usize, out: &mut [f32]) {
+    let mut c0 = 0;
+    let (wide, rest) = out.split_at_mut(out.len() / WIDE * WIDE);
+    for block in wide.chunks_exact_mut(WIDE) {
+        value_block::<WIDE>(p, v, hd, c0, block);
+        c0 += WIDE;
+    }
+    let (narrow, rest) = rest.split_at_mut(rest.len() / NARROW * NARROW);
+    for block in narrow.chunks_exact_mut(NARROW) {
+        value_block::<NARROW>(p, v, hd, c0, block);
+        c0 += NARROW;
+    }
+    for (c, oc) in rest.iter_mut().enumerate() {
+        *oc = p
+            .iter()
+            .enumerate()
+            .fold(0.0, |acc, (j, &pj)| acc + pj * v[j * hd + c0 + c]);
+    }
+}
+
+#[inline(always)]
+fn value_block<const W: usize>(p: &[f32], v: &[f32], hd: usize, c0: usize, out: &mut [f32]) {
+    let mut acc = [0.0f32; W];
+    for (j, &pj) in p.iter().enumerate() {
+        let row = &v[j * hd + c0..][..W];
+        for (a, &x) in acc.iter_mut().zip(row) {
+            *a += pj * x;
+        }
+    }
+    out.copy_from_slice(&acc);
 }
 
 /// `y += a · x` over two equal-length slices.
