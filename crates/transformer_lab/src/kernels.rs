@@ -331,6 +331,56 @@ mod tests {
         assert_eq!(product(short, true), short.dot(&w), "column split");
     }
 
+    /// Attention written the plain way: every sum in index order, one float at a time.
+    fn naive_attention(q: &[f32], kt: &Array3<f32>, v: &Array3<f32>, seen: usize) -> Vec<f32> {
+        let (heads, hd, _) = kt.dim();
+        let scale = 1.0 / (hd as f32).sqrt();
+        let mut out = Vec::new();
+        for h in 0..heads {
+            let mut s: Vec<f32> = (0..seen)
+                .map(|j| (0..hd).fold(0.0, |acc, d| acc + q[h * hd + d] * scale * kt[[h, d, j]]))
+                .collect();
+            softmax_in_place(&mut s);
+            out.extend((0..hd).map(|c| (0..seen).fold(0.0, |acc, j| acc + s[j] * v[[h, j, c]])));
+        }
+        out
+    }
+
+    #[test]
+    fn blocked_decode_attention_is_the_plain_sums_bit_for_bit() {
+        // Head widths with and without a partial register; lengths around every block
+        // boundary; caches exactly full and with room to spare.
+        for (heads, hd) in [(2, 32), (3, 12)] {
+            for seen in 1..=70 {
+                for spare in [0, 5] {
+                    let cap = seen + spare;
+                    let f = |i: usize| ((i * 37 + seen * 11) % 19) as f32 * 0.13 - 1.1;
+                    let kt =
+                        Array3::from_shape_fn((heads, hd, cap), |(h, d, j)| f(h + d * 7 + j * 3));
+                    let v =
+                        Array3::from_shape_fn((heads, cap, hd), |(h, j, c)| f(h * 5 + j + c * 2));
+                    let q = Array2::from_shape_fn((1, heads * hd), |(_, i)| f(i * 13));
+                    let mut out = Array2::zeros((1, heads * hd));
+                    let mut scores = vec![0.0; cap];
+                    attend(
+                        q.view(),
+                        kt.view(),
+                        v.view(),
+                        seen - 1,
+                        out.view_mut(),
+                        &mut scores,
+                    );
+                    let want = naive_attention(q.as_slice().unwrap(), &kt, &v, seen);
+                    assert_eq!(
+                        out.row(0).to_vec(),
+                        want,
+                        "{heads}×{hd}, seen {seen}, cap {cap}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn write_cache_transposes_keys_and_keeps_values_by_position() {
         // Two heads of width 2, one new token at position 1.
