@@ -1,5 +1,7 @@
 //! The forward pass: teacher-forced logits and incremental decoding with a KV cache.
 
+use std::cell::RefCell;
+
 use ndarray::parallel::prelude::*;
 use ndarray::{
     Array2, Array3, Array4, ArrayView1, ArrayView2, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4,
@@ -218,8 +220,19 @@ impl<'p> TransformerLM<'p> {
     /// Errors: an empty batch, `T > max_seq`, a token id ≥ vocab.
     pub fn full_logits(&self, tokens: ArrayView2<u32>) -> Result<Array3<f32>, Error> {
         let (b, t) = tokens.dim();
-        let mut cache = self.new_cache(b, t)?;
-        self.extend(&mut cache, tokens)
+        if b == 0 {
+            return Err(Error::Shape("a batch needs at least one sequence".into()));
+        }
+        if t > self.cfg.max_seq {
+            return Err(Error::TooLong {
+                len: t,
+                max: self.cfg.max_seq,
+            });
+        }
+        self.check_tokens(tokens)?;
+        // No cache to keep: each chunk holds one layer's keys and values at a time.
+        let positions: Vec<usize> = (0..t).collect();
+        Ok(self.run_chunks(tokens, None, &positions, Mask::Causal, true))
     }
 
     /// Prefill: feeds `prompts [B, T]` to a new cache with room for `max_seq` positions,
@@ -361,13 +374,36 @@ impl<'p> TransformerLM<'p> {
                 max: cache.capacity(),
             });
         }
-        if let Some(&token) = tokens.iter().find(|&&t| t as usize >= cfg.vocab) {
-            return Err(Error::TokenOutOfRange {
-                token,
-                vocab: cfg.vocab,
-            });
-        }
+        self.check_tokens(tokens)?;
+        let logits = self.run_chunks(tokens, Some(&mut *cache), positions, mask, inner_split);
+        cache.len = pos0 + n;
+        Ok(logits)
+    }
 
+    fn check_tokens(&self, tokens: ArrayView2<u32>) -> Result<(), Error> {
+        match tokens.iter().find(|&&t| t as usize >= self.cfg.vocab) {
+            Some(&token) => Err(Error::TokenOutOfRange {
+                token,
+                vocab: self.cfg.vocab,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The forward pass of checked `tokens [B, n]` at `positions`, writing their keys and
+    /// values into `cache` from slot `cache.len()` on (which the caller then advances) or,
+    /// without a cache, into scratch memory that lives for one layer of one chunk.
+    fn run_chunks(
+        &self,
+        tokens: ArrayView2<u32>,
+        cache: Option<&mut KvCache>,
+        positions: &[usize],
+        mask: Mask<'_>,
+        inner_split: bool,
+    ) -> Array3<f32> {
+        let (b, n) = tokens.dim();
+        let cfg = &self.cfg;
+        let pos0 = cache.as_ref().map_or(0, |c| c.len);
         // The batch is cut into chunks of whole sequences whose size depends only on the
         // shape (never on the thread count); chunks run in parallel, each through every
         // layer with its own small buffers, so a chunk stays in cache and the result is
@@ -378,7 +414,8 @@ impl<'p> TransformerLM<'p> {
         let mut caches: Vec<(LayerViews<'_>, LayerViews<'_>)> = (0..b.div_ceil(per_chunk))
             .map(|_| (Vec::new(), Vec::new()))
             .collect();
-        for (k, v) in cache.k.iter_mut().zip(cache.v.iter_mut()) {
+        let layers = cache.map(|c| c.k.iter_mut().zip(c.v.iter_mut()));
+        for (k, v) in layers.into_iter().flatten() {
             let k_parts = k.axis_chunks_iter_mut(Axis(0), per_chunk);
             let v_parts = v.axis_chunks_iter_mut(Axis(0), per_chunk);
             for ((kc, vc), dst) in k_parts.zip(v_parts).zip(caches.iter_mut()) {
@@ -402,8 +439,7 @@ impl<'p> TransformerLM<'p> {
                     );
                 })
         });
-        cache.len = pos0 + n;
-        Ok(logits)
+        logits
     }
 
     /// The forward pass of a chunk of whole sequences: `tokens [bc, n]` at positions
@@ -426,14 +462,42 @@ impl<'p> TransformerLM<'p> {
         let (bc, n) = tokens.dim();
         let rows = bc * n;
         let (d, hd) = (cfg.d_model, cfg.head_dim());
+        // Activations live in this thread's scratch memory, reused from call to call (a
+        // decode step would otherwise allocate, fault in and free them every time).
+        let widths = [d, d, 3 * d, d, 2 * cfg.d_ff, cfg.d_ff];
+        // Without a cache (teacher forcing): one layer's keys and values, reused by every
+        // layer, with exactly the n slots this pass fills.
+        let own_cache = k_cache.is_empty();
+        let slots = if own_cache { n } else { 0 };
+        let kv = bc * d * slots;
+        let mut scratch = Scratch::take(rows * widths.iter().sum::<usize>() + 2 * kv);
+        let [x, h, qkv, attn, gate_up, act, own_k, own_v] = scratch.split([
+            rows * widths[0],
+            rows * widths[1],
+            rows * widths[2],
+            rows * widths[3],
+            rows * widths[4],
+            rows * widths[5],
+            kv,
+            kv,
+        ]);
+        let (mut x, mut h, mut qkv, mut attn, mut gate_up, mut act) = (
+            matrix(x, rows, widths[0]),
+            matrix(h, rows, widths[1]),
+            matrix(qkv, rows, widths[2]),
+            matrix(attn, rows, widths[3]),
+            matrix(gate_up, rows, widths[4]),
+            matrix(act, rows, widths[5]),
+        );
+        let heads = cfg.n_heads;
+        let mut own_k = ArrayViewMut4::from_shape((bc, heads, hd, slots), own_k)
+            .expect("one layer of keys for the chunk");
+        let mut own_v = ArrayViewMut4::from_shape((bc, heads, slots, hd), own_v)
+            .expect("one layer of values for the chunk");
         // x: [bc·n, d_model], row r = (sequence r / n, position pos0 + r % n).
-        let ids: Vec<usize> = tokens.iter().map(|&t| t as usize).collect();
-        let mut x = self.params.embed.select(Axis(0), &ids);
-        let mut h = Array2::<f32>::zeros((rows, d));
-        let mut qkv = Array2::<f32>::zeros((rows, 3 * d));
-        let mut attn = Array2::<f32>::zeros((rows, d));
-        let mut gate_up = Array2::<f32>::zeros((rows, 2 * cfg.d_ff));
-        let mut act = Array2::<f32>::zeros((rows, cfg.d_ff));
+        for (mut row, &t) in x.outer_iter_mut().zip(tokens.iter()) {
+            row.assign(&self.params.embed.row(t as usize));
+        }
         for (l, [w_qkv, w_o, w_gate_up, w_down]) in self.layers.iter().enumerate() {
             let layer = &self.params.layers[l];
             rms_norm_into(x.view(), layer.attn_norm.view(), cfg.norm_eps, h.view_mut());
@@ -445,6 +509,11 @@ impl<'p> TransformerLM<'p> {
             ));
             // Per sequence: rotate q and k, append k and v to the cache, attend causally.
             // Sequences never read each other's rows.
+            let (mut layer_k, mut layer_v) = if own_cache {
+                (own_k.view_mut(), own_v.view_mut())
+            } else {
+                (k_cache[l].view_mut(), v_cache[l].view_mut())
+            };
             let per_seq = |(((((mut out, mut q), mut k), v), mut kc), mut vc): PerSeq<'_>| {
                 for (i, (mut qr, mut kr)) in q.outer_iter_mut().zip(k.outer_iter_mut()).enumerate()
                 {
@@ -490,8 +559,8 @@ impl<'p> TransformerLM<'p> {
                 .zip(q.axis_chunks_iter_mut(Axis(0), n))
                 .zip(k.axis_chunks_iter_mut(Axis(0), n))
                 .zip(v.axis_chunks_iter(Axis(0), n))
-                .zip(k_cache[l].outer_iter_mut())
-                .zip(v_cache[l].outer_iter_mut());
+                .zip(layer_k.outer_iter_mut())
+                .zip(layer_v.outer_iter_mut());
             if split {
                 seqs.for_each(per_seq);
             } else {
@@ -515,6 +584,54 @@ impl<'p> TransformerLM<'p> {
             .into_shape_with_order((rows, cfg.vocab))
             .expect("a chunk of a standard-layout array");
         self.head.apply(h.view(), out, split);
+    }
+}
+
+thread_local! {
+    /// This thread's activation buffers for [`TransformerLM::forward_chunk`].
+    static SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `buf` as a `[rows, width]` matrix.
+fn matrix(buf: &mut [f32], rows: usize, width: usize) -> ArrayViewMut2<'_, f32> {
+    ArrayViewMut2::from_shape((rows, width), buf).expect("rows × width floats")
+}
+
+/// A thread's scratch memory, taken for one forward pass of a chunk and given back when
+/// dropped. A pass that starts on the same thread meanwhile (rayon runs other tasks
+/// while it waits) finds the slot empty and allocates its own, so nothing is shared.
+struct Scratch(Vec<f32>);
+
+impl Scratch {
+    /// At least `len` floats; their values are whatever the last user left.
+    fn take(len: usize) -> Self {
+        let mut buf = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        if buf.len() < len {
+            buf.resize(len, 0.0);
+        }
+        Scratch(buf)
+    }
+
+    /// Consecutive slices of the given lengths.
+    fn split<const N: usize>(&mut self, lens: [usize; N]) -> [&mut [f32]; N] {
+        let mut rest = &mut self.0[..];
+        lens.map(|len| {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = tail;
+            head
+        })
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.0);
+        SCRATCH.with(|s| {
+            let mut slot = s.borrow_mut();
+            if slot.capacity() < buf.capacity() {
+                *slot = buf;
+            }
+        });
     }
 }
 
