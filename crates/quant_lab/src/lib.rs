@@ -85,11 +85,27 @@ impl From<transformer_lab::Error> for Error {
 /// let s = quant_lab::sample_tokens(&p, &quant_lab::QCFG, 2, 5, 3)?;
 /// assert_eq!(s.dim(), (2, 5));
 /// assert_eq!(s, quant_lab::sample_tokens(&p, &quant_lab::QCFG, 2, 5, 3)?);
+/// let model = transformer_lab::TransformerLM::new(&p, quant_lab::QCFG, "m")?;
+/// assert_eq!(s, quant_lab::sample_tokens_from(&model, 2, 5, 3)?);
 /// # Ok::<(), quant_lab::Error>(())
 /// ```
 pub fn sample_tokens(
     params: &Params,
     cfg: &Config,
+    n_seq: usize,
+    length: usize,
+    seed: u64,
+) -> Result<Array2<u32>, Error> {
+    let model = TransformerLM::new(params, *cfg, "sampler")?;
+    sample_tokens_from(&model, n_seq, length, seed)
+}
+
+/// [`sample_tokens`] from a model already built (the same tokens for the same parameters
+/// and configuration, without building the model again).
+///
+/// Errors: `n_seq` or `length` 0, `length > max_seq`.
+pub fn sample_tokens_from(
+    model: &TransformerLM<'_>,
     n_seq: usize,
     length: usize,
     seed: u64,
@@ -100,9 +116,9 @@ pub fn sample_tokens(
         ))
         .into());
     }
-    let model = TransformerLM::new(params, *cfg, "sampler")?;
+    let vocab = model.cfg().vocab;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let first = Array2::from_shape_fn((n_seq, 1), |_| rng.random_range(0..cfg.vocab as u32));
-    let rest = autoregressive_generate(&model, first.view(), length - 1, 1.0, &mut rng)?;
+    let first = Array2::from_shape_fn((n_seq, 1), |_| rng.random_range(0..vocab as u32));
+    let rest = autoregressive_generate(model, first.view(), length - 1, 1.0, &mut rng)?;
     Ok(concatenate(Axis(1), &[first.view(), rest.view()]).expect("same number of rows"))
 }

@@ -157,7 +157,7 @@ impl<'p> TransformerLM<'p> {
         params.check_against(&cfg)?;
         let (rope_cos, rope_sin) = rope_tables(cfg.max_seq, cfg.head_dim(), cfg.rope_theta);
         let layers = params.layers[..cfg.n_layers]
-            .iter()
+            .par_iter()
             .map(|l| {
                 [
                     Linear::new(vec![l.wq.view(), l.wk.view(), l.wv.view()], pack),

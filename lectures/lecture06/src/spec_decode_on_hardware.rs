@@ -37,7 +37,7 @@ use decode_lab::{
 use hw_specs::{Accelerator, H100};
 use llm_math::{LLAMA31_8B, LLAMA32_1B, ModelConfig, critical_tokens, max_batch};
 use ndarray::{Axis, concatenate, s};
-use quant_lab::{QCFG, quantize_params, sample_tokens};
+use quant_lab::{QCFG, quantize_params, sample_tokens_from};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -735,13 +735,7 @@ impl ToyRun {
 pub fn toy_run() -> Result<ToyRun, Error> {
     let params = init_params(&QCFG, toy::PARAM_SEED)?;
     let target = TransformerLM::new(&params, QCFG, "目标")?;
-    let prompts = sample_tokens(
-        &params,
-        &QCFG,
-        toy::N_SEQ,
-        toy::PROMPT_LEN,
-        toy::PROMPT_SEED,
-    )?;
+    let prompts = sample_tokens_from(&target, toy::N_SEQ, toy::PROMPT_LEN, toy::PROMPT_SEED)?;
     let mut rng = ChaCha8Rng::seed_from_u64(toy::GEN_SEED);
     let (generated, quantized) = rayon::join(
         || autoregressive_generate(&target, prompts.view(), toy::N_NEW, 0.0, &mut rng),
