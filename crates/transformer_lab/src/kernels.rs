@@ -209,6 +209,17 @@ fn scores_of(q: &[f32], scale: f32, kt: &[f32], cap: usize, s: &mut [f32]) {
         score_block::<NARROW>(q, scale, kt, cap, j0, block);
         j0 += NARROW;
     }
+    if rest.is_empty() {
+        return;
+    }
+    if j0 + NARROW <= cap {
+        // A last partial register: compute all of it (the slots past `seen` hold older or
+        // unused cache entries, whose scores are dropped), one chain instead of several.
+        let mut block = [0.0f32; NARROW];
+        score_block::<NARROW>(q, scale, kt, cap, j0, &mut block);
+        rest.copy_from_slice(&block[..rest.len()]);
+        return;
+    }
     for (j, sj) in rest.iter_mut().enumerate() {
         *sj = q
             .iter()
