@@ -91,7 +91,8 @@ fn plain_dot_512(bencher: Bencher) {
         .bench_local(|| divan::black_box(&a).dot(divan::black_box(&b)));
 }
 
-/// The packed kernel alone at the decode step's widest shape (32 rows × W_gate|W_up).
+/// The packed kernel alone at the decode step's widest product (32 rows × W_gate|W_up) and
+/// at a prefill chunk's (256 rows).
 #[divan::bench(args = [32, 256])]
 fn packed_matmul_x128x768(bencher: Bencher, m: usize) {
     use transformer_lab::gemm::{PackedMatrix, matmul};

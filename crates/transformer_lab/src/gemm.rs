@@ -15,8 +15,8 @@
 //! Every output element is `fma(a[k-1], w[k-1], … fma(a[1], w[1], a[0]·w[0]) …)`, in
 //! that order, whatever the shapes, the tiling or the number of threads: a product
 //! split into pieces gives exactly the bits of the whole. The kernel needs hardware
-//! fused multiply-add: x86-64 with AVX2 and FMA (detected at run time; every x86 CPU
-//! since 2013–2015 has them) or any aarch64 CPU. Elsewhere [`PackedMatrix::available`]
+//! fused multiply-add: x86-64 with AVX2 and FMA (detected at run time; Intel since
+//! Haswell, 2013, AMD since 2015, apart from some low-end parts) or any aarch64 CPU. Elsewhere [`PackedMatrix::available`]
 //! is false and the model falls back to `matrixmultiply` on the unpacked weights, whose
 //! last bits can differ.
 
@@ -40,7 +40,7 @@ const ROW_PIECE: usize = 256;
 /// Panels per piece when a short input (a decode step) is split by output columns.
 const PANEL_PIECE: usize = 4;
 
-/// The weight matrix `W [k, n]` of `y = x · W`, packed for [`matmul_packed`]: the
+/// The weight matrix `W [k, n]` of `y = x · W`, packed for [`matmul`]: the
 /// columns of one or more matrices with the same number of rows, side by side (so
 /// `W_q | W_k | W_v` become one product), in panels of [`NR`] columns.
 #[derive(Clone)]

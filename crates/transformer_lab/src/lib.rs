@@ -13,6 +13,15 @@
 //!   [`step`](TransformerLM::step)).
 //! - [`autoregressive_generate`]: greedy or temperature sampling, a whole batch per step.
 //! - [`ops`]: the building blocks, each tested on hand-computed values.
+//! - [`gemm`]: the matrix products, against weights packed once when a model is built.
+//!
+//! # Speed
+//! The model packs its weights for a register-blocked fused multiply-add kernel
+//! ([`gemm`]), and its elementwise and attention loops are compiled twice, for the x86-64
+//! baseline and for AVX2, the AVX2 copy running where the CPU has it (the one place this
+//! crate uses `unsafe`: calling that copy after checking the CPU). Work is split into
+//! pieces whose boundaries depend only on the shapes, so results are bit-identical for
+//! any number of threads.
 
 mod config;
 mod cpu;

@@ -5,7 +5,7 @@
 //! [`console::Block`]s in the original script's words, and exposes the figures themselves
 //! (e.g. [`spec_decode_on_hardware::demo1_figures`]) so tests check the lecture's claims
 //! against the very numbers it prints. [`run_with`] prints the chosen demos for a chosen
-//! [`Setup`](spec_decode_on_hardware::Setup) as text, Markdown, CSV or JSON, and can draw
+//! [`spec_decode_on_hardware::Setup`] as text, Markdown, CSV or JSON, and can draw
 //! SVG figures ([`plots`]); [`cli`] is the `lecture06` command line.
 //!
 //! | module | script | question |
