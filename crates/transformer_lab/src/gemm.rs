@@ -63,12 +63,18 @@ impl PackedMatrix {
         fma_kernel_available()
     }
 
-    /// Packs the columns of `parts` side by side. `None` if `parts` is empty or the parts
+    /// Packs the columns of `parts` side by side. Errors if `parts` is empty or the parts
     /// differ in their number of rows.
-    pub fn new(parts: &[ArrayView2<f32>]) -> Option<Self> {
-        let k = parts.first()?.nrows();
+    pub fn new(parts: &[ArrayView2<f32>]) -> Result<Self, Error> {
+        let Some(first) = parts.first() else {
+            return Err(Error::Shape("nothing to pack: no matrices given".into()));
+        };
+        let k = first.nrows();
         if parts.iter().any(|p| p.nrows() != k) {
-            return None;
+            let rows: Vec<usize> = parts.iter().map(|p| p.nrows()).collect();
+            return Err(Error::Shape(format!(
+                "matrices packed side by side need the same number of rows, got {rows:?}"
+            )));
         }
         let n: usize = parts.iter().map(|p| p.ncols()).sum();
         let panels = n.div_ceil(NR);
@@ -84,7 +90,7 @@ impl PackedMatrix {
             }
             c0 += part.ncols();
         }
-        Some(PackedMatrix { k, n, data })
+        Ok(PackedMatrix { k, n, data })
     }
 
     /// Rows of `W` (the inner dimension of the product).
@@ -131,7 +137,7 @@ pub fn matmul(a: ArrayView2<f32>, w: &PackedMatrix, out: ArrayViewMut2<f32>) -> 
             out.dim()
         )));
     }
-    if out.ncols() > 1 && out.strides()[1] != 1 {
+    if out.nrows() > 0 && out.ncols() > 1 && out.strides()[1] != 1 {
         return Err(Error::Shape("the output's rows must be contiguous".into()));
     }
     matmul_packed(a, w, out, false);
@@ -317,8 +323,15 @@ mod tests {
         let p = PackedMatrix::new(&[a.view(), b.view()]).unwrap();
         let whole = PackedMatrix::new(&[joined.view()]).unwrap();
         assert_eq!(p.data, whole.data);
-        assert!(PackedMatrix::new(&[]).is_none());
-        assert!(PackedMatrix::new(&[a.view(), matrix(4, 2, 0).view()]).is_none());
+        let err = |r: Result<PackedMatrix, Error>| r.unwrap_err().to_string();
+        assert_eq!(
+            err(PackedMatrix::new(&[])),
+            "wrong shape: nothing to pack: no matrices given"
+        );
+        assert_eq!(
+            err(PackedMatrix::new(&[a.view(), matrix(4, 2, 0).view()])),
+            "wrong shape: matrices packed side by side need the same number of rows, got [5, 4]"
+        );
     }
 
     #[test]
@@ -346,6 +359,30 @@ mod tests {
             let diff = (&expected - &a.dot(&w)).mapv(f32::abs);
             assert!(diff.iter().all(|&d| d < 1e-4), "{m}×{k}×{n}");
         }
+    }
+
+    #[test]
+    fn mismatched_shapes_and_strided_rows_are_errors_and_empty_sizes_work() {
+        let p = PackedMatrix::new(&[matrix(4, 3, 0).view()]).unwrap();
+        let a = matrix(2, 4, 1);
+        let mut out = Array2::zeros((2, 3));
+        let e = matmul(matrix(2, 5, 1).view(), &p, out.view_mut()).unwrap_err();
+        assert_eq!(e.to_string(), "wrong shape: (2, 5) · [4 × 3] into (2, 3)");
+        let mut wrong = Array2::zeros((3, 3));
+        assert!(matmul(a.view(), &p, wrong.view_mut()).is_err());
+        let mut wide = Array2::zeros((2, 6));
+        let e = matmul(a.view(), &p, wide.slice_mut(s![.., ..;2])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "wrong shape: the output's rows must be contiguous"
+        );
+        // No rows, and an inner dimension of 0 (a sum of nothing is 0).
+        let mut none = Array2::zeros((0, 3));
+        matmul(matrix(0, 4, 0).view(), &p, none.view_mut()).unwrap();
+        let p0 = PackedMatrix::new(&[matrix(0, 3, 0).view()]).unwrap();
+        let mut out = Array2::from_elem((2, 3), 1.0f32);
+        matmul(matrix(2, 0, 0).view(), &p0, out.view_mut()).unwrap();
+        assert_eq!(out, Array2::zeros((2, 3)));
     }
 
     #[test]

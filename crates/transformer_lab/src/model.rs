@@ -118,7 +118,8 @@ struct Linear<'p> {
 impl<'p> Linear<'p> {
     fn new(parts: Vec<ArrayView2<'p, f32>>, pack: bool) -> Self {
         let packed = if pack {
-            PackedMatrix::new(&parts)
+            // The parts were checked against the config (same rows); packing cannot fail.
+            PackedMatrix::new(&parts).ok()
         } else {
             None
         };
