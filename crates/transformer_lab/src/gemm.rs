@@ -12,13 +12,13 @@
 //! units waiting on their own results, 6 run out of registers and spill.)
 //!
 //! # Bits and machines
-//! Every output element is `fma(a[k-1], w[k-1], … fma(a[1], w[1], a[0]·w[0]) …)`, in
-//! that order, whatever the shapes, the tiling or the number of threads: a product
+//! Every output element is `fma(a[k-1], w[k-1], … fma(a[1], w[1], fma(a[0], w[0], 0)) …)`,
+//! in that order, whatever the shapes, the tiling or the number of threads: a product
 //! split into pieces gives exactly the bits of the whole. The kernel needs hardware
 //! fused multiply-add: x86-64 with AVX2 and FMA (detected at run time; Intel since
-//! Haswell, 2013, AMD since 2015, apart from some low-end parts) or any aarch64 CPU. Elsewhere [`PackedMatrix::available`]
-//! is false and the model falls back to `matrixmultiply` on the unpacked weights, whose
-//! last bits can differ.
+//! Haswell, 2013, AMD since 2015, apart from some low-end parts) or any aarch64 CPU.
+//! Elsewhere [`PackedMatrix::available`] is false and the model falls back to
+//! `matrixmultiply` on the unpacked weights, whose last bits can differ.
 
 use std::fmt;
 use std::ops::Range;
@@ -148,8 +148,8 @@ pub fn matmul(a: ArrayView2<f32>, w: &PackedMatrix, out: ArrayViewMut2<f32>) -> 
 /// run on the rayon pool (by rows of `a` when it is tall, by panels of `W` when it is
 /// short); the bits do not depend on it.
 ///
-/// Callers check the shapes and [`PackedMatrix::available`]; rows of `out` must be
-/// contiguous (inner stride 1), which they are for any slice of a standard-layout array.
+/// Callers check the shapes; rows of `out` must be contiguous (inner stride 1), which they
+/// are for any slice of a standard-layout array.
 pub(crate) fn matmul_packed(
     a: ArrayView2<f32>,
     w: &PackedMatrix,
