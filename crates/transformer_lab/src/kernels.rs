@@ -212,12 +212,21 @@ fn scores_of(q: &[f32], scale: f32, kt: &[f32], cap: usize, s: &mut [f32]) {
     if rest.is_empty() {
         return;
     }
+    // A last partial register, computed whole as one chain instead of one per position:
+    // over the slots after it when the cache has them (older or unused entries, whose
+    // scores are dropped), else over the last NARROW positions (recomputing, bit for bit,
+    // a few scores already there).
     if j0 + NARROW <= cap {
-        // A last partial register: compute all of it (the slots past `seen` hold older or
-        // unused cache entries, whose scores are dropped), one chain instead of several.
         let mut block = [0.0f32; NARROW];
         score_block::<NARROW>(q, scale, kt, cap, j0, &mut block);
         rest.copy_from_slice(&block[..rest.len()]);
+        return;
+    }
+    if j0 + rest.len() >= NARROW {
+        let start = j0 + rest.len() - NARROW;
+        let mut block = [0.0f32; NARROW];
+        score_block::<NARROW>(q, scale, kt, cap, start, &mut block);
+        rest.copy_from_slice(&block[NARROW - rest.len()..]);
         return;
     }
     for (j, sj) in rest.iter_mut().enumerate() {
