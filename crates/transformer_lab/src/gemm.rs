@@ -27,18 +27,15 @@ use ndarray::parallel::prelude::*;
 use ndarray::{ArrayView2, ArrayViewMut2, Axis};
 
 use crate::Error;
+use crate::kernels::{COL_PIECE, Pieces, pieces};
 
 /// Columns per panel (two 8-float AVX registers).
 pub const NR: usize = 16;
 /// Rows per register block of the kernel (at most; blocks are evened out).
 pub const MR: usize = 5;
 
-/// Below this many FLOPs a product runs as one piece: splitting costs more than it saves.
-const SPLIT_FLOPS: usize = 1 << 20;
-/// Rows per piece when a product is split by rows (tall inputs: prefill, full logits).
-const ROW_PIECE: usize = 256;
-/// Panels per piece when a short input (a decode step) is split by output columns.
-const PANEL_PIECE: usize = 4;
+// Whole panels per piece when a product is split by output columns.
+const _: () = assert!(COL_PIECE % NR == 0);
 
 /// The weight matrix `W [k, n]` of `y = x · W`, packed for [`matmul`]: the
 /// columns of one or more matrices with the same number of rows, side by side (so
@@ -144,9 +141,9 @@ pub fn matmul(a: ArrayView2<f32>, w: &PackedMatrix, out: ArrayViewMut2<f32>) -> 
     Ok(())
 }
 
-/// `out = a · W`, `a [m, k]`, `out [m, n]`. With `split`, the product is cut into pieces
-/// run on the rayon pool (by rows of `a` when it is tall, by panels of `W` when it is
-/// short); the bits do not depend on it.
+/// `out = a · W`, `a [m, k]`, `out [m, n]`. With `split`, the product is cut into the
+/// same [`pieces`] as the model's other products (by rows of `a` when it is tall, by whole
+/// panels of `W` when it is short); the bits do not depend on it.
 ///
 /// Callers check the shapes; rows of `out` must be contiguous (inner stride 1), which they
 /// are for any slice of a standard-layout array.
@@ -159,24 +156,25 @@ pub(crate) fn matmul_packed(
     debug_assert_eq!(a.ncols(), w.k);
     debug_assert_eq!(out.dim(), (a.nrows(), w.n));
     let a = a.as_standard_layout();
-    let m = a.nrows();
     let panels = w.panels();
-    if !split || 2 * m * w.k * w.n < SPLIT_FLOPS {
-        product(a.view(), w, 0..panels, out);
-    } else if m >= 2 * ROW_PIECE {
-        out.axis_chunks_iter_mut(Axis(0), ROW_PIECE)
+    match pieces(a.nrows(), w.k, w.n, split) {
+        Pieces::Whole => product(a.view(), w, 0..panels, out),
+        Pieces::Rows(rows) => out
+            .axis_chunks_iter_mut(Axis(0), rows)
             .into_par_iter()
-            .zip(a.axis_chunks_iter(Axis(0), ROW_PIECE))
-            .for_each(|(o, a)| product(a, w, 0..panels, o));
-    } else {
-        let pieces: Vec<_> = out
-            .axis_chunks_iter_mut(Axis(1), PANEL_PIECE * NR)
-            .enumerate()
-            .map(|(i, o)| (i * PANEL_PIECE..((i + 1) * PANEL_PIECE).min(panels), o))
-            .collect();
-        pieces
-            .into_par_iter()
-            .for_each(|(range, o)| product(a.view(), w, range, o));
+            .zip(a.axis_chunks_iter(Axis(0), rows))
+            .for_each(|(o, a)| product(a, w, 0..panels, o)),
+        Pieces::Columns(cols) => {
+            let per = cols / NR;
+            let parts: Vec<_> = out
+                .axis_chunks_iter_mut(Axis(1), cols)
+                .enumerate()
+                .map(|(i, o)| (i * per..((i + 1) * per).min(panels), o))
+                .collect();
+            parts
+                .into_par_iter()
+                .for_each(|(range, o)| product(a.view(), w, range, o));
+        }
     }
 }
 

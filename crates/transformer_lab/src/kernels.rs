@@ -19,13 +19,35 @@ const ROW_PIECE: usize = 256;
 /// From this many queries per sequence on, attention uses matrix products.
 const MATMUL_QUERIES: usize = 8;
 /// Columns per piece when a short input (a decode step) is split by output columns.
-const COL_PIECE: usize = 64;
+pub(crate) const COL_PIECE: usize = 64;
 
-/// `out = a · w`. With `split`, the product is cut into independent pieces run on the
-/// rayon pool: tall inputs by rows of `a`, short ones (a decode step of a few dozen
-/// sequences) by columns of `w`, so both cores have work even at batch 64 × 1 token.
-/// Each output element is computed entirely by one `matrixmultiply` call, so the split
-/// does not change a single bit.
+/// How a product `[m, k] · [k, n]` is cut into independent pieces for the rayon pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pieces {
+    /// One piece (no split asked for, or too little work to share).
+    Whole,
+    /// Pieces of [`ROW_PIECE`] rows of `a` (tall inputs: prefill, full logits).
+    Rows(usize),
+    /// Pieces of [`COL_PIECE`] output columns (short inputs: a decode step of a few dozen
+    /// sequences), so both cores have work even at batch 64 × 1 token.
+    Columns(usize),
+}
+
+/// The pieces of `[m, k] · [k, n]`; `split` allows more than one. They depend only on
+/// the shapes, never on the number of threads.
+pub(crate) fn pieces(m: usize, k: usize, n: usize, split: bool) -> Pieces {
+    if !split || 2 * m * k * n < SPLIT_FLOPS {
+        Pieces::Whole
+    } else if m >= 2 * ROW_PIECE {
+        Pieces::Rows(ROW_PIECE)
+    } else {
+        Pieces::Columns(COL_PIECE)
+    }
+}
+
+/// `out = a · w`. With `split`, the product is cut into independent [`pieces`] run on the
+/// rayon pool. Each output element is computed entirely by one `matrixmultiply` call, so
+/// the split does not change a single bit.
 pub fn matmul_into(
     a: ArrayView2<f32>,
     w: ArrayView2<f32>,
@@ -33,19 +55,18 @@ pub fn matmul_into(
     split: bool,
 ) {
     let (m, k) = a.dim();
-    let n = w.ncols();
-    if !split || 2 * m * k * n < SPLIT_FLOPS {
-        general_mat_mul(1.0, &a, &w, 0.0, &mut out);
-    } else if m >= 2 * ROW_PIECE {
-        out.axis_chunks_iter_mut(Axis(0), ROW_PIECE)
+    match pieces(m, k, w.ncols(), split) {
+        Pieces::Whole => general_mat_mul(1.0, &a, &w, 0.0, &mut out),
+        Pieces::Rows(rows) => out
+            .axis_chunks_iter_mut(Axis(0), rows)
             .into_par_iter()
-            .zip(a.axis_chunks_iter(Axis(0), ROW_PIECE))
-            .for_each(|(mut o, a)| general_mat_mul(1.0, &a, &w, 0.0, &mut o));
-    } else {
-        out.axis_chunks_iter_mut(Axis(1), COL_PIECE)
+            .zip(a.axis_chunks_iter(Axis(0), rows))
+            .for_each(|(mut o, a)| general_mat_mul(1.0, &a, &w, 0.0, &mut o)),
+        Pieces::Columns(cols) => out
+            .axis_chunks_iter_mut(Axis(1), cols)
             .into_par_iter()
-            .zip(w.axis_chunks_iter(Axis(1), COL_PIECE))
-            .for_each(|(mut o, w)| general_mat_mul(1.0, &a, &w, 0.0, &mut o));
+            .zip(w.axis_chunks_iter(Axis(1), cols))
+            .for_each(|(mut o, w)| general_mat_mul(1.0, &a, &w, 0.0, &mut o)),
     }
 }
 
