@@ -1,6 +1,6 @@
 //! Wider vector instructions where the CPU has them, with the same results.
 //!
-//! Builds for x86-64 target its 2003 baseline (SSE2: four floats per instruction). Nearly
+//! A build for x86-64 targets the 2003 baseline (SSE2: four floats per instruction). Nearly
 //! every x86 CPU in use also has AVX2 (eight floats) and FMA. The hot loops are compiled
 //! twice, once for each, and the AVX2 copy runs when the CPU reports both features
 //! (checked once, then cached by the standard library).
