@@ -57,7 +57,8 @@ impl fmt::Debug for PackedMatrix {
 impl PackedMatrix {
     /// Whether this machine runs the packed kernel (see the module documentation).
     pub fn available() -> bool {
-        fma_kernel_available()
+        // aarch64: Advanced SIMD with fused multiply-add is part of every aarch64 CPU.
+        cfg!(target_arch = "aarch64") || x86_avx2_fma()
     }
 
     /// Packs the columns of `parts` side by side. Errors if `parts` is empty or the parts
@@ -265,17 +266,12 @@ fn tile<const R: usize>(a: &[f32], k: usize, panel: &[f32]) -> [[f32; NR]; R] {
 }
 
 #[cfg(target_arch = "x86_64")]
-fn fma_kernel_available() -> bool {
+fn x86_avx2_fma() -> bool {
     crate::cpu::has_avx2_fma()
 }
 
-#[cfg(target_arch = "aarch64")]
-fn fma_kernel_available() -> bool {
-    true // Advanced SIMD with fused multiply-add is part of every aarch64 CPU.
-}
-
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-fn fma_kernel_available() -> bool {
+#[cfg(not(target_arch = "x86_64"))]
+fn x86_avx2_fma() -> bool {
     false
 }
 
