@@ -80,32 +80,40 @@ pub fn rope_row(row: &mut [f32], head_dim: usize, cos: &[f32], sin: &[f32]) {
 }
 
 crate::cpu::with_avx2! {
-    /// Causal attention of one sequence's `n` new queries against its cache.
+    /// Appends one sequence's `n` new keys and values to its cache, then writes the causal
+    /// attention of its `n` new queries into `out [n, n_heads · head_dim]`.
     ///
-    /// `q [n, n_heads · head_dim]` are the (rotated) queries at positions `pos0 .. pos0 + n`.
-    /// The cache holds positions `0 .. pos0 + n`: keys *transposed*, `kt [n_heads, head_dim,
-    /// capacity]`, values `v [n_heads, capacity, head_dim]`. Query i sees keys `0 ..= pos0 + i`.
-    /// Writes `softmax(q·kᵀ / √head_dim) · v` into `out [n, n_heads · head_dim]`.
-    /// `scores` is scratch space of at least `n · (pos0 + n)` floats.
+    /// `q`, `k`, `v [n, n_heads · head_dim]` are the (rotated) queries and keys and the
+    /// values at positions `pos0 .. pos0 + n`; they are stored as [`write_cache`] does, in
+    /// keys *transposed*, `kt [n_heads, head_dim, capacity]`, and values `vc [n_heads,
+    /// capacity, head_dim]`. Query i sees keys `0 ..= pos0 + i`: `out = softmax(q·kᵀ /
+    /// √head_dim) · v`. `scores` is scratch space of at least `max(n, n_heads) · (pos0 +
+    /// n)` floats.
     ///
     /// With keys stored transposed, both products are sums of contiguous rows scaled by a
     /// scalar (`scores += q[d] · kt[d]`, `out += p[j] · v[j]`), which vectorise without
     /// horizontal reductions.
+    #[allow(clippy::too_many_arguments)]
     pub fn attend(
         q: ArrayView2<f32>,
-        kt: ArrayView3<f32>,
-        v: ArrayView3<f32>,
+        k: ArrayView2<f32>,
+        v: ArrayView2<f32>,
+        kt: ArrayViewMut3<f32>,
+        vc: ArrayViewMut3<f32>,
         pos0: usize,
         out: ArrayViewMut2<f32>,
         scores: &mut [f32],
     ) => attend_body
 }
 
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn attend_body(
     q: ArrayView2<f32>,
-    kt: ArrayView3<f32>,
-    v: ArrayView3<f32>,
+    k: ArrayView2<f32>,
+    v: ArrayView2<f32>,
+    mut kt: ArrayViewMut3<f32>,
+    mut vc: ArrayViewMut3<f32>,
     pos0: usize,
     mut out: ArrayViewMut2<f32>,
     scores: &mut [f32],
@@ -113,10 +121,12 @@ fn attend_body(
     let (heads, hd, cap) = kt.dim();
     let scale = 1.0 / (hd as f32).sqrt();
     let n = q.nrows();
+    write_values(v, vc.view_mut(), pos0);
     if n >= MATMUL_QUERIES {
         // Many queries (prefill, teacher forcing): two matrix products per head, on
         // matrixmultiply's vector kernels, then the causal mask. The masked half is
         // computed and thrown away; the faster kernels more than pay for it.
+        write_keys(k, kt.view_mut(), pos0);
         let seen = pos0 + n;
         let mut s = ArrayViewMut2::from_shape((n, seen), &mut scores[..n * seen])
             .expect("scratch holds n × (pos0 + n) scores");
@@ -129,27 +139,56 @@ fn attend_body(
                 softmax_in_place(&mut row[..pos0 + i + 1]);
                 row[pos0 + i + 1..].fill(0.0);
             }
-            let values = v.slice(ndarray::s![h, ..seen, ..]);
+            let values = vc.slice(ndarray::s![h, ..seen, ..]);
             general_mat_mul(1.0, &s, &values, 0.0, &mut out.slice_mut(cols));
         }
         return;
     }
+    // Few queries (a decode step, a short extension): per query, every head's scores,
+    // then every head's softmax, then every head's outputs, so that the keys and then the
+    // values are read in one sweep each, in memory order.
+    //
+    // The new keys go into the cache only afterwards, and their scores are computed from
+    // `k`: a key written just before would sit in the store buffer while the sweep loads
+    // the 8-float block around it, and each such load would wait for the store to reach
+    // memory (that made the decode step ~25% slower).
+    let keys = kt.as_slice().expect("a sequence's cache is contiguous");
+    let values = vc.as_slice().expect("a sequence's cache is contiguous");
     for (i, (q_row, mut out_row)) in q.outer_iter().zip(out.outer_iter_mut()).enumerate() {
         let q_row = q_row.to_slice().expect("query rows are contiguous");
         let out_row = out_row.as_slice_mut().expect("output rows are contiguous");
         let seen = pos0 + i + 1;
-        for h in 0..heads {
-            let qh = &q_row[h * hd..(h + 1) * hd];
-            let keys = kt.index_axis(Axis(0), h);
-            let keys = keys.as_slice().expect("cache heads are contiguous");
-            let values = v.index_axis(Axis(0), h);
-            let values = values.as_slice().expect("cache heads are contiguous");
-            let s = &mut scores[..seen];
-            scores_of(qh, scale, keys, cap, s);
-            softmax_in_place(s);
-            weighted_values(s, values, hd, &mut out_row[h * hd..(h + 1) * hd]);
+        let s = &mut scores[..heads * seen];
+        for (h, ((qh, kh), sh)) in q_row
+            .chunks_exact(hd)
+            .zip(keys.chunks_exact(hd * cap))
+            .zip(s.chunks_exact_mut(seen))
+            .enumerate()
+        {
+            // Every score in blocks, the new positions' from whatever the cache holds
+            // there; then those again from the new keys (the same sum, in the same order).
+            scores_of(qh, scale, kh, cap, sh);
+            for (sj, k_row) in sh[pos0..].iter_mut().zip(k.outer_iter()) {
+                let k_row = k_row.to_slice().expect("key rows are contiguous");
+                let kj = &k_row[h * hd..(h + 1) * hd];
+                *sj = qh
+                    .iter()
+                    .zip(kj)
+                    .fold(0.0, |acc, (&qd, &kd)| acc + qd * scale * kd);
+            }
+        }
+        for sh in s.chunks_exact_mut(seen) {
+            softmax_in_place(sh);
+        }
+        for ((ph, vh), oh) in s
+            .chunks_exact(seen)
+            .zip(values.chunks_exact(cap * hd))
+            .zip(out_row.chunks_exact_mut(hd))
+        {
+            weighted_values(ph, vh, hd, oh);
         }
     }
+    write_keys(k, kt.view_mut(), pos0);
 }
 
 crate::cpu::with_avx2! {
@@ -207,109 +246,176 @@ fn attend_tree_body(
     }
 }
 
-/// Positions (or output floats) per block in [`scores_of`] and [`weighted_values`]: four
-/// 8-float registers, four independent chains of additions, so the adds overlap instead of
-/// waiting on each other; then single registers, then single floats.
-const WIDE: usize = 32;
-/// See [`WIDE`].
-const NARROW: usize = 8;
+/// Floats per block of positions (scores) or of output columns (values): one 8-float
+/// register.
+const LANES: usize = 8;
+/// Blocks in one pass over a head's keys or values: five accumulators, five independent
+/// chains of additions (enough to keep the adders busy), and registers to spare.
+const BLOCKS: usize = 5;
+
+/// Runs `$body` with the constant `$r` equal to `$n` (1 to [`BLOCKS`]), so that each
+/// pass is compiled for its number of blocks, with the accumulators in registers.
+macro_rules! with_blocks {
+    ($n:expr, $r:ident => $body:expr) => {
+        match $n {
+            1 => {
+                const $r: usize = 1;
+                $body
+            }
+            2 => {
+                const $r: usize = 2;
+                $body
+            }
+            3 => {
+                const $r: usize = 3;
+                $body
+            }
+            4 => {
+                const $r: usize = 4;
+                $body
+            }
+            _ => {
+                const $r: usize = BLOCKS;
+                $body
+            }
+        }
+    };
+}
+
+/// The passes that cover `0 .. len` of a row of `room` floats with blocks of [`LANES`]:
+/// `(first, r, last)`, a window from `first` of `r` blocks, block `b < r − 1` at
+/// `first + b · LANES` and the last one at `first + last`. Passes are as even as possible
+/// (6 blocks: 3 + 3), so a pass has one block only if the row has one. The block of a
+/// partial tail starts where the tail starts if the row has room for it (the floats past
+/// `len` are computed and dropped), else it ends at `len` (recomputing, bit for bit, a
+/// few floats already covered). Also returns where the floats no block covers start:
+/// `len`, unless the row is shorter than one block.
+fn passes(len: usize, room: usize) -> (impl Iterator<Item = (usize, usize, usize)>, usize) {
+    let roomy = len.div_ceil(LANES) * LANES <= room;
+    let blocks = if roomy || len >= LANES {
+        len.div_ceil(LANES)
+    } else {
+        0
+    };
+    let covered = if blocks > 0 { len } else { 0 };
+    let n = blocks.div_ceil(BLOCKS);
+    let passes = (0..n).map(move |i| {
+        let (per, extra) = (blocks / n, blocks % n);
+        let first = (i * per + i.min(extra)) * LANES;
+        let r = per + usize::from(i < extra);
+        let natural = (r - 1) * LANES;
+        let last = if roomy {
+            natural
+        } else {
+            natural.min(len - LANES - first)
+        };
+        (first, r, last)
+    });
+    (passes, covered)
+}
 
 /// `s[j] = Σ_d (q[d] · scale) · kt[d][j]` for the first `s.len()` positions, the sum taken
-/// over d in order (the same bits as accumulating whole rows of `kt`), a block of
-/// positions at a time so the partial sums stay in registers.
+/// over d in order (the same bits as accumulating whole rows of `kt`, whatever the
+/// blocking), a few blocks of positions at a time so the partial sums stay in registers.
 #[inline(always)]
 fn scores_of(q: &[f32], scale: f32, kt: &[f32], cap: usize, s: &mut [f32]) {
-    let mut j0 = 0;
-    let (wide, rest) = s.split_at_mut(s.len() / WIDE * WIDE);
-    for block in wide.chunks_exact_mut(WIDE) {
-        score_block::<WIDE>(q, scale, kt, cap, j0, block);
-        j0 += WIDE;
+    let len = s.len();
+    let (passes, covered) = passes(len, cap);
+    for (first, r, last) in passes {
+        with_blocks!(r, R => {
+            let acc = score_pass::<R>(q, scale, kt, cap, first, last);
+            for (b, acc) in acc.iter().enumerate() {
+                let start = first + if b + 1 == R { last } else { b * LANES };
+                // Lane by lane with constant indices, so `acc` stays in registers.
+                for (l, &a) in acc.iter().enumerate() {
+                    if let Some(sj) = s.get_mut(start + l) {
+                        *sj = a;
+                    }
+                }
+            }
+        });
     }
-    let (narrow, rest) = rest.split_at_mut(rest.len() / NARROW * NARROW);
-    for block in narrow.chunks_exact_mut(NARROW) {
-        score_block::<NARROW>(q, scale, kt, cap, j0, block);
-        j0 += NARROW;
-    }
-    if rest.is_empty() {
-        return;
-    }
-    // A last partial register, computed whole as one chain instead of one per position:
-    // over the slots after it when the cache has them (older or unused entries, whose
-    // scores are dropped), else over the last NARROW positions (recomputing, bit for bit,
-    // a few scores already there).
-    if j0 + NARROW <= cap {
-        let mut block = [0.0f32; NARROW];
-        score_block::<NARROW>(q, scale, kt, cap, j0, &mut block);
-        rest.copy_from_slice(&block[..rest.len()]);
-        return;
-    }
-    if j0 + rest.len() >= NARROW {
-        let start = j0 + rest.len() - NARROW;
-        let mut block = [0.0f32; NARROW];
-        score_block::<NARROW>(q, scale, kt, cap, start, &mut block);
-        rest.copy_from_slice(&block[NARROW - rest.len()..]);
-        return;
-    }
-    for (j, sj) in rest.iter_mut().enumerate() {
+    for (j, sj) in s.iter_mut().enumerate().skip(covered) {
         *sj = q
             .iter()
             .enumerate()
-            .fold(0.0, |acc, (d, &qd)| acc + qd * scale * kt[d * cap + j0 + j]);
+            .fold(0.0, |acc, (d, &qd)| acc + qd * scale * kt[d * cap + j]);
     }
 }
 
+/// One pass of [`scores_of`]: `R` blocks of positions (see [`passes`]).
 #[inline(always)]
-fn score_block<const W: usize>(
+fn score_pass<const R: usize>(
     q: &[f32],
     scale: f32,
     kt: &[f32],
     cap: usize,
-    j0: usize,
-    out: &mut [f32],
-) {
-    let mut acc = [0.0f32; W];
+    first: usize,
+    last: usize,
+) -> [[f32; LANES]; R] {
+    let mut acc = [[0.0f32; LANES]; R];
     for (d, &qd) in q.iter().enumerate() {
-        let keys = &kt[d * cap + j0..][..W];
-        for (a, &k) in acc.iter_mut().zip(keys) {
-            *a += qd * scale * k;
+        let qd = qd * scale;
+        let window = &kt[d * cap + first..][..last + LANES];
+        for (b, acc) in acc.iter_mut().enumerate() {
+            let keys = lanes(&window[if b + 1 == R { last } else { b * LANES }..]);
+            for l in 0..LANES {
+                acc[l] += qd * keys[l];
+            }
         }
     }
-    out.copy_from_slice(&acc);
+    acc
 }
 
 /// `out = Σ_j p[j] · v[j]` over the rows `v[j]` (`hd` floats each), summed over j in
-/// order, a block of output floats at a time.
+/// order, a few blocks of output floats at a time.
 #[inline(always)]
 fn weighted_values(p: &[f32], v: &[f32], hd: usize, out: &mut [f32]) {
-    let mut c0 = 0;
-    let (wide, rest) = out.split_at_mut(out.len() / WIDE * WIDE);
-    for block in wide.chunks_exact_mut(WIDE) {
-        value_block::<WIDE>(p, v, hd, c0, block);
-        c0 += WIDE;
+    let (passes, covered) = passes(hd, hd);
+    for (first, r, last) in passes {
+        with_blocks!(r, R => {
+            let acc = value_pass::<R>(p, v, hd, first, last);
+            for (b, acc) in acc.iter().enumerate() {
+                let start = first + if b + 1 == R { last } else { b * LANES };
+                out[start..start + LANES].copy_from_slice(acc);
+            }
+        });
     }
-    let (narrow, rest) = rest.split_at_mut(rest.len() / NARROW * NARROW);
-    for block in narrow.chunks_exact_mut(NARROW) {
-        value_block::<NARROW>(p, v, hd, c0, block);
-        c0 += NARROW;
-    }
-    for (c, oc) in rest.iter_mut().enumerate() {
+    for (c, oc) in out.iter_mut().enumerate().skip(covered) {
         *oc = p
             .iter()
             .enumerate()
-            .fold(0.0, |acc, (j, &pj)| acc + pj * v[j * hd + c0 + c]);
+            .fold(0.0, |acc, (j, &pj)| acc + pj * v[j * hd + c]);
     }
 }
 
+/// One pass of [`weighted_values`]: `R` blocks of output floats (see [`passes`]).
 #[inline(always)]
-fn value_block<const W: usize>(p: &[f32], v: &[f32], hd: usize, c0: usize, out: &mut [f32]) {
-    let mut acc = [0.0f32; W];
+fn value_pass<const R: usize>(
+    p: &[f32],
+    v: &[f32],
+    hd: usize,
+    first: usize,
+    last: usize,
+) -> [[f32; LANES]; R] {
+    let mut acc = [[0.0f32; LANES]; R];
     for (j, &pj) in p.iter().enumerate() {
-        let row = &v[j * hd + c0..][..W];
-        for (a, &x) in acc.iter_mut().zip(row) {
-            *a += pj * x;
+        let window = &v[j * hd + first..][..last + LANES];
+        for (b, acc) in acc.iter_mut().enumerate() {
+            let x = lanes(&window[if b + 1 == R { last } else { b * LANES }..]);
+            for l in 0..LANES {
+                acc[l] += pj * x[l];
+            }
         }
     }
-    out.copy_from_slice(&acc);
+    acc
+}
+
+/// The first [`LANES`] floats of `x`, as an array (so that loops over it are unrolled
+/// into vector instructions).
+#[inline(always)]
+fn lanes(x: &[f32]) -> &[f32; LANES] {
+    x[..LANES].try_into().expect("a block lies inside its row")
 }
 
 /// `y += a · x` over two equal-length slices.
@@ -326,26 +432,36 @@ fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
 pub fn write_cache(
     k: ArrayView2<f32>,
     v: ArrayView2<f32>,
-    mut kt: ArrayViewMut3<f32>,
-    mut vc: ArrayViewMut3<f32>,
+    kt: ArrayViewMut3<f32>,
+    vc: ArrayViewMut3<f32>,
     pos0: usize,
 ) {
-    let (heads, hd, cap) = kt.dim();
+    write_keys(k, kt, pos0);
+    write_values(v, vc, pos0);
+}
+
+/// The keys half of [`write_cache`].
+fn write_keys(k: ArrayView2<f32>, mut kt: ArrayViewMut3<f32>, pos0: usize) {
+    let (_, hd, cap) = kt.dim();
     let kt = kt.as_slice_mut().expect("a sequence's cache is contiguous");
-    let vc = vc.as_slice_mut().expect("a sequence's cache is contiguous");
-    for (i, (k_row, v_row)) in k.outer_iter().zip(v.outer_iter()).enumerate() {
-        let (k_row, v_row) = (
-            k_row.to_slice().expect("contiguous"),
-            v_row.to_slice().expect("contiguous"),
-        );
-        let pos = pos0 + i;
-        for h in 0..heads {
-            let head = h * hd * cap; // both layouts hold hd · cap floats per head
-            for (d, &x) in k_row[h * hd..(h + 1) * hd].iter().enumerate() {
-                kt[head + d * cap + pos] = x;
+    for (i, k_row) in k.outer_iter().enumerate() {
+        let k_row = k_row.to_slice().expect("contiguous");
+        for (kh, rows) in k_row.chunks_exact(hd).zip(kt.chunks_exact_mut(hd * cap)) {
+            for (&x, row) in kh.iter().zip(rows.chunks_exact_mut(cap)) {
+                row[pos0 + i] = x;
             }
-            vc[head + pos * hd..head + (pos + 1) * hd]
-                .copy_from_slice(&v_row[h * hd..(h + 1) * hd]);
+        }
+    }
+}
+
+/// The values half of [`write_cache`].
+fn write_values(v: ArrayView2<f32>, mut vc: ArrayViewMut3<f32>, pos0: usize) {
+    let (_, cap, hd) = vc.dim();
+    let vc = vc.as_slice_mut().expect("a sequence's cache is contiguous");
+    for (i, v_row) in v.outer_iter().enumerate() {
+        let v_row = v_row.to_slice().expect("contiguous");
+        for (vh, rows) in v_row.chunks_exact(hd).zip(vc.chunks_exact_mut(cap * hd)) {
+            rows[(pos0 + i) * hd..(pos0 + i + 1) * hd].copy_from_slice(vh);
         }
     }
 }
@@ -387,36 +503,60 @@ mod tests {
         out
     }
 
+    /// The new keys and values (`[n, heads · hd]`) at positions `pos0 .. pos0 + n` of full
+    /// caches.
+    fn new_rows(kt: &Array3<f32>, v: &Array3<f32>, pos0: usize, n: usize) -> [Array2<f32>; 2] {
+        let (heads, hd, _) = kt.dim();
+        let k = Array2::from_shape_fn((n, heads * hd), |(i, c)| kt[[c / hd, c % hd, pos0 + i]]);
+        let v = Array2::from_shape_fn((n, heads * hd), |(i, c)| v[[c / hd, pos0 + i, c % hd]]);
+        [k, v]
+    }
+
     #[test]
     fn blocked_decode_attention_is_the_plain_sums_bit_for_bit() {
-        // Head widths with and without a partial register; lengths around every block
-        // boundary; caches exactly full and with room to spare.
-        for (heads, hd) in [(2, 32), (3, 12)] {
-            for seen in 1..=70 {
-                for spare in [0, 5] {
-                    let cap = seen + spare;
+        // Heads of whole registers, with a partial one, below one, and several passes wide;
+        // lengths around every block and pass boundary; caches exactly full and with room
+        // to spare; one new query and three.
+        for (heads, hd) in [(2, 32), (3, 12), (1, 4), (1, 48)] {
+            for seen in 1..=90 {
+                for (spare, n) in [(0, 1), (5, 1), (0, 3), (2, 3)] {
+                    if n > seen {
+                        continue;
+                    }
+                    let (cap, pos0) = (seen + spare, seen - n);
                     let f = |i: usize| ((i * 37 + seen * 11) % 19) as f32 * 0.13 - 1.1;
                     let kt =
                         Array3::from_shape_fn((heads, hd, cap), |(h, d, j)| f(h + d * 7 + j * 3));
                     let v =
                         Array3::from_shape_fn((heads, cap, hd), |(h, j, c)| f(h * 5 + j + c * 2));
-                    let q = Array2::from_shape_fn((1, heads * hd), |(_, i)| f(i * 13));
-                    let mut out = Array2::zeros((1, heads * hd));
-                    let mut scores = vec![0.0; cap];
+                    let q = Array2::from_shape_fn((n, heads * hd), |(i, c)| f(i * 5 + c * 13));
+                    // The cache before: NaN where the new positions go (nothing may read it).
+                    let [k_new, v_new] = new_rows(&kt, &v, pos0, n);
+                    let (mut kc, mut vc) = (kt.clone(), v.clone());
+                    kc.slice_mut(ndarray::s![.., .., pos0..seen]).fill(f32::NAN);
+                    vc.slice_mut(ndarray::s![.., pos0..seen, ..]).fill(f32::NAN);
+                    let mut out = Array2::zeros((n, heads * hd));
+                    let mut scores = vec![0.0; heads.max(n) * seen];
                     attend(
                         q.view(),
-                        kt.view(),
-                        v.view(),
-                        seen - 1,
+                        k_new.view(),
+                        v_new.view(),
+                        kc.view_mut(),
+                        vc.view_mut(),
+                        pos0,
                         out.view_mut(),
                         &mut scores,
                     );
-                    let want = naive_attention(q.as_slice().unwrap(), &kt, &v, seen);
-                    assert_eq!(
-                        out.row(0).to_vec(),
-                        want,
-                        "{heads}×{hd}, seen {seen}, cap {cap}"
-                    );
+                    let case = format!("{heads}×{hd}, seen {seen}, cap {cap}, n {n}");
+                    for (i, row) in out.outer_iter().enumerate() {
+                        let q_row = q.row(i).to_vec();
+                        let want = naive_attention(&q_row, &kt, &v, pos0 + i + 1);
+                        assert_eq!(row.to_vec(), want, "{case}, query {i}");
+                    }
+                    let filled = ndarray::s![.., .., ..seen];
+                    assert_eq!(kc.slice(filled), kt.slice(filled), "{case}: keys stored");
+                    let filled = ndarray::s![.., ..seen, ..];
+                    assert_eq!(vc.slice(filled), v.slice(filled), "{case}: values stored");
                 }
             }
         }
@@ -439,16 +579,17 @@ mod tests {
     fn a_single_key_gets_all_the_attention() {
         // One head of width 2; position 0 only: the output is v_0 whatever q is.
         let q = Array2::from_shape_vec((1, 2), vec![3.0f32, -1.0]).unwrap();
-        let mut k = Array3::<f32>::zeros((1, 2, 4)); // transposed: [head, dim, position]
-        let mut v = Array3::<f32>::zeros((1, 4, 2));
-        k[[0, 0, 0]] = 0.5;
-        v[[0, 0, 0]] = 2.0;
-        v[[0, 0, 1]] = -4.0;
+        let k = Array2::from_shape_vec((1, 2), vec![0.5f32, 0.0]).unwrap();
+        let v = Array2::from_shape_vec((1, 2), vec![2.0f32, -4.0]).unwrap();
+        let mut kt = Array3::<f32>::zeros((1, 2, 4)); // transposed: [head, dim, position]
+        let mut vc = Array3::<f32>::zeros((1, 4, 2));
         let mut out = Array2::zeros((1, 2));
         attend(
             q.view(),
             k.view(),
             v.view(),
+            kt.view_mut(),
+            vc.view_mut(),
             0,
             out.view_mut(),
             &mut [0.0; 4],
@@ -461,14 +602,19 @@ mod tests {
         // head_dim 2 → scale 1/√2. q·k0 = 0, q·k1 = √2·ln 3 → weights e^0 : e^{ln 3} = 1 : 3.
         let l = 3f32.ln() * 2f32.sqrt();
         let q = Array2::from_shape_vec((1, 2), vec![1.0f32, 0.0]).unwrap();
-        // Keys k0 = (0, 1), k1 = (l, 0), stored transposed: [dim 0: 0, l; dim 1: 1, 0].
-        let k = Array3::from_shape_vec((1, 2, 2), vec![0.0f32, l, 1.0, 0.0]).unwrap();
-        let v = Array3::from_shape_vec((1, 2, 2), vec![4.0f32, 0.0, 0.0, 8.0]).unwrap();
+        // Keys k0 = (0, 1) (cached, transposed: [dim 0: 0, ·; dim 1: 1, ·]) and k1 = (l, 0)
+        // (new); values v0 = (4, 0) (cached) and v1 = (0, 8) (new).
+        let mut kt = Array3::from_shape_vec((1, 2, 2), vec![0.0f32, 0.0, 1.0, 0.0]).unwrap();
+        let mut vc = Array3::from_shape_vec((1, 2, 2), vec![4.0f32, 0.0, 0.0, 0.0]).unwrap();
+        let k = Array2::from_shape_vec((1, 2), vec![l, 0.0]).unwrap();
+        let v = Array2::from_shape_vec((1, 2), vec![0.0f32, 8.0]).unwrap();
         let mut out = Array2::zeros((1, 2));
         attend(
             q.view(),
             k.view(),
             v.view(),
+            kt.view_mut(),
+            vc.view_mut(),
             1,
             out.view_mut(),
             &mut [0.0; 2],

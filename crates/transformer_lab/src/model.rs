@@ -529,20 +529,22 @@ impl<'p> TransformerLM<'p> {
                     rope_row(qr.as_slice_mut().expect("contiguous"), hd, c, s);
                     rope_row(kr.as_slice_mut().expect("contiguous"), hd, c, s);
                 }
-                write_cache(k.view(), v, kc.view_mut(), vc.view_mut(), pos0);
                 match mask {
                     Mask::Causal => {
-                        let mut scores = vec![0.0f32; n * (pos0 + n)];
+                        let mut scores = vec![0.0f32; n.max(heads) * (pos0 + n)];
                         attend(
                             q.view(),
-                            kc.view(),
-                            vc.view(),
+                            k.view(),
+                            v,
+                            kc.view_mut(),
+                            vc.view_mut(),
                             pos0,
                             out.view_mut(),
                             &mut scores,
                         );
                     }
                     Mask::Tree { prefix, visible } => {
+                        write_cache(k.view(), v, kc.view_mut(), vc.view_mut(), pos0);
                         attend_tree(
                             q.view(),
                             kc.view(),
