@@ -8,7 +8,7 @@
 
 use ndarray::linalg::general_mat_mul;
 use ndarray::parallel::prelude::*;
-use ndarray::{ArrayView2, ArrayView3, ArrayViewMut2, ArrayViewMut3, Axis};
+use ndarray::{ArrayView2, ArrayViewMut2, ArrayViewMut3, Axis};
 
 use crate::ops::{rope_pairs, softmax_in_place};
 
@@ -192,58 +192,86 @@ fn attend_body(
 }
 
 crate::cpu::with_avx2! {
-    /// Attention of one sequence's tree nodes: node i sees cache slots `0 .. prefix` and the
-    /// slots in `visible[i]`, nothing else (see `TransformerLM::extend_tree`). Same cache
-    /// layout as [`attend`].
+    /// Appends one sequence's tree nodes (keys `k`, values `v`, `[n, n_heads · head_dim]`)
+    /// to its cache at slots `pos0 .. pos0 + n`, then writes their attention into `out`:
+    /// node i sees cache slots `0 .. prefix` and the slots in `visible[i]`, nothing else
+    /// (see `TransformerLM::extend_tree`). Same cache layout as [`attend`], and as there,
+    /// the new keys and values are read from `k` and `v` and stored afterwards.
+    #[allow(clippy::too_many_arguments)]
     pub fn attend_tree(
         q: ArrayView2<f32>,
-        kt: ArrayView3<f32>,
-        v: ArrayView3<f32>,
+        k: ArrayView2<f32>,
+        v: ArrayView2<f32>,
+        kt: ArrayViewMut3<f32>,
+        vc: ArrayViewMut3<f32>,
+        pos0: usize,
         prefix: usize,
         visible: &[Vec<usize>],
         out: ArrayViewMut2<f32>,
     ) => attend_tree_body
 }
 
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn attend_tree_body(
     q: ArrayView2<f32>,
-    kt: ArrayView3<f32>,
-    v: ArrayView3<f32>,
+    k: ArrayView2<f32>,
+    v: ArrayView2<f32>,
+    kt: ArrayViewMut3<f32>,
+    vc: ArrayViewMut3<f32>,
+    pos0: usize,
     prefix: usize,
     visible: &[Vec<usize>],
     mut out: ArrayViewMut2<f32>,
 ) {
-    let (heads, hd, cap) = kt.dim();
+    let (_, hd, cap) = kt.dim();
     let scale = 1.0 / (hd as f32).sqrt();
+    let keys = kt.as_slice().expect("a sequence's cache is contiguous");
+    let values = vc.as_slice().expect("a sequence's cache is contiguous");
     let mut s = Vec::new();
     for ((q_row, mut out_row), vis) in q.outer_iter().zip(out.outer_iter_mut()).zip(visible) {
         let q_row = q_row.to_slice().expect("query rows are contiguous");
         let out_row = out_row.as_slice_mut().expect("output rows are contiguous");
-        for h in 0..heads {
-            let qh = &q_row[h * hd..(h + 1) * hd];
-            let keys = kt.index_axis(Axis(0), h);
-            let keys = keys.as_slice().expect("cache heads are contiguous");
-            let values = v.index_axis(Axis(0), h);
-            let values = values.as_slice().expect("cache heads are contiguous");
+        for (h, ((qh, kh), vh)) in q_row
+            .chunks_exact(hd)
+            .zip(keys.chunks_exact(hd * cap))
+            .zip(values.chunks_exact(cap * hd))
+            .enumerate()
+        {
+            // A visible slot's value: from the cache, or from `v` for the nodes of this
+            // call (and likewise its key, below).
+            let value = |slot: usize| match slot.checked_sub(pos0) {
+                Some(i) => &v.row(i).to_slice().expect("value rows are contiguous")[h * hd..],
+                None => &vh[slot * hd..],
+            };
             s.clear();
             s.resize(prefix + vis.len(), 0.0);
-            for (d, &qd) in qh.iter().enumerate() {
-                let row = &keys[d * cap..(d + 1) * cap];
-                axpy(qd * scale, &row[..prefix], &mut s[..prefix]);
-                for (sj, &slot) in s[prefix..].iter_mut().zip(vis) {
-                    *sj += qd * scale * row[slot];
-                }
+            // Every sum in the same order as one float at a time: over d for a score,
+            // over the slots (prefix, then the visible ones) for an output.
+            scores_of(qh, scale, kh, cap, &mut s[..prefix]);
+            for (sj, &slot) in s[prefix..].iter_mut().zip(vis) {
+                *sj = match slot.checked_sub(pos0) {
+                    Some(i) => {
+                        let k_row = k.row(i).to_slice().expect("key rows are contiguous");
+                        let kj = &k_row[h * hd..(h + 1) * hd];
+                        qh.iter()
+                            .zip(kj)
+                            .fold(0.0, |acc, (&qd, &kd)| acc + qd * scale * kd)
+                    }
+                    None => (0..hd).fold(0.0, |acc, d| acc + qh[d] * scale * kh[d * cap + slot]),
+                };
             }
             softmax_in_place(&mut s);
             let oh = &mut out_row[h * hd..(h + 1) * hd];
-            oh.fill(0.0);
-            let slots = (0..prefix).chain(vis.iter().copied());
-            for (&p, slot) in s.iter().zip(slots) {
-                axpy(p, &values[slot * hd..(slot + 1) * hd], oh);
+            weighted_values(&s[..prefix], vh, hd, oh);
+            for (&p, &slot) in s[prefix..].iter().zip(vis) {
+                for (o, &x) in oh.iter_mut().zip(&value(slot)[..hd]) {
+                    *o += p * x;
+                }
             }
         }
     }
+    write_cache(k, v, kt, vc, pos0);
 }
 
 /// Floats per block of positions (scores) or of output columns (values): one 8-float
@@ -418,14 +446,6 @@ fn lanes(x: &[f32]) -> &[f32; LANES] {
     x[..LANES].try_into().expect("a block lies inside its row")
 }
 
-/// `y += a · x` over two equal-length slices.
-#[inline]
-fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
-    for (yi, &xi) in y.iter_mut().zip(x) {
-        *yi += a * xi;
-    }
-}
-
 /// Writes one sequence's new keys `k` and values `v` (`[n, n_heads · head_dim]` each) into
 /// its cache at positions `pos0 .. pos0 + n`: keys transposed into `kt [n_heads, head_dim,
 /// capacity]`, values into `vc [n_heads, capacity, head_dim]`.
@@ -558,6 +578,73 @@ mod tests {
                     let filled = ndarray::s![.., ..seen, ..];
                     assert_eq!(vc.slice(filled), v.slice(filled), "{case}: values stored");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn tree_attention_is_the_plain_sums_bit_for_bit() {
+        // Node i of 4 sees the prefix, the older tree slots between prefix and pos0, and
+        // the new slots pos0 + j for even j ≤ i and its own.
+        for (heads, hd) in [(2, 32), (3, 12), (1, 4)] {
+            for (pos0, prefix) in [(0, 0), (5, 5), (17, 14), (40, 33), (41, 41)] {
+                let (n, cap) = (4, pos0 + 4 + 3);
+                let f = |i: usize| ((i * 37 + pos0 * 11) % 19) as f32 * 0.13 - 1.1;
+                let kt = Array3::from_shape_fn((heads, hd, cap), |(h, d, j)| f(h + d * 7 + j * 3));
+                let v = Array3::from_shape_fn((heads, cap, hd), |(h, j, c)| f(h * 5 + j + c * 2));
+                let q = Array2::from_shape_fn((n, heads * hd), |(i, c)| f(i * 5 + c * 13));
+                let visible: Vec<Vec<usize>> = (0..n)
+                    .map(|i| {
+                        let new = (0..=i).filter(|&j| j % 2 == 0 || j == i).map(|j| pos0 + j);
+                        (prefix..pos0).chain(new).collect()
+                    })
+                    .collect();
+                let [k_new, v_new] = new_rows(&kt, &v, pos0, n);
+                let (mut kc, mut vc) = (kt.clone(), v.clone());
+                kc.slice_mut(ndarray::s![.., .., pos0..pos0 + n])
+                    .fill(f32::NAN);
+                vc.slice_mut(ndarray::s![.., pos0..pos0 + n, ..])
+                    .fill(f32::NAN);
+                let mut out = Array2::zeros((n, heads * hd));
+                attend_tree(
+                    q.view(),
+                    k_new.view(),
+                    v_new.view(),
+                    kc.view_mut(),
+                    vc.view_mut(),
+                    pos0,
+                    prefix,
+                    &visible,
+                    out.view_mut(),
+                );
+                let case = format!("{heads}×{hd}, pos0 {pos0}, prefix {prefix}");
+                let scale = 1.0 / (hd as f32).sqrt();
+                for (i, vis) in visible.iter().enumerate() {
+                    let slots: Vec<usize> = (0..prefix).chain(vis.iter().copied()).collect();
+                    let mut want = Vec::new();
+                    for h in 0..heads {
+                        let mut p: Vec<f32> = slots
+                            .iter()
+                            .map(|&j| {
+                                (0..hd).fold(0.0, |acc, d| {
+                                    acc + q[[i, h * hd + d]] * scale * kt[[h, d, j]]
+                                })
+                            })
+                            .collect();
+                        softmax_in_place(&mut p);
+                        want.extend((0..hd).map(|c| {
+                            slots
+                                .iter()
+                                .zip(&p)
+                                .fold(0.0, |acc, (&j, &pj)| acc + pj * v[[h, j, c]])
+                        }));
+                    }
+                    assert_eq!(out.row(i).to_vec(), want, "{case}, node {i}");
+                }
+                let filled = ndarray::s![.., .., ..pos0 + n];
+                assert_eq!(kc.slice(filled), kt.slice(filled), "{case}: keys stored");
+                let filled = ndarray::s![.., ..pos0 + n, ..];
+                assert_eq!(vc.slice(filled), v.slice(filled), "{case}: values stored");
             }
         }
     }

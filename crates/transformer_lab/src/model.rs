@@ -9,7 +9,7 @@ use ndarray::{
 };
 
 use crate::gemm::{PackedMatrix, matmul_packed};
-use crate::kernels::{attend, attend_tree, matmul_into, rope_row, write_cache};
+use crate::kernels::{attend, attend_tree, matmul_into, rope_row};
 use crate::ops::{rms_norm_into, rope_tables, swiglu_into};
 use crate::{Config, Error, Params};
 
@@ -544,11 +544,13 @@ impl<'p> TransformerLM<'p> {
                         );
                     }
                     Mask::Tree { prefix, visible } => {
-                        write_cache(k.view(), v, kc.view_mut(), vc.view_mut(), pos0);
                         attend_tree(
                             q.view(),
-                            kc.view(),
-                            vc.view(),
+                            k.view(),
+                            v,
+                            kc.view_mut(),
+                            vc.view_mut(),
+                            pos0,
                             prefix,
                             visible,
                             out.view_mut(),
