@@ -342,97 +342,69 @@ fn passes(len: usize, room: usize) -> (impl Iterator<Item = (usize, usize, usize
     (passes, covered)
 }
 
-/// `s[j] = Σ_d (q[d] · scale) · kt[d][j]` for the first `s.len()` positions, the sum taken
-/// over d in order (the same bits as accumulating whole rows of `kt`, whatever the
-/// blocking), a few blocks of positions at a time so the partial sums stay in registers.
+/// `s[j] = Σ_d (q[d] · scale) · kt[d][j]`: the first `s.len()` scores of one head, from
+/// its keys stored transposed, `cap` floats per row.
 #[inline(always)]
 fn scores_of(q: &[f32], scale: f32, kt: &[f32], cap: usize, s: &mut [f32]) {
-    let len = s.len();
-    let (passes, covered) = passes(len, cap);
+    weighted_rows(q.iter().map(|&qd| qd * scale), kt, cap, s);
+}
+
+/// `out = Σ_j p[j] · v[j]`: one head's output from its values, `hd` floats per row.
+#[inline(always)]
+fn weighted_values(p: &[f32], v: &[f32], hd: usize, out: &mut [f32]) {
+    weighted_rows(p.iter().copied(), v, hd, out);
+}
+
+/// `out[c] = Σ_t w[t] · rows[t · stride + c]` for `c < out.len() ≤ stride`, each sum taken
+/// over t in order (so the same bits as adding whole scaled rows one after the other),
+/// a few blocks of [`LANES`] floats at a time so the partial sums stay in registers.
+#[inline(always)]
+fn weighted_rows(
+    weights: impl Iterator<Item = f32> + Clone,
+    rows: &[f32],
+    stride: usize,
+    out: &mut [f32],
+) {
+    let (passes, covered) = passes(out.len(), stride);
     for (first, r, last) in passes {
         with_blocks!(r, R => {
-            let acc = score_pass::<R>(q, scale, kt, cap, first, last);
+            let acc = pass::<R>(weights.clone(), rows, stride, first, last);
             for (b, acc) in acc.iter().enumerate() {
                 let start = first + if b + 1 == R { last } else { b * LANES };
-                // Lane by lane with constant indices, so `acc` stays in registers.
+                // Lane by lane with constant indices, so `acc` stays in registers; lanes
+                // past the end of `out` are dropped.
                 for (l, &a) in acc.iter().enumerate() {
-                    if let Some(sj) = s.get_mut(start + l) {
-                        *sj = a;
+                    if let Some(o) = out.get_mut(start + l) {
+                        *o = a;
                     }
                 }
             }
         });
     }
-    for (j, sj) in s.iter_mut().enumerate().skip(covered) {
-        *sj = q
-            .iter()
+    for (c, o) in out.iter_mut().enumerate().skip(covered) {
+        *o = weights
+            .clone()
             .enumerate()
-            .fold(0.0, |acc, (d, &qd)| acc + qd * scale * kt[d * cap + j]);
+            .fold(0.0, |acc, (t, w)| acc + w * rows[t * stride + c]);
     }
 }
 
-/// One pass of [`scores_of`]: `R` blocks of positions (see [`passes`]).
+/// One pass of [`weighted_rows`]: `R` blocks of output floats (see [`passes`]).
 #[inline(always)]
-fn score_pass<const R: usize>(
-    q: &[f32],
-    scale: f32,
-    kt: &[f32],
-    cap: usize,
+fn pass<const R: usize>(
+    weights: impl Iterator<Item = f32>,
+    rows: &[f32],
+    stride: usize,
     first: usize,
     last: usize,
 ) -> [[f32; LANES]; R] {
     let mut acc = [[0.0f32; LANES]; R];
-    for (d, &qd) in q.iter().enumerate() {
-        let qd = qd * scale;
-        let window = &kt[d * cap + first..][..last + LANES];
-        for (b, acc) in acc.iter_mut().enumerate() {
-            let keys = lanes(&window[if b + 1 == R { last } else { b * LANES }..]);
-            for l in 0..LANES {
-                acc[l] += qd * keys[l];
-            }
-        }
-    }
-    acc
-}
-
-/// `out = Σ_j p[j] · v[j]` over the rows `v[j]` (`hd` floats each), summed over j in
-/// order, a few blocks of output floats at a time.
-#[inline(always)]
-fn weighted_values(p: &[f32], v: &[f32], hd: usize, out: &mut [f32]) {
-    let (passes, covered) = passes(hd, hd);
-    for (first, r, last) in passes {
-        with_blocks!(r, R => {
-            let acc = value_pass::<R>(p, v, hd, first, last);
-            for (b, acc) in acc.iter().enumerate() {
-                let start = first + if b + 1 == R { last } else { b * LANES };
-                out[start..start + LANES].copy_from_slice(acc);
-            }
-        });
-    }
-    for (c, oc) in out.iter_mut().enumerate().skip(covered) {
-        *oc = p
-            .iter()
-            .enumerate()
-            .fold(0.0, |acc, (j, &pj)| acc + pj * v[j * hd + c]);
-    }
-}
-
-/// One pass of [`weighted_values`]: `R` blocks of output floats (see [`passes`]).
-#[inline(always)]
-fn value_pass<const R: usize>(
-    p: &[f32],
-    v: &[f32],
-    hd: usize,
-    first: usize,
-    last: usize,
-) -> [[f32; LANES]; R] {
-    let mut acc = [[0.0f32; LANES]; R];
-    for (j, &pj) in p.iter().enumerate() {
-        let window = &v[j * hd + first..][..last + LANES];
+    for (t, w) in weights.enumerate() {
+        let window = &rows[t * stride + first..][..last + LANES];
         for (b, acc) in acc.iter_mut().enumerate() {
             let x = lanes(&window[if b + 1 == R { last } else { b * LANES }..]);
             for l in 0..LANES {
-                acc[l] += pj * x[l];
+                acc[l] += w * x[l];
             }
         }
     }
