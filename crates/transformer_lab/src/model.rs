@@ -7,6 +7,7 @@ use ndarray::{
     Array2, Array3, Array4, ArrayView1, ArrayView2, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4,
     Axis,
 };
+use rayon::slice::ParallelSliceMut;
 
 use crate::gemm::{PackedMatrix, matmul_packed};
 use crate::kernels::{attend, attend_tree, matmul_into, rope_row};
@@ -471,8 +472,12 @@ impl<'p> TransformerLM<'p> {
         let own_cache = k_cache.is_empty();
         let slots = if own_cache { n } else { 0 };
         let kv = bc * d * slots;
-        let mut scratch = Scratch::take(rows * widths.iter().sum::<usize>() + 2 * kv);
-        let [x, h, qkv, attn, gate_up, act, own_k, own_v] = scratch.split([
+        // Attention scores, what `attend` needs per sequence (≥ 1 float: n ≥ 1).
+        let heads = cfg.n_heads;
+        let per_seq_scores = n.max(heads) * (pos0 + n);
+        let all_scores = bc * per_seq_scores;
+        let mut scratch = Scratch::take(rows * widths.iter().sum::<usize>() + 2 * kv + all_scores);
+        let [x, h, qkv, attn, gate_up, act, own_k, own_v, scores] = scratch.split([
             rows * widths[0],
             rows * widths[1],
             rows * widths[2],
@@ -481,6 +486,7 @@ impl<'p> TransformerLM<'p> {
             rows * widths[5],
             kv,
             kv,
+            all_scores,
         ]);
         let (mut x, mut h, mut qkv, mut attn, mut gate_up, mut act) = (
             matrix(x, rows, widths[0]),
@@ -490,7 +496,6 @@ impl<'p> TransformerLM<'p> {
             matrix(gate_up, rows, widths[4]),
             matrix(act, rows, widths[5]),
         );
-        let heads = cfg.n_heads;
         let mut own_k = ArrayViewMut4::from_shape((bc, heads, hd, slots), own_k)
             .expect("one layer of keys for the chunk");
         let mut own_v = ArrayViewMut4::from_shape((bc, heads, slots, hd), own_v)
@@ -515,7 +520,9 @@ impl<'p> TransformerLM<'p> {
             } else {
                 (k_cache[l].view_mut(), v_cache[l].view_mut())
             };
-            let per_seq = |(((((mut out, mut q), mut k), v), mut kc), mut vc): PerSeq<'_>| {
+            let per_seq = |((((((mut out, mut q), mut k), v), mut kc), mut vc), scores): PerSeq<
+                '_,
+            >| {
                 for (i, (mut qr, mut kr)) in q.outer_iter_mut().zip(k.outer_iter_mut()).enumerate()
                 {
                     let (c, s) = (
@@ -531,7 +538,6 @@ impl<'p> TransformerLM<'p> {
                 }
                 match mask {
                     Mask::Causal => {
-                        let mut scores = vec![0.0f32; n.max(heads) * (pos0 + n)];
                         attend(
                             q.view(),
                             k.view(),
@@ -540,7 +546,7 @@ impl<'p> TransformerLM<'p> {
                             vc.view_mut(),
                             pos0,
                             out.view_mut(),
-                            &mut scores,
+                            scores,
                         );
                     }
                     Mask::Tree { prefix, visible } => {
@@ -565,7 +571,8 @@ impl<'p> TransformerLM<'p> {
                 .zip(k.axis_chunks_iter_mut(Axis(0), n))
                 .zip(v.axis_chunks_iter(Axis(0), n))
                 .zip(layer_k.outer_iter_mut())
-                .zip(layer_v.outer_iter_mut());
+                .zip(layer_v.outer_iter_mut())
+                .zip(scores.par_chunks_mut(per_seq_scores));
             if split {
                 seqs.for_each(per_seq);
             } else {
@@ -661,19 +668,22 @@ enum Mask<'a> {
 type LayerViews<'a> = Vec<ArrayViewMut4<'a, f32>>;
 
 /// What the per-sequence step of a layer gets: its attention output rows, its q, k, v
-/// rows, and its K and V caches.
+/// rows, its K and V caches, and scratch space for its attention scores.
 type PerSeq<'a> = (
     (
         (
             (
-                (ArrayViewMut2<'a, f32>, ArrayViewMut2<'a, f32>),
-                ArrayViewMut2<'a, f32>,
+                (
+                    (ArrayViewMut2<'a, f32>, ArrayViewMut2<'a, f32>),
+                    ArrayViewMut2<'a, f32>,
+                ),
+                ArrayView2<'a, f32>,
             ),
-            ArrayView2<'a, f32>,
+            ArrayViewMut3<'a, f32>,
         ),
         ArrayViewMut3<'a, f32>,
     ),
-    ArrayViewMut3<'a, f32>,
+    &'a mut [f32],
 );
 
 /// Rows (sequences × new tokens) a chunk of the batch aims for: big enough that the
