@@ -196,7 +196,8 @@ crate::cpu::with_avx2! {
     /// to its cache at slots `pos0 .. pos0 + n`, then writes their attention into `out`:
     /// node i sees cache slots `0 .. prefix` and the slots in `visible[i]`, nothing else
     /// (see `TransformerLM::extend_tree`). Same cache layout as [`attend`], and as there,
-    /// the new keys and values are read from `k` and `v` and stored afterwards.
+    /// the new keys and values are read from `k` and `v` and stored afterwards. `scores`
+    /// is scratch space of at least `prefix` + the longest `visible[i]` floats.
     #[allow(clippy::too_many_arguments)]
     pub fn attend_tree(
         q: ArrayView2<f32>,
@@ -208,6 +209,7 @@ crate::cpu::with_avx2! {
         prefix: usize,
         visible: &[Vec<usize>],
         out: ArrayViewMut2<f32>,
+        scores: &mut [f32],
     ) => attend_tree_body
 }
 
@@ -223,12 +225,12 @@ fn attend_tree_body(
     prefix: usize,
     visible: &[Vec<usize>],
     mut out: ArrayViewMut2<f32>,
+    scores: &mut [f32],
 ) {
     let (_, hd, cap) = kt.dim();
     let scale = 1.0 / (hd as f32).sqrt();
     let keys = kt.as_slice().expect("a sequence's cache is contiguous");
     let values = vc.as_slice().expect("a sequence's cache is contiguous");
-    let mut s = Vec::new();
     for ((q_row, mut out_row), vis) in q.outer_iter().zip(out.outer_iter_mut()).zip(visible) {
         let q_row = q_row.to_slice().expect("query rows are contiguous");
         let out_row = out_row.as_slice_mut().expect("output rows are contiguous");
@@ -244,8 +246,7 @@ fn attend_tree_body(
                 Some(i) => &v.row(i).to_slice().expect("value rows are contiguous")[h * hd..],
                 None => &vh[slot * hd..],
             };
-            s.clear();
-            s.resize(prefix + vis.len(), 0.0);
+            let s = &mut scores[..prefix + vis.len()];
             // Every sum in the same order as one float at a time: over d for a score,
             // over the slots (prefix, then the visible ones) for an output.
             scores_of(qh, scale, kh, cap, &mut s[..prefix]);
@@ -261,7 +262,7 @@ fn attend_tree_body(
                     None => (0..hd).fold(0.0, |acc, d| acc + qh[d] * scale * kh[d * cap + slot]),
                 };
             }
-            softmax_in_place(&mut s);
+            softmax_in_place(s);
             let oh = &mut out_row[h * hd..(h + 1) * hd];
             weighted_values(&s[..prefix], vh, hd, oh);
             for (&p, &slot) in s[prefix..].iter().zip(vis) {
@@ -588,6 +589,7 @@ mod tests {
                     prefix,
                     &visible,
                     out.view_mut(),
+                    &mut vec![0.0; pos0 + n],
                 );
                 let case = format!("{heads}×{hd}, pos0 {pos0}, prefix {prefix}");
                 let scale = 1.0 / (hd as f32).sqrt();

@@ -472,7 +472,7 @@ impl<'p> TransformerLM<'p> {
         let own_cache = k_cache.is_empty();
         let slots = if own_cache { n } else { 0 };
         let kv = bc * d * slots;
-        // Attention scores, what `attend` needs per sequence (≥ 1 float: n ≥ 1).
+        // Attention scores: what `attend` needs per sequence, more than `attend_tree` does.
         let heads = cfg.n_heads;
         let per_seq_scores = n.max(heads) * (pos0 + n);
         let all_scores = bc * per_seq_scores;
@@ -560,6 +560,7 @@ impl<'p> TransformerLM<'p> {
                             prefix,
                             visible,
                             out.view_mut(),
+                            scores,
                         );
                     }
                 }
