@@ -279,12 +279,22 @@ fn feed_level(
 /// The draft's `k` best tokens by logit, best first, ties to the lowest id.
 fn top_k(logits: ArrayView1<f32>, k: usize) -> Vec<u32> {
     let mut ids: Vec<u32> = (0..logits.len() as u32).collect();
-    ids.sort_by(|&a, &b| {
-        logits[b as usize]
-            .total_cmp(&logits[a as usize])
-            .then(a.cmp(&b))
-    });
+    // A strict total order (no two ids compare equal), so the k best and their order
+    // are unique: select them, then sort only those.
+    let best_first = |a: &u32, b: &u32| {
+        logits[*b as usize]
+            .total_cmp(&logits[*a as usize])
+            .then(a.cmp(b))
+    };
+    let k = k.min(ids.len());
+    if k == 0 {
+        return Vec::new();
+    }
+    if k < ids.len() {
+        ids.select_nth_unstable_by(k - 1, best_first);
+    }
     ids.truncate(k);
+    ids.sort_by(best_first);
     ids
 }
 
@@ -450,6 +460,18 @@ mod tests {
             vec![4, 1, 2]
         );
         assert_eq!(top_k(array![1.0f32, 1.0].view(), 5), vec![0, 1]);
+        assert_eq!(top_k(array![1.0f32, 1.0].view(), 0), Vec::<u32>::new());
+        // Against sorting every id, on logits with many ties, for every k.
+        let logits = ndarray::Array1::from_shape_fn(40, |i| ((i * 7) % 5) as f32 - 2.0);
+        let mut all: Vec<u32> = (0..40).collect();
+        all.sort_by(|&a, &b| {
+            logits[b as usize]
+                .total_cmp(&logits[a as usize])
+                .then(a.cmp(&b))
+        });
+        for k in 0..=41 {
+            assert_eq!(top_k(logits.view(), k), all[..k.min(40)], "k = {k}");
+        }
     }
 
     #[test]
