@@ -25,7 +25,7 @@ use crate::{Error, Format, Options, run_with};
 #[command(name = "lecture06", version)]
 pub struct Cli {
     /// Print only this demo (1, 2, 3 or 4); repeat for several. Default: 1, 2 and 3, in order.
-    /// Demo 4 (opt-in; ~7 s with --release, ~13 s in the dev profile) runs speculative
+    /// Demo 4 (opt-in; ~5 s with --release, ~10 s in the dev profile) runs speculative
     /// decoding for real on the toy model: 实测。
     #[arg(long = "demo", value_name = "N", value_parser = clap::value_parser!(u8).range(1..=4))]
     pub demos: Vec<u8>,
