@@ -520,9 +520,8 @@ impl<'p> TransformerLM<'p> {
             } else {
                 (k_cache[l].view_mut(), v_cache[l].view_mut())
             };
-            let per_seq = |((((((mut out, mut q), mut k), v), mut kc), mut vc), scores): PerSeq<
-                '_,
-            >| {
+            let per_seq = |item: PerSeq<'_>| {
+                let ((((((mut out, mut q), mut k), v), mut kc), mut vc), scores) = item;
                 for (i, (mut qr, mut kr)) in q.outer_iter_mut().zip(k.outer_iter_mut()).enumerate()
                 {
                     let (c, s) = (
