@@ -49,11 +49,11 @@ fn rms_norm_body(x: ArrayView2<f32>, gain: ArrayView1<f32>, eps: f32, mut out: A
     // Each row's sum of squares is one chain of additions, in order. Eight rows at a time
     // run eight chains side by side, so the adds overlap instead of waiting on each other.
     const ROWS: usize = 8;
-    let mut sums = [0.0f32; ROWS];
     for (xs, mut outs) in x
         .axis_chunks_iter(Axis(0), ROWS)
         .zip(out.axis_chunks_iter_mut(Axis(0), ROWS))
     {
+        let mut sums = [0.0f32; ROWS];
         let mut rows: [&[f32]; ROWS] = [&[]; ROWS];
         let mut whole = xs.nrows() == ROWS;
         for (slot, row) in rows.iter_mut().zip(xs.outer_iter()) {
@@ -63,7 +63,6 @@ fn rms_norm_body(x: ArrayView2<f32>, gain: ArrayView1<f32>, eps: f32, mut out: A
             }
         }
         if whole {
-            sums = [0.0; ROWS];
             for c in 0..xs.ncols() {
                 for (sum, row) in sums.iter_mut().zip(&rows) {
                     *sum += row[c] * row[c];
