@@ -1,14 +1,186 @@
-//! Workspace-level tests: one module per lecture.
+//! Workspace-level tests over every lecture folder under `lectures/`, found on disk: a
+//! lecture added with `cargo xtask new-lecture` is checked without editing this crate.
 //!
-//! Each module pins the lecture's whole printed output with an insta snapshot (so any
-//! change to a printed byte is reviewed), and asserts the claims the lecture's text
-//! makes against the figures it computes (so a snapshot is never the only check).
+//! Each lecture's own tests (snapshot, claims, command line) live in its folder; these
+//! check what every lecture must share: the layout, the thin `main`, the snapshot test,
+//! files short enough to read, and no import cycles between a script's modules.
 
-mod lecture06;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
 
-/// Runs a lecture's `run` into a string.
-fn capture(run: impl FnOnce(&mut dyn std::io::Write) -> Result<(), ::lecture06::Error>) -> String {
+/// The longest file a lecture folder may hold, lines.
+const MAX_LINES: usize = 500;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn lectures() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = fs::read_dir(root().join("lectures"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("Cargo.toml").is_file())
+        .collect();
+    dirs.sort();
+    assert!(!dirs.is_empty(), "no lecture found");
+    dirs
+}
+
+/// Every file under `dir`, recursively, with the given extension.
+fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    run(&mut out).expect("the lecture prints without error");
-    String::from_utf8(out).expect("lecture output is UTF-8")
+    let Ok(entries) = fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files(&p, ext));
+        } else if p.extension().is_some_and(|x| x == ext) {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_lecture_is_a_workspace_crate_with_a_thin_main_and_its_own_snapshot_test() {
+    let members = fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    assert!(
+        members.contains("\"lectures/*\""),
+        "lectures are members by glob"
+    );
+    for dir in lectures() {
+        let name = dir.file_name().unwrap().to_str().unwrap();
+        let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        assert!(manifest.contains(&format!("name = \"{name}\"")), "{name}");
+        assert!(manifest.contains("[lints]\nworkspace = true"), "{name}");
+        assert!(manifest.contains("lecture_kit"), "{name} uses the kit");
+        assert!(dir.join("README.md").is_file(), "{name} has a README");
+        let main = fs::read_to_string(dir.join("src/main.rs")).unwrap();
+        assert!(
+            main.contains("lecture_kit::main::<"),
+            "{name}: main calls the kit"
+        );
+        assert!(
+            main.lines().count() <= 10,
+            "{name}: main stays a thin shell"
+        );
+        let tests = files(&dir.join("tests"), "rs");
+        assert!(
+            tests
+                .iter()
+                .any(|t| fs::read_to_string(t).unwrap().contains("assert_snapshot!")),
+            "{name} has a snapshot test"
+        );
+        assert!(
+            !files(&dir.join("tests/snapshots"), "snap").is_empty(),
+            "{name}: its snapshots are committed (CI fails on a missing one)"
+        );
+    }
+}
+
+#[test]
+fn no_file_in_a_lecture_is_longer_than_500_lines() {
+    for dir in lectures() {
+        for file in files(&dir, "rs") {
+            let n = fs::read_to_string(&file).unwrap().lines().count();
+            assert!(n <= MAX_LINES, "{}: {n} lines", file.display());
+        }
+    }
+}
+
+/// The sibling modules a module file refers to (`super::NAME`), in a script folder.
+fn sibling_refs(src: &str, siblings: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut refs = BTreeSet::new();
+    for (i, _) in src.match_indices("super::") {
+        let rest = &src[i + "super::".len()..];
+        let names: Vec<&str> = if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            group[..end]
+                .split(',')
+                .map(|s| s.trim().split("::").next().unwrap_or("").trim())
+                .collect()
+        } else {
+            vec![
+                rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or(""),
+            ]
+        };
+        for n in names {
+            assert!(
+                siblings.contains(n) || n == "self" || n.is_empty(),
+                "`super::{n}` reaches into the parent module; import from a sibling module"
+            );
+            if siblings.contains(n) {
+                refs.insert(n.to_string());
+            }
+        }
+    }
+    refs
+}
+
+#[test]
+fn no_two_modules_of_a_script_import_each_other() {
+    for dir in lectures() {
+        for folder in fs::read_dir(dir.join("src")).unwrap() {
+            let folder = folder.unwrap().path();
+            if !folder.is_dir() {
+                continue;
+            }
+            let modules: BTreeMap<String, String> = files(&folder, "rs")
+                .into_iter()
+                .filter(|f| f.parent() == Some(folder.as_path()))
+                .filter(|f| f.file_stem().unwrap() != "mod")
+                .map(|f| {
+                    let stem = f.file_stem().unwrap().to_str().unwrap().to_string();
+                    let code: Vec<String> = fs::read_to_string(&f)
+                        .unwrap()
+                        .lines()
+                        .filter(|l| !l.trim_start().starts_with("//"))
+                        .map(String::from)
+                        .collect();
+                    (stem, code.join("\n"))
+                })
+                .collect();
+            let names: BTreeSet<String> = modules.keys().cloned().collect();
+            let graph: BTreeMap<&String, BTreeSet<String>> = modules
+                .iter()
+                .map(|(m, src)| (m, sibling_refs(src, &names)))
+                .collect();
+            // Depth-first search for a cycle.
+            fn visit<'a>(
+                m: &'a String,
+                graph: &'a BTreeMap<&String, BTreeSet<String>>,
+                path: &mut Vec<&'a String>,
+            ) {
+                assert!(!path.contains(&m), "import cycle: {path:?} → {m}");
+                path.push(m);
+                for next in &graph[m] {
+                    visit(next, graph, path);
+                }
+                path.pop();
+            }
+            for m in graph.keys() {
+                visit(m, &graph, &mut Vec::new());
+            }
+        }
+    }
+}
+
+#[test]
+fn the_cycle_check_finds_a_cycle() {
+    let names: BTreeSet<String> = ["a", "b"].iter().map(|s| s.to_string()).collect();
+    assert_eq!(
+        sibling_refs("use super::{b::X, b};", &names),
+        BTreeSet::from(["b".to_string()])
+    );
+    let r = std::panic::catch_unwind(|| sibling_refs("use super::Round;", &names));
+    assert!(r.is_err(), "a parent item is refused");
 }

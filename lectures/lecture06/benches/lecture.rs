@@ -5,7 +5,8 @@
 
 use divan::Bencher;
 use divan::counter::ItemsCount;
-use lecture06::spec_decode_on_hardware::{Setup, demo3_figures, toy};
+use lecture06::spec_decode_on_hardware::toy_model as toy;
+use lecture06::spec_decode_on_hardware::{Setup, demo3};
 use quant_lab::QCFG;
 use transformer_lab::config_like;
 
@@ -33,7 +34,7 @@ fn demo3_flops() -> u64 {
 fn demo3_end_to_end(bencher: Bencher) {
     bencher
         .counter(ItemsCount::new(demo3_flops()))
-        .bench(|| demo3_figures(&Setup::default()).unwrap());
+        .bench(|| demo3::figures(&Setup::default()).unwrap());
 }
 
 #[divan::bench(sample_count = 20)]

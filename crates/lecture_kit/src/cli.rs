@@ -1,0 +1,434 @@
+//! The runner every lecture's `main` calls: the shared flags, the script registry, output
+//! forms and files, exit codes.
+//!
+//! A lecture's command line is a clap `Parser` that flattens [`CommonArgs`] (and
+//! [`ModelArgs`] if it asks "on which card, with which models?") and implements
+//! [`Lecture`]; its `main` is `lecture_kit::main::<Cli>()`.
+//!
+//! Exit codes: 0 on success, also when the reader of the output leaves early
+//! (`lecture06 | head -3`); 2 for bad flags, with one line that says what was wrong, lists
+//! the valid choices and points to `--help`; 1 when the output cannot be written or a
+//! library fails. Output is buffered and flushed once, at the end.
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, ValueEnum};
+use hw_specs::{ACCELERATORS, Accelerator};
+use llm_math::{MODELS, ModelConfig};
+
+use crate::error::Error;
+use crate::render;
+use crate::report::{Block, Cell, Column, Report, Section, Table};
+
+/// The flags every lecture has.
+#[derive(Debug, Clone, PartialEq, Eq, Default, clap::Args)]
+pub struct CommonArgs {
+    /// Which script of the lecture to run (see --list); default: the lecture's first.
+    #[arg(long, value_name = "NAME")]
+    pub script: Option<String>,
+    /// Print only this demo; repeat for several. Default: the script's usual demos, in order.
+    #[arg(long = "demo", value_name = "N", allow_negative_numbers = true)]
+    pub demos: Vec<String>,
+    /// Output form: the lecture text; only its tables (markdown; csv, one file per table
+    /// with --out DIR); everything as data (json).
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the output to PATH instead of standard output (a folder for --format csv).
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// Also draw the chosen demos' figures as SVG files into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+    /// List the scripts, accelerators and models the flags accept, and exit.
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// How the report is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Format {
+    /// The lecture as the original script prints it.
+    #[default]
+    Text,
+    /// The tables only, as Markdown, each under a heading.
+    Markdown,
+    /// The tables only, as tidy CSV: raw numbers, units in the headers.
+    Csv,
+    /// Everything — setup, text, tables, figures — as one JSON document.
+    Json,
+}
+
+/// "On which card, with which models?": the registry flags, with the course's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, clap::Args)]
+pub struct ModelArgs {
+    /// Accelerator (see --list), e.g. H200, A100, MI300X.
+    #[arg(long, value_name = "NAME", default_value = "H100", value_parser = parse_hw)]
+    pub hw: Accelerator,
+    /// Target model (see --list), e.g. Llama-3.1-70B.
+    #[arg(long, value_name = "NAME", default_value = "Llama-3.1-8B", value_parser = parse_model)]
+    pub target: ModelConfig,
+    /// Draft model (see --list), e.g. Llama-3.2-3B.
+    #[arg(long, value_name = "NAME", default_value = "Llama-3.2-1B", value_parser = parse_model)]
+    pub draft: ModelConfig,
+}
+
+/// `--hw NAME`: an accelerator of the registry, by name or alias, any case.
+pub fn parse_hw(name: &str) -> Result<Accelerator, String> {
+    hw_specs::accelerator(name)
+        .copied()
+        .map_err(|e| e.to_string())
+}
+
+/// `--target NAME`, `--draft NAME`: a model of the registry, any case.
+pub fn parse_model(name: &str) -> Result<ModelConfig, String> {
+    llm_math::model(name).copied().map_err(|e| e.to_string())
+}
+
+/// One script of a lecture: its name, its demos, and the function that computes its
+/// report for the parsed flags and the chosen demos.
+pub struct Script<L> {
+    /// The name `--script` takes, e.g. `"05_spec_decode_on_hardware"`.
+    pub name: &'static str,
+    /// One line: what the script asks.
+    pub title: &'static str,
+    /// Every demo `--demo` accepts.
+    pub demos: &'static [u8],
+    /// The demos printed when no `--demo` is given.
+    pub default_demos: &'static [u8],
+    /// Computes the report of the chosen demos (in lecture order).
+    pub report: fn(&L, &[u8]) -> Result<Report, Error>,
+}
+
+/// A lecture's command line: its flags (a clap `Parser` that flattens [`CommonArgs`])
+/// and its scripts.
+pub trait Lecture: Parser + 'static {
+    /// The lecture's number, e.g. 6.
+    const NUMBER: u32;
+    /// The lecture's scripts; the first is the default.
+    const SCRIPTS: &'static [Script<Self>];
+    /// The flags every lecture has.
+    fn common(&self) -> &CommonArgs;
+}
+
+/// A lecture binary's `main`: runs the process's command line, prints to standard output,
+/// errors to standard error.
+pub fn main<L: Lecture>() -> ExitCode {
+    ExitCode::from(exit_code::<L>(
+        std::env::args_os(),
+        &mut io::stdout().lock(),
+        &mut io::stderr().lock(),
+    ))
+}
+
+/// Runs the command line `args` (program name first), printing to `out` and errors to
+/// `err`; returns the exit code (0, 1 or 2).
+pub fn exit_code<L: Lecture>(
+    args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let name = format!("lecture{:02}", L::NUMBER);
+    let cli = match L::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help, --version
+            let _ = write!(out, "{}", e.render());
+            return 0;
+        }
+        Err(e) => {
+            let _ = writeln!(err, "{name}: {}", usage_line::<L>(&e));
+            return 2;
+        }
+    };
+    match run(&cli, out) {
+        Ok(()) => 0,
+        Err(e) => {
+            let code = e.exit_code();
+            if code != 0 {
+                let help = if code == 2 { "; see --help" } else { "" };
+                let _ = writeln!(err, "{name}: {e}{help}");
+            }
+            code
+        }
+    }
+}
+
+/// Computes and writes what the flags ask for.
+pub fn run<L: Lecture>(cli: &L, out: &mut dyn Write) -> Result<(), Error> {
+    let common = cli.common();
+    let report = if common.list {
+        list_report::<L>()?
+    } else {
+        let script = pick_script(L::SCRIPTS, common.script.as_deref())?;
+        let demos = pick_demos(script, &common.demos)?;
+        (script.report)(cli, &demos)?
+    };
+    let n_figures = report.figures().count();
+    if common.plot.is_some() && n_figures == 0 {
+        return Err(Error::Usage(
+            "--plot: the chosen demos draw no figure (choose another --demo, or drop --plot)"
+                .into(),
+        ));
+    }
+    let n_tables = report.tables().count();
+    match (common.format, &common.out) {
+        (Format::Csv, Some(dir)) => write_csv_files(&report, dir)?,
+        (Format::Csv, None) if n_tables != 1 => {
+            return Err(Error::Usage(format!(
+                "--format csv prints one table to standard output, but the chosen demos have \
+                 {n_tables} tables: add --out DIR for one file per table, or pick one table's \
+                 demo with --demo"
+            )));
+        }
+        (format, Some(path)) => {
+            let file = fs::File::create(path)
+                .map_err(|e| Error::Output(format!("cannot create {}: {e}", path.display())))?;
+            write_report(&report, format, &mut BufWriter::new(file))?;
+        }
+        (format, None) => write_report(&report, format, &mut BufWriter::new(out))?,
+    }
+    if let Some(dir) = &common.plot {
+        create_dir(dir)?;
+        for figure in report.figures() {
+            render::svg::write(figure, &dir.join(format!("{}.svg", figure.id)))
+                .map_err(Error::Output)?;
+        }
+    }
+    Ok(())
+}
+
+/// Renders `report` in `format` into `out`, flushing once at the end.
+fn write_report<W: Write>(
+    report: &Report,
+    format: Format,
+    out: &mut BufWriter<W>,
+) -> Result<(), Error> {
+    match format {
+        Format::Text => render::text(out, report)?,
+        Format::Markdown => render::markdown(out, report)?,
+        Format::Json => render::json(out, report)?,
+        Format::Csv => {
+            let table = report.tables().next().expect("exactly one table, checked");
+            render::csv::write(out, table)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn create_dir(dir: &Path) -> Result<(), Error> {
+    fs::create_dir_all(dir)
+        .map_err(|e| Error::Output(format!("cannot create the folder {}: {e}", dir.display())))
+}
+
+/// `--format csv --out DIR`: one file per table, named by the table's id.
+fn write_csv_files(report: &Report, dir: &Path) -> Result<(), Error> {
+    create_dir(dir)?;
+    for table in report.tables() {
+        let path = dir.join(format!("{}.csv", table.id));
+        let file = fs::File::create(&path)
+            .map_err(|e| Error::Output(format!("cannot create {}: {e}", path.display())))?;
+        let mut w = BufWriter::new(file);
+        render::csv::write(&mut w, table)
+            .and_then(|()| w.flush())
+            .map_err(|e| Error::Output(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+fn pick_script<'a, L>(
+    scripts: &'a [Script<L>],
+    name: Option<&str>,
+) -> Result<&'a Script<L>, Error> {
+    let names = || {
+        scripts
+            .iter()
+            .map(|s| s.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match name {
+        None => scripts
+            .first()
+            .ok_or_else(|| Error::Usage("this lecture has no script yet".into())),
+        Some(n) => scripts
+            .iter()
+            .find(|s| s.name.eq_ignore_ascii_case(n))
+            .ok_or_else(|| {
+                Error::Usage(format!("unknown script {n:?}; choose one of: {}", names()))
+            }),
+    }
+}
+
+/// The demos `--demo` asks for, in lecture order without repeats; the script's default
+/// when none is given. Says the valid choices when one is not a demo of the script.
+pub fn pick_demos<L>(script: &Script<L>, asked: &[String]) -> Result<Vec<u8>, Error> {
+    if asked.is_empty() {
+        return Ok(script.default_demos.to_vec());
+    }
+    let mut demos = Vec::new();
+    for text in asked {
+        let demo = text
+            .trim()
+            .parse::<u8>()
+            .ok()
+            .filter(|d| script.demos.contains(d));
+        let Some(demo) = demo else {
+            return Err(Error::Usage(format!(
+                "--demo takes {} (got {text:?})",
+                choices(script.demos)
+            )));
+        };
+        demos.push(demo);
+    }
+    demos.sort_unstable();
+    demos.dedup();
+    Ok(demos)
+}
+
+/// "1, 2, 3 or 4".
+fn choices(demos: &[u8]) -> String {
+    let names: Vec<String> = demos.iter().map(u8::to_string).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
+}
+
+/// clap's error as one line: no "error:" prefix, no usage, no tip to try --help (added
+/// back as "see --help"); an unknown flag also lists the valid ones.
+fn usage_line<L: Lecture>(e: &clap::Error) -> String {
+    let mut line = one_line(&e.render().to_string());
+    if e.kind() == clap::error::ErrorKind::UnknownArgument {
+        let flags: Vec<String> = L::command()
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect();
+        line.push_str(&format!("; valid flags: {}", flags.join(", ")));
+    }
+    line.push_str("; see --help");
+    line
+}
+
+/// Folds clap's multi-line message into one line.
+fn one_line(rendered: &str) -> String {
+    rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+        })
+        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `--list`: the lecture's scripts and the registries `--hw`, `--target` and `--draft`
+/// accept, as a report (so it prints in every `--format`).
+pub fn list_report<L: Lecture>() -> Result<Report, Error> {
+    let mut script_table = Table::new(
+        "scripts",
+        format!("第 {} 讲的脚本（--script）", L::NUMBER),
+        vec![
+            Column::text("名称"),
+            Column::text("问题"),
+            Column::text("演示（--demo）"),
+        ],
+    );
+    for s in L::SCRIPTS {
+        script_table = script_table.row(vec![
+            Cell::text(s.name),
+            Cell::text(s.title),
+            Cell::text(choices(s.demos)),
+        ]);
+    }
+    let mut hw = Table::new(
+        "accelerators",
+        "加速卡（--hw）",
+        vec![
+            Column::text("名称"),
+            Column::number("bf16 TFLOP/s", "TFLOP/s"),
+            Column::number("带宽 TB/s", "TB/s"),
+            Column::number("显存 GB", "GB"),
+            Column::text("别名"),
+        ],
+    );
+    for a in ACCELERATORS {
+        let tflops = a.peak_flops_bf16 / 1e12;
+        let tbs = a.hbm_bandwidth / 1e12;
+        let gb = a.memory_bytes / 1e9;
+        hw = hw.row(vec![
+            Cell::text(a.name),
+            Cell::number(format!("{tflops:.1}"), tflops),
+            Cell::number(format!("{tbs:.3}"), tbs),
+            Cell::number(format!("{gb}"), gb),
+            Cell::text(a.aliases.join(", ")),
+        ]);
+    }
+    let mut models = Table::new(
+        "models",
+        "模型（--target、--draft）",
+        vec![
+            Column::text("名称"),
+            Column::number("参数（B）", "B params"),
+            Column::number("层数", ""),
+            Column::number("d_model", ""),
+            Column::with_fields("头/KV 头", &[("头", ""), ("KV 头", "")]),
+            Column::number("KV KiB/token", "KiB/token"),
+        ],
+    );
+    for m in MODELS {
+        let billions = m.n_params() as f64 / 1e9;
+        let kib = m.kv_bytes_per_token() / 1024;
+        models = models.row(vec![
+            Cell::text(m.name),
+            Cell::number(format!("{billions:.2}"), billions),
+            Cell::int(m.n_layers as i64),
+            Cell::int(m.d_model as i64),
+            Cell::values(
+                format!("{}/{}", m.n_heads, m.n_kv_heads),
+                vec![
+                    crate::Datum::Int(m.n_heads as i64),
+                    crate::Datum::Int(m.n_kv_heads as i64),
+                ],
+            ),
+            Cell::int(kib as i64),
+        ]);
+    }
+    let blocks = vec![
+        Block::Text(format!("第 {} 讲的脚本（--script）：", L::NUMBER)),
+        Block::Table(script_table),
+        Block::Text("\n加速卡（--hw）：".into()),
+        Block::Table(hw),
+        Block::Text("\n模型（--target、--draft）：".into()),
+        Block::Table(models),
+    ];
+    let mut report = Report::new(L::NUMBER, "list");
+    report.sections.push(Section::new("list", blocks, &())?);
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_messages_fold_into_one_line() {
+        let msg = "error: invalid value 'xml' for '--format <FORMAT>'\n  [possible values: text, markdown, csv, json]\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            one_line(msg),
+            "invalid value 'xml' for '--format <FORMAT>' [possible values: text, markdown, csv, json]"
+        );
+    }
+
+    #[test]
+    fn choices_read_as_a_sentence() {
+        assert_eq!(choices(&[1, 2, 3, 4]), "1, 2, 3 or 4");
+        assert_eq!(choices(&[1, 2]), "1 or 2");
+        assert_eq!(choices(&[1]), "1");
+    }
+}

@@ -1,0 +1,199 @@
+//! The figure model: what a lecture wants drawn, as data — panels of series of points on
+//! two axes, reference lines, shaded regions, and words where there is nothing to draw.
+//!
+//! A demo builds a [`Figure`] from its figures; the SVG renderer ([`crate::render::svg`])
+//! draws it and the JSON export carries it, so a figure never holds a number that the
+//! export lacks. Nothing here knows about plotting libraries.
+
+use serde::Serialize;
+
+/// One figure (one SVG file): a title and one or more panels stacked vertically.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figure {
+    /// The file stem, e.g. `"knee"` → `knee.svg`.
+    pub id: String,
+    /// The title drawn above the panels.
+    pub title: String,
+    /// The panels, top to bottom.
+    pub panels: Vec<Panel>,
+}
+
+/// One chart: axes, series, reference lines, shaded regions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Panel {
+    /// The panel's own title (may be empty).
+    pub title: String,
+    /// The horizontal axis.
+    pub x: Axis,
+    /// The vertical axis.
+    pub y: Axis,
+    /// The series, in legend order.
+    pub series: Vec<Series>,
+    /// Horizontal reference lines (e.g. the 1.0× break-even line).
+    pub hlines: Vec<RefLine>,
+    /// Shaded ranges of x (e.g. "批 > 952 放不下"), each in the colour of a series.
+    pub regions: Vec<Region>,
+    /// Words drawn instead of the chart when there is nothing to plot (e.g. "放不下"); a
+    /// panel with a message and no series draws no axes.
+    pub message: Option<String>,
+}
+
+impl Panel {
+    /// A panel with these axes and nothing on it yet.
+    pub fn new(title: impl Into<String>, x: Axis, y: Axis) -> Self {
+        Panel {
+            title: title.into(),
+            x,
+            y,
+            series: Vec::new(),
+            hlines: Vec::new(),
+            regions: Vec::new(),
+            message: None,
+        }
+    }
+
+    /// Whether any series has a point to draw.
+    pub fn has_points(&self) -> bool {
+        self.series.iter().any(|s| !s.points.is_empty())
+    }
+}
+
+/// One axis.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Axis {
+    /// The axis title.
+    pub label: String,
+    /// Linear or logarithmic.
+    pub scale: Scale,
+    /// How tick labels are written.
+    pub ticks: TickFormat,
+    /// For a categorical axis, the category names: point x = 0, 1, … is the i-th.
+    pub categories: Vec<String>,
+    /// A fixed range; `None` fits the data (with a margin).
+    pub range: Option<(f64, f64)>,
+}
+
+impl Axis {
+    /// A linear axis of plain numbers.
+    pub fn linear(label: impl Into<String>) -> Self {
+        Axis {
+            label: label.into(),
+            scale: Scale::Linear,
+            ticks: TickFormat::Plain,
+            categories: Vec::new(),
+            range: None,
+        }
+    }
+
+    /// A logarithmic axis of plain numbers (ticks 1, 10, 100, 1K…).
+    pub fn log(label: impl Into<String>) -> Self {
+        Axis {
+            scale: Scale::Log,
+            ..Axis::linear(label)
+        }
+    }
+
+    /// A categorical axis: one tick per category.
+    pub fn categories(label: impl Into<String>, names: Vec<String>) -> Self {
+        Axis {
+            categories: names,
+            ..Axis::linear(label)
+        }
+    }
+
+    /// The same axis with ticks written as multiples ("1×", "1.5×").
+    pub fn times(mut self) -> Self {
+        self.ticks = TickFormat::Times;
+        self
+    }
+
+    /// The same axis over a fixed range.
+    pub fn range(mut self, lo: f64, hi: f64) -> Self {
+        self.range = Some((lo, hi));
+        self
+    }
+}
+
+/// Linear or logarithmic axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scale {
+    /// Evenly spaced values.
+    Linear,
+    /// Evenly spaced powers of ten.
+    Log,
+}
+
+/// How tick labels are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TickFormat {
+    /// As people write numbers: 1, 2.5, 10, 1K, 32K, 1M.
+    Plain,
+    /// A multiple: 1×, 1.5×, 2×.
+    Times,
+}
+
+/// One series of points.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Series {
+    /// The legend entry.
+    pub label: String,
+    /// The points `(x, y)`, in drawing order.
+    pub points: Vec<(f64, f64)>,
+    /// How the points are drawn.
+    pub style: SeriesStyle,
+}
+
+impl Series {
+    /// A series drawn as a line with a marker on every point.
+    pub fn line(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Series {
+            label: label.into(),
+            points,
+            style: SeriesStyle::LineMarkers,
+        }
+    }
+
+    /// A series drawn as markers only (categories, where a line would join unrelated
+    /// things).
+    pub fn dots(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Series {
+            label: label.into(),
+            points,
+            style: SeriesStyle::Markers,
+        }
+    }
+}
+
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeriesStyle {
+    /// A line through the points, a marker on each.
+    LineMarkers,
+    /// Markers only.
+    Markers,
+}
+
+/// A horizontal reference line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RefLine {
+    /// Its height, in y units.
+    pub y: f64,
+    /// Its label, drawn at the right end.
+    pub label: String,
+}
+
+/// A shaded range of x values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Region {
+    /// Where it starts.
+    pub x0: f64,
+    /// Where it ends.
+    pub x1: f64,
+    /// Its label.
+    pub label: String,
+    /// The series whose colour it takes.
+    pub series: usize,
+}

@@ -1,0 +1,49 @@
+//! The renderers of a [`Report`](crate::Report): each output form is a function of the
+//! same report, never a second computation.
+//!
+//! | form | function | what it shows |
+//! |---|---|---|
+//! | text | [`text`] | the lecture as the original script prints it (figures are not printed) |
+//! | Markdown | [`markdown`] | the tables, each under a `### caption` heading |
+//! | CSV | [`csv`] | one tidy file per table: raw values, units in the headers |
+//! | JSON | [`json`] | everything: setup, every section's blocks and typed figures |
+//! | SVG | [`svg`] | the figures |
+
+pub mod csv;
+pub mod svg;
+
+use std::io::{self, Write};
+
+use crate::report::{Block, Report};
+
+/// Prints the report the way a lecture prints in a terminal (`console`'s header, table
+/// and observation styles). Figures are skipped: a terminal cannot show them.
+pub fn text(out: &mut dyn Write, report: &Report) -> io::Result<()> {
+    for block in report.blocks() {
+        match block {
+            Block::Header(title) => console::print_header(out, title)?,
+            Block::Text(line) => writeln!(out, "{line}")?,
+            Block::Table(t) => console::print_table(out, &t.headers(), &t.texts())?,
+            Block::Observations(items) => console::print_observations(out, items)?,
+            Block::Figure(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Prints only the tables, as Markdown, each under a `### caption` heading: ready to paste
+/// into slides or notes.
+pub fn markdown(out: &mut dyn Write, report: &Report) -> io::Result<()> {
+    for t in report.tables() {
+        writeln!(out, "### {}", t.caption)?;
+        console::print_table(out, &t.headers(), &t.texts())?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// Prints the whole report as one pretty-printed JSON document (serde, derived).
+pub fn json(out: &mut dyn Write, report: &Report) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, report).map_err(io::Error::other)?;
+    writeln!(out)
+}

@@ -1,0 +1,311 @@
+//! What a lecture produces: a [`Report`] of [`Section`]s (one per demo), each a list of
+//! [`Block`]s — header, text, tables, observations, figures — plus the demo's typed
+//! figures as data.
+//!
+//! A lecture computes its figures once and builds a report; every output form (text,
+//! Markdown, CSV, JSON, SVG) is a renderer of the same report (see [`crate::render`]),
+//! never a second computation. A table cell carries the text the lecture prints *and*
+//! the raw values behind it, so the text and Markdown keep the script's formats while CSV
+//! and JSON get numbers with units.
+
+use serde::Serialize;
+
+use crate::figure::Figure;
+
+/// Everything one run of a lecture script produced, in print order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// The lecture's number, e.g. 6.
+    pub lecture: u32,
+    /// The script's name, e.g. `"05_spec_decode_on_hardware"`.
+    pub script: String,
+    /// What the figures were computed for (hardware, models, assumptions), as data.
+    pub setup: serde_json::Value,
+    /// The units of the raw numbers in `sections[].data`, by field-name pattern.
+    pub units: Vec<(String, String)>,
+    /// One section per demo, in print order.
+    pub sections: Vec<Section>,
+}
+
+impl Report {
+    /// An empty report of `lecture`'s `script`.
+    pub fn new(lecture: u32, script: impl Into<String>) -> Self {
+        Report {
+            lecture,
+            script: script.into(),
+            setup: serde_json::Value::Null,
+            units: Vec::new(),
+            sections: Vec::new(),
+        }
+    }
+
+    /// Every block of every section, in print order.
+    pub fn blocks(&self) -> impl Iterator<Item = &Block> {
+        self.sections.iter().flat_map(|s| s.blocks.iter())
+    }
+
+    /// Every table, in print order.
+    pub fn tables(&self) -> impl Iterator<Item = &Table> {
+        self.blocks().filter_map(|b| match b {
+            Block::Table(t) => Some(t),
+            _ => None,
+        })
+    }
+
+    /// Every figure, in print order.
+    pub fn figures(&self) -> impl Iterator<Item = &Figure> {
+        self.blocks().filter_map(|b| match b {
+            Block::Figure(f) => Some(f),
+            _ => None,
+        })
+    }
+}
+
+/// One demo's part of a report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Section {
+    /// A short identifier, e.g. `"demo1"` (the key of its figures in the JSON export).
+    pub id: String,
+    /// The blocks printed for it, in order.
+    pub blocks: Vec<Block>,
+    /// The demo's typed figures, serialised (raw numbers, units per [`Report::units`]).
+    pub data: serde_json::Value,
+}
+
+impl Section {
+    /// A section `id` with its blocks and the demo's figures (any `Serialize` type).
+    ///
+    /// Errs only if `data` cannot be represented as JSON (a map with non-string keys).
+    pub fn new(
+        id: impl Into<String>,
+        blocks: Vec<Block>,
+        data: &impl Serialize,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(Section {
+            id: id.into(),
+            blocks,
+            data: serde_json::to_value(data)?,
+        })
+    }
+}
+
+/// One piece of a lecture's output, in order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", content = "content", rename_all = "snake_case")]
+pub enum Block {
+    /// A demo's header (`console::print_header`).
+    Header(String),
+    /// A line of text, printed as is (a leading `\n` makes a blank line before it).
+    Text(String),
+    /// A table (`console::print_table`).
+    Table(Table),
+    /// The numbered observations that close a demo (`console::print_observations`).
+    Observations(Vec<String>),
+    /// A figure: drawn by the SVG and HTML renderers, carried by the JSON export, not
+    /// printed in the terminal.
+    Figure(Figure),
+}
+
+/// One table: the cells as the lecture prints them, and the values behind them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Table {
+    /// A file-name-safe identifier, unique in its report, e.g. `"demo2_grid"` (the CSV
+    /// file's name).
+    pub id: String,
+    /// What the table shows, one line (the Markdown heading).
+    pub caption: String,
+    /// The columns as printed, each with the data fields its cells carry.
+    pub columns: Vec<Column>,
+    /// Rows of cells, one per column.
+    pub rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    /// A table with these columns and no rows yet.
+    pub fn new(id: impl Into<String>, caption: impl Into<String>, columns: Vec<Column>) -> Self {
+        Table {
+            id: id.into(),
+            caption: caption.into(),
+            columns,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Adds a row (builder style).
+    pub fn row(mut self, cells: Vec<Cell>) -> Self {
+        self.rows.push(cells);
+        self
+    }
+
+    /// The printed headers.
+    pub fn headers(&self) -> Vec<String> {
+        self.columns.iter().map(|c| c.header.clone()).collect()
+    }
+
+    /// The printed cells, row by row.
+    pub fn texts(&self) -> Vec<Vec<String>> {
+        self.rows
+            .iter()
+            .map(|r| r.iter().map(|c| c.text.clone()).collect())
+            .collect()
+    }
+
+    /// Checks that every row has one cell per column and every cell one value per field
+    /// of its column; says where it does not.
+    pub fn check(&self) -> Result<(), String> {
+        for (i, row) in self.rows.iter().enumerate() {
+            if row.len() != self.columns.len() {
+                return Err(format!(
+                    "table {}: row {i} has {} cells for {} columns",
+                    self.id,
+                    row.len(),
+                    self.columns.len()
+                ));
+            }
+            for (cell, col) in row.iter().zip(&self.columns) {
+                if cell.values.len() != col.fields.len() {
+                    return Err(format!(
+                        "table {}: row {i}, column {:?} has {} values for {} fields",
+                        self.id,
+                        col.header,
+                        cell.values.len(),
+                        col.fields.len()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One printed column: its header and the data fields behind its cells. A column whose
+/// cells print several numbers ("γ=4, 1.93×（验证 1.00）") has one field per number, and
+/// becomes that many columns in CSV.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Column {
+    /// The printed header.
+    pub header: String,
+    /// The values each cell of this column carries, in order.
+    pub fields: Vec<Field>,
+}
+
+impl Column {
+    /// A column of one number in `unit` (`""` for a pure count or ratio without unit).
+    pub fn number(header: impl Into<String>, unit: &str) -> Self {
+        let header = header.into();
+        Column {
+            fields: vec![Field::new(header.clone(), unit)],
+            header,
+        }
+    }
+
+    /// A column of text (labels, names).
+    pub fn text(header: impl Into<String>) -> Self {
+        Column::number(header, "")
+    }
+
+    /// A column whose cells carry several values: `fields` are `(name, unit)` pairs.
+    pub fn with_fields(header: impl Into<String>, fields: &[(&str, &str)]) -> Self {
+        Column {
+            header: header.into(),
+            fields: fields.iter().map(|&(n, u)| Field::new(n, u)).collect(),
+        }
+    }
+}
+
+/// One data field of a column.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Field {
+    /// The field's name (the CSV header, with the unit).
+    pub name: String,
+    /// Its unit, e.g. `"s"`, `"×"`, `"tokens"`; empty for a count, a label or a ratio.
+    pub unit: String,
+}
+
+impl Field {
+    /// A field `name` in `unit`.
+    pub fn new(name: impl Into<String>, unit: &str) -> Self {
+        Field {
+            name: name.into(),
+            unit: unit.to_string(),
+        }
+    }
+}
+
+/// One cell: the text printed, and the values behind it (one per field of its column).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell {
+    /// What the text and Markdown renderers print.
+    pub text: String,
+    /// The raw values, one per field of the column.
+    pub values: Vec<Datum>,
+}
+
+impl Cell {
+    /// A cell printing `text` for the number `value`.
+    pub fn number(text: impl Into<String>, value: f64) -> Self {
+        Cell {
+            text: text.into(),
+            values: vec![Datum::Number(value)],
+        }
+    }
+
+    /// A cell printing the integer `value` as is.
+    pub fn int(value: impl Into<i64>) -> Self {
+        let value = value.into();
+        Cell {
+            text: value.to_string(),
+            values: vec![Datum::Int(value)],
+        }
+    }
+
+    /// A cell of text whose value is the text itself.
+    pub fn text(text: impl Into<String>) -> Self {
+        let text = text.into();
+        Cell {
+            values: vec![Datum::Text(text.clone())],
+            text,
+        }
+    }
+
+    /// A cell printing `text` for a yes/no value.
+    pub fn boolean(text: impl Into<String>, value: bool) -> Self {
+        Cell {
+            text: text.into(),
+            values: vec![Datum::Bool(value)],
+        }
+    }
+
+    /// A cell printing `text` with no value behind it, for a column of `n_fields` fields
+    /// (e.g. "放不下": nothing to compute).
+    pub fn missing(text: impl Into<String>, n_fields: usize) -> Self {
+        Cell {
+            text: text.into(),
+            values: vec![Datum::Missing; n_fields],
+        }
+    }
+
+    /// A cell printing `text` for several values.
+    pub fn values(text: impl Into<String>, values: Vec<Datum>) -> Self {
+        Cell {
+            text: text.into(),
+            values,
+        }
+    }
+}
+
+/// One raw value behind a cell.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Datum {
+    /// An integer (a count, a batch size, γ).
+    Int(i64),
+    /// A real number in the field's unit.
+    Number(f64),
+    /// A label.
+    Text(String),
+    /// A yes/no.
+    Bool(bool),
+    /// Nothing (e.g. "放不下"): an empty CSV field, `null` in JSON.
+    Missing,
+}

@@ -1,0 +1,314 @@
+//! Demo 2: batch size × context length — the best γ and speedup over the grid, a worked
+//! example of when verification stops being free; figure `batch.svg`.
+
+use console::fmt_time;
+use decode_lab::{best_round, verify_time};
+use lecture_kit::figure::RefLine;
+use lecture_kit::{Axis, Block, Cell, Column, Datum, Error, Figure, Panel, Region, Series, Table};
+use llm_math::{critical_tokens, max_batch};
+use serde::Serialize;
+
+use super::round::Round;
+use super::setup::{Input, OVERHEAD_D, OVERHEAD_T, Setup, python_float};
+use super::text::{DEMO2_BATCH, DEMO2_COMPETE, DEMO2_CONTEXT, default_only};
+
+/// Demo 2's batch sizes (rows).
+pub const DEMO2_BATCHES: [u64; 6] = [1, 16, 64, 128, 256, 512];
+/// Demo 2's context lengths (columns).
+pub const DEMO2_CTXS: [u64; 3] = [512, 4096, 32768];
+/// The setup inputs demo 2 reads.
+pub const READS: [Input; 4] = [Input::Hw, Input::Target, Input::Draft, Input::Alpha];
+
+/// A worked example: one plain step against one pass verifying `n` tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Example {
+    /// Sequences in the batch.
+    pub batch: u64,
+    /// Cached tokens per sequence.
+    pub ctx_tokens: u64,
+    /// Tokens verified per sequence.
+    pub n: u64,
+}
+
+/// Demo 2's worked example: batch 512, context 512, 5 tokens verified.
+pub const DEMO2_EXAMPLE: Example = Example {
+    batch: 512,
+    ctx_tokens: 512,
+    n: 5,
+};
+
+/// The figures demo 2 prints.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Demo2 {
+    /// The acceptance rate.
+    pub alpha: f64,
+    /// The contexts of the columns, [`DEMO2_CTXS`].
+    pub ctxs_tokens: Vec<u64>,
+    /// One row per batch of [`DEMO2_BATCHES`].
+    pub grid: Vec<GridRow>,
+    /// The worked example ([`DEMO2_EXAMPLE`]); `None` if that batch does not fit.
+    pub example: Option<ExampleFigures>,
+    /// The largest batch that fits at each context of [`DEMO2_CTXS`].
+    pub max_batch: Vec<u64>,
+    /// The critical batch of the card, tokens.
+    pub critical_tokens: f64,
+}
+
+/// One row of the grid.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GridRow {
+    /// Sequences in the batch.
+    pub batch: u64,
+    /// The best round at each context; `None` where the KV cache does not fit ("放不下").
+    pub cells: Vec<Option<Round>>,
+}
+
+/// The worked example's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ExampleFigures {
+    /// One plain decode step, seconds.
+    pub t_base_s: f64,
+    /// One pass verifying `n` tokens per sequence, seconds.
+    pub t_verify_s: f64,
+    /// Whether that pass is compute-bound.
+    pub compute_bound: bool,
+}
+
+/// Computes demo 2 for `setup`: the best γ and speedup over batch size × context length.
+pub fn figures(setup: &Setup) -> Result<Demo2, Error> {
+    let Setup {
+        hw,
+        target,
+        draft,
+        alpha,
+    } = setup;
+    let max_batch = DEMO2_CTXS
+        .iter()
+        .map(|&c| max_batch(target, hw, c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut grid = Vec::new();
+    for &batch in &DEMO2_BATCHES {
+        let mut cells = Vec::new();
+        for (&ctx, &fits) in DEMO2_CTXS.iter().zip(&max_batch) {
+            cells.push(if batch <= fits {
+                let b = best_round(
+                    target, draft, hw, batch, ctx, *alpha, OVERHEAD_T, OVERHEAD_D,
+                )?;
+                Some(Round::from(&b))
+            } else {
+                None
+            });
+        }
+        grid.push(GridRow { batch, cells });
+    }
+    let Example {
+        batch,
+        ctx_tokens: ctx,
+        n,
+    } = DEMO2_EXAMPLE;
+    let example = if batch <= llm_math::max_batch(target, hw, ctx)? {
+        let shape = llm_math::ForwardShape {
+            batch,
+            ctx,
+            n_new: n,
+        };
+        Some(ExampleFigures {
+            t_base_s: verify_time(target, hw, batch, ctx, 1, OVERHEAD_T)?,
+            t_verify_s: verify_time(target, hw, batch, ctx, n, OVERHEAD_T)?,
+            compute_bound: llm_math::forward_time(target, hw, shape)?.is_compute_bound(),
+        })
+    } else {
+        None
+    };
+    Ok(Demo2 {
+        alpha: *alpha,
+        ctxs_tokens: DEMO2_CTXS.to_vec(),
+        grid,
+        example,
+        max_batch,
+        critical_tokens: critical_tokens(hw),
+    })
+}
+
+/// One grid cell: its text, and its γ, speedup and verification ratio as values.
+fn cell(c: &Option<Round>) -> Cell {
+    match c {
+        None => Cell::missing("放不下", 3),
+        Some(r) if !r.speculate => Cell::values(
+            "不投机",
+            vec![Datum::Int(0), Datum::Number(1.0), Datum::Missing],
+        ),
+        Some(r) => Cell::values(
+            format!(
+                "γ={}, {:.2}×（验证 {:.2}）",
+                r.gamma, r.speedup, r.plan.verify_ratio
+            ),
+            vec![
+                Datum::Int(r.gamma.into()),
+                Datum::Number(r.speedup),
+                Datum::Number(r.plan.verify_ratio),
+            ],
+        ),
+    }
+}
+
+/// Demo 2 as blocks: header, the grid, the worked example, observations, the figure.
+pub fn blocks(setup: &Setup, d: &Demo2) -> Result<Vec<Block>, Error> {
+    let Setup { hw, target, .. } = setup;
+    let alpha = python_float(setup.alpha);
+    let title = format!(
+        "演示 2：批大小 × 上下文长度（α = {alpha}）——每格：最优 γ、加速比；\"放不下\"= KV 超出 {} GB 显存",
+        hw.memory_bytes / 1e9
+    );
+    let mut blocks = vec![Block::Header(title)];
+    let mut columns = vec![Column::number("批大小", "sequences")];
+    columns.extend(DEMO2_CTXS.iter().map(|c| {
+        Column::with_fields(
+            format!("上下文 {c}"),
+            &[("γ", "tokens"), ("加速比", "×"), ("验证", "×")],
+        )
+    }));
+    let mut grid = Table::new(
+        "demo2_grid",
+        format!("演示 2：最优 γ 与加速比（{}，α = {alpha}）", setup.label()),
+        columns,
+    );
+    for row in &d.grid {
+        let mut cells = vec![Cell::int(row.batch as i64)];
+        cells.extend(row.cells.iter().map(cell));
+        grid = grid.row(cells);
+    }
+    blocks.push(Block::Table(grid));
+    blocks.push(Block::Text(
+        "（括号里是\"验证 γ+1 个 token 的时间 / 普通 decode 一步\"。）".into(),
+    ));
+
+    let Example {
+        batch: b,
+        ctx_tokens: ctx,
+        n,
+    } = DEMO2_EXAMPLE;
+    blocks.push(Block::Text(match d.example {
+        Some(e) => format!(
+            "\n例：批 {b}、上下文 {ctx}：普通一步 {}，一次验证 {n} 个 token {}（{:.1} 倍）——批 × {n} = {} 个 token {}。",
+            fmt_time(e.t_base_s),
+            fmt_time(e.t_verify_s),
+            e.t_verify_s / e.t_base_s,
+            b * n,
+            if e.compute_bound { "已经让矩阵乘法变成算力受限" } else { "仍然受带宽限制" },
+        ),
+        None => format!("\n例：批 {b}、上下文 {ctx}：{} 在一块 {} 上放不下这么大的批。", target.name, hw.name),
+    }));
+
+    let observations = if setup.seed_wording_holds(&READS) {
+        vec![
+            DEMO2_BATCH.to_string(),
+            DEMO2_CONTEXT.to_string(),
+            DEMO2_COMPETE.to_string(),
+        ]
+    } else {
+        let speedups: Vec<String> = d
+            .grid
+            .iter()
+            .filter_map(|row| {
+                row.cells[0].map(|c| {
+                    if c.speculate {
+                        format!("批 {} {:.2}×", row.batch, c.speedup)
+                    } else {
+                        format!("批 {} 不投机", row.batch)
+                    }
+                })
+            })
+            .collect();
+        let fits: Vec<String> = DEMO2_CTXS
+            .iter()
+            .zip(&d.max_batch)
+            .map(|(c, m)| format!("上下文 {c} 最多 {m} 个序列"))
+            .collect();
+        let summary = if d.max_batch[0] == 0 {
+            format!("本配置（{}）：{}", setup.label(), setup.does_not_fit_line())
+        } else {
+            format!(
+                "本配置（{}，α = {alpha}）：临界批大小约 {:.0} 个 token；上下文 {} 时 {}；{}。",
+                setup.label(),
+                d.critical_tokens,
+                DEMO2_CTXS[0],
+                speedups.join("、"),
+                fits.join("、")
+            )
+        };
+        vec![
+            summary,
+            default_only(DEMO2_BATCH),
+            default_only(DEMO2_CONTEXT),
+            DEMO2_COMPETE.to_string(),
+        ]
+    };
+    blocks.push(Block::Observations(observations));
+    blocks.push(Block::Figure(batch_figure(setup, d)?));
+    Ok(blocks)
+}
+
+/// The largest batch of the figure's x axis.
+const FIGURE_MAX_BATCH: u64 = 1024;
+
+/// Figure `batch.svg`: the best speedup against batch size (log axis) for each context of
+/// [`DEMO2_CTXS`]. Each curve runs to the largest batch that fits; the batches beyond are
+/// shaded in the curve's colour and labelled "放不下".
+pub fn batch_figure(setup: &Setup, d: &Demo2) -> Result<Figure, Error> {
+    let Setup {
+        hw,
+        target,
+        draft,
+        alpha,
+    } = setup;
+    let sampled: Vec<u64> = (0..=20)
+        .map(|k| (2f64.powf(k as f64 / 2.0)).round() as u64)
+        .collect();
+    let mut panel = Panel::new(
+        "",
+        Axis::log("批大小（对数坐标）").range(0.8, FIGURE_MAX_BATCH as f64 * 1.25),
+        Axis::linear("最优加速比").times(),
+    );
+    for (i, (&ctx, &fits)) in DEMO2_CTXS.iter().zip(&d.max_batch).enumerate() {
+        let mut batches: Vec<u64> = sampled.iter().copied().filter(|&b| b <= fits).collect();
+        if fits < FIGURE_MAX_BATCH && batches.last() != Some(&fits) && fits > 0 {
+            batches.push(fits);
+        }
+        let points = batches
+            .iter()
+            .map(|&b| {
+                let best = best_round(target, draft, hw, b, ctx, *alpha, OVERHEAD_T, OVERHEAD_D)?;
+                Ok((b as f64, best.speedup()))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        panel
+            .series
+            .push(Series::line(format!("上下文 {ctx}"), points));
+        if fits < FIGURE_MAX_BATCH {
+            panel.regions.push(Region {
+                x0: fits.max(1) as f64,
+                x1: FIGURE_MAX_BATCH as f64 * 1.25,
+                label: format!("上下文 {ctx}：批 > {fits} 放不下"),
+                series: i,
+            });
+        }
+    }
+    if panel.has_points() {
+        panel.hlines.push(RefLine {
+            y: 1.0,
+            label: "1.0×：不投机".into(),
+        });
+    } else {
+        panel.message = Some(setup.does_not_fit_line());
+    }
+    Ok(Figure {
+        id: "batch".into(),
+        title: format!(
+            "最优加速比 vs 批大小（{}，α = {}）",
+            setup.label(),
+            python_float(*alpha)
+        ),
+        panels: vec![panel],
+    })
+}

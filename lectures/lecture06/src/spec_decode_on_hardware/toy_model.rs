@@ -1,0 +1,128 @@
+//! Lecture 3's toy model as demos 3 and 4 use it: the target generates greedily after
+//! sampled prompts, and two drafts rank the target's tokens among their candidates.
+
+use decode_lab::{TransformerLM, autoregressive_generate, draft_ranks};
+use lecture_kit::Error;
+use ndarray::{Axis, concatenate, s};
+use quant_lab::{QCFG, quantize_params, sample_tokens_from};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use transformer_lab::{config_like, init_params};
+
+/// Sequences the target generates.
+pub const N_SEQ: usize = 64;
+/// Prompt tokens per sequence (sampled from the model itself).
+pub const PROMPT_LEN: usize = 8;
+/// Tokens the target generates greedily after each prompt. Only 48: a random model
+/// decoding greedily for long falls into repetition loops, which would inflate the
+/// acceptance rate.
+pub const N_NEW: usize = 48;
+/// Seed of the toy model's weights.
+pub const PARAM_SEED: u64 = 0;
+/// Seed of the prompts.
+pub const PROMPT_SEED: u64 = 3;
+/// Seed of the generation's RNG (unused by greedy decoding, kept as in the script).
+pub const GEN_SEED: u64 = 0;
+
+/// One draft's ranks: for every sequence, the rank of each of the target's generated
+/// tokens among the draft's candidates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DraftRanks {
+    /// The draft's name as printed.
+    pub name: &'static str,
+    /// `ranks[s][j]`: rank of generated token j of sequence s (0 = the draft's first choice).
+    pub ranks: Vec<Vec<u32>>,
+}
+
+/// Everything demo 3 computes on the toy model, kept for demo 4.
+#[derive(Debug, Clone)]
+pub struct ToyRun {
+    /// The target's weights (lecture 3's model, seed [`PARAM_SEED`]).
+    pub params: transformer_lab::Params,
+    /// The target quantized to int4-g32, LM head included (the strong draft's weights).
+    pub int4: transformer_lab::Params,
+    /// The prompts, `[N_SEQ, PROMPT_LEN]`.
+    pub prompts: ndarray::Array2<u32>,
+    /// The target's greedy continuations, `[N_SEQ, N_NEW]`.
+    pub generated: ndarray::Array2<u32>,
+    /// Both drafts' ranks of the generated tokens.
+    pub ranks: Vec<DraftRanks>,
+}
+
+/// The names of demo 3's drafts, in order: the target's first layer, and the target in int4.
+pub const DRAFT_NAMES: [&str; 2] = ["只用前 1 层（弱）", "INT4 量化的自己（强）"];
+
+impl ToyRun {
+    /// The target model.
+    pub fn target(&self) -> Result<TransformerLM<'_>, Error> {
+        Ok(TransformerLM::new(&self.params, QCFG, "目标")?)
+    }
+
+    /// The drafts, named as [`DRAFT_NAMES`]: the target's own first layer (sharing its
+    /// weights) and the int4 copy.
+    pub fn drafts(&self) -> Result<[TransformerLM<'_>; 2], Error> {
+        Ok([
+            TransformerLM::new(&self.params, config_like(&QCFG, 1), DRAFT_NAMES[0])?,
+            TransformerLM::new(&self.int4, QCFG, DRAFT_NAMES[1])?,
+        ])
+    }
+}
+
+/// On lecture 3's model: the target greedily generates [`N_NEW`] tokens after each
+/// of [`N_SEQ`] sampled prompts; each draft then computes its logits on those real
+/// sequences, and we record where the target's token ranks in the draft's candidates.
+///
+/// The drafts: the target's own first layer ("只用前 1 层（弱）", sharing its weights) and
+/// the target quantized to int4-g32, LM head included ("INT4 量化的自己（强）").
+/// Independent work runs side by side: quantization with generation, the two drafts.
+pub fn run() -> Result<ToyRun, Error> {
+    let params = init_params(&QCFG, PARAM_SEED)?;
+    let target = TransformerLM::new(&params, QCFG, "目标")?;
+    let prompts = sample_tokens_from(&target, N_SEQ, PROMPT_LEN, PROMPT_SEED)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(GEN_SEED);
+    let (generated, quantized) = rayon::join(
+        || autoregressive_generate(&target, prompts.view(), N_NEW, 0.0, &mut rng),
+        || quantize_params(&params, "int4-g32", true),
+    );
+    let generated = generated?;
+    let seqs = concatenate(Axis(1), &[prompts.view(), generated.view()]).expect("same rows");
+    let (int4, _) = quantized?;
+    let mut run = ToyRun {
+        params,
+        int4,
+        prompts,
+        generated,
+        ranks: Vec::new(),
+    };
+    let ranks_of = |draft: &TransformerLM<'_>| -> Result<Vec<Vec<u32>>, Error> {
+        let logits = draft.full_logits(seqs.view())?;
+        let first = PROMPT_LEN - 1; // logits at the last prompt position predict token 0
+        (0..seqs.nrows())
+            .map(|i| {
+                Ok(draft_ranks(
+                    logits.slice(s![i, first.., ..]),
+                    seqs.slice(s![i, first..]),
+                )?)
+            })
+            .collect()
+    };
+    let [weak, int4] = run.drafts()?;
+    let (weak_ranks, int4_ranks) = rayon::join(|| ranks_of(&weak), || ranks_of(&int4));
+    let ranks = vec![
+        DraftRanks {
+            name: DRAFT_NAMES[0],
+            ranks: weak_ranks?,
+        },
+        DraftRanks {
+            name: DRAFT_NAMES[1],
+            ranks: int4_ranks?,
+        },
+    ];
+    run.ranks = ranks;
+    Ok(run)
+}
+
+/// The draft ranks of [`run`].
+pub fn ranks() -> Result<Vec<DraftRanks>, Error> {
+    Ok(run()?.ranks)
+}

@@ -1,0 +1,29 @@
+//! What the claim tests share: the lecture's figures, computed once per test binary.
+#![allow(dead_code)] // each test binary uses some of these
+
+use lecture_kit::Block;
+use lecture06::spec_decode_on_hardware::demo3::{self, DraftFigures};
+use lecture06::spec_decode_on_hardware::toy_model::{self, DraftRanks, ToyRun};
+use lecture06::spec_decode_on_hardware::{Setup, demo1, demo2};
+use once_cell::sync::Lazy;
+
+pub static OUTPUT: Lazy<String> = Lazy::new(|| lecture_kit::testing::output::<lecture06::Cli>(&[]));
+pub static SETUP: Lazy<Setup> = Lazy::new(Setup::default);
+pub static DEMO1: Lazy<demo1::Demo1> =
+    Lazy::new(|| demo1::figures(&SETUP).unwrap().expect("8B fits on an H100"));
+pub static DEMO2: Lazy<demo2::Demo2> = Lazy::new(|| demo2::figures(&SETUP).unwrap());
+pub static DEMO3: Lazy<Vec<DraftFigures>> =
+    Lazy::new(|| demo3::from_ranks(&SETUP, &RANKS).unwrap().drafts);
+pub static TOY: Lazy<ToyRun> = Lazy::new(|| toy_model::run().unwrap());
+pub static RANKS: Lazy<Vec<DraftRanks>> = Lazy::new(|| TOY.ranks.clone());
+
+/// Blocks rendered as the terminal shows them.
+pub fn text_of(blocks: Vec<Block>) -> String {
+    let mut report = lecture_kit::Report::new(6, "test");
+    report
+        .sections
+        .push(lecture_kit::Section::new("t", blocks, &()).unwrap());
+    let mut out = Vec::new();
+    lecture_kit::render::text(&mut out, &report).unwrap();
+    String::from_utf8(out).unwrap()
+}

@@ -1,0 +1,226 @@
+//! The `lecture06` exports: JSON, tidy CSV files, SVG figures.
+
+mod run;
+
+use std::path::Path;
+
+use run::{close, data, json, lecture06, stderr, stdout};
+use serde_json::Value;
+
+#[test]
+fn json_figures_agree_with_the_library() {
+    use lecture06::spec_decode_on_hardware::{Setup, demo1, demo2};
+    let doc = json(&[]);
+    let setup = Setup::default();
+    let d1 = demo1::figures(&setup).unwrap().unwrap();
+    let j1 = data(&doc, "demo1");
+    close(&j1["t_base_s"], d1.t_base_s);
+    close(&j1["c"], d1.c);
+    let forward = j1["forward"].as_array().unwrap();
+    assert_eq!(forward.len(), d1.forward.len());
+    for (j, f) in forward.iter().zip(&d1.forward) {
+        assert_eq!(j["n"], f.n);
+        close(&j["time_s"], f.time_s);
+    }
+    for (j, b) in j1["best"].as_array().unwrap().iter().zip(&d1.best) {
+        close(&j["alpha"], b.alpha);
+        assert_eq!(j["round"]["gamma"], b.round.gamma);
+        close(&j["round"]["speedup"], b.round.speedup);
+        close(
+            &j["round"]["plan"]["verify_ratio"],
+            b.round.plan.verify_ratio,
+        );
+    }
+    let d2 = demo2::figures(&setup).unwrap();
+    let j2 = data(&doc, "demo2");
+    let cell = &j2["grid"][5]["cells"][0]; // batch 512, ctx 512
+    let want = d2.grid[5].cells[0].unwrap();
+    assert_eq!(cell["gamma"], want.gamma);
+    close(&cell["speedup"], want.speedup);
+    assert!(
+        j2["grid"][1]["cells"][2].is_null(),
+        "batch 16 at 32K does not fit"
+    );
+    close(&j2["example"]["t_verify_s"], d2.example.unwrap().t_verify_s);
+    let d3 = &data(&doc, "demo3")["drafts"];
+    assert_eq!(d3.as_array().unwrap().len(), 2);
+    assert_eq!(d3[0]["shapes"][8]["nodes"], 340);
+    assert!(
+        doc["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|u| u[0] == "*_s" && u[1] == "seconds")
+    );
+    let blocks: Vec<&Value> = doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["blocks"].as_array().unwrap())
+        .collect();
+    let count = |kind: &str| blocks.iter().filter(|b| b["kind"] == kind).count();
+    assert_eq!(count("table"), 5, "every table of the three demos");
+    assert_eq!(count("figure"), 3, "knee, batch, trees");
+    // A table cell carries the printed text and the raw values behind it.
+    let grid = blocks
+        .iter()
+        .find(|b| b["kind"] == "table" && b["content"]["id"] == "demo2_grid")
+        .unwrap();
+    let first = &grid["content"]["rows"][0][1];
+    assert_eq!(first["text"], "γ=4, 1.93×（验证 1.00）");
+    assert_eq!(first["values"][0], 4);
+    close(&first["values"][1], d2.grid[0].cells[0].unwrap().speedup);
+}
+
+#[test]
+fn csv_of_one_table_prints_raw_values_one_per_column() {
+    let o = lecture06(&["--demo", "2", "--format", "CSV"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "批大小 [sequences],上下文 512 · γ [tokens],上下文 512 · 加速比 [×],上下文 512 · 验证 [×],\
+         上下文 4096 · γ [tokens],上下文 4096 · 加速比 [×],上下文 4096 · 验证 [×],\
+         上下文 32768 · γ [tokens],上下文 32768 · 加速比 [×],上下文 32768 · 验证 [×]"
+    );
+    let first: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(first[0..2], ["1", "4"]);
+    assert!(first[2].starts_with("1.93"), "{first:?}");
+    assert_eq!(text.lines().count(), 1 + 6);
+    // batch 512 at 4096 and 32768: 放不下 → empty fields
+    assert!(text.lines().last().unwrap().ends_with(",,,,,,"), "{text}");
+}
+
+#[test]
+fn csv_files_load_back_as_rectangular_tables_of_numbers() {
+    let dir = std::env::temp_dir().join(format!("lecture06-csv-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = lecture06(&["--format", "csv", "--out", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "demo1_best_gamma.csv",
+            "demo1_forward.csv",
+            "demo2_grid.csv",
+            "demo3_draft1.csv",
+            "demo3_draft2.csv"
+        ]
+    );
+    for name in &names {
+        let mut reader = csv::Reader::from_path(dir.join(name)).unwrap();
+        let headers = reader.headers().unwrap().clone();
+        let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert!(!rows.is_empty(), "{name}");
+        for row in &rows {
+            assert_eq!(row.len(), headers.len(), "{name}: rectangular");
+        }
+        // Every column but the shape labels parses as numbers (empty = 放不下).
+        for (c, header) in headers.iter().enumerate() {
+            if header == "草稿形状" {
+                continue;
+            }
+            for row in &rows {
+                let v = &row[c];
+                assert!(
+                    v.is_empty() || v.parse::<f64>().is_ok(),
+                    "{name}: {header} = {v:?} is not a number"
+                );
+            }
+        }
+    }
+    let mut grid = csv::Reader::from_path(dir.join("demo2_grid.csv")).unwrap();
+    let row: csv::StringRecord = grid.records().next().unwrap().unwrap();
+    assert_eq!(row[0].parse::<u64>().unwrap(), 1);
+    let speedup: f64 = row[2].parse().unwrap();
+    assert!((speedup - 1.93).abs() < 0.005, "{speedup}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn svg_texts(path: &Path) -> (Vec<String>, usize) {
+    let svg = std::fs::read_to_string(path).unwrap();
+    let doc =
+        roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let texts = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| n.text().unwrap_or("").trim().to_string())
+        .collect();
+    let lines = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("polyline") || n.has_tag_name("path"))
+        .count();
+    (texts, lines)
+}
+
+#[test]
+fn plot_writes_three_well_formed_svg_figures_with_series_and_axis_labels() {
+    let dir = std::env::temp_dir().join(format!("lecture06-plots-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = lecture06(&["--plot", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let expect: [(&str, &[&str]); 3] = [
+        (
+            "knee.svg",
+            &[
+                "每个序列送进的 token 数 n（对数坐标）",
+                "一次前向的时间（ms，对数坐标）",
+                "批 1",
+                "批 16",
+                "批 64",
+                "批 256",
+                "1K",
+            ],
+        ),
+        (
+            "batch.svg",
+            &[
+                "批大小（对数坐标）",
+                "最优加速比",
+                "上下文 512",
+                "上下文 4096",
+                "上下文 32768",
+                "上下文 32768：批 > 14 放不下",
+                "1.0×：不投机",
+            ],
+        ),
+        (
+            "trees.svg",
+            &[
+                "草稿形状",
+                "τ（token）",
+                "加速比",
+                "只用前 1 层（弱）",
+                "INT4 量化的自己（强）",
+                "树 4×4×4×4",
+                "链 γ=1",
+                "1.0×：不投机",
+            ],
+        ),
+    ];
+    for (file, labels) in expect {
+        let (texts, lines) = svg_texts(&dir.join(file));
+        for label in labels {
+            assert!(
+                texts.iter().any(|t| t == label),
+                "{file} lacks {label:?}: {texts:?}"
+            );
+        }
+        assert!(
+            !texts
+                .iter()
+                .any(|t| t.ends_with(".0") || t.ends_with(".0×")),
+            "{file}: tick labels as people write them: {texts:?}"
+        );
+        assert!(lines >= 3, "{file}: {lines} lines drawn");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
