@@ -739,7 +739,7 @@ pub fn toy_run() -> Result<ToyRun, Error> {
     let mut rng = ChaCha8Rng::seed_from_u64(toy::GEN_SEED);
     let (generated, quantized) = rayon::join(
         || autoregressive_generate(&target, prompts.view(), toy::N_NEW, 0.0, &mut rng),
-        || quantize_params(&params, "int4-g32", true),
+        || quantize_params(&params, quant_lab::Scheme { bits: 4, group: 32 }, true),
     );
     let generated = generated?;
     let seqs = concatenate(Axis(1), &[prompts.view(), generated.view()]).expect("same rows");
