@@ -445,8 +445,10 @@ impl<'p> TransformerLM<'p> {
     }
 
     /// The forward pass of a chunk of whole sequences: `tokens [bc, n]` at positions
-    /// `pos0 ..`, their caches `k`, `v` (one `[bc, n_heads, capacity, head_dim]` view per
-    /// layer), logits written to `out [bc, n, vocab]`. `split` lets the matrix products
+    /// `positions` (cache slots from `pos0` on), their caches, one view per layer, keys
+    /// *transposed* `k_cache [bc, n_heads, head_dim, capacity]` and values `v_cache [bc,
+    /// n_heads, capacity, head_dim]` (as in [`KvCache`]; both empty for a pass without a
+    /// cache), logits written to `out [bc, n, vocab]`. `split` lets the matrix products
     /// and the per-sequence attention use the rayon pool (when the chunk is the whole batch).
     #[allow(clippy::too_many_arguments)]
     fn forward_chunk(
