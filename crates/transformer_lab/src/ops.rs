@@ -1,5 +1,5 @@
 //! The building blocks of the fast forward pass, each a pure function on arrays
-//! (`crate::reference` writes the same steps out plainly, for reading).
+//! ([`reference`](mod@crate::reference) writes the same steps out plainly, for reading).
 //!
 //! The functions on arrays ([`rms_norm`], [`apply_rope`], [`swiglu`]) check their shapes
 //! and return an error for arrays that do not fit together. The functions on slices and

@@ -4,7 +4,7 @@
 //! function per step, in the order the data flows, with the shape of every array in a
 //! comment, plain loops and plain `ndarray` products. Nothing here is tuned: no scratch
 //! buffers, no SIMD, no chunking, no `unsafe`, no cache. It is also written without the
-//! crate's fast path ([`ops`](crate::ops), [`gemm`](crate::gemm), [`TransformerLM`]):
+//! crate's fast path ([`ops`](crate::ops), [`gemm`](crate::gemm), [`TransformerLM`](crate::TransformerLM)):
 //! the fast path is tested against this module, so a mistake in one of them (a softmax
 //! scale, a RoPE pair, where a norm sits) shows up as a disagreement instead of being
 //! shared by both.
