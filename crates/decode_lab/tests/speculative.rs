@@ -31,7 +31,8 @@ static DEMO3: Lazy<Demo3> = Lazy::new(|| {
         &mut ChaCha8Rng::seed_from_u64(0),
     )
     .unwrap();
-    let (int4, _) = quantize_params(&target, "int4-g32", true).unwrap();
+    let (int4, _) =
+        quantize_params(&target, quant_lab::Scheme { bits: 4, group: 32 }, true).unwrap();
     Demo3 {
         target,
         int4,

@@ -3,7 +3,7 @@
 
 use divan::Bencher;
 use divan::counter::ItemsCount;
-use quant_lab::{QCFG, quantize_params};
+use quant_lab::{QCFG, Scheme, quantize_params};
 use transformer_lab::init_params;
 
 fn main() {
@@ -13,8 +13,9 @@ fn main() {
 #[divan::bench]
 fn quantize_params_int4_g32(bencher: Bencher) {
     let p = init_params(&QCFG, 0).unwrap();
-    let (_, report) = quantize_params(&p, "int4-g32", true).unwrap();
+    let int4 = Scheme::parse("int4-g32").unwrap();
+    let (_, report) = quantize_params(&p, int4, true).unwrap();
     bencher
         .counter(ItemsCount::new(report.n_weights))
-        .bench_local(|| quantize_params(divan::black_box(&p), "int4-g32", true).unwrap());
+        .bench_local(|| quantize_params(divan::black_box(&p), int4, true).unwrap());
 }

@@ -3,10 +3,12 @@
 //! Lecture 3 (quantization) asks what storing weights in 4 or 8 bits does to a model.
 //! This crate answers on the toy model of `transformer_lab`:
 //!
-//! - [`QCFG`]: lecture 3's model shape, used again by later lectures;
+//! - [`QCFG`]: lecture 3's model shape, used again by later lectures (it lives in
+//!   `transformer_lab`; re-exported here);
 //! - [`Scheme`] and [`quantize_params`]: symmetric abs-max int-N quantization per group of
-//!   input weights ("int4-g32", "int8-g128", …), returned as dequantized ("fake-quant")
-//!   f32 weights so the ordinary forward pass runs them, plus a [`QuantReport`];
+//!   input weights ([`Scheme::parse`]`("int4-g32")`, "int8-g128", …), returned as
+//!   dequantized ("fake-quant") f32 weights so the ordinary forward pass runs them, plus a
+//!   [`QuantReport`];
 //! - [`sample_tokens`]: sequences sampled from the model itself, the data lecture 3 and
 //!   lecture 6 evaluate on.
 
@@ -20,25 +22,9 @@ use rand_chacha::ChaCha8Rng;
 use std::fmt;
 use transformer_lab::{Config, Params, TransformerLM, autoregressive_generate};
 
-/// Lecture 3's model: a 4-layer, 128-wide byte-level decoder (0.9 M parameters).
-pub const QCFG: Config = Config {
-    // Byte-level vocabulary: every token is one byte value.
-    vocab: 256,
-    // Wide enough that int4 groups of 32 divide every input dimension (128 and 384).
-    d_model: 128,
-    // Deep enough that "the first layer only" is a visibly weaker draft (lecture 6).
-    n_layers: 4,
-    // head_dim 32: even, as RoPE needs.
-    n_heads: 4,
-    // 3 × d_model, the usual SwiGLU width (≈ 8/3 · d rounded up to a multiple of 128).
-    d_ff: 384,
-    // Room for lecture 6's 8-token prompts plus 48 generated tokens, and more.
-    max_seq: 128,
-    // Llama's RMSNorm epsilon.
-    norm_eps: 1e-5,
-    // Llama 2's RoPE base.
-    rope_theta: 10000.0,
-};
+/// Lecture 3's model, re-exported under the name the lectures import it by. It lives in
+/// `transformer_lab` ([`transformer_lab::QCFG`]), with the toy model's other configs.
+pub use transformer_lab::QCFG;
 
 /// What was wrong with the arguments of a function of this crate.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,7 +70,6 @@ impl From<transformer_lab::Error> for Error {
 /// let p = transformer_lab::init_params(&quant_lab::QCFG, 0)?;
 /// let s = quant_lab::sample_tokens(&p, &quant_lab::QCFG, 2, 5, 3)?;
 /// assert_eq!(s.dim(), (2, 5));
-/// assert_eq!(s, quant_lab::sample_tokens(&p, &quant_lab::QCFG, 2, 5, 3)?);
 /// let model = transformer_lab::TransformerLM::new(&p, quant_lab::QCFG, "m")?;
 /// assert_eq!(s, quant_lab::sample_tokens_from(&model, 2, 5, 3)?);
 /// # Ok::<(), quant_lab::Error>(())

@@ -28,6 +28,39 @@ pub struct Scheme {
 }
 
 impl Scheme {
+    /// Parses `"int{bits}-g{group}"` (the same as `text.parse()`): 2 to 8 bits, a group of
+    /// at least 1. This is where a scheme given as text is checked, once.
+    ///
+    /// ```
+    /// use quant_lab::Scheme;
+    /// assert_eq!(Scheme::parse("int8-g128")?, Scheme { bits: 8, group: 128 });
+    /// let e = Scheme::parse("int4").unwrap_err().to_string();
+    /// assert!(e.contains("missing the group size"), "{e}");
+    /// # Ok::<(), quant_lab::Error>(())
+    /// ```
+    ///
+    /// Errors: text of another form, a bit width outside 2..=8, a group of 0.
+    pub fn parse(text: &str) -> Result<Self, Error> {
+        text.parse()
+    }
+
+    /// Checks a scheme built by hand (its fields are public): 2 to 8 bits, a group of at
+    /// least 1. Errors say which field is wrong.
+    pub fn validate(&self) -> Result<(), Error> {
+        if !(2..=8).contains(&self.bits) {
+            return Err(Error::Scheme(format!(
+                "{self}: {} bits is not supported; use 2 to 8",
+                self.bits
+            )));
+        }
+        if self.group == 0 {
+            return Err(Error::Scheme(format!(
+                "{self}: the group size must be at least 1"
+            )));
+        }
+        Ok(())
+    }
+
     /// Largest quantized magnitude: `2^(bits−1) − 1` (7 for int4, 127 for int8).
     pub fn qmax(&self) -> i32 {
         (1 << self.bits.clamp(1, 31).saturating_sub(1)) - 1
@@ -100,7 +133,7 @@ impl fmt::Display for Scheme {
 /// ```
 pub fn quantize_matrix(w: ArrayView2<f32>, scheme: Scheme) -> Result<Array2<f32>, Error> {
     // The fields are public: re-check what parsing would have checked.
-    let scheme: Scheme = scheme.to_string().parse()?;
+    scheme.validate()?;
     let (rows, cols) = w.dim();
     if rows % scheme.group != 0 {
         return Err(Error::Scheme(format!(
@@ -169,19 +202,27 @@ pub struct QuantReport {
 }
 
 /// Quantizes every linear weight of every block (wq, wk, wv, wo, w_gate, w_up, w_down),
-/// and the LM head when `include_lm_head`, with the scheme parsed from `scheme`
-/// (e.g. `"int4-g32"`); the embedding and the norm gains stay f32. Returns the
-/// dequantized ("fake-quant") parameters, which run in the ordinary forward pass, and a
-/// report.
+/// and the LM head when `include_lm_head`, with `scheme`; the embedding and the norm
+/// gains stay f32. Returns the dequantized ("fake-quant") parameters, which run in the
+/// ordinary forward pass, and a report.
 ///
-/// Errors: a malformed scheme (`"int4"`, `"int9-g32"`, `"int4-g0"`), or a group size that
-/// does not divide some matrix's input dimension.
+/// ```
+/// use quant_lab::{QCFG, Scheme, quantize_params};
+/// let p = transformer_lab::init_params(&QCFG, 0)?;
+/// let (q, report) = quantize_params(&p, Scheme::parse("int4-g32")?, true)?;
+/// assert_eq!(report.quantized.len(), 4 * 7 + 1); // 7 matrices per block, and the head
+/// assert_eq!(q.embed, p.embed);
+/// # Ok::<(), quant_lab::Error>(())
+/// ```
+///
+/// Errors: an invalid scheme built by hand (see [`Scheme::validate`]), or a group size
+/// that does not divide some matrix's input dimension.
 pub fn quantize_params(
     params: &Params,
-    scheme: &str,
+    scheme: Scheme,
     include_lm_head: bool,
 ) -> Result<(Params, QuantReport), Error> {
-    let scheme: Scheme = scheme.parse()?;
+    scheme.validate()?;
     // Every matrix to quantize, named, in a fixed order; quantized in parallel, the
     // report summed in that same order (so it does not depend on the thread count).
     let mut jobs: Vec<(String, &Array2<f32>)> = Vec::new();
@@ -346,12 +387,20 @@ mod tests {
         assert!(quantize_matrix(w.view(), Scheme { bits: 4, group: 0 }).is_err());
         assert!(quantize_matrix(w.view(), Scheme { bits: 0, group: 2 }).is_err());
         assert!(quantize_matrix(w.view(), Scheme { bits: 40, group: 2 }).is_err());
+        let p = init_params(&crate::QCFG, 0).unwrap();
+        let e = quantize_params(&p, Scheme { bits: 9, group: 32 }, false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "bad quantization scheme: int9-g32: 9 bits is not supported; use 2 to 8"
+        );
+        let e = quantize_params(&p, Scheme { bits: 4, group: 0 }, true).unwrap_err();
+        assert!(e.to_string().contains("at least 1"), "{e}");
     }
 
     #[test]
     fn a_group_that_does_not_divide_the_input_dimension_is_an_error() {
         let p = init_params(&crate::QCFG, 0).unwrap();
-        let e = quantize_params(&p, "int4-g48", false)
+        let e = quantize_params(&p, scheme("int4-g48"), false)
             .unwrap_err()
             .to_string();
         assert!(
@@ -394,8 +443,8 @@ mod tests {
                 }
             }
         }
-        let (_, r4) = quantize_params(&p, "int4-g32", true).unwrap();
-        let (_, r8) = quantize_params(&p, "int8-g32", true).unwrap();
+        let (_, r4) = quantize_params(&p, scheme("int4-g32"), true).unwrap();
+        let (_, r8) = quantize_params(&p, scheme("int8-g32"), true).unwrap();
         assert!(
             r8.relative_rms_error < r4.relative_rms_error / 10.0,
             "{r8:?} {r4:?}"
@@ -413,7 +462,7 @@ mod tests {
     #[test]
     fn the_report_counts_what_was_quantized_and_the_packed_size() {
         let p = init_params(&crate::QCFG, 0).unwrap();
-        let (q, r) = quantize_params(&p, "int4-g32", false).unwrap();
+        let (q, r) = quantize_params(&p, scheme("int4-g32"), false).unwrap();
         // Per block: 4·128² + 3·128·384 = 212,992 weights; 4 blocks.
         assert_eq!(r.n_weights, 4 * 212_992);
         assert_eq!(r.quantized.len(), 28);
@@ -423,7 +472,7 @@ mod tests {
         assert_eq!(q.lm_head, p.lm_head, "lm_head untouched unless asked");
         assert_eq!(q.embed, p.embed, "the embedding stays f32");
         assert_ne!(q.layers[3].w_down, p.layers[3].w_down);
-        let (q2, r2) = quantize_params(&p, "int4-g32", true).unwrap();
+        let (q2, r2) = quantize_params(&p, scheme("int4-g32"), true).unwrap();
         assert_eq!(r2.quantized.last().map(String::as_str), Some("lm_head"));
         assert_eq!(r2.n_weights, r.n_weights + 128 * 256);
         assert_ne!(q2.lm_head, p.lm_head);

@@ -9,23 +9,11 @@ use divan::counter::ItemsCount;
 use ndarray::{Array2, s};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use transformer_lab::{Config, TransformerLM, autoregressive_generate, init_params};
+use transformer_lab::{QCFG, TransformerLM, autoregressive_generate, init_params};
 
 fn main() {
     divan::main();
 }
-
-/// Lecture 3's model (quant_lab::QCFG, repeated here to keep the dependency direction).
-const QCFG: Config = Config {
-    vocab: 256,
-    d_model: 128,
-    n_layers: 4,
-    n_heads: 4,
-    d_ff: 384,
-    max_seq: 128,
-    norm_eps: 1e-5,
-    rope_theta: 10000.0,
-};
 
 fn tokens(b: usize, t: usize) -> Array2<u32> {
     let mut rng = ChaCha8Rng::seed_from_u64(1);

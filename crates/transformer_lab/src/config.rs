@@ -110,6 +110,33 @@ impl Config {
     }
 }
 
+/// Lecture 3's model, the toy model every later lecture experiments on: a 4-layer,
+/// 128-wide byte-level decoder (0.9 M parameters). `quant_lab` re-exports it as
+/// `quant_lab::QCFG`, the name the Python lectures import it by.
+///
+/// ```
+/// // 4 blocks × (4·128² + 3·128·384 + 2·128) + embedding and head 2 · 256·128 + final norm 128
+/// assert_eq!(transformer_lab::QCFG.n_params(), 918_656);
+/// ```
+pub const QCFG: Config = Config {
+    // Byte-level vocabulary: every token is one byte value.
+    vocab: 256,
+    // Wide enough that int4 groups of 32 divide every input dimension (128 and 384).
+    d_model: 128,
+    // Deep enough that "the first layer only" is a visibly weaker draft (lecture 6).
+    n_layers: 4,
+    // head_dim 32: even, as RoPE needs.
+    n_heads: 4,
+    // 3 × d_model, the usual SwiGLU width (≈ 8/3 · d rounded up to a multiple of 128).
+    d_ff: 384,
+    // Room for lecture 6's 8-token prompts plus 48 generated tokens, and more.
+    max_seq: 128,
+    // Llama's RMSNorm epsilon.
+    norm_eps: 1e-5,
+    // Llama 2's RoPE base.
+    rope_theta: 10000.0,
+};
+
 /// A copy of `base` with `n_layers` blocks, every other field unchanged.
 ///
 /// This is how lecture 6 builds its "first layer only" draft: `config_like(&QCFG, 1)` run
@@ -117,11 +144,7 @@ impl Config {
 /// struct update syntax: `Config { max_seq: 256, ..base }`.
 ///
 /// ```
-/// let base = transformer_lab::Config {
-///     vocab: 256, d_model: 128, n_layers: 4, n_heads: 4, d_ff: 384,
-///     max_seq: 128, norm_eps: 1e-5, rope_theta: 10000.0,
-/// };
-/// let one = transformer_lab::config_like(&base, 1);
+/// let one = transformer_lab::config_like(&transformer_lab::QCFG, 1);
 /// assert_eq!((one.n_layers, one.d_model), (1, 128));
 /// ```
 pub fn config_like(base: &Config, n_layers: usize) -> Config {

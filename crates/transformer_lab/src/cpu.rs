@@ -12,7 +12,30 @@
 /// Whether this CPU runs the AVX2 + FMA copies.
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn has_avx2_fma() -> bool {
+    #[cfg(test)]
+    if BASELINE_ONLY.get() {
+        return false;
+    }
     std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+thread_local! {
+    /// Set on a thread to make it behave as a CPU without AVX2 or FMA: the baseline copies
+    /// run and models do not pack their weights (see [`baseline_pool`]).
+    static BASELINE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A rayon pool whose threads all take the x86-64 baseline path, as on a CPU without
+/// AVX2 or FMA: run code under `pool.install(…)` to test that path on any machine. Other
+/// threads, and so tests running meanwhile, are not affected.
+#[cfg(all(test, target_arch = "x86_64"))]
+pub(crate) fn baseline_pool() -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .start_handler(|_| BASELINE_ONLY.set(true))
+        .build()
+        .expect("a thread pool of two threads")
 }
 
 /// Defines a function that runs `$body` (an `#[inline(always)]` function with the same

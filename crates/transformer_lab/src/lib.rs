@@ -6,7 +6,13 @@
 //! with parts of it (`decode_lab`). It runs in f32 on the CPU and is random-initialised
 //! from a named, seeded generator, so every run of every lecture sees the same model.
 //!
-//! - [`Config`], [`config_like`]: the shape of the model.
+//! Start with [`reference`](mod@reference): the whole forward pass written to be read,
+//! one short function per step (embedding, RMSNorm, Q/K/V, RoPE, causal attention,
+//! SwiGLU, the head), with the shape of every array. Everything else in this crate
+//! computes the same thing fast, and its tests check it against the reference and against
+//! logits computed by an independent NumPy implementation (`tools/golden/`).
+//!
+//! - [`Config`], [`QCFG`], [`config_like`]: the shape of the model.
 //! - [`Params`], [`init_params`]: its weights, `[in, out]` matrices (`y = x · W`).
 //! - [`TransformerLM`]: teacher-forced [`full_logits`](TransformerLM::full_logits) and
 //!   incremental decoding with a [`KvCache`] ([`prefill`](TransformerLM::prefill),
@@ -30,9 +36,10 @@ mod kernels;
 mod model;
 pub mod ops;
 mod params;
+pub mod reference;
 mod sample;
 
-pub use config::{Config, config_like};
+pub use config::{Config, QCFG, config_like};
 pub use model::{KvCache, TransformerLM};
 pub use params::{LayerParams, Params, init_params};
 pub use sample::{

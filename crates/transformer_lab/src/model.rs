@@ -445,8 +445,10 @@ impl<'p> TransformerLM<'p> {
     }
 
     /// The forward pass of a chunk of whole sequences: `tokens [bc, n]` at positions
-    /// `pos0 ..`, their caches `k`, `v` (one `[bc, n_heads, capacity, head_dim]` view per
-    /// layer), logits written to `out [bc, n, vocab]`. `split` lets the matrix products
+    /// `positions` (cache slots from `pos0` on), their caches, one view per layer, keys
+    /// *transposed* `k_cache [bc, n_heads, head_dim, capacity]` and values `v_cache [bc,
+    /// n_heads, capacity, head_dim]` (as in [`KvCache`]; both empty for a pass without a
+    /// cache), logits written to `out [bc, n, vocab]`. `split` lets the matrix products
     /// and the per-sequence attention use the rayon pool (when the chunk is the whole batch).
     #[allow(clippy::too_many_arguments)]
     fn forward_chunk(
@@ -742,5 +744,119 @@ mod tests {
             .iter()
             .fold(0.0f32, |m, d| m.max(d.abs()));
         assert!(step < 1e-4, "step max |Δ| = {step}");
+    }
+
+    /// The x86-64 path for CPUs without AVX2 or FMA, run on threads that pretend to be
+    /// such a CPU ([`crate::cpu::baseline_pool`]): unpacked weights, `matrixmultiply`, and
+    /// the baseline copies of the elementwise and attention loops.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_x86_64_baseline_path_matches_the_reference_and_the_default_path() {
+        use crate::gemm::PackedMatrix;
+        let cfg = Config {
+            vocab: 80,
+            d_model: 48,
+            n_layers: 2,
+            n_heads: 4,
+            d_ff: 88,
+            max_seq: 20,
+            norm_eps: 1e-5,
+            rope_theta: 10000.0,
+        };
+        let params = init_params(&cfg, 9).unwrap();
+        let tokens = Array2::from_shape_fn((5, 20), |(b, t)| ((b * 29 + t * 13) % 80) as u32);
+        let run = || {
+            let m = TransformerLM::new(&params, cfg, "m").unwrap();
+            let full = m.full_logits(tokens.view()).unwrap();
+            // Prefill 12 positions (attention by matrix products), then one step at a time.
+            let (mut cache, _) = m.prefill(tokens.slice(ndarray::s![.., ..12])).unwrap();
+            let steps: Vec<Array2<f32>> = (12..20)
+                .map(|pos| m.step(&mut cache, tokens.column(pos)).unwrap())
+                .collect();
+            (full, steps, m.head.packed.is_some())
+        };
+        let pool = crate::cpu::baseline_pool();
+        let (full, steps, packed) = pool.install(|| {
+            assert!(!crate::cpu::has_avx2_fma() && !PackedMatrix::available());
+            run()
+        });
+        assert!(!packed, "no packed weights without FMA");
+        let want = crate::reference::full_logits(&params, &cfg, tokens.view()).unwrap();
+        let worst = (&full - &want).iter().fold(0.0f32, |m, d| m.max(d.abs()));
+        assert!(worst < 1e-4, "baseline full_logits vs reference: {worst}");
+        for (i, step) in steps.iter().enumerate() {
+            let want = want.slice(ndarray::s![.., 12 + i, ..]);
+            let worst = (step - &want).iter().fold(0.0f32, |m, d| m.max(d.abs()));
+            assert!(worst < 1e-4, "baseline step {i} vs reference: {worst}");
+        }
+        // The default path (packed weights and AVX2 copies on this machine, if it has
+        // them) agrees with the baseline to rounding.
+        let (default_full, _, _) = run();
+        let worst = (&full - &default_full)
+            .iter()
+            .fold(0.0f32, |m, d| m.max(d.abs()));
+        assert!(worst < 1e-4, "baseline vs default: {worst}");
+    }
+
+    /// The baseline and AVX2 copies of the elementwise and attention loops do the same
+    /// operations in the same order, so they give the same bits.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_baseline_and_avx2_copies_of_the_loops_give_the_same_bits() {
+        use crate::kernels::{attend, attend_tree};
+        use ndarray::Array3;
+        let f = |i: usize| ((i * 7919) % 211) as f32 / 211.0 - 0.5;
+        let (heads, hd, cap, pos0) = (2, 8, 24, 5);
+        let kernels = |n: usize| {
+            let d = heads * hd;
+            let q = Array2::from_shape_fn((n, d), |(i, j)| f(i * d + j));
+            let k = Array2::from_shape_fn((n, d), |(i, j)| f(1000 + i * d + j));
+            let v = Array2::from_shape_fn((n, d), |(i, j)| f(2000 + i * d + j));
+            let kt0 =
+                Array3::from_shape_fn((heads, hd, cap), |(h, c, s)| f(3000 + h * 99 + c * 31 + s));
+            let vc0 =
+                Array3::from_shape_fn((heads, cap, hd), |(h, s, c)| f(5000 + h * 97 + s * 29 + c));
+            let (mut kt, mut vc) = (kt0.clone(), vc0.clone());
+            let mut out = Array2::zeros((n, d));
+            let mut scores = vec![0.0f32; n.max(heads) * (pos0 + n)];
+            let (qv, kv, vv) = (q.view(), k.view(), v.view());
+            attend(
+                qv,
+                kv,
+                vv,
+                kt.view_mut(),
+                vc.view_mut(),
+                pos0,
+                out.view_mut(),
+                &mut scores,
+            );
+            // A chain as a tree: node i sees the cache and the nodes up to itself.
+            let visible: Vec<Vec<usize>> = (0..n).map(|i| (pos0..=pos0 + i).collect()).collect();
+            let (mut kt_tree, mut vc_tree) = (kt0.clone(), vc0.clone());
+            let mut tree = Array2::zeros((n, d));
+            attend_tree(
+                qv,
+                kv,
+                vv,
+                kt_tree.view_mut(),
+                vc_tree.view_mut(),
+                pos0,
+                pos0,
+                &visible,
+                tree.view_mut(),
+                &mut scores,
+            );
+            let x = Array2::from_shape_fn((9, 40), |(i, j)| f(7000 + i * 40 + j) * 3.0);
+            let gain = ndarray::Array1::from_shape_fn(40, |j| 0.5 + f(9000 + j));
+            let mut normed = Array2::zeros((9, 40));
+            rms_norm_into(x.view(), gain.view(), 1e-5, normed.view_mut());
+            let mut act = Array2::zeros((9, 20));
+            swiglu_into(x.view(), act.view_mut());
+            (out, tree, kt, vc, normed, act)
+        };
+        for n in [3, 9] {
+            let baseline = crate::cpu::baseline_pool().install(|| kernels(n));
+            assert_eq!(baseline, kernels(n), "{n} queries");
+        }
     }
 }

@@ -1,8 +1,12 @@
-//! The building blocks of the forward pass, each a pure function on arrays.
+//! The building blocks of the fast forward pass, each a pure function on arrays
+//! ([`reference`](mod@crate::reference) writes the same steps out plainly, for reading).
 //!
-//! The public functions check their shapes and return an error for arrays that do not
-//! fit together; the forward pass, whose shapes `TransformerLM::new` has already checked,
-//! uses the unchecked `pub(crate)` versions.
+//! The functions on arrays ([`rms_norm`], [`apply_rope`], [`swiglu`]) check their shapes
+//! and return an error for arrays that do not fit together. The functions on slices and
+//! numbers ([`rope_pairs`], [`softmax_in_place`], [`fast_exp`], [`silu`]) are public too
+//! and check nothing; they never panic (mismatched slice lengths use the shorter one).
+//! The forward pass, whose shapes `TransformerLM::new` has already checked, calls those
+//! and crate-private unchecked versions of the array functions.
 
 use ndarray::{Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, Zip};
 

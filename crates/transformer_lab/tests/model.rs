@@ -1,7 +1,7 @@
 //! The forward pass, the KV cache and generation, checked against each other.
 
 use ndarray::{Array2, Axis, s};
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use transformer_lab::{
     Config, Error, TransformerLM, argmax, autoregressive_generate, config_like, init_params,
@@ -20,7 +20,6 @@ const SMALL: Config = Config {
 };
 
 fn tokens(b: usize, t: usize, seed: u64) -> Array2<u32> {
-    use rand::Rng;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     Array2::from_shape_fn((b, t), |_| rng.random_range(0..SMALL.vocab as u32))
 }
@@ -155,15 +154,45 @@ fn greedy_generation_picks_the_argmax_of_the_teacher_forced_logits() {
 }
 
 #[test]
-fn generation_is_reproducible_from_the_seed_and_batching_does_not_change_greedy_output() {
+fn sampling_is_the_documented_draw_from_the_seed_and_batching_does_not_change_greedy_output() {
     let p = init_params(&SMALL, 2).unwrap();
     let m = TransformerLM::new(&p, SMALL, "m").unwrap();
     let prompts = tokens(4, 3, 3);
+    let (temperature, n_new) = (0.8, 8);
     let run = |seed| {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        autoregressive_generate(&m, prompts.view(), 8, 1.0, &mut rng).unwrap()
+        autoregressive_generate(&m, prompts.view(), n_new, temperature, &mut rng).unwrap()
     };
-    assert_eq!(run(42), run(42));
+    // The same tokens, computed another way: the reference forward pass of each whole
+    // sequence, and the documented draw written out here (one `random::<f64>()` per
+    // token, sequences in batch order within a step, walked through the cumulative
+    // weights exp((l − max) / T)).
+    let mut rng = ChaCha8Rng::seed_from_u64(42);
+    let mut seqs: Vec<Vec<u32>> = prompts.outer_iter().map(|r| r.to_vec()).collect();
+    for _ in 0..n_new {
+        for seq in seqs.iter_mut() {
+            let logits = transformer_lab::reference::forward(&p, &SMALL, seq).unwrap();
+            let last = logits.row(seq.len() - 1);
+            let max = last.iter().fold(f32::NEG_INFINITY, |m, &l| m.max(l));
+            let w: Vec<f64> = last
+                .iter()
+                .map(|&l| ((f64::from(l) - f64::from(max)) / temperature).exp())
+                .collect();
+            let mut u = rng.random::<f64>() * w.iter().sum::<f64>();
+            let token = w
+                .iter()
+                .position(|&wi| {
+                    let hit = u < wi;
+                    u -= wi;
+                    hit
+                })
+                .unwrap_or(w.len() - 1);
+            seq.push(token as u32);
+        }
+    }
+    let want: Vec<Vec<u32>> = seqs.iter().map(|s| s[3..].to_vec()).collect();
+    let got: Vec<Vec<u32>> = run(42).outer_iter().map(|r| r.to_vec()).collect();
+    assert_eq!(got, want);
     assert_ne!(run(42), run(43));
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let batched = autoregressive_generate(&m, prompts.view(), 8, 0.0, &mut rng).unwrap();

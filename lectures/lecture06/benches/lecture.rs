@@ -14,7 +14,7 @@ fn main() {
     divan::main();
 }
 
-/// FLOPs of demo 3's forward passes: sampling the prompts (prefill of 1 token, then 7
+/// FLOPs of demo 3's forward passes: sampling the prompts (prefill of 1 token, then 6
 /// steps), the target's greedy generation (prefill of 8, then 47 steps), and each
 /// draft's teacher-forced pass over 64 × 56 tokens.
 fn demo3_flops() -> u64 {

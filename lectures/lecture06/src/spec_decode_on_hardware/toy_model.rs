@@ -4,7 +4,7 @@
 use decode_lab::{TransformerLM, autoregressive_generate, draft_ranks};
 use lecture_kit::Error;
 use ndarray::{Axis, concatenate, s};
-use quant_lab::{QCFG, quantize_params, sample_tokens_from};
+use quant_lab::{QCFG, Scheme, quantize_params, sample_tokens_from};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use transformer_lab::{config_like, init_params};
@@ -17,6 +17,8 @@ pub const PROMPT_LEN: usize = 8;
 /// decoding greedily for long falls into repetition loops, which would inflate the
 /// acceptance rate.
 pub const N_NEW: usize = 48;
+/// The strong draft's quantization: 4-bit weights, one scale per 32 (int4-g32).
+pub const INT4_G32: Scheme = Scheme { bits: 4, group: 32 };
 /// Seed of the toy model's weights.
 pub const PARAM_SEED: u64 = 0;
 /// Seed of the prompts.
@@ -82,7 +84,7 @@ pub fn run() -> Result<ToyRun, Error> {
     let mut rng = ChaCha8Rng::seed_from_u64(GEN_SEED);
     let (generated, quantized) = rayon::join(
         || autoregressive_generate(&target, prompts.view(), N_NEW, 0.0, &mut rng),
-        || quantize_params(&params, "int4-g32", true),
+        || quantize_params(&params, INT4_G32, true),
     );
     let generated = generated?;
     let seqs = concatenate(Axis(1), &[prompts.view(), generated.view()]).expect("same rows");
