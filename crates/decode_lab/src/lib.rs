@@ -23,7 +23,8 @@ pub mod speculative;
 pub mod toy;
 
 pub use roofline::{
-    BestRound, LLAMA32_1B, MAX_GAMMA, RoundPlan, best_round, draft_time, expected_tokens,
+    BestRound, Draft, LLAMA32_1B, MAX_GAMMA, MemoryPlan, RoundPlan, Scenario, TreeRound,
+    best_round, draft_step_time, draft_time, expected_tokens, round_plan, target_pass_time,
     tree_speedup, verify_time,
 };
 pub use speculative::{Sampling, SpecStats, TreeShape, speculative_generate};
@@ -45,6 +46,9 @@ pub enum Error {
     Argument(String),
     /// The toy model rejected its inputs.
     Model(transformer_lab::Error),
+    /// The draft's weights and the target's together do not fit the cards; carries the
+    /// figures ([`MemoryPlan`]) so a lecture can print them.
+    DraftDoesNotFit(MemoryPlan),
 }
 
 impl fmt::Display for Error {
@@ -60,6 +64,15 @@ impl fmt::Display for Error {
             }
             Error::Argument(msg) => f.write_str(msg),
             Error::Model(e) => e.fmt(f),
+            Error::DraftDoesNotFit(m) => write!(
+                f,
+                "{m}（the target's and the draft's weights, {:.1} GB, exceed the {:.1} GB of \
+                 {} × {}）",
+                (m.target_weights + m.draft_weights) / 1e9,
+                m.capacity / 1e9,
+                m.cards,
+                m.hw
+            ),
         }
     }
 }

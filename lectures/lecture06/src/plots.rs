@@ -15,7 +15,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::Error;
 use crate::spec_decode_on_hardware::{
-    DEMO1_CTX, DEMO2_CTXS, DEMO3_BATCHES, DraftFigures, OVERHEAD_D, OVERHEAD_T, Setup, shape_label,
+    DEMO1_CTX, DEMO2_CTXS, DEMO3_BATCHES, DraftFigures, OVERHEAD_T, Setup, shape_label,
 };
 
 /// Batch sizes of the knee figure.
@@ -128,8 +128,8 @@ pub fn batch(dir: &Path, setup: &Setup) -> Result<PathBuf, Error> {
     let Setup {
         hw,
         target: tgt,
-        draft,
         alpha,
+        ..
     } = setup;
     let batches: Vec<u64> = (0..=20)
         .map(|k| (2f64.powf(k as f64 / 2.0)).round() as u64)
@@ -140,7 +140,7 @@ pub fn batch(dir: &Path, setup: &Setup) -> Result<PathBuf, Error> {
         let fits = max_batch(tgt, hw, ctx).map_err(model_error)?;
         let mut points = Vec::new();
         for &b in batches.iter().filter(|&&b| b <= fits) {
-            let best = best_round(tgt, draft, hw, b, ctx, *alpha, OVERHEAD_T, OVERHEAD_D)?;
+            let best = best_round(&setup.scenario(b, ctx, *alpha))?;
             points.push((b as f64, best.speedup()));
         }
         series.push((ctx, fits, points));

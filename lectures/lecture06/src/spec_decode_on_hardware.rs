@@ -30,9 +30,9 @@
 
 use console::{Block, Table, fmt_time};
 use decode_lab::{
-    BestRound, Sampling, SpecStats, TransformerLM, TreeShape, autoregressive_generate, best_round,
-    draft_ranks, draft_time, expected_tokens, speculative_generate, tree_accept_lengths,
-    tree_speedup, verify_time,
+    BestRound, Draft, Sampling, Scenario, SpecStats, TransformerLM, TreeRound, TreeShape,
+    autoregressive_generate, best_round, draft_ranks, draft_time, expected_tokens,
+    speculative_generate, tree_accept_lengths, tree_speedup, verify_time,
 };
 use hw_specs::{Accelerator, H100};
 use llm_math::{LLAMA31_8B, LLAMA32_1B, ModelConfig, critical_tokens, max_batch};
@@ -78,6 +78,22 @@ impl Default for Setup {
 }
 
 impl Setup {
+    /// The roofline scenario of this setup at `batch`, `ctx` and `alpha`, with the
+    /// script's overheads.
+    pub fn scenario(&self, batch: u64, ctx: u64, alpha: f64) -> Scenario {
+        Scenario {
+            hw: self.hw,
+            target: self.target,
+            draft: Draft::Model(self.draft),
+            batch,
+            ctx,
+            alpha,
+            overhead_target: OVERHEAD_T,
+            overhead_draft: OVERHEAD_D,
+            ..Scenario::lecture()
+        }
+    }
+
     /// Whether demo 1 (hardware and both models) is the original script's.
     fn default_models_and_hw(&self) -> bool {
         let d = Setup::default();
@@ -266,12 +282,7 @@ pub fn demo1_figures(setup: &Setup) -> Result<Option<Demo1>, Error> {
         .collect::<Result<_, Error>>()?;
     let best = DEMO1_ALPHAS
         .iter()
-        .map(|&a| {
-            Ok((
-                a,
-                best_round(target, draft, hw, 1, ctx, a, OVERHEAD_T, OVERHEAD_D)?,
-            ))
-        })
+        .map(|&a| Ok((a, best_round(&setup.scenario(1, ctx, a))?)))
         .collect::<Result<_, Error>>()?;
     Ok(Some(Demo1 {
         t_base,
@@ -458,10 +469,7 @@ pub struct Demo2 {
 /// Computes demo 2 for `setup`: the best γ and speedup over batch size × context length.
 pub fn demo2_figures(setup: &Setup) -> Result<Demo2, Error> {
     let Setup {
-        hw,
-        target,
-        draft,
-        alpha,
+        hw, target, alpha, ..
     } = setup;
     let fit = |ctx| max_batch(target, hw, ctx).map_err(decode_lab::Error::from);
     let max_batch = DEMO2_CTXS
@@ -473,9 +481,7 @@ pub fn demo2_figures(setup: &Setup) -> Result<Demo2, Error> {
         let mut cells = Vec::new();
         for (&ctx, &fits) in DEMO2_CTXS.iter().zip(&max_batch) {
             cells.push(if b <= fits {
-                Some(best_round(
-                    target, draft, hw, b, ctx, *alpha, OVERHEAD_T, OVERHEAD_D,
-                )?)
+                Some(best_round(&setup.scenario(b, ctx, *alpha))?)
             } else {
                 None
             });
@@ -840,18 +846,16 @@ pub fn demo3_from_ranks(setup: &Setup, ranks: &[DraftRanks]) -> Result<Vec<Draft
                                 return Ok(None);
                             }
                             let depth = br.len() as u64;
-                            tree_speedup(
-                                target,
-                                hw,
-                                b,
-                                DEMO3_CTX,
+                            let scenario = Scenario {
+                                draft: Draft::FixedCost(DEMO3_DRAFT_COST),
+                                ..setup.scenario(b, DEMO3_CTX, setup.alpha)
+                            };
+                            let tree = TreeRound {
                                 tau,
                                 depth,
-                                acc.nodes,
-                                DEMO3_DRAFT_COST,
-                                OVERHEAD_T,
-                            )
-                            .map(Some)
+                                nodes: acc.nodes,
+                            };
+                            tree_speedup(&scenario, &tree).map(Some)
                         })
                         .collect::<Result<_, _>>()?;
                     Ok(ShapeFigures {
