@@ -10,6 +10,7 @@
 //! - [`toy`]: acceptance measured on a real (toy) model — where the target's token ranks
 //!   among the draft's candidates ([`draft_ranks`]) and how many levels a chain or a tree
 //!   of drafts gets accepted ([`tree_accept_lengths`]).
+//! - [`validation`]: the roofline against published measurements (`docs/validation.md`).
 //! - [`speculative`]: the algorithm itself on the toy model — draft a chain or a tree,
 //!   verify it in one pass with a tree attention mask, roll the caches back to the
 //!   accepted path ([`speculative_generate`]); lossless by construction, and tested so.
@@ -21,6 +22,7 @@
 pub mod roofline;
 pub mod speculative;
 pub mod toy;
+pub mod validation;
 
 pub use roofline::{
     BestRound, Draft, LLAMA32_1B, MAX_GAMMA, MemoryPlan, RoundPlan, Scenario, TreeRound,
