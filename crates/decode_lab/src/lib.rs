@@ -68,12 +68,18 @@ impl fmt::Display for Error {
             Error::Model(e) => e.fmt(f),
             Error::DraftDoesNotFit(m) => write!(
                 f,
-                "{m}（the target's and the draft's weights, {:.1} GB, exceed the {:.1} GB of \
-                 {} × {}）",
-                (m.target_weights + m.draft_weights) / 1e9,
+                "the draft {} does not fit: its weights ({:.1} GB) and the target {}'s \
+                 ({:.1} GB) exceed the {:.1} GB of {}",
+                m.draft,
+                m.draft_weights / 1e9,
+                m.target,
+                m.target_weights / 1e9,
                 m.capacity / 1e9,
-                m.cards,
-                m.hw
+                if m.cards == 1 {
+                    format!("one {}", m.hw)
+                } else {
+                    format!("{} × {}", m.cards, m.hw)
+                }
             ),
         }
     }

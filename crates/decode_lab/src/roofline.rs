@@ -310,7 +310,11 @@ impl Scenario {
     /// let e = s.validate().unwrap_err().to_string();
     /// assert!(e.contains("Llama-3.2-1B cannot draft for Mistral-7B-v0.3"), "{e}");
     /// let big = Scenario { target: LLAMA32_1B, draft: Draft::Model(llm_math::LLAMA31_405B), ..Scenario::lecture() };
-    /// assert!(big.validate().unwrap_err().to_string().contains("放不下"));
+    /// let e = big.validate().unwrap_err().to_string();
+    /// assert!(e.starts_with("the draft Llama-3.1-405B does not fit"), "{e}");
+    /// // The same figures as data, in the lecture's words:
+    /// assert!(big.memory()?.to_string().ends_with("放不下"));
+    /// # Ok::<(), decode_lab::Error>(())
     /// ```
     pub fn validate(&self) -> Result<(), Error> {
         check_alpha(self.alpha)?;
