@@ -1080,6 +1080,20 @@ mod tests {
         let t1 = (2.0 * P8B + 1025.0 * KV8B) / BW + 1e-3;
         let t3 = (2.0 * P8B + 1025.0 * KV8B + 2.0 * KV8B) / BW + 1e-3;
         assert!((chain - 2.0 * t1 / t3).abs() < 1e-12);
+        // With a draft model, each level costs one of its steps: 1.234782 ms for the 1B.
+        let model = tree_speedup(
+            &Scenario::lecture(),
+            &TreeRound {
+                tau: 2.0,
+                depth: 2,
+                nodes: 2,
+            },
+        )
+        .unwrap();
+        assert!(
+            (model - 2.0 * t1 / (2.0 * 1.234_782e-3 + t3)).abs() < 1e-6,
+            "{model}"
+        );
     }
 
     #[test]

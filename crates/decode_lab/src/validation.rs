@@ -846,6 +846,35 @@ mod tests {
         assert_eq!(SEED.apply(Scenario::lecture()), Scenario::lecture());
     }
 
+    /// The prose of `docs/validation.md` quotes the fitted constants and the summary; those
+    /// quotes must be the library's figures.
+    #[test]
+    fn validation_doc_prose_quotes_the_library_figures() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/validation.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        let prose = &doc[..doc.find("<!-- BEGIN GENERATED -->").unwrap()];
+        let f = FITTED;
+        for quote in [
+            format!("bandwidth efficiency {:.2}", f.bandwidth_efficiency),
+            format!("target overhead {:.2} ms", f.overhead_target * 1e3),
+            format!("draft overhead {:.2} ms", f.overhead_draft * 1e3),
+            format!("{:.1}% of a step", f.verify_cost_per_token * 100.0),
+            format!("{:.0} µs per all-reduce", f.all_reduce_latency * 1e6),
+        ] {
+            assert!(prose.contains(&quote), "{quote}");
+        }
+        let [seed, fitted] = summary(&predictions().unwrap()).unwrap();
+        for quote in [
+            format!(
+                "{:.3} → {:.3}",
+                seed.held_out.median, fitted.held_out.median
+            ),
+            format!("{:.3} → {:.3}", seed.held_out.worst, fitted.held_out.worst),
+        ] {
+            assert!(prose.contains(&quote), "{quote}");
+        }
+    }
+
     /// `docs/validation.md` carries the generated table verbatim. To regenerate it after a
     /// change: `VALIDATION_DOC=write cargo test -p decode_lab validation_doc`.
     #[test]
