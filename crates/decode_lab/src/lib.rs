@@ -6,7 +6,11 @@
 //!
 //! - [`roofline`]: how long a draft step and a verify pass take on real hardware
 //!   ([`verify_time`]), how many tokens a round yields ([`expected_tokens`]), and the
-//!   best draft length ([`best_round`]); what a tree of drafts buys ([`tree_speedup`]).
+//!   best draft length ([`best_round`]) or a fixed one ([`round_plan`]); what a tree of
+//!   drafts buys ([`tree_speedup`]). Each question is asked of a [`Scenario`]: card,
+//!   target, [`Draft`] kind (a model, an EAGLE-like head, a fixed cost, self-speculation
+//!   with a KV window), batch, context, α, and how the model is served
+//!   ([`llm_math::Deployment`]: tensor parallelism, dtypes, efficiencies).
 //! - [`toy`]: acceptance measured on a real (toy) model — where the target's token ranks
 //!   among the draft's candidates ([`draft_ranks`]) and how many levels a chain or a tree
 //!   of drafts gets accepted ([`tree_accept_lengths`]).
