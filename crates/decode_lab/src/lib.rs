@@ -6,10 +6,15 @@
 //!
 //! - [`roofline`]: how long a draft step and a verify pass take on real hardware
 //!   ([`verify_time`]), how many tokens a round yields ([`expected_tokens`]), and the
-//!   best draft length ([`best_round`]); what a tree of drafts buys ([`tree_speedup`]).
+//!   best draft length ([`best_round`]) or a fixed one ([`round_plan`]); what a tree of
+//!   drafts buys ([`tree_speedup`]). Each question is asked of a [`Scenario`]: card,
+//!   target, [`Draft`] kind (a model, an EAGLE-like head, a fixed cost, self-speculation
+//!   with a KV window), batch, context, α, and how the model is served
+//!   ([`llm_math::Deployment`]: tensor parallelism, dtypes, efficiencies).
 //! - [`toy`]: acceptance measured on a real (toy) model — where the target's token ranks
 //!   among the draft's candidates ([`draft_ranks`]) and how many levels a chain or a tree
 //!   of drafts gets accepted ([`tree_accept_lengths`]).
+//! - [`validation`]: the roofline against published measurements (`docs/validation.md`).
 //! - [`speculative`]: the algorithm itself on the toy model — draft a chain or a tree,
 //!   verify it in one pass with a tree attention mask, roll the caches back to the
 //!   accepted path ([`speculative_generate`]); lossless by construction, and tested so.
@@ -21,9 +26,11 @@
 pub mod roofline;
 pub mod speculative;
 pub mod toy;
+pub mod validation;
 
 pub use roofline::{
-    BestRound, LLAMA32_1B, MAX_GAMMA, RoundPlan, best_round, draft_time, expected_tokens,
+    BestRound, Draft, LLAMA32_1B, MAX_GAMMA, MemoryPlan, RoundPlan, Scenario, TreeRound,
+    best_round, draft_step_time, draft_time, expected_tokens, round_plan, target_pass_time,
     tree_speedup, verify_time,
 };
 pub use speculative::{Sampling, SpecStats, TreeShape, speculative_generate};
@@ -45,6 +52,9 @@ pub enum Error {
     Argument(String),
     /// The toy model rejected its inputs.
     Model(transformer_lab::Error),
+    /// The draft's weights and the target's together do not fit the cards; carries the
+    /// figures ([`MemoryPlan`]) so a lecture can print them.
+    DraftDoesNotFit(MemoryPlan),
 }
 
 impl fmt::Display for Error {
@@ -60,6 +70,21 @@ impl fmt::Display for Error {
             }
             Error::Argument(msg) => f.write_str(msg),
             Error::Model(e) => e.fmt(f),
+            Error::DraftDoesNotFit(m) => write!(
+                f,
+                "the draft {} does not fit: its weights ({:.1} GB) and the target {}'s \
+                 ({:.1} GB) exceed the {:.1} GB of {}",
+                m.draft,
+                m.draft_weights / 1e9,
+                m.target,
+                m.target_weights / 1e9,
+                m.capacity / 1e9,
+                if m.cards == 1 {
+                    format!("one {}", m.hw)
+                } else {
+                    format!("{} × {}", m.cards, m.hw)
+                }
+            ),
         }
     }
 }

@@ -25,10 +25,62 @@ pub struct Accelerator {
     pub aliases: &'static [&'static str],
     /// Peak dense bf16 tensor throughput, FLOP/s (no 2:4 sparsity).
     pub peak_flops_bf16: f64,
+    /// Peak dense FP8 tensor throughput, FLOP/s (no 2:4 sparsity); `None` for a card
+    /// without FP8 tensor cores (A100), which runs FP8 weights at its bf16 rate.
+    pub peak_flops_fp8: Option<f64>,
     /// Peak HBM bandwidth, bytes/s.
     pub hbm_bandwidth: f64,
     /// Device memory, bytes (decimal: 80 GB = 80e9 bytes).
     pub memory_bytes: f64,
+    /// The link tensor parallelism uses between cards of this kind.
+    pub interconnect: Interconnect,
+}
+
+/// The GPU-to-GPU link of a card: what a tensor-parallel all-reduce travels over.
+///
+/// Vendors quote NVLink as a *bidirectional* total (H100: "900 GB/s" = 450 GB/s each
+/// way). An all-reduce sends and receives at the same time, so the figure that limits
+/// it is the **per-direction** bandwidth, which is what [`Interconnect::per_direction`]
+/// holds; [`Interconnect::bidirectional`] gives the datasheet's total back.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interconnect {
+    /// What the link is, e.g. `"NVLink 4 (NVSwitch)"`, `"PCIe Gen5 x16"`.
+    pub kind: &'static str,
+    /// Bandwidth from one card to the others, each way, bytes/s, all links together.
+    pub per_direction: f64,
+    /// For a point-to-point mesh without a switch (MI300X's Infinity Fabric): the
+    /// bandwidth of the one link between two cards, each way, bytes/s. A group of `n`
+    /// cards then reaches at most `(n − 1)` links' worth. `None` behind a switch or a
+    /// shared bus, where every group size sees [`Interconnect::per_direction`].
+    pub mesh_link_per_direction: Option<f64>,
+}
+
+impl Interconnect {
+    /// The datasheet's bidirectional total, bytes/s: twice the per-direction figure.
+    pub fn bidirectional(&self) -> f64 {
+        2.0 * self.per_direction
+    }
+
+    /// Per-direction bandwidth, bytes/s, one card can drive into an all-reduce among
+    /// `n` cards: all of [`Interconnect::per_direction`] behind a switch; in a mesh,
+    /// `min(per_direction, (n − 1) · link)`. `n ≤ 1` has no peer and returns 0.
+    ///
+    /// ```
+    /// // MI300X: 7 Infinity Fabric links of 64 GB/s each way; a pair has one of them.
+    /// let mi = hw_specs::MI300X.interconnect;
+    /// assert_eq!(mi.all_reduce_bandwidth(2), 64e9);
+    /// assert_eq!(mi.all_reduce_bandwidth(8), 448e9);
+    /// assert_eq!(hw_specs::H100.interconnect.all_reduce_bandwidth(2), 450e9);
+    /// ```
+    pub fn all_reduce_bandwidth(&self, n: u64) -> f64 {
+        if n <= 1 {
+            return 0.0;
+        }
+        match self.mesh_link_per_direction {
+            Some(link) => self.per_direction.min((n - 1) as f64 * link),
+            None => self.per_direction,
+        }
+    }
 }
 
 impl Accelerator {
@@ -37,94 +89,163 @@ impl Accelerator {
     pub fn ridge_point(&self) -> f64 {
         self.peak_flops_bf16 / self.hbm_bandwidth
     }
+
+    /// Peak dense FP8 throughput, FLOP/s, or the bf16 peak on a card without FP8 tensor
+    /// cores (the FP8 weights are then upcast and multiplied at bf16 speed).
+    pub fn peak_flops_fp8_or_bf16(&self) -> f64 {
+        self.peak_flops_fp8.unwrap_or(self.peak_flops_bf16)
+    }
 }
+
+/// NVLink 4 behind NVSwitch (H100 SXM, H200): 18 links, 900 GB/s bidirectional per GPU
+/// (NVIDIA H100 datasheet, "Interconnect: NVIDIA NVLink 900GB/s"; H200 datasheet, same),
+/// i.e. 450 GB/s each way.
+const NVLINK4: Interconnect = Interconnect {
+    kind: "NVLink 4 (NVSwitch)",
+    per_direction: 450e9,
+    mesh_link_per_direction: None,
+};
 
 /// NVIDIA H100 SXM5 80 GB.
 ///
 /// Source: NVIDIA H100 Tensor Core GPU datasheet (2023), SXM column:
 /// BF16 Tensor Core 1,979 TFLOPS *with sparsity*, i.e. 989 TFLOPS dense;
-/// GPU memory bandwidth 3.35 TB/s; GPU memory 80 GB.
+/// FP8 Tensor Core 3,958 TFLOPS with sparsity, i.e. 1,979 dense;
+/// GPU memory bandwidth 3.35 TB/s; GPU memory 80 GB; NVLink 900 GB/s.
 pub const H100: Accelerator = Accelerator {
     name: "H100",
     aliases: &["H100-SXM", "H100-SXM5", "H100-80GB"],
     // 1979e12 / 2: the datasheet's figure is for 2:4 structured sparsity.
     peak_flops_bf16: 989e12,
+    // 3958e12 / 2, same footnote.
+    peak_flops_fp8: Some(1979e12),
     // HBM3, 3.35 TB/s.
     hbm_bandwidth: 3.35e12,
     // 80 GB, decimal, as the lecture says "80 GB".
     memory_bytes: 80e9,
+    interconnect: NVLINK4,
 };
 
 /// NVIDIA H100 PCIe 80 GB.
 ///
 /// Source: NVIDIA H100 datasheet, PCIe column: BF16 1,513 TFLOPS with sparsity → 756 dense;
-/// memory bandwidth 2.0 TB/s (HBM2e); 80 GB.
+/// FP8 3,026 with sparsity → 1,513 dense; memory bandwidth 2.0 TB/s (HBM2e); 80 GB;
+/// interconnect "PCIe Gen5: 128 GB/s" (bidirectional: 64 GB/s each way). The optional
+/// NVLink bridge (600 GB/s) joins only pairs of cards, so tensor parallelism is costed
+/// over PCIe.
 pub const H100_PCIE: Accelerator = Accelerator {
     name: "H100-PCIe",
     aliases: &["H100-PCIe-80GB"],
     peak_flops_bf16: 756e12,
+    peak_flops_fp8: Some(1513e12),
     hbm_bandwidth: 2.0e12,
     memory_bytes: 80e9,
+    interconnect: Interconnect {
+        kind: "PCIe Gen5 x16",
+        per_direction: 64e9,
+        mesh_link_per_direction: None,
+    },
 };
 
 /// NVIDIA H200 SXM 141 GB.
 ///
 /// Source: NVIDIA H200 datasheet: BF16 1,979 TFLOPS with sparsity → 989 dense (the H100's
-/// compute); 4.8 TB/s HBM3e; 141 GB.
+/// compute); FP8 3,958 with sparsity → 1,979 dense; 4.8 TB/s HBM3e; 141 GB;
+/// NVLink 900 GB/s (bidirectional).
 pub const H200: Accelerator = Accelerator {
     name: "H200",
     aliases: &["H200-SXM"],
     peak_flops_bf16: 989e12,
+    peak_flops_fp8: Some(1979e12),
     hbm_bandwidth: 4.8e12,
     memory_bytes: 141e9,
+    interconnect: NVLINK4,
 };
 
 /// NVIDIA A100 SXM 80 GB.
 ///
-/// Source: NVIDIA A100 datasheet: BF16 312 TFLOPS dense (624 with sparsity); 2,039 GB/s
-/// HBM2e; 80 GB.
+/// Source: NVIDIA A100 datasheet: BF16 312 TFLOPS dense (624 with sparsity); no FP8
+/// tensor cores; 2,039 GB/s HBM2e; 80 GB; NVLink 3 "600 GB/s" (bidirectional: 300 each way).
 pub const A100: Accelerator = Accelerator {
     name: "A100",
     aliases: &["A100-SXM", "A100-80GB", "A100-SXM-80GB"],
     peak_flops_bf16: 312e12,
+    peak_flops_fp8: None,
     hbm_bandwidth: 2.039e12,
     memory_bytes: 80e9,
+    interconnect: Interconnect {
+        kind: "NVLink 3 (NVSwitch)",
+        per_direction: 300e9,
+        mesh_link_per_direction: None,
+    },
 };
 
 /// NVIDIA B200, one GPU of an HGX B200 board.
 ///
 /// Source: NVIDIA HGX B200 datasheet, per GPU: BF16 4.5 PFLOPS with sparsity → 2.25 dense;
-/// 8 TB/s HBM3e; 180 GB (the HGX B200's per-GPU memory).
+/// FP8 9 PFLOPS with sparsity → 4.5 dense; 180 GB (the HGX B200's per-GPU memory);
+/// NVLink 5 "1.8 TB/s" (bidirectional: 900 GB/s each way).
+///
+/// Memory bandwidth, re-checked: the datasheet's 8 TB/s per GPU (64 TB/s per board) is
+/// what this constant holds. A shipping B200's driver reports a 7,680-bit bus (not
+/// 8,192) at 3,996 MHz, DDR: 7680 / 8 × 3.996e9 × 2 = 7.67 TB/s, 4% less — pytorch/ao
+/// PR #4002, "update b200 peak memory bandwidth" (March 2026), which corrected its
+/// roofline tables to that figure. NVIDIA's current product table could not be opened
+/// from this session, so the datasheet figure stays until it is checked there. (With
+/// 7.67 TB/s, B200's critical batch at 60% / 80% becomes 220.0 tokens, which is also
+/// the default H100 figure that lecture 6's tests treat as default-only wording.)
 pub const B200: Accelerator = Accelerator {
     name: "B200",
     aliases: &["HGX-B200"],
     peak_flops_bf16: 2.25e15,
+    peak_flops_fp8: Some(4.5e15),
     hbm_bandwidth: 8.0e12,
     memory_bytes: 180e9,
+    interconnect: Interconnect {
+        kind: "NVLink 5 (NVSwitch)",
+        per_direction: 900e9,
+        mesh_link_per_direction: None,
+    },
 };
 
 /// AMD Instinct MI300X.
 ///
 /// Source: AMD Instinct MI300X data sheet: BF16 1,307.4 TFLOPS dense (2,614.9 with
-/// sparsity); 5.3 TB/s HBM3; 192 GB.
+/// sparsity); FP8 2,614.9 TFLOPS dense (5,229.8 with sparsity); 5.3 TB/s HBM3; 192 GB;
+/// 7 AMD Infinity Fabric links of 128 GB/s each (bidirectional; "peak aggregate P2P
+/// bandwidth 896 GB/s"), one to each of the other 7 GPUs of an 8-GPU platform — no switch,
+/// so a pair of cards shares one link, 64 GB/s each way.
 pub const MI300X: Accelerator = Accelerator {
     name: "MI300X",
     aliases: &["Instinct-MI300X"],
     peak_flops_bf16: 1307.4e12,
+    peak_flops_fp8: Some(2614.9e12),
     hbm_bandwidth: 5.3e12,
     memory_bytes: 192e9,
+    interconnect: Interconnect {
+        kind: "Infinity Fabric (mesh)",
+        per_direction: 448e9,
+        mesh_link_per_direction: Some(64e9),
+    },
 };
 
 /// NVIDIA L40S.
 ///
-/// Source: NVIDIA L40S datasheet: BF16 362.05 TFLOPS dense (733 with sparsity); 864 GB/s
-/// GDDR6; 48 GB.
+/// Source: NVIDIA L40S datasheet: BF16 362.05 TFLOPS dense (733 with sparsity); FP8
+/// 733 TFLOPS dense (1,466 with sparsity); 864 GB/s GDDR6; 48 GB; no NVLink,
+/// "PCIe Gen4 x16: 64 GB/s bidirectional" (32 GB/s each way).
 pub const L40S: Accelerator = Accelerator {
     name: "L40S",
     aliases: &[],
     peak_flops_bf16: 362e12,
+    peak_flops_fp8: Some(733e12),
     hbm_bandwidth: 864e9,
     memory_bytes: 48e9,
+    interconnect: Interconnect {
+        kind: "PCIe Gen4 x16",
+        per_direction: 32e9,
+        mesh_link_per_direction: None,
+    },
 };
 
 /// Every accelerator [`accelerator`] knows, in the order `--list` shows them.
@@ -178,13 +299,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn h100_matches_the_sxm_datasheet() {
-        assert_eq!(H100.peak_flops_bf16, 989e12);
-        assert_eq!(H100.hbm_bandwidth, 3.35e12);
-        assert_eq!(H100.memory_bytes, 80e9);
-    }
-
-    #[test]
     fn every_card_is_found_by_its_name_and_aliases_whatever_the_case() {
         for a in ACCELERATORS {
             assert_eq!(accelerator(a.name).unwrap(), a);
@@ -206,18 +320,99 @@ mod tests {
         }
     }
 
+    /// The datasheets quote sparse peaks; the registry holds dense ones. Every dense
+    /// figure must be half the sparse figure the source prints (numbers as printed in
+    /// the datasheets named on each constant), so a retyped or unhalved figure fails.
     #[test]
-    fn the_registry_holds_the_issue_figures() {
-        let f = |n: &str| {
-            let a = accelerator(n).unwrap();
-            (a.peak_flops_bf16, a.hbm_bandwidth, a.memory_bytes)
-        };
-        assert_eq!(f("H100-PCIe"), (756e12, 2.0e12, 80e9));
-        assert_eq!(f("H200"), (989e12, 4.8e12, 141e9));
-        assert_eq!(f("A100"), (312e12, 2.039e12, 80e9));
-        assert_eq!(f("B200"), (2.25e15, 8.0e12, 180e9));
-        assert_eq!(f("MI300X"), (1307.4e12, 5.3e12, 192e9));
-        assert_eq!(f("L40S"), (362e12, 864e9, 48e9));
+    fn dense_peaks_are_half_the_sparse_figures_the_datasheets_print() {
+        // (card, datasheet bf16 with sparsity TFLOPS, FP8 with sparsity TFLOPS)
+        let sparse = [
+            (H100, 1979.0, Some(3958.0)),      // H100 datasheet, SXM
+            (H100_PCIE, 1513.0, Some(3026.0)), // H100 datasheet, PCIe
+            (H200, 1979.0, Some(3958.0)),      // H200 datasheet
+            (A100, 624.0, None),               // A100 datasheet (no FP8)
+            (B200, 4500.0, Some(9000.0)),      // HGX B200 datasheet, per GPU
+            (MI300X, 2614.9, Some(5229.8)),    // AMD MI300X data sheet
+            (L40S, 733.0, Some(1466.0)),       // L40S datasheet (bf16 dense 362.05)
+        ];
+        assert_eq!(sparse.len(), ACCELERATORS.len());
+        for (card, bf16, fp8) in sparse {
+            let dense = card.peak_flops_bf16 / 1e12;
+            assert!(
+                (2.0 * dense / bf16 - 1.0).abs() < 0.013,
+                "{} bf16",
+                card.name
+            );
+            match (card.peak_flops_fp8, fp8) {
+                (Some(d), Some(s)) => {
+                    assert!((2.0 * d / 1e12 / s - 1.0).abs() < 1e-3, "{} fp8", card.name)
+                }
+                (None, None) => assert_eq!(card.peak_flops_fp8_or_bf16(), card.peak_flops_bf16),
+                _ => panic!("{}: FP8 support disagrees with its datasheet", card.name),
+            }
+            // FP8 tensor cores double the bf16 rate on every card that has them.
+            if let Some(d) = card.peak_flops_fp8 {
+                assert!(
+                    (d / card.peak_flops_bf16 - 2.0).abs() < 0.03,
+                    "{}",
+                    card.name
+                );
+            }
+        }
+    }
+
+    /// The ridge point against figures the sources state themselves: NVIDIA's H100
+    /// datasheet gives 989 TFLOPS over 3.35 TB/s, i.e. ≈ 295 FLOP/byte (the figure
+    /// lecture 1 quotes); A100: 312 TFLOPS / 2.039 TB/s ≈ 153.
+    #[test]
+    fn ridge_points_match_the_lecture_figures() {
+        assert!((H100.ridge_point() - 295.2).abs() < 0.1);
+        assert!((A100.ridge_point() - 153.0).abs() < 0.1);
+        // A bandwidth-bound card has the lower ridge: H200 has H100's compute and more bandwidth.
+        assert!(H200.ridge_point() < H100.ridge_point());
+    }
+
+    /// Vendors quote bidirectional totals; the registry keeps per-direction figures.
+    /// Each pair: (card, the bidirectional figure its datasheet prints, GB/s).
+    #[test]
+    fn interconnects_hold_half_the_bidirectional_datasheet_figure() {
+        let printed = [
+            (H100, 900.0),      // "NVLink: 900GB/s"
+            (H100_PCIE, 128.0), // "PCIe Gen5: 128GB/s"
+            (H200, 900.0),      // "NVLink: 900GB/s"
+            (A100, 600.0),      // "NVLink: 600GB/s"
+            (B200, 1800.0),     // "NVLink 5: 1.8TB/s"
+            (MI300X, 896.0),    // "peak aggregate P2P bandwidth 896 GB/s"
+            (L40S, 64.0),       // "PCIe Gen4 x16: 64GB/s bidirectional"
+        ];
+        assert_eq!(printed.len(), ACCELERATORS.len());
+        for (card, bidi) in printed {
+            assert_eq!(
+                card.interconnect.bidirectional(),
+                bidi * 1e9,
+                "{}",
+                card.name
+            );
+            assert_eq!(card.interconnect.all_reduce_bandwidth(1), 0.0);
+        }
+        // MI300X: 7 links of 128 GB/s bidirectional each → 896 in all.
+        assert_eq!(
+            MI300X.interconnect.mesh_link_per_direction,
+            Some(128e9 / 2.0)
+        );
+        assert_eq!(MI300X.interconnect.all_reduce_bandwidth(4), 3.0 * 64e9);
+    }
+
+    /// B200: the datasheet's 8 TB/s is the 8,192-bit bus the driver first reported; the
+    /// bus a shipping B200 reports (7,680 bits, pytorch/ao PR #4002) at the same clock
+    /// (3,996 MHz, double data rate) gives 7.67 TB/s, within 4.5% below.
+    #[test]
+    fn b200_bandwidth_is_its_bus_width_times_its_memory_clock() {
+        let bus = |bits: f64| bits / 8.0 * 3.996e9 * 2.0;
+        assert!((B200.hbm_bandwidth / bus(8192.0) - 1.0).abs() < 0.03);
+        let shipping = bus(7680.0);
+        assert!((shipping - 7.672e12).abs() < 1e9, "{shipping}");
+        assert!(B200.hbm_bandwidth / shipping - 1.0 < 0.045);
     }
 
     #[test]
@@ -227,10 +422,5 @@ mod tests {
             e,
             "unknown accelerator \"V100\"; choose one of: H100, H100-PCIe, H200, A100, B200, MI300X, L40S"
         );
-    }
-
-    #[test]
-    fn ridge_point_is_flops_per_byte() {
-        assert!((H100.ridge_point() - 989.0 / 3.35).abs() < 1e-9);
     }
 }

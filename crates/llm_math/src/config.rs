@@ -24,6 +24,40 @@ pub struct ModelConfig {
     pub tied_embeddings: bool,
     /// Whether the q, k and v projections carry a bias (Qwen2 does, Llama does not).
     pub qkv_bias: bool,
+    /// Whether each layer RMS-normalises q and k per head before RoPE (Qwen3's
+    /// `q_norm` and `k_norm`: two gains of `head_dim` weights per layer).
+    pub qk_norm: bool,
+    /// The tokenizer the model reads and writes. A draft can only propose tokens for a
+    /// target that shares it ([`ModelConfig::check_same_tokenizer`]).
+    pub tokenizer: Tokenizer,
+    /// The longest context the model was built for, tokens (`max_position_embeddings`).
+    pub max_context: u64,
+}
+
+/// A tokenizer family: models of one family share token ids, so one can draft for another.
+///
+/// The embedding table may be padded past the tokenizer's size (Qwen2.5-7B has 152,064
+/// rows, Qwen3 151,936, both for the same 151,643-token BPE plus specials), so the family,
+/// not `vocab`, says whether two models can speculate together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tokenizer {
+    /// Llama 3's tiktoken-based BPE, 128,000 tokens + 256 special (Llama 3, 3.1, 3.2, 3.3).
+    Llama3,
+    /// Mistral's v3 SentencePiece vocabulary of 32,768 tokens (Mistral-7B-v0.3).
+    MistralV3,
+    /// Qwen's byte-level BPE of 151,643 tokens + specials (Qwen2, Qwen2.5, Qwen3).
+    Qwen,
+}
+
+impl Tokenizer {
+    /// The family's name, as error messages print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tokenizer::Llama3 => "Llama 3",
+            Tokenizer::MistralV3 => "Mistral v3",
+            Tokenizer::Qwen => "Qwen",
+        }
+    }
 }
 
 /// Llama-3.1-8B, the lecture's target model.
@@ -43,6 +77,9 @@ pub const LLAMA31_8B: ModelConfig = ModelConfig {
     vocab: 128_256,
     tied_embeddings: false,
     qkv_bias: false,
+    qk_norm: false,
+    tokenizer: Tokenizer::Llama3,
+    max_context: 131_072,
 };
 
 /// Llama-3.1-70B.
@@ -60,6 +97,9 @@ pub const LLAMA31_70B: ModelConfig = ModelConfig {
     vocab: 128_256,
     tied_embeddings: false,
     qkv_bias: false,
+    qk_norm: false,
+    tokenizer: Tokenizer::Llama3,
+    max_context: 131_072,
 };
 
 /// Llama-3.1-405B.
@@ -77,6 +117,9 @@ pub const LLAMA31_405B: ModelConfig = ModelConfig {
     vocab: 128_256,
     tied_embeddings: false,
     qkv_bias: false,
+    qk_norm: false,
+    tokenizer: Tokenizer::Llama3,
+    max_context: 131_072,
 };
 
 /// Llama-3.2-1B, the lecture's draft model.
@@ -95,6 +138,9 @@ pub const LLAMA32_1B: ModelConfig = ModelConfig {
     vocab: 128_256,
     tied_embeddings: true,
     qkv_bias: false,
+    qk_norm: false,
+    tokenizer: Tokenizer::Llama3,
+    max_context: 131_072,
 };
 
 /// Llama-3.2-3B.
@@ -112,6 +158,9 @@ pub const LLAMA32_3B: ModelConfig = ModelConfig {
     vocab: 128_256,
     tied_embeddings: true,
     qkv_bias: false,
+    qk_norm: false,
+    tokenizer: Tokenizer::Llama3,
+    max_context: 131_072,
 };
 
 /// Mistral-7B-v0.3.
@@ -129,6 +178,10 @@ pub const MISTRAL_7B: ModelConfig = ModelConfig {
     vocab: 32_768,
     tied_embeddings: false,
     qkv_bias: false,
+    qk_norm: false,
+    tokenizer: Tokenizer::MistralV3,
+    // max_position_embeddings 32768.
+    max_context: 32_768,
 };
 
 /// Qwen2.5-7B.
@@ -146,6 +199,111 @@ pub const QWEN25_7B: ModelConfig = ModelConfig {
     vocab: 152_064,
     tied_embeddings: false,
     qkv_bias: true,
+    qk_norm: false,
+    tokenizer: Tokenizer::Qwen,
+    // max_position_embeddings 131072.
+    max_context: 131_072,
+};
+
+/// Llama-3.3-70B-Instruct: Llama-3.1-70B's architecture, retrained.
+///
+/// Source: `config.json` of meta-llama/Llama-3.3-70B-Instruct (num_hidden_layers 80,
+/// hidden_size 8192, num_attention_heads 64, num_key_value_heads 8, intermediate_size
+/// 28672, vocab_size 128256, tie_word_embeddings false, max_position_embeddings 131072).
+/// Published: 70,553,706,496 parameters (the safetensors total of the Hub page, as 3.1-70B).
+pub const LLAMA33_70B: ModelConfig = ModelConfig {
+    name: "Llama-3.3-70B",
+    ..LLAMA31_70B
+};
+
+/// Qwen3-8B (dense).
+///
+/// Source: `config.json` of Qwen/Qwen3-8B (num_hidden_layers 36, hidden_size 4096,
+/// num_attention_heads 32, num_key_value_heads 8, head_dim 128, intermediate_size 12288,
+/// vocab_size 151936, tie_word_embeddings false, attention_bias false,
+/// max_position_embeddings 40960; Qwen3Attention has `q_norm`/`k_norm` RMSNorms of
+/// head_dim). Published: 8,190,735,360 (safetensors total, BF16).
+pub const QWEN3_8B: ModelConfig = ModelConfig {
+    name: "Qwen3-8B",
+    n_layers: 36,
+    d_model: 4096,
+    n_heads: 32,
+    n_kv_heads: 8,
+    head_dim: 128,
+    d_ff: 12288,
+    vocab: 151_936,
+    tied_embeddings: false,
+    qkv_bias: false,
+    qk_norm: true,
+    tokenizer: Tokenizer::Qwen,
+    max_context: 40_960,
+};
+
+/// Qwen3-32B (dense).
+///
+/// Source: `config.json` of Qwen/Qwen3-32B (64 layers, hidden 5120, 64 heads, 8 KV heads,
+/// head_dim 128, intermediate 25600, vocab 151936, untied, max_position_embeddings 40960,
+/// q/k norms). Published: 32,762,123,264 (safetensors total, BF16).
+pub const QWEN3_32B: ModelConfig = ModelConfig {
+    name: "Qwen3-32B",
+    n_layers: 64,
+    d_model: 5120,
+    n_heads: 64,
+    n_kv_heads: 8,
+    head_dim: 128,
+    d_ff: 25600,
+    vocab: 151_936,
+    tied_embeddings: false,
+    qkv_bias: false,
+    qk_norm: true,
+    tokenizer: Tokenizer::Qwen,
+    max_context: 40_960,
+};
+
+/// Qwen3-0.6B, a draft for the Qwen3 targets.
+///
+/// Source: `config.json` of Qwen/Qwen3-0.6B (28 layers, hidden 1024, 16 heads, 8 KV heads,
+/// head_dim 128 — so q is 2048 wide, wider than d_model —, intermediate 3072, vocab 151936,
+/// tie_word_embeddings true, max_position_embeddings 40960, q/k norms). Published: the
+/// model card's "0.6B, 0.44B non-embedding" = 596,049,920 unique parameters; the Hub's
+/// safetensors total, 751,632,384, also counts the tied LM head's stored copy
+/// (+151,936 × 1024).
+pub const QWEN3_0_6B: ModelConfig = ModelConfig {
+    name: "Qwen3-0.6B",
+    n_layers: 28,
+    d_model: 1024,
+    n_heads: 16,
+    n_kv_heads: 8,
+    head_dim: 128,
+    d_ff: 3072,
+    vocab: 151_936,
+    tied_embeddings: true,
+    qkv_bias: false,
+    qk_norm: true,
+    tokenizer: Tokenizer::Qwen,
+    max_context: 40_960,
+};
+
+/// Qwen3-1.7B, a larger draft for the Qwen3 targets.
+///
+/// Source: `config.json` of Qwen/Qwen3-1.7B (28 layers, hidden 2048, 16 heads, 8 KV heads,
+/// head_dim 128, intermediate 6144, vocab 151936, tied, max_position_embeddings 40960,
+/// q/k norms). Published: model card "1.7B, 1.4B non-embedding" = 1,720,574,976 unique
+/// parameters; safetensors total 2,031,739,904 with the tied head's stored copy.
+pub const QWEN3_1_7B: ModelConfig = ModelConfig {
+    name: "Qwen3-1.7B",
+    n_layers: 28,
+    d_model: 2048,
+    n_heads: 16,
+    n_kv_heads: 8,
+    head_dim: 128,
+    d_ff: 6144,
+    vocab: 151_936,
+    tied_embeddings: true,
+    qkv_bias: false,
+    qk_norm: true,
+    tokenizer: Tokenizer::Qwen,
+    max_context: 40_960,
 };
 
 /// Every model [`model`] knows, in the order `--list` shows them.
@@ -157,6 +315,11 @@ pub const MODELS: &[ModelConfig] = &[
     LLAMA32_3B,
     MISTRAL_7B,
     QWEN25_7B,
+    LLAMA33_70B,
+    QWEN3_8B,
+    QWEN3_32B,
+    QWEN3_0_6B,
+    QWEN3_1_7B,
 ];
 
 /// Looks a model up by name, ignoring case, spaces, `-`, `_` and a leading organisation
@@ -178,14 +341,39 @@ pub fn model(name: &str) -> Result<&'static ModelConfig, crate::Error> {
 
 impl ModelConfig {
     /// Parameters of one transformer block: q, k, v, o projections (plus q/k/v biases
-    /// if any), the three SwiGLU matrices and the two RMSNorm gains.
+    /// if any, plus Qwen3's per-head q and k norm gains, `2 · head_dim`), the three SwiGLU
+    /// matrices and the two RMSNorm gains.
     pub fn params_per_layer(&self) -> u64 {
         let q = self.n_heads * self.head_dim;
         let kv = self.n_kv_heads * self.head_dim;
         let attn = self.d_model * (q + 2 * kv) + q * self.d_model;
         let bias = if self.qkv_bias { q + 2 * kv } else { 0 };
+        let qk_norm = if self.qk_norm { 2 * self.head_dim } else { 0 };
         let mlp = 3 * self.d_model * self.d_ff;
-        attn + bias + mlp + 2 * self.d_model
+        attn + bias + qk_norm + mlp + 2 * self.d_model
+    }
+
+    /// Whether `draft` can propose tokens for `self`: both must share a tokenizer.
+    ///
+    /// Errors with [`crate::Error::TokenizerMismatch`], naming both models and families.
+    ///
+    /// ```
+    /// use llm_math::{LLAMA31_8B, LLAMA32_1B, MISTRAL_7B};
+    /// assert!(LLAMA31_8B.check_same_tokenizer(&LLAMA32_1B).is_ok());
+    /// let e = MISTRAL_7B.check_same_tokenizer(&LLAMA32_1B).unwrap_err().to_string();
+    /// assert!(e.contains("Mistral v3") && e.contains("Llama 3"), "{e}");
+    /// ```
+    pub fn check_same_tokenizer(&self, draft: &ModelConfig) -> Result<(), crate::Error> {
+        if self.tokenizer == draft.tokenizer {
+            Ok(())
+        } else {
+            Err(crate::Error::TokenizerMismatch {
+                target: self.name,
+                target_tokenizer: self.tokenizer.name(),
+                draft: draft.name,
+                draft_tokenizer: draft.tokenizer.name(),
+            })
+        }
     }
 
     /// Total parameter count: all blocks, the embedding table (twice if untied: the
@@ -259,6 +447,11 @@ mod tests {
             ("Llama-3.2-3B", 3_212_749_824),
             ("Mistral-7B-v0.3", 7_248_023_552),
             ("Qwen2.5-7B", 7_615_616_512),
+            ("Llama-3.3-70B", 70_553_706_496),
+            ("Qwen3-8B", 8_190_735_360),
+            ("Qwen3-32B", 32_762_123_264),
+            ("Qwen3-0.6B", 596_049_920),
+            ("Qwen3-1.7B", 1_720_574_976),
         ];
         assert_eq!(MODELS.len(), want.len());
         for (name, n) in want {
@@ -289,5 +482,48 @@ mod tests {
             with_bias.params_per_layer() - LLAMA31_8B.params_per_layer(),
             4096 + 2 * 1024
         );
+    }
+
+    #[test]
+    fn tied_qwen3_drafts_match_the_hub_totals_once_the_stored_head_copy_is_added() {
+        // The Hub's safetensors totals store the tied LM head a second time.
+        for (m, hub) in [(QWEN3_0_6B, 751_632_384), (QWEN3_1_7B, 2_031_739_904)] {
+            assert_eq!(m.n_params() + m.vocab * m.d_model, hub, "{}", m.name);
+        }
+        // And the model cards' non-embedding figures: 0.44B and 1.4B.
+        let non_embedding = |m: &ModelConfig| (m.n_params() - m.vocab * m.d_model) as f64 / 1e9;
+        assert!((non_embedding(&QWEN3_0_6B) - 0.44).abs() < 0.005);
+        assert!((non_embedding(&QWEN3_1_7B) - 1.41).abs() < 0.005);
+    }
+
+    #[test]
+    fn qk_norm_adds_two_head_dim_gains_per_layer() {
+        let without = ModelConfig {
+            qk_norm: false,
+            ..QWEN3_8B
+        };
+        assert_eq!(
+            QWEN3_8B.params_per_layer() - without.params_per_layer(),
+            256
+        );
+        // Without them Qwen3-8B would miss its published count by 36 · 256.
+        assert_eq!(8_190_735_360 - without.n_params(), 36 * 256);
+    }
+
+    #[test]
+    fn different_tokenizers_cannot_speculate_together() {
+        assert!(QWEN3_32B.check_same_tokenizer(&QWEN3_0_6B).is_ok());
+        assert!(LLAMA33_70B.check_same_tokenizer(&LLAMA32_1B).is_ok());
+        for target in [MISTRAL_7B, QWEN25_7B] {
+            let e = target.check_same_tokenizer(&LLAMA32_1B).unwrap_err();
+            let msg = e.to_string();
+            assert!(
+                msg.contains(target.name) && msg.contains("Llama-3.2-1B"),
+                "{msg}"
+            );
+            assert!(msg.contains("tokenizer"), "{msg}");
+        }
+        // Qwen2.5's embedding is padded to 152,064 rows, Qwen3's to 151,936: same tokenizer.
+        assert!(QWEN25_7B.check_same_tokenizer(&QWEN3_0_6B).is_ok());
     }
 }

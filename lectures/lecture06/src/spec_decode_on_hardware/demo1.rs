@@ -93,7 +93,7 @@ pub fn figures(setup: &Setup) -> Result<Option<Demo1>, Error> {
     let best = DEMO1_ALPHAS
         .iter()
         .map(|&alpha| {
-            let b = best_round(target, draft, hw, 1, ctx, alpha, OVERHEAD_T, OVERHEAD_D)?;
+            let b = best_round(&setup.scenario(1, ctx, alpha))?;
             Ok(AlphaBest {
                 alpha,
                 round: Round::from(&b),

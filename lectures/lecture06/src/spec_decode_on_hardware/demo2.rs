@@ -9,7 +9,7 @@ use llm_math::{critical_tokens, max_batch};
 use serde::Serialize;
 
 use super::round::Round;
-use super::setup::{Input, OVERHEAD_D, OVERHEAD_T, Setup, python_float};
+use super::setup::{Input, OVERHEAD_T, Setup, python_float};
 use super::text::{DEMO2_BATCH, DEMO2_COMPETE, DEMO2_CONTEXT, default_only};
 
 /// Demo 2's batch sizes (rows).
@@ -77,10 +77,7 @@ pub struct ExampleFigures {
 /// Computes demo 2 for `setup`: the best γ and speedup over batch size × context length.
 pub fn figures(setup: &Setup) -> Result<Demo2, Error> {
     let Setup {
-        hw,
-        target,
-        draft,
-        alpha,
+        hw, target, alpha, ..
     } = setup;
     let max_batch = DEMO2_CTXS
         .iter()
@@ -91,9 +88,7 @@ pub fn figures(setup: &Setup) -> Result<Demo2, Error> {
         let mut cells = Vec::new();
         for (&ctx, &fits) in DEMO2_CTXS.iter().zip(&max_batch) {
             cells.push(if batch <= fits {
-                let b = best_round(
-                    target, draft, hw, batch, ctx, *alpha, OVERHEAD_T, OVERHEAD_D,
-                )?;
+                let b = best_round(&setup.scenario(batch, ctx, *alpha))?;
                 Some(Round::from(&b))
             } else {
                 None
@@ -256,12 +251,7 @@ const FIGURE_MAX_BATCH: u64 = 1024;
 /// [`DEMO2_CTXS`]. Each curve runs to the largest batch that fits; the batches beyond are
 /// shaded in the curve's colour and labelled "放不下".
 pub fn batch_figure(setup: &Setup, d: &Demo2) -> Result<Figure, Error> {
-    let Setup {
-        hw,
-        target,
-        draft,
-        alpha,
-    } = setup;
+    let alpha = &setup.alpha;
     let sampled: Vec<u64> = (0..=20)
         .map(|k| (2f64.powf(k as f64 / 2.0)).round() as u64)
         .collect();
@@ -278,7 +268,7 @@ pub fn batch_figure(setup: &Setup, d: &Demo2) -> Result<Figure, Error> {
         let points = batches
             .iter()
             .map(|&b| {
-                let best = best_round(target, draft, hw, b, ctx, *alpha, OVERHEAD_T, OVERHEAD_D)?;
+                let best = best_round(&setup.scenario(b, ctx, *alpha))?;
                 Ok((b as f64, best.speedup()))
             })
             .collect::<Result<Vec<_>, Error>>()?;

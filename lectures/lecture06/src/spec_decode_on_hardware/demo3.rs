@@ -2,13 +2,13 @@
 //! chain on the toy model, and what that buys on the accelerator at batch 1 and 32;
 //! figure `trees.svg`.
 
-use decode_lab::{tree_accept_lengths, tree_speedup};
+use decode_lab::{Draft, Scenario, TreeRound, tree_accept_lengths, tree_speedup};
 use lecture_kit::figure::RefLine;
 use lecture_kit::{Axis, Block, Cell, Column, Error, Figure, Panel, Series, Table};
 use llm_math::max_batch;
 use serde::Serialize;
 
-use super::setup::{Input, OVERHEAD_T, Setup, percent};
+use super::setup::{Input, Setup, percent};
 use super::text::{DEMO3_COST, DEMO3_EAGLE, DEMO3_TREES, default_only};
 use super::toy_model::{self, DraftRanks};
 
@@ -110,17 +110,16 @@ pub fn from_ranks(setup: &Setup, ranks: &[DraftRanks]) -> Result<Demo3, Error> {
                                 return Ok(None);
                             }
                             let depth = br.len() as u64;
-                            let s = tree_speedup(
-                                target,
-                                hw,
-                                b,
-                                DEMO3_CTX,
+                            let scenario = Scenario {
+                                draft: Draft::FixedCost(DEMO3_DRAFT_COST),
+                                ..setup.scenario(b, DEMO3_CTX, setup.alpha)
+                            };
+                            let tree = TreeRound {
                                 tau,
                                 depth,
-                                acc.nodes,
-                                DEMO3_DRAFT_COST,
-                                OVERHEAD_T,
-                            )?;
+                                nodes: acc.nodes,
+                            };
+                            let s = tree_speedup(&scenario, &tree)?;
                             Ok(Some(s))
                         })
                         .collect::<Result<_, Error>>()?;

@@ -1,6 +1,7 @@
 //! What the roofline demos are computed for, and the one rule for when the original
 //! script's sentences hold as written.
 
+use decode_lab::{Draft, Scenario};
 use hw_specs::{Accelerator, H100};
 use llm_math::{LLAMA31_8B, LLAMA32_1B, ModelConfig};
 use serde::Serialize;
@@ -52,6 +53,22 @@ pub enum Input {
 }
 
 impl Setup {
+    /// The roofline scenario of this setup at `batch`, `ctx` and `alpha`, with the
+    /// script's overheads and a model draft.
+    pub fn scenario(&self, batch: u64, ctx: u64, alpha: f64) -> Scenario {
+        Scenario {
+            hw: self.hw,
+            target: self.target,
+            draft: Draft::Model(self.draft),
+            batch,
+            ctx,
+            alpha,
+            overhead_target: OVERHEAD_T,
+            overhead_draft: OVERHEAD_D,
+            ..Scenario::lecture()
+        }
+    }
+
     /// The one rule for the original sentences: a demo's seed observations hold as written
     /// exactly when every input the demo `reads` is the default setup's. Otherwise the
     /// demo prints a line computed for this setup and marks the seed's sentences with
