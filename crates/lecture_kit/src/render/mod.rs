@@ -1,4 +1,4 @@
-//! The renderers of a [`Report`](crate::Report): each output form is a function of the
+//! The renderers of a [`Report`]: each output form is a function of the
 //! same report, never a second computation.
 //!
 //! | form | function | what it shows |
