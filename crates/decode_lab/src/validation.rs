@@ -247,8 +247,10 @@ impl Measurement {
             KvDtype::Bf16 => "bf16",
             KvDtype::Fp8 => "fp8",
         };
+        // Every row runs with the EAGLE-like head ([`Measurement::scenario`]); a step time
+        // does not depend on it, and it drafts for any target (no tokenizer to match).
         let mut c = format!(
-            "cargo run -p lecture06 -- --hw {} --target {} --tp {} --weights {} --kv {} --batch {} --ctx {} --calibration {}",
+            "cargo run -p lecture06 -- --hw {} --target {} --tp {} --weights {} --kv {} --batch {} --ctx {} --calibration {} --draft-head",
             self.hw.name,
             self.target.name,
             self.tp,
@@ -260,7 +262,7 @@ impl Measurement {
         );
         if let Quantity::Speedup(t) = self.quantity {
             c.push_str(&format!(
-                " --draft-head --gamma {} --tree-nodes {} --tau {}",
+                " --gamma {} --tree-nodes {} --tau {}",
                 t.depth, t.nodes, t.tau
             ));
         }

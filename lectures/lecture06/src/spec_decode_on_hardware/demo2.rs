@@ -2,22 +2,27 @@
 //! example of when verification stops being free; figure `batch.svg`.
 
 use console::fmt_time;
-use decode_lab::{best_round, verify_time};
+use decode_lab::target_pass_time;
 use lecture_kit::figure::RefLine;
 use lecture_kit::{Axis, Block, Cell, Column, Datum, Error, Figure, Panel, Region, Series, Table};
-use llm_math::{critical_tokens, max_batch};
+use llm_math::forward_time_with;
 use serde::Serialize;
 
+use super::demo1::max_batch_of;
 use super::round::Round;
-use super::setup::{Input, OVERHEAD_T, Setup, python_float};
+use super::setup::{Input, Setup, python_float};
 use super::text::{DEMO2_BATCH, DEMO2_COMPETE, DEMO2_CONTEXT, default_only};
 
-/// Demo 2's batch sizes (rows).
-pub const DEMO2_BATCHES: [u64; 6] = [1, 16, 64, 128, 256, 512];
-/// Demo 2's context lengths (columns).
-pub const DEMO2_CTXS: [u64; 3] = [512, 4096, 32768];
+pub use super::setup::{DEMO2_BATCHES, DEMO2_CTXS};
 /// The setup inputs demo 2 reads.
-pub const READS: [Input; 4] = [Input::Hw, Input::Target, Input::Draft, Input::Alpha];
+pub const READS: [Input; 6] = [
+    Input::Hw,
+    Input::Target,
+    Input::Draft,
+    Input::Alpha,
+    Input::Assumptions,
+    Input::Grid,
+];
 
 /// A worked example: one plain step against one pass verifying `n` tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -74,22 +79,28 @@ pub struct ExampleFigures {
     pub compute_bound: bool,
 }
 
-/// Computes demo 2 for `setup`: the best γ and speedup over batch size × context length.
+/// Computes demo 2 for `setup`: the best (or the fixed) γ and speedup over its batch
+/// sizes × context lengths.
 pub fn figures(setup: &Setup) -> Result<Demo2, Error> {
-    let Setup {
-        hw, target, alpha, ..
-    } = setup;
-    let max_batch = DEMO2_CTXS
+    let weights_fit = setup.weights_problem()?.is_none();
+    let max_batch = setup
+        .ctxs
         .iter()
-        .map(|&c| max_batch(target, hw, c))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|&c| {
+            Ok(if weights_fit {
+                max_batch_of(setup, c)?
+            } else {
+                0
+            })
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
     let mut grid = Vec::new();
-    for &batch in &DEMO2_BATCHES {
+    for &batch in &setup.batches {
         let mut cells = Vec::new();
-        for (&ctx, &fits) in DEMO2_CTXS.iter().zip(&max_batch) {
+        for (&ctx, &fits) in setup.ctxs.iter().zip(&max_batch) {
             cells.push(if batch <= fits {
-                let b = best_round(&setup.scenario(batch, ctx, *alpha))?;
-                Some(Round::from(&b))
+                let s = setup.scenario(batch, ctx, setup.alpha);
+                Some(Round::of(&s, setup.gamma)?)
             } else {
                 None
             });
@@ -101,27 +112,33 @@ pub fn figures(setup: &Setup) -> Result<Demo2, Error> {
         ctx_tokens: ctx,
         n,
     } = DEMO2_EXAMPLE;
-    let example = if batch <= llm_math::max_batch(target, hw, ctx)? {
+    let example = if weights_fit && batch <= max_batch_of(setup, ctx)? {
+        let s = setup.scenario(batch, ctx, setup.alpha);
         let shape = llm_math::ForwardShape {
             batch,
             ctx,
             n_new: n,
         };
+        let pass = forward_time_with(&setup.target, &setup.hw, shape, &setup.deployment)?;
         Some(ExampleFigures {
-            t_base_s: verify_time(target, hw, batch, ctx, 1, OVERHEAD_T)?,
-            t_verify_s: verify_time(target, hw, batch, ctx, n, OVERHEAD_T)?,
-            compute_bound: llm_math::forward_time(target, hw, shape)?.is_compute_bound(),
+            t_base_s: target_pass_time(&s, 1)?,
+            t_verify_s: target_pass_time(&s, n)?,
+            compute_bound: pass.is_compute_bound(),
         })
     } else {
         None
     };
+    let dep = &setup.deployment;
+    let critical_tokens =
+        dep.weights.peak_flops(&setup.hw) * dep.compute_efficiency * dep.weights.bytes()
+            / (2.0 * setup.hw.hbm_bandwidth * dep.bandwidth_efficiency);
     Ok(Demo2 {
-        alpha: *alpha,
-        ctxs_tokens: DEMO2_CTXS.to_vec(),
+        alpha: setup.alpha,
+        ctxs_tokens: setup.ctxs.clone(),
         grid,
         example,
         max_batch,
-        critical_tokens: critical_tokens(hw),
+        critical_tokens,
     })
 }
 
@@ -135,8 +152,11 @@ fn cell(c: &Option<Round>) -> Cell {
         ),
         Some(r) => Cell::values(
             format!(
-                "γ={}, {:.2}×（验证 {:.2}）",
-                r.gamma, r.speedup, r.plan.verify_ratio
+                "γ={}, {:.2}×{}（验证 {:.2}）",
+                r.gamma,
+                r.speedup,
+                if r.speedup < 1.0 { " 变慢" } else { "" },
+                r.plan.verify_ratio
             ),
             vec![
                 Datum::Int(r.gamma.into()),
@@ -149,15 +169,20 @@ fn cell(c: &Option<Round>) -> Cell {
 
 /// Demo 2 as blocks: header, the grid, the worked example, observations, the figure.
 pub fn blocks(setup: &Setup, d: &Demo2) -> Result<Vec<Block>, Error> {
-    let Setup { hw, target, .. } = setup;
+    let Setup { target, .. } = setup;
     let alpha = python_float(setup.alpha);
+    let gamma = if setup.gamma.is_some() {
+        "固定 γ"
+    } else {
+        "最优 γ"
+    };
     let title = format!(
-        "演示 2：批大小 × 上下文长度（α = {alpha}）——每格：最优 γ、加速比；\"放不下\"= KV 超出 {} GB 显存",
-        hw.memory_bytes / 1e9
+        "演示 2：批大小 × 上下文长度（α = {alpha}）——每格：{gamma}、加速比；\"放不下\"= KV 超出 {} GB 显存",
+        setup.deployment.tp as f64 * setup.hw.memory_bytes / 1e9
     );
     let mut blocks = vec![Block::Header(title)];
     let mut columns = vec![Column::number("批大小", "sequences")];
-    columns.extend(DEMO2_CTXS.iter().map(|c| {
+    columns.extend(setup.ctxs.iter().map(|c| {
         Column::with_fields(
             format!("上下文 {c}"),
             &[("γ", "tokens"), ("加速比", "×"), ("验证", "×")],
@@ -165,7 +190,7 @@ pub fn blocks(setup: &Setup, d: &Demo2) -> Result<Vec<Block>, Error> {
     }));
     let mut grid = Table::new(
         "demo2_grid",
-        format!("演示 2：最优 γ 与加速比（{}，α = {alpha}）", setup.label()),
+        format!("演示 2：{gamma} 与加速比（{}，α = {alpha}）", setup.label()),
         columns,
     );
     for row in &d.grid {
@@ -192,7 +217,7 @@ pub fn blocks(setup: &Setup, d: &Demo2) -> Result<Vec<Block>, Error> {
             b * n,
             if e.compute_bound { "已经让矩阵乘法变成算力受限" } else { "仍然受带宽限制" },
         ),
-        None => format!("\n例：批 {b}、上下文 {ctx}：{} 在一块 {} 上放不下这么大的批。", target.name, hw.name),
+        None => format!("\n例：批 {b}、上下文 {ctx}：{} 在{} 上放不下这么大的批。", target.name, setup.cards()),
     }));
 
     let observations = if setup.seed_wording_holds(&READS) {
@@ -208,26 +233,28 @@ pub fn blocks(setup: &Setup, d: &Demo2) -> Result<Vec<Block>, Error> {
             .filter_map(|row| {
                 row.cells[0].map(|c| {
                     if c.speculate {
-                        format!("批 {} {:.2}×", row.batch, c.speedup)
+                        format!("批 {} {}", row.batch, c.speedup_text())
                     } else {
                         format!("批 {} 不投机", row.batch)
                     }
                 })
             })
             .collect();
-        let fits: Vec<String> = DEMO2_CTXS
+        let fits: Vec<String> = setup
+            .ctxs
             .iter()
             .zip(&d.max_batch)
             .map(|(c, m)| format!("上下文 {c} 最多 {m} 个序列"))
             .collect();
-        let summary = if d.max_batch[0] == 0 {
-            format!("本配置（{}）：{}", setup.label(), setup.does_not_fit_line())
+        let problem = setup.weights_problem()?;
+        let summary = if let Some(line) = problem {
+            format!("本配置（{}）：{line}", setup.label())
         } else {
             format!(
                 "本配置（{}，α = {alpha}）：临界批大小约 {:.0} 个 token；上下文 {} 时 {}；{}。",
                 setup.label(),
                 d.critical_tokens,
-                DEMO2_CTXS[0],
+                setup.ctxs[0],
                 speedups.join("、"),
                 fits.join("、")
             )
@@ -260,7 +287,7 @@ pub fn batch_figure(setup: &Setup, d: &Demo2) -> Result<Figure, Error> {
         Axis::log("批大小（对数坐标）").range(0.8, FIGURE_MAX_BATCH as f64 * 1.25),
         Axis::linear("最优加速比").times(),
     );
-    for (i, (&ctx, &fits)) in DEMO2_CTXS.iter().zip(&d.max_batch).enumerate() {
+    for (i, (&ctx, &fits)) in setup.ctxs.iter().zip(&d.max_batch).enumerate() {
         let mut batches: Vec<u64> = sampled.iter().copied().filter(|&b| b <= fits).collect();
         if fits < FIGURE_MAX_BATCH && batches.last() != Some(&fits) && fits > 0 {
             batches.push(fits);
@@ -268,8 +295,8 @@ pub fn batch_figure(setup: &Setup, d: &Demo2) -> Result<Figure, Error> {
         let points = batches
             .iter()
             .map(|&b| {
-                let best = best_round(&setup.scenario(b, ctx, *alpha))?;
-                Ok((b as f64, best.speedup()))
+                let round = Round::of(&setup.scenario(b, ctx, *alpha), setup.gamma)?;
+                Ok((b as f64, round.speedup))
             })
             .collect::<Result<Vec<_>, Error>>()?;
         panel

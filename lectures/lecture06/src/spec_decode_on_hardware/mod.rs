@@ -14,7 +14,9 @@
 //!   3's toy model ([`toy_model`], greedy decoding), then turned into H100 speedups: trees
 //!   pay at small batch and do not at large batch;
 //! - [`demo4`] (opt-in, not in the original script): speculative decoding for real on
-//!   the toy model.
+//!   the toy model;
+//! - [`demo5`] (opt-in, not in the original script): the roofline against published
+//!   measurements, under the script's assumptions and a fitted calibration profile.
 //!
 //! Model assumptions (as the original script states them): one forward pass takes
 //! `max(FLOPs / (peak × 0.6), bytes / (bandwidth × 0.8))` plus a fixed overhead (1 ms for
@@ -34,6 +36,7 @@ pub mod demo1;
 pub mod demo2;
 pub mod demo3;
 pub mod demo4;
+pub mod demo5;
 pub mod round;
 pub mod setup;
 pub mod text;
@@ -49,7 +52,7 @@ pub const NAME: &str = "05_spec_decode_on_hardware";
 /// The script's question, one line.
 pub const TITLE: &str = "投机解码在硬件上：c、批大小、上下文与树形验证";
 /// Every demo of the script.
-pub const DEMOS: [u8; 4] = [1, 2, 3, 4];
+pub const DEMOS: [u8; 5] = [1, 2, 3, 4, 5];
 /// The demos the original script prints.
 pub const DEFAULT_DEMOS: [u8; 3] = [1, 2, 3];
 
@@ -59,7 +62,7 @@ pub const SCRIPT: Script<crate::Cli> = Script {
     title: TITLE,
     demos: &DEMOS,
     default_demos: &DEFAULT_DEMOS,
-    report: |cli, demos| report(&cli.setup(), demos),
+    report: |cli, demos| report(&cli.setup()?, demos),
 };
 
 /// The units of the raw numbers in the JSON export, by field-name pattern.
@@ -112,6 +115,12 @@ pub fn report(setup: &Setup, demos: &[u8]) -> Result<Report, Error> {
         report
             .sections
             .push(Section::new("demo4", demo4::blocks(&d), &d)?);
+    }
+    if wants(5) {
+        let d = demo5::figures()?;
+        report
+            .sections
+            .push(Section::new("demo5", demo5::blocks(&d), &d)?);
     }
     Ok(report)
 }

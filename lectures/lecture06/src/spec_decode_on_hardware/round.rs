@@ -1,6 +1,6 @@
 //! One speculative round as the lecture reports and exports it.
 
-use decode_lab::{BestRound, RoundPlan};
+use decode_lab::{BestRound, RoundPlan, Scenario, best_round, round_plan};
 use serde::Serialize;
 
 /// One speculative round as the lecture reports it: [`BestRound`] as data.
@@ -67,5 +67,40 @@ impl From<&BestRound> for Round {
             speedup: b.speedup(),
             plan: Plan::from(plan),
         }
+    }
+}
+
+impl Round {
+    /// The round at a fixed γ (engines run one): it "speculates" whatever its speedup, and
+    /// a speedup below 1 is a slow-down the lecture prints as such.
+    pub fn fixed(plan: &RoundPlan) -> Self {
+        Round {
+            speculate: true,
+            gamma: plan.gamma,
+            speedup: plan.speedup,
+            plan: Plan::from(plan),
+        }
+    }
+
+    /// The best γ for `s`, or the fixed `gamma` when one is given.
+    pub fn of(s: &Scenario, gamma: Option<u32>) -> Result<Self, decode_lab::Error> {
+        Ok(match gamma {
+            Some(g) => Round::fixed(&round_plan(s, g)?),
+            None => Round::from(&best_round(s)?),
+        })
+    }
+
+    /// The speedup as printed: "1.93×", or "0.54×（变慢）" below 1.
+    pub fn speedup_text(&self) -> String {
+        speedup_text(self.speedup)
+    }
+}
+
+/// A speedup as printed: "1.93×", or "0.54×（变慢）" for a slow-down.
+pub fn speedup_text(speedup: f64) -> String {
+    if speedup < 1.0 {
+        format!("{speedup:.2}×（变慢）")
+    } else {
+        format!("{speedup:.2}×")
     }
 }

@@ -1,0 +1,328 @@
+//! The what-if flags (issue 13), each checked against figures computed by hand from
+//! SPEC §2's roofline, and the validation table recomputed through the command line.
+
+use decode_lab::validation::{self, FITTED, Quantity, SEED};
+use lecture_kit::testing::run;
+use lecture06::Cli;
+use lecture06::spec_decode_on_hardware::{Setup, demo1, demo2};
+use serde_json::Value;
+
+/// The typed figures of demo `id` from `--format json` with `args`.
+fn data(args: &[&str], id: &str) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["--format", "json"]);
+    let r = run::<Cli>(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .map(|s| s["data"].clone())
+        .unwrap_or_else(|| panic!("no {id}"))
+}
+
+fn t_base(args: &[&str]) -> f64 {
+    let mut all = vec!["--demo", "1"];
+    all.extend(args);
+    data(&all, "demo1")["t_base_s"].as_f64().unwrap()
+}
+
+fn close(got: f64, want: f64) {
+    assert!(
+        (got - want).abs() <= 1e-12 * want.abs().max(1e-3),
+        "{got} vs {want}"
+    );
+}
+
+// Llama-3.1-8B at batch 1, context 1024 on an H100: weights 2 · 7,504,924,672 bytes; KV
+// 131,072 bytes per token, read for 1024 cached tokens and written for 1 new one.
+const W8B: f64 = 7_504_924_672.0;
+const KV8B: f64 = 131_072.0;
+const BW: f64 = 3.35e12;
+
+#[test]
+fn tp_2_halves_the_bytes_per_card_and_adds_two_all_reduces_per_layer() {
+    // Per card: half the weights and half the KV heads. All-reduce: 2 · 32 layers of
+    // 2 · (2 − 1)/2 · (1 token · 4096 · 2 bytes) over NVLink's 450 GB/s each way.
+    let memory = (2.0 * W8B + 1025.0 * KV8B) / 2.0 / (BW * 0.8);
+    let all_reduce = 64.0 * (4096.0 * 2.0) / 450e9;
+    close(t_base(&["--tp", "2"]), memory + all_reduce + 1e-3);
+}
+
+#[test]
+fn fp8_weights_and_kv_halve_their_bytes() {
+    close(
+        t_base(&["--weights", "fp8"]),
+        (W8B + 1025.0 * KV8B) / (BW * 0.8) + 1e-3,
+    );
+    close(
+        t_base(&["--kv", "FP8"]),
+        (2.0 * W8B + 1025.0 * KV8B / 2.0) / (BW * 0.8) + 1e-3,
+    );
+    close(
+        t_base(&["--weights", "int4"]),
+        (0.5 * W8B + 1025.0 * KV8B) / (BW * 0.8) + 1e-3,
+    );
+}
+
+#[test]
+fn overheads_take_units_and_efficiencies_scale_the_roofline() {
+    let memory = (2.0 * W8B + 1025.0 * KV8B) / (BW * 0.8);
+    close(t_base(&["--overhead-target", "2ms"]), memory + 2e-3);
+    close(t_base(&["--overhead-target", "300us"]), memory + 300e-6);
+    close(
+        t_base(&["--eff-bandwidth", "0.4"]),
+        (2.0 * W8B + 1025.0 * KV8B) / (BW * 0.4) + 1e-3,
+    );
+    // Decode at batch 1 is memory-bound: the compute efficiency does not show…
+    close(t_base(&["--eff-compute", "0.3"]), memory + 1e-3);
+    // …and the draft's overhead moves only the draft step.
+    let d = data(&["--demo", "1", "--overhead-draft", "1ms"], "demo1");
+    let draft_memory = (2.0 * 1_235_814_400.0 + 1025.0 * 32_768.0) / (BW * 0.8);
+    close(d["t_draft_s"].as_f64().unwrap(), draft_memory + 1e-3);
+}
+
+#[test]
+fn draft_kinds_are_costed_as_documented() {
+    // A fixed cost: t_draft = c · t_base exactly.
+    let d = data(&["--demo", "1", "--draft-cost", "0.1"], "demo1");
+    close(d["c"].as_f64().unwrap(), 0.1);
+    // An EAGLE-like head: one layer of the target (218,112,000 weights) plus its LM head
+    // (128,256 · 4096) and final norm, one layer of KV (4,096 bytes per token), + 0.3 ms.
+    let d = data(&["--demo", "1", "--draft-head"], "demo1");
+    let head = 218_112_000.0 + 525_336_576.0 + 4096.0;
+    close(
+        d["t_draft_s"].as_f64().unwrap(),
+        (2.0 * head + 1025.0 * 4096.0) / (BW * 0.8) + 0.3e-3,
+    );
+    // Self-speculation with a 256-token window at context 32768: the draft reads all the
+    // weights but only 256 tokens of KV (+ the new one), at the target's overhead.
+    let d = data(
+        &["--demo", "1", "--draft-kv-window", "256", "--ctx", "32768"],
+        "demo1",
+    );
+    close(
+        d["t_base_s"].as_f64().unwrap(),
+        (2.0 * W8B + 32_769.0 * KV8B) / (BW * 0.8) + 1e-3,
+    );
+    close(
+        d["t_draft_s"].as_f64().unwrap(),
+        (2.0 * W8B + 257.0 * KV8B) / (BW * 0.8) + 1e-3,
+    );
+}
+
+#[test]
+fn batch_and_context_lists_replace_the_grid() {
+    let d = data(
+        &["--demo", "2", "--batch", "1,8", "--ctx", "8192,131072"],
+        "demo2",
+    );
+    assert_eq!(d["ctxs_tokens"], serde_json::json!([8192, 131072]));
+    let rows = d["grid"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1]["batch"], 8);
+    // By hand: ⌊(80e9 − 2 · 8,030,261,248) / (131,072 · 131,072)⌋ = 3 sequences at 128K.
+    assert_eq!(d["max_batch"], serde_json::json!([59, 3]));
+    assert!(
+        rows[1]["cells"][1].is_null(),
+        "8 sequences of 128K do not fit"
+    );
+    let r = run::<Cli>(&["--ctx", "200000"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("context 200000 is longer than Llama-3.1-8B's maximum of 131072 tokens"),
+        "{}",
+        r.stderr
+    );
+    for bad in [&["--batch", "0"][..], &["--batch", "-4"], &["--ctx", "x"]] {
+        let r = run::<Cli>(bad);
+        assert_eq!(r.code, 2, "{bad:?}: {r:?}");
+    }
+}
+
+#[test]
+fn a_fixed_gamma_of_8_at_batch_512_is_a_slow_down() {
+    let d = data(
+        &[
+            "--demo", "2", "--gamma", "8", "--batch", "512", "--ctx", "512",
+        ],
+        "demo2",
+    );
+    let cell = &d["grid"][0]["cells"][0];
+    assert_eq!(cell["gamma"], 8);
+    let speedup = cell["speedup"].as_f64().unwrap();
+    assert!(speedup < 1.0, "{speedup}");
+    let text = run::<Cli>(&[
+        "--demo", "2", "--gamma", "8", "--batch", "512", "--ctx", "512",
+    ])
+    .stdout;
+    assert!(text.contains(&format!("γ=8, {speedup:.2}× 变慢")), "{text}");
+    assert!(text.contains("固定 γ"), "{text}");
+    // The same γ at batch 1 still pays.
+    let d = data(&["--demo", "1", "--gamma", "8"], "demo1");
+    for b in d["best"].as_array().unwrap() {
+        assert_eq!(b["round"]["gamma"], 8);
+    }
+}
+
+#[test]
+fn a_draft_of_another_vocabulary_is_refused_and_one_that_does_not_fit_is_printed() {
+    for target in ["Mistral-7B-v0.3", "Qwen2.5-7B"] {
+        let r = run::<Cli>(&["--target", target]);
+        assert_eq!(r.code, 2, "{r:?}");
+        assert!(
+            r.stderr
+                .contains(&format!("Llama-3.2-1B cannot draft for {target}")),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(r.stderr.lines().count(), 1);
+    }
+    // A same-family draft is fine.
+    let r = run::<Cli>(&[
+        "--target",
+        "Qwen3-8B",
+        "--draft",
+        "Qwen3-0.6B",
+        "--demo",
+        "1",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // 405B of draft weights next to a 1B target on one 80 GB card: printed, not an error.
+    let r = run::<Cli>(&[
+        "--target",
+        "Llama-3.2-1B",
+        "--draft",
+        "Llama-3.1-405B",
+        "--demo",
+        "1",
+        "--demo",
+        "2",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("加上草稿 Llama-3.1-405B 的权重"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("放不下"), "{}", r.stdout);
+    assert!(
+        !r.stdout.contains("c = 155"),
+        "no figures for a draft that does not fit"
+    );
+    let d = data(
+        &[
+            "--target",
+            "Llama-3.2-1B",
+            "--draft",
+            "Llama-3.1-405B",
+            "--demo",
+            "1",
+        ],
+        "demo1",
+    );
+    assert!(d.is_null());
+}
+
+#[test]
+fn every_validation_row_is_recomputed_by_its_command() {
+    let predictions = validation::predictions().unwrap();
+    for p in &predictions {
+        let m = &p.measurement;
+        for (profile, want) in [(&SEED, p.seed), (&FITTED, p.fitted)] {
+            let command = m.command(profile);
+            let args: Vec<&str> = command
+                .strip_prefix("cargo run -p lecture06 -- ")
+                .unwrap()
+                .split(' ')
+                .collect();
+            let d = data(&[&args[..], &["--demo", "1"]].concat(), "demo1");
+            let got = match m.quantity {
+                Quantity::StepTime => d["t_base_s"].as_f64().unwrap(),
+                Quantity::Speedup(_) => d["measured_tree"]["speedup"].as_f64().unwrap(),
+            };
+            assert!(
+                (got - want).abs() <= 1e-12 * want,
+                "{} under {}: {got} vs {want}",
+                m.id,
+                profile.name
+            );
+        }
+    }
+    let text = run::<Cli>(&["--demo", "5"]).stdout;
+    for p in &predictions {
+        assert!(
+            text.contains(p.measurement.url),
+            "{} cited",
+            p.measurement.id
+        );
+    }
+}
+
+#[test]
+fn every_card_target_draft_and_knob_prints_finite_figures() {
+    use decode_lab::Draft;
+    use llm_math::{Deployment, KvDtype, WeightDtype};
+    let drafts = [
+        Draft::Model(llm_math::LLAMA32_1B),
+        Draft::Head,
+        Draft::FixedCost(0.05),
+        Draft::SelfSpec { kv_window: 512 },
+    ];
+    let weights = [WeightDtype::Bf16, WeightDtype::Fp8, WeightDtype::Int4];
+    let (mut k, mut checked) = (0usize, 0usize);
+    for hw in hw_specs::ACCELERATORS {
+        for target in llm_math::MODELS {
+            for (i, draft) in drafts.iter().enumerate() {
+                for alpha in [0.6, 1.0] {
+                    k += 1;
+                    let setup = Setup {
+                        hw: *hw,
+                        target: *target,
+                        draft: *draft,
+                        alpha,
+                        deployment: Deployment {
+                            tp: [1, 2, 8][(k + i) % 3],
+                            weights: weights[k % 3],
+                            kv: if k % 2 == 0 {
+                                KvDtype::Bf16
+                            } else {
+                                KvDtype::Fp8
+                            },
+                            ..Deployment::default()
+                        },
+                        gamma: if k % 5 == 0 { Some(8) } else { None },
+                        ..Setup::default()
+                    };
+                    let label = format!(
+                        "{} {} {draft:?} {:?}",
+                        hw.name, target.name, setup.deployment
+                    );
+                    // The command line refuses what cannot exist (another tokenizer, a
+                    // tensor-parallel degree that does not divide the heads); a draft that
+                    // does not fit is printed, so it stays in.
+                    match setup.scenario(1, 1024, alpha).validate() {
+                        Ok(()) | Err(decode_lab::Error::DraftDoesNotFit(_)) => {}
+                        Err(_) => continue,
+                    }
+                    checked += 1;
+                    let d1 = demo1::figures(&setup).unwrap();
+                    let d2 = demo2::figures(&setup).unwrap();
+                    let text = format!(
+                        "{:?}{:?}",
+                        demo1::blocks(&setup, &d1).unwrap(),
+                        demo2::blocks(&setup, &d2).unwrap()
+                    );
+                    assert!(
+                        !text.contains("NaN") && !text.contains("inf"),
+                        "{label}: {text}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked >= 400, "only {checked} setups checked");
+}
