@@ -11,7 +11,7 @@
 //!   target, [`Draft`] kind (a model, an EAGLE-like head, a fixed cost, self-speculation
 //!   with a KV window), batch, context, α, and how the model is served
 //!   ([`llm_math::Deployment`]: tensor parallelism, dtypes, efficiencies).
-//! - [`toy`]: acceptance measured on a real (toy) model — where the target's token ranks
+//! - [`acceptance`]: acceptance measured on a real (toy) model — where the target's token ranks
 //!   among the draft's candidates ([`draft_ranks`]) and how many levels a chain or a tree
 //!   of drafts gets accepted ([`tree_accept_lengths`]).
 //! - [`validation`]: the roofline against published measurements (`docs/validation.md`).
@@ -25,7 +25,7 @@
 
 pub mod roofline;
 pub mod speculative;
-pub mod toy;
+pub mod acceptance;
 pub mod validation;
 
 pub use roofline::{
@@ -34,7 +34,7 @@ pub use roofline::{
     tree_speedup, verify_time,
 };
 pub use speculative::{Sampling, SpecStats, TreeShape, speculative_generate};
-pub use toy::{TreeAcceptance, draft_ranks, tree_accept_lengths};
+pub use acceptance::{TreeAcceptance, draft_ranks, tree_accept_lengths};
 pub use transformer_lab::{TransformerLM, autoregressive_generate};
 
 use std::fmt;

@@ -5,7 +5,7 @@
 
 use divan::Bencher;
 use divan::counter::ItemsCount;
-use lecture06::spec_decode_on_hardware::toy_model as toy;
+use lecture06::spec_decode_on_hardware::toy_model;
 use lecture06::spec_decode_on_hardware::{Setup, demo3};
 use quant_lab::QCFG;
 use transformer_lab::config_like;
@@ -18,7 +18,7 @@ fn main() {
 /// steps), the target's greedy generation (prefill of 8, then 47 steps), and each
 /// draft's teacher-forced pass over 64 × 56 tokens.
 fn demo3_flops() -> u64 {
-    let (b, t, n) = (toy::N_SEQ, toy::PROMPT_LEN, toy::N_NEW);
+    let (b, t, n) = (toy_model::N_SEQ, toy_model::PROMPT_LEN, toy_model::N_NEW);
     let steps = |from: usize, count: usize| -> f64 {
         (from..from + count)
             .map(|pos| QCFG.forward_flops(b, pos, 1))
