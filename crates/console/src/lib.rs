@@ -6,6 +6,10 @@
 //! formatted by [`fmt_time`]. Everything writes to an [`io::Write`] (never `println!`),
 //! so tests can capture the bytes and a broken pipe is an error, not a panic.
 //!
+//! A lecture does not call these one by one: it builds a report of blocks
+//! (`lecture_kit::report`), and `lecture_kit`'s text renderer prints each block with the
+//! function here that prints its kind.
+//!
 //! Widths are *display* widths (Unicode East Asian Width, via `unicode-width`): a Chinese
 //! character takes two terminal columns, `×`, `α`, `γ` and `—` one. Tables are drawn with
 //! ASCII rules only, because box-drawing characters are "ambiguous width" and render two
@@ -219,107 +223,6 @@ pub fn fmt_time(seconds: f64) -> String {
     format!("{sign}{} {}", shown(k), UNITS[k].1)
 }
 
-/// One table of a lecture: what [`print_table`] prints, plus a caption for the exports
-/// that show tables without the surrounding text (`--format markdown` / `csv`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Table {
-    /// What the table shows, one line.
-    pub caption: String,
-    /// Column headers.
-    pub headers: Vec<String>,
-    /// Rows of formatted cells.
-    pub rows: Vec<Vec<String>>,
-}
-
-/// One piece of a lecture's printed output, in order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Block {
-    /// A demo's header ([`print_header`]).
-    Header(String),
-    /// A line of text, printed as is (a leading `\n` makes a blank line before it).
-    Text(String),
-    /// A table ([`print_table`]).
-    Table(Table),
-    /// The numbered observations that close a demo ([`print_observations`]).
-    Observations(Vec<String>),
-}
-
-/// Prints blocks the way a lecture prints in a terminal.
-pub fn render_text(out: &mut dyn Write, blocks: &[Block]) -> io::Result<()> {
-    for block in blocks {
-        match block {
-            Block::Header(title) => print_header(out, title)?,
-            Block::Text(line) => writeln!(out, "{line}")?,
-            Block::Table(t) => print_table(out, &t.headers, &t.rows)?,
-            Block::Observations(items) => print_observations(out, items)?,
-        }
-    }
-    Ok(())
-}
-
-/// Prints only the tables, as Markdown, each under a `### caption` heading: ready to paste
-/// into slides or notes.
-///
-/// ```
-/// use console::{Block, Table, render_markdown};
-/// let t = Table { caption: "c".into(), headers: vec!["n".into()], rows: vec![vec!["1".into()]] };
-/// let mut out = Vec::new();
-/// render_markdown(&mut out, &[Block::Text("skipped".into()), Block::Table(t)])?;
-/// assert_eq!(String::from_utf8(out).unwrap(), "### c\n\n| n |\n|---|\n| 1 |\n\n");
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub fn render_markdown(out: &mut dyn Write, blocks: &[Block]) -> io::Result<()> {
-    for t in tables(blocks) {
-        writeln!(out, "### {}", t.caption)?;
-        print_table(out, &t.headers, &t.rows)?;
-        writeln!(out)?;
-    }
-    Ok(())
-}
-
-/// Prints only the tables, as CSV (RFC 4180 quoting): for each table a one-field caption
-/// row, the header row, the data rows, then an empty line.
-///
-/// ```
-/// use console::{Block, Table, render_csv};
-/// let t = Table {
-///     caption: "演示 2".into(),
-///     headers: vec!["批大小".into(), "上下文 512".into()],
-///     rows: vec![vec!["1".into(), "γ=4, 1.93×".into()]],
-/// };
-/// let mut out = Vec::new();
-/// render_csv(&mut out, &[Block::Table(t)])?;
-/// assert_eq!(String::from_utf8(out).unwrap(), "演示 2\n批大小,上下文 512\n1,\"γ=4, 1.93×\"\n\n");
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub fn render_csv(out: &mut dyn Write, blocks: &[Block]) -> io::Result<()> {
-    for t in tables(blocks) {
-        writeln!(out, "{}", csv_field(&t.caption))?;
-        for row in std::iter::once(&t.headers).chain(&t.rows) {
-            let fields: Vec<String> = row.iter().map(|c| csv_field(c)).collect();
-            writeln!(out, "{}", fields.join(","))?;
-        }
-        writeln!(out)?;
-    }
-    Ok(())
-}
-
-fn tables(blocks: &[Block]) -> impl Iterator<Item = &Table> {
-    blocks.iter().filter_map(|b| match b {
-        Block::Table(t) => Some(t),
-        _ => None,
-    })
-}
-
-/// One CSV field: quoted when it holds a comma, a quote or a line break; quotes doubled.
-fn csv_field(cell: &str) -> String {
-    if cell.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", cell.replace('"', "\"\""))
-    } else {
-        cell.to_string()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,39 +334,6 @@ mod tests {
         let joined: String = wrap(text, 11).concat();
         let strip = |s: &str| s.chars().filter(|c| *c != ' ').collect::<String>();
         assert_eq!(strip(&joined), strip(text));
-    }
-
-    #[test]
-    fn csv_quotes_only_fields_that_need_it() {
-        assert_eq!(csv_field("1.93×"), "1.93×");
-        assert_eq!(csv_field("γ=4, 1.93×"), "\"γ=4, 1.93×\"");
-        assert_eq!(csv_field("\"放不下\""), "\"\"\"放不下\"\"\"");
-    }
-
-    #[test]
-    fn render_text_prints_blocks_in_order_like_the_print_functions() {
-        let t = Table {
-            caption: "x".into(),
-            headers: vec!["a".into()],
-            rows: vec![vec!["1".into()]],
-        };
-        let blocks = [
-            Block::Header("演示".into()),
-            Block::Text("\n一行".into()),
-            Block::Table(t.clone()),
-            Block::Observations(vec!["看".into()]),
-        ];
-        let mut got = Vec::new();
-        render_text(&mut got, &blocks).unwrap();
-        let mut want = Vec::new();
-        print_header(&mut want, "演示").unwrap();
-        writeln!(want, "\n一行").unwrap();
-        print_table(&mut want, &t.headers, &t.rows).unwrap();
-        print_observations(&mut want, &["看"]).unwrap();
-        assert_eq!(
-            String::from_utf8(got).unwrap(),
-            String::from_utf8(want).unwrap()
-        );
     }
 
     #[test]

@@ -23,18 +23,18 @@
 //! [`autoregressive_generate`] are re-exported here because lecture 6 uses them as the
 //! target and the drafts.
 
+pub mod acceptance;
 pub mod roofline;
 pub mod speculative;
-pub mod acceptance;
 pub mod validation;
 
+pub use acceptance::{TreeAcceptance, draft_ranks, tree_accept_lengths};
 pub use roofline::{
     BestRound, Draft, LLAMA32_1B, MAX_GAMMA, MemoryPlan, RoundPlan, Scenario, TreeRound,
     best_round, draft_step_time, draft_time, expected_tokens, round_plan, target_pass_time,
     tree_speedup, verify_time,
 };
 pub use speculative::{Sampling, SpecStats, TreeShape, speculative_generate};
-pub use acceptance::{TreeAcceptance, draft_ranks, tree_accept_lengths};
 pub use transformer_lab::{TransformerLM, autoregressive_generate};
 
 use std::fmt;

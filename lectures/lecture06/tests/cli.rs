@@ -148,7 +148,10 @@ fn bad_flags_exit_2_with_one_line_that_lists_the_choices() {
         (&["--alpha", "0"], "α must be in (0, 1], got 0.0"),
         (&["--alpha", "1.2"], "α must be in (0, 1]"),
         (&["--alpha", "-0.3"], "α must be in (0, 1], got -0.3"),
-        (&["--demo", "-1"], "--demo takes 1, 2, 3, 4 or 5 (got \"-1\")"),
+        (
+            &["--demo", "-1"],
+            "--demo takes 1, 2, 3, 4 or 5 (got \"-1\")",
+        ),
         (
             &["--demo", "abc"],
             "--demo takes 1, 2, 3, 4 or 5 (got \"abc\")",

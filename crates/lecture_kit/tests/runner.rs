@@ -1,0 +1,233 @@
+//! The runner and the renderers on a two-demo lecture made up for the test.
+
+use std::io::{self, Write};
+
+use lecture_kit::figure::{Axis, Figure, Panel, RefLine, Series};
+use lecture_kit::testing::{check_command_line, run};
+use lecture_kit::{
+    Block, Cell, Column, CommonArgs, Datum, Error, Lecture, Report, Script, Section, Table,
+};
+
+#[derive(Debug, Clone, clap::Parser)]
+#[command(name = "lecture99")]
+struct Toy {
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+fn report(_: &Toy, demos: &[u8]) -> Result<Report, Error> {
+    let mut r = Report::new(99, "01_toy");
+    for &d in demos {
+        let table = Table::new(
+            format!("demo{d}"),
+            format!("演示 {d}"),
+            vec![
+                Column::number("n", ""),
+                Column::with_fields("γ, 加速", &[("γ", ""), ("加速", "×")]),
+            ],
+        )
+        .row(vec![
+            Cell::int(1),
+            Cell::values("γ=4, 1.93×", vec![Datum::Int(4), Datum::Number(1.93)]),
+        ])
+        .row(vec![Cell::int(2), Cell::missing("放不下", 2)]);
+        let mut blocks = vec![
+            Block::Header(format!("演示 {d}")),
+            Block::Table(table),
+            Block::Observations(vec!["看".into()]),
+        ];
+        if d == 2 {
+            let mut panel = Panel::new("", Axis::log("n"), Axis::linear("加速").times());
+            panel.series.push(Series::line(
+                "a",
+                vec![(1.0, 1.5), (10.0, 2.0), (1000.0, 0.8)],
+            ));
+            panel.hlines.push(RefLine {
+                y: 1.0,
+                label: "1.0×".into(),
+            });
+            blocks.push(Block::Figure(Figure {
+                id: "fig".into(),
+                title: "图".into(),
+                panels: vec![panel],
+            }));
+        }
+        r.sections
+            .push(Section::new(format!("demo{d}"), blocks, &d)?);
+    }
+    Ok(r)
+}
+
+impl Lecture for Toy {
+    const NUMBER: u32 = 99;
+    const SCRIPTS: &'static [Script<Self>] = &[Script {
+        name: "01_toy",
+        title: "玩具",
+        demos: &[1, 2],
+        default_demos: &[1, 2],
+        report,
+    }];
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+}
+
+#[test]
+fn the_shared_command_line_checks_pass_on_a_well_behaved_lecture() {
+    check_command_line::<Toy>();
+}
+
+#[test]
+fn demos_are_printed_in_lecture_order_without_repeats() {
+    let r = run::<Toy>(&["--demo", "2", "--demo", "1", "--demo", "2"]);
+    assert_eq!(r.code, 0);
+    let one = r.stdout.find("演示 1").unwrap();
+    let two = r.stdout.find("演示 2").unwrap();
+    assert!(one < two);
+    assert_eq!(r.stdout.matches("演示 2\n").count(), 1, "{}", r.stdout);
+}
+
+#[test]
+fn bad_flags_exit_2_with_one_line_naming_the_choices() {
+    for (args, want) in [
+        (&["--demo", "3"][..], "--demo takes 1 or 2 (got \"3\")"),
+        (&["--demo", "-7"], "--demo takes 1 or 2 (got \"-7\")"),
+        (
+            &["--bogus"],
+            "valid flags: --script, --demo, --format, --out, --plot, --list",
+        ),
+        (
+            &["--script", "x"],
+            "unknown script \"x\"; choose one of: 01_toy",
+        ),
+        (&["--format", "csv"], "the chosen demos have 2 tables"),
+        (
+            &["--list", "--plot", "/tmp/never"],
+            "--plot: the chosen demos draw no figure",
+        ),
+    ] {
+        let r = run::<Toy>(args);
+        assert_eq!(r.code, 2, "{args:?}: {r:?}");
+        assert!(r.stderr.starts_with("lecture99: "), "{r:?}");
+        assert!(r.stderr.contains(want), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.trim_end().ends_with("see --help"), "{}", r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1);
+    }
+}
+
+/// A reader that takes `limit` bytes and then closes (`lecture | head -c N`), counting
+/// flushes and writes.
+struct Pipe {
+    limit: usize,
+    taken: usize,
+    writes: usize,
+    flushes: usize,
+}
+
+impl Write for Pipe {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.writes += 1;
+        if self.taken >= self.limit {
+            return Err(io::ErrorKind::BrokenPipe.into());
+        }
+        let n = buf.len().min(self.limit - self.taken);
+        self.taken += n;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.flushes += 1;
+        Ok(())
+    }
+}
+
+#[test]
+fn output_is_written_in_one_buffered_pass_and_a_closed_pipe_is_success() {
+    let mut pipe = Pipe {
+        limit: usize::MAX,
+        taken: 0,
+        writes: 0,
+        flushes: 0,
+    };
+    let mut err = Vec::new();
+    assert_eq!(
+        lecture_kit::exit_code::<Toy>(["lecture99"], &mut pipe, &mut err),
+        0
+    );
+    assert_eq!((pipe.writes, pipe.flushes), (1, 1), "one write, one flush");
+    let mut closed = Pipe { limit: 10, ..pipe };
+    closed.taken = 0;
+    let code = lecture_kit::exit_code::<Toy>(["lecture99"], &mut closed, &mut err);
+    assert_eq!(code, 0, "a reader that leaves early is no error");
+    assert!(err.is_empty(), "{}", String::from_utf8_lossy(&err));
+}
+
+#[test]
+fn a_file_that_cannot_be_written_exits_1_and_names_it() {
+    let r = run::<Toy>(&["--out", "/nonexistent-dir/x.txt"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("/nonexistent-dir/x.txt"), "{}", r.stderr);
+}
+
+#[test]
+fn text_prints_cells_and_csv_prints_their_values() {
+    let text = run::<Toy>(&["--demo", "1"]).stdout;
+    assert!(text.contains("| 1 | γ=4, 1.93× |"), "{text}");
+    assert!(text.contains("| 2 | 放不下     |"), "{text}");
+    let csv = run::<Toy>(&["--demo", "1", "--format", "csv"]).stdout;
+    assert_eq!(
+        csv,
+        "n,\"γ, 加速 · γ\",γ, 加速 · 加速 [×]\n1,4,1.93\n2,,\n"
+            .replace("γ, 加速 · 加速 [×]", "\"γ, 加速 · 加速 [×]\"")
+    );
+}
+
+#[test]
+fn svg_figures_are_written_with_human_ticks_and_the_cjk_font_list() {
+    let dir = std::env::temp_dir().join(format!("kit-figs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let r = run::<Toy>(&["--plot", dir.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let svg = std::fs::read_to_string(dir.join("fig.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(str::trim))
+        .collect();
+    for want in ["1", "10", "100", "1K", "1.0×", "图", "a"] {
+        assert!(texts.contains(&want), "{want}: {texts:?}");
+    }
+    assert!(texts.iter().all(|t| !t.ends_with(".0")), "{texts:?}");
+    assert!(
+        doc.descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .all(|n| n
+                .attribute("font-family")
+                .unwrap()
+                .starts_with("Noto Sans CJK SC"))
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_panel_with_nothing_to_draw_says_why_instead_of_drawing_axes() {
+    let mut panel = Panel::new("", Axis::linear("x"), Axis::linear("y"));
+    panel.message = Some("Llama-3.1-70B 放不下".into());
+    let svg = lecture_kit::render::svg::to_string(&Figure {
+        id: "x".into(),
+        title: "t".into(),
+        panels: vec![panel],
+    })
+    .unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(str::trim))
+        .collect();
+    assert!(texts.contains(&"Llama-3.1-70B 放不下"), "{texts:?}");
+    assert!(
+        !texts.contains(&"x") && !texts.contains(&"y"),
+        "no axes: {texts:?}"
+    );
+}
