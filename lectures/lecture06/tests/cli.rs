@@ -160,7 +160,7 @@ fn bad_flags_exit_2_with_one_line_that_lists_the_choices() {
         (&["--demo", "5"], "--demo takes 1, 2, 3 or 4"),
         (
             &["--format", "xml"],
-            "[possible values: text, markdown, csv, json]",
+            "[possible values: text, markdown, csv, json, html]",
         ),
         (&["--frobnicate"], "valid flags: --script, --demo, --format"),
         (
