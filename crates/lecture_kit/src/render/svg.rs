@@ -33,12 +33,14 @@ pub const FONT_FAMILY: &str = "Noto Sans CJK SC, Noto Sans SC, Source Han Sans S
 
 /// Width of a figure, pixels.
 pub const WIDTH: u32 = 960;
-/// Height of a one-panel figure, pixels; each further panel adds [`PANEL_HEIGHT`].
+/// Height of a one-panel figure, pixels.
 const SINGLE_HEIGHT: u32 = 600;
-/// Height of each panel of a multi-panel figure, pixels.
+/// Height of each panel of a multi-panel figure, pixels (below the figure's title).
 pub const PANEL_HEIGHT: u32 = 400;
 /// Height of the figure's title strip, pixels.
 const TITLE_HEIGHT: u32 = 44;
+/// Height of a panel that has nothing to plot and says why, pixels.
+const MESSAGE_HEIGHT: u32 = 200;
 
 /// Series colours, in order (colour-blind-safe Okabe–Ito palette).
 pub const COLORS: [RGBColor; 6] = [
@@ -116,12 +118,19 @@ pub fn write(figure: &Figure, path: &Path) -> Result<(), String> {
 
 /// Draws `figure` into a string of SVG.
 pub fn to_string(figure: &Figure) -> Result<String, String> {
-    let n = figure.panels.len().max(1) as u32;
-    let height = if n == 1 {
-        SINGLE_HEIGHT
-    } else {
-        TITLE_HEIGHT + n * PANEL_HEIGHT
-    };
+    // A chart gets the full height; a panel that only says why there is nothing to
+    // draw ("放不下") gets a strip, not a page of white.
+    let n = figure.panels.len();
+    let heights: Vec<u32> = figure
+        .panels
+        .iter()
+        .map(|p| match (ranges(p).is_some(), n) {
+            (false, _) => MESSAGE_HEIGHT,
+            (true, 1) => SINGLE_HEIGHT - TITLE_HEIGHT,
+            (true, _) => PANEL_HEIGHT,
+        })
+        .collect();
+    let height = TITLE_HEIGHT + heights.iter().sum::<u32>();
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
@@ -134,10 +143,11 @@ pub fn to_string(figure: &Figure) -> Result<String, String> {
                 .pos(Pos::new(HPos::Center, VPos::Top)),
         ))
         .map_err(|e| e.to_string())?;
-        let (_, body) = root.split_vertically(TITLE_HEIGHT);
-        let areas = body.split_evenly((n as usize, 1));
-        for (panel, area) in figure.panels.iter().zip(&areas) {
-            draw_panel(area, panel)?;
+        let (_, mut rest) = root.split_vertically(TITLE_HEIGHT);
+        for (panel, h) in figure.panels.iter().zip(heights) {
+            let (area, below) = rest.split_vertically(h);
+            draw_panel(&area, panel)?;
+            rest = below;
         }
         root.present().map_err(|e| e.to_string())?;
     }
@@ -223,6 +233,33 @@ fn with_headroom(r: Range<f64>, scale: Scale, fraction: f64) -> Range<f64> {
     }
 }
 
+/// The x and y ranges a panel shows; `None` when it has nothing to plot.
+fn ranges(panel: &Panel) -> Option<(Range<f64>, Range<f64>)> {
+    if !panel.has_points() {
+        return None;
+    }
+    let x = if panel.x.categories.is_empty() {
+        let xs = panel
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0));
+        let regions = panel.regions.iter().flat_map(|r| [r.x0, r.x1]);
+        span(xs.chain(regions), panel.x.scale, panel.x.range)?
+    } else {
+        -0.6..panel.x.categories.len() as f64 - 0.4
+    };
+    let ys = panel
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1));
+    let y = span(
+        ys.chain(panel.hlines.iter().map(|h| h.y)),
+        panel.y.scale,
+        panel.y.range,
+    )?;
+    Some((x, y))
+}
+
 fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, panel: &Panel) -> Result<(), String> {
     let (w, _) = area.dim_in_pixel();
     let title_h = if panel.title.is_empty() { 0 } else { 26 };
@@ -236,27 +273,7 @@ fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, panel: &Panel) -> Resul
         ))
         .map_err(|e| e.to_string())?;
     }
-    let categorical = !panel.x.categories.is_empty();
-    let x = if categorical {
-        Some(-0.6..panel.x.categories.len() as f64 - 0.4)
-    } else {
-        let xs = panel
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.0));
-        let regions = panel.regions.iter().flat_map(|r| [r.x0, r.x1]);
-        span(xs.chain(regions), panel.x.scale, panel.x.range)
-    };
-    let ys = panel
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1));
-    let y = span(
-        ys.chain(panel.hlines.iter().map(|h| h.y)),
-        panel.y.scale,
-        panel.y.range,
-    );
-    let (Some(x), Some(y), true) = (x, y, panel.has_points()) else {
+    let Some((x, y)) = ranges(panel) else {
         let msg = panel.message.as_deref().unwrap_or("（没有可画的数据）");
         return message(area, title_h, msg).map_err(|e| e.to_string());
     };
