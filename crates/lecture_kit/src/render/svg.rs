@@ -693,3 +693,125 @@ fn legend(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figure::{Axis, Region, Series};
+
+    fn one_panel(panel: Panel) -> Figure {
+        Figure {
+            id: "f".into(),
+            title: "标题".into(),
+            panels: vec![panel],
+        }
+    }
+
+    fn parse(svg: &str) -> roxmltree::Document<'_> {
+        roxmltree::Document::parse(svg).expect("well-formed SVG")
+    }
+
+    fn texts<'a>(doc: &'a roxmltree::Document) -> Vec<roxmltree::Node<'a, 'a>> {
+        doc.descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .collect()
+    }
+
+    fn num(n: &roxmltree::Node, a: &str) -> f64 {
+        n.attribute(a).unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn headroom_frees_the_top_fraction_on_either_scale() {
+        // Linear 0..1 with a fifth free on top: 1 is 80% of the way up 0..1.25.
+        let r = with_headroom(0.0..1.0, Scale::Linear, 0.2);
+        assert!((r.end - 1.25).abs() < 1e-12, "{r:?}");
+        // Log 1..100 with half free: 100 is halfway up 1..10 000 in log terms.
+        let r = with_headroom(1.0..100.0, Scale::Log, 0.5);
+        assert!((r.end - 1e4).abs() < 1e-6, "{r:?}");
+    }
+
+    #[test]
+    fn a_panel_with_nothing_to_plot_is_a_strip_of_words_not_axes() {
+        let mut panel = Panel::new("", Axis::log("x"), Axis::linear("y"));
+        panel.series.push(Series::line("空", vec![]));
+        panel.message = Some("放不下：这块卡装不下。".into());
+        let svg = to_string(&one_panel(panel)).unwrap();
+        let doc = parse(&svg);
+        assert_eq!(
+            num(&doc.root_element(), "height"),
+            244.0,
+            "title + one strip"
+        );
+        let words: Vec<&str> = texts(&doc)
+            .iter()
+            .filter_map(|t| t.text())
+            .map(str::trim)
+            .collect();
+        assert_eq!(
+            words,
+            ["标题", "放不下：这块卡装不下。"],
+            "no tick, no legend"
+        );
+    }
+
+    #[test]
+    fn a_region_too_narrow_for_its_label_points_at_it_from_just_before() {
+        let mut panel = Panel::new("", Axis::linear("x").range(0.0, 100.0), Axis::linear("y"));
+        panel
+            .series
+            .push(Series::line("s", vec![(0.0, 1.0), (98.0, 2.0)]));
+        for (x0, label) in [
+            (98.0, "一个很长很长的标签：批 > 98 放不下"),
+            (20.0, "宽：放不下"),
+        ] {
+            panel.regions.push(Region {
+                x0,
+                x1: 100.0,
+                label: label.into(),
+                series: 0,
+            });
+        }
+        let svg = to_string(&one_panel(panel)).unwrap();
+        let doc = parse(&svg);
+        let bands: Vec<f64> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("rect") && n.attribute("opacity") == Some("0.22"))
+            .map(|n| num(&n, "x"))
+            .collect();
+        assert_eq!(bands.len(), 2);
+        let find = |start: &str| {
+            texts(&doc)
+                .into_iter()
+                .find(|t| t.text().unwrap_or("").trim().starts_with(start))
+                .unwrap()
+        };
+        let narrow = find("一个很长");
+        assert!(narrow.text().unwrap().trim().ends_with(" →"));
+        assert_eq!(narrow.attribute("text-anchor"), Some("end"));
+        assert!(num(&narrow, "x") < bands[0], "ends before its band");
+        let wide = find("宽");
+        assert_eq!(wide.attribute("text-anchor"), Some("start"));
+        assert!(num(&wide, "x") > bands[1], "starts inside its band");
+    }
+
+    #[test]
+    fn the_legend_goes_where_there_are_fewest_points() {
+        // Points fill the top fifth from edge to edge, and one sits in the lower left:
+        // only the lower right is free.
+        let mut panel = Panel::new("", Axis::linear("x"), Axis::linear("y"));
+        let mut pts: Vec<(f64, f64)> = (0..=40)
+            .flat_map(|i| (0..=8).map(move |j| (i as f64 * 0.25, 8.0 + j as f64 * 0.25)))
+            .collect();
+        pts.push((0.0, 0.0));
+        panel.series.push(Series::dots("点", pts));
+        let svg = to_string(&one_panel(panel)).unwrap();
+        let doc = parse(&svg);
+        let legend = doc
+            .descendants()
+            .find(|n| n.has_tag_name("rect") && n.attribute("stroke") == Some("#BEBEBE"))
+            .unwrap();
+        let (x, y) = (num(&legend, "x"), num(&legend, "y"));
+        assert!(x > WIDTH as f64 / 2.0 && y > 300.0, "legend at ({x}, {y})");
+    }
+}
