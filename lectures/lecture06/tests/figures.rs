@@ -3,13 +3,16 @@
 //! cut short, labels outside their region, a y axis from 0, lines across categories, no
 //! break-even line, empty axes where the target does not fit.
 
+mod svg_read;
+
 use lecture_kit::Figure;
-use lecture_kit::render::svg::{self, color_hex};
+use lecture_kit::render::svg::color_hex;
 use lecture06::spec_decode_on_hardware::demo4::{Demo4, MeasuredDraft, MeasuredShape};
 use lecture06::spec_decode_on_hardware::toy_model::{self, DraftRanks};
 use lecture06::spec_decode_on_hardware::{Setup, demo1, demo2, demo3, demo4};
 use llm_math::{LLAMA31_70B, max_batch};
 use once_cell::sync::Lazy;
+use svg_read::{Svg, width};
 
 /// The toy model's draft ranks, computed once for every test of this file.
 static RANKS: Lazy<Vec<DraftRanks>> = Lazy::new(|| toy_model::ranks().unwrap());
@@ -65,145 +68,6 @@ fn demo4_by_hand() -> Demo4 {
             },
         ],
     }
-}
-
-// ---- reading an SVG back -------------------------------------------------------------
-
-#[derive(Debug)]
-struct Text {
-    x: f64,
-    y: f64,
-    anchor: String,
-    family: String,
-    size: f64,
-    text: String,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Rect {
-    x: f64,
-    y: f64,
-    w: f64,
-    h: f64,
-}
-
-impl Rect {
-    fn contains(&self, (x, y): (f64, f64)) -> bool {
-        x >= self.x && x <= self.x + self.w && y >= self.y && y <= self.y + self.h
-    }
-}
-
-#[derive(Debug, Default)]
-struct Svg {
-    texts: Vec<Text>,
-    /// `(rect, fill, stroke, opacity)`.
-    rects: Vec<(Rect, String, String, f64)>,
-    /// `(cx, cy, fill)`.
-    circles: Vec<(f64, f64, String)>,
-    /// `(stroke, points)` of every polyline (lines and dashes).
-    polylines: Vec<(String, Vec<(f64, f64)>)>,
-}
-
-impl Svg {
-    fn parse(svg: &str) -> Svg {
-        let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
-        assert_eq!(doc.root_element().tag_name().name(), "svg");
-        let num = |n: &roxmltree::Node, a: &str| -> f64 {
-            n.attribute(a)
-                .unwrap_or_else(|| panic!("{a} missing on {n:?}"))
-                .parse()
-                .unwrap()
-        };
-        let attr = |n: &roxmltree::Node, a: &str| n.attribute(a).unwrap_or("").to_string();
-        let mut out = Svg::default();
-        for n in doc.descendants().filter(|n| n.is_element()) {
-            match n.tag_name().name() {
-                "text" => out.texts.push(Text {
-                    x: num(&n, "x"),
-                    y: num(&n, "y"),
-                    anchor: attr(&n, "text-anchor"),
-                    family: attr(&n, "font-family"),
-                    size: num(&n, "font-size"),
-                    text: n.text().unwrap_or("").trim().to_string(),
-                }),
-                "rect" => out.rects.push((
-                    Rect {
-                        x: num(&n, "x"),
-                        y: num(&n, "y"),
-                        w: num(&n, "width"),
-                        h: num(&n, "height"),
-                    },
-                    attr(&n, "fill"),
-                    attr(&n, "stroke"),
-                    n.attribute("opacity").map_or(1.0, |o| o.parse().unwrap()),
-                )),
-                "circle" => out
-                    .circles
-                    .push((num(&n, "cx"), num(&n, "cy"), attr(&n, "fill"))),
-                "polyline" => out.polylines.push((
-                    attr(&n, "stroke"),
-                    attr(&n, "points")
-                        .split_whitespace()
-                        .map(|p| {
-                            let (x, y) = p.split_once(',').expect("x,y");
-                            (x.parse().unwrap(), y.parse().unwrap())
-                        })
-                        .collect(),
-                )),
-                _ => {}
-            }
-        }
-        out
-    }
-
-    fn of(figure: &Figure) -> Svg {
-        Svg::parse(&svg::to_string(figure).unwrap())
-    }
-
-    fn has(&self, text: &str) -> bool {
-        self.texts.iter().any(|t| t.text == text)
-    }
-
-    fn count(&self, text: &str) -> usize {
-        self.texts.iter().filter(|t| t.text == text).count()
-    }
-
-    /// The legend frames (grey-stroked, unfilled rectangles).
-    fn legends(&self) -> Vec<Rect> {
-        self.rects
-            .iter()
-            .filter(|(_, fill, stroke, _)| fill == "none" && stroke == "#BEBEBE")
-            .map(|r| r.0)
-            .collect()
-    }
-
-    /// Tick labels: texts that read as a number ("1", "1.5×", "10K").
-    fn ticks(&self) -> Vec<(&Text, f64)> {
-        self.texts
-            .iter()
-            .filter_map(|t| tick_value(&t.text).map(|v| (t, v)))
-            .collect()
-    }
-}
-
-/// The value of a tick label as people write it: "1K" = 1000, "1.5×" = 1.5.
-fn tick_value(text: &str) -> Option<f64> {
-    let t = text.strip_suffix('×').unwrap_or(text);
-    let (t, scale) = match (t.strip_suffix('K'), t.strip_suffix('M')) {
-        (Some(k), _) => (k, 1e3),
-        (_, Some(m)) => (m, 1e6),
-        _ => (t, 1.0),
-    };
-    t.parse::<f64>().ok().map(|v| v * scale)
-}
-
-/// A generous estimate of a text's width: one em per Chinese character, 0.6 em otherwise.
-fn width(t: &Text) -> f64 {
-    t.text
-        .chars()
-        .map(|c| if (c as u32) >= 0x2E80 { 1.0 } else { 0.6 })
-        .sum::<f64>()
-        * t.size
 }
 
 fn all_figures() -> Vec<Figure> {
