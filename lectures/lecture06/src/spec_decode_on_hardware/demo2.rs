@@ -250,7 +250,7 @@ const FIGURE_MAX_BATCH: u64 = 8192;
 
 /// Figure `batch.svg`: the best speedup against batch size (log axis) for each context of
 /// [`DEMO2_CTXS`]. Each curve runs to the largest batch that fits; the batches beyond are
-/// shaded in the curve's colour and labelled "放不下".
+/// a region in the curve's colour labelled "放不下".
 pub fn batch_figure(setup: &Setup, d: &Demo2) -> Result<Figure, Error> {
     let alpha = &setup.alpha;
     // 1, 2, 3, 4, 6, 8, 11, …, FIGURE_MAX_BATCH: two batches per doubling.
