@@ -193,14 +193,18 @@ pub fn tick_label(v: f64, format: TickFormat) -> String {
 }
 
 /// The range of the data (and of `extra` values such as reference lines), with a margin;
-/// a fixed range as given. `None` when there is no finite value to show.
+/// a fixed range as given, if it is one the scale can show. `None` when there is no
+/// finite value to show.
 fn span(
     values: impl Iterator<Item = f64>,
     scale: Scale,
     fixed: Option<(f64, f64)>,
 ) -> Option<Range<f64>> {
     if let Some((lo, hi)) = fixed {
-        return Some(lo..hi);
+        let usable = lo.is_finite() && hi.is_finite() && lo < hi;
+        if usable && (scale == Scale::Linear || lo > 0.0) {
+            return Some(lo..hi);
+        }
     }
     let (lo, hi) = values
         .filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0))
@@ -213,6 +217,10 @@ fn span(
     Some(match scale {
         Scale::Log if hi / lo < 1.0001 => (lo / 2.0)..(hi * 2.0),
         Scale::Log => (lo / 1.3)..(hi * 1.3),
+        // One value, or all equal: a range around it.
+        Scale::Linear if hi - lo < 1e-12 => {
+            (lo - lo.abs().max(1.0) * 0.1)..(hi + hi.abs().max(1.0) * 0.1)
+        }
         Scale::Linear => {
             let pad = ((hi - lo) * 0.08).max(hi.abs().max(1e-9) * 0.02);
             (lo - pad)..(hi + pad)
@@ -729,6 +737,29 @@ mod tests {
         // Log 1..100 with half free: 100 is halfway up 1..10 000 in log terms.
         let r = with_headroom(1.0..100.0, Scale::Log, 0.5);
         assert!((r.end - 1e4).abs() < 1e-6, "{r:?}");
+    }
+
+    #[test]
+    fn degenerate_ranges_still_make_an_axis() {
+        // A fixed range the scale cannot show falls back to the data's.
+        assert_eq!(
+            span([2.0, 4.0].into_iter(), Scale::Log, Some((0.0, 10.0))),
+            Some(2.0 / 1.3..4.0 * 1.3)
+        );
+        assert_eq!(
+            span([5.0].into_iter(), Scale::Linear, Some((1.0, 1.0))),
+            Some(4.5..5.5)
+        );
+        // One value: ±10% around it (±0.1 around 0).
+        assert_eq!(
+            span([0.0].into_iter(), Scale::Linear, None),
+            Some(-0.1..0.1)
+        );
+        assert_eq!(span([f64::NAN].into_iter(), Scale::Linear, None), None);
+        let mut panel = Panel::new("", Axis::linear("x"), Axis::linear("y").range(1.0, 1.0));
+        panel.series.push(Series::line("一点", vec![(3.0, 1.0)]));
+        let svg = to_string(&one_panel(panel)).unwrap();
+        assert!(!svg.contains("NaN"), "every coordinate is a number");
     }
 
     #[test]

@@ -311,7 +311,7 @@ pub fn trees_figure(setup: &Setup, d: &Demo3) -> Figure {
         .iter()
         .flat_map(|d| d.shapes.iter().flat_map(|s| s.speedup.iter().flatten()))
         .fold((1.0f64, 1.0f64), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-    let pad = (hi - lo) * 0.06;
+    let pad = ((hi - lo) * 0.06).max(0.05);
     let speedup_axis = Axis::linear("加速比")
         .times()
         .range((lo - pad).max(0.0), hi + pad);
