@@ -24,7 +24,7 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::figure::{Figure, Panel, Scale, SeriesStyle, TickFormat};
+use crate::figure::{Figure, Panel, RefLine, Scale, SeriesStyle, TickFormat};
 
 /// The font families of every text in a figure, in order of preference: CJK-capable
 /// fonts of Linux (Noto, Source Han, WenQuanYi), macOS (PingFang, Hiragino) and Windows
@@ -501,126 +501,12 @@ where
         }
     }
 
-    // Region bands: one row each above the data, the label inside its band, a dashed
-    // line in its colour where it starts.
-    let data_top = if frame.bands > 0 {
-        plot.y0 + frame.bands_px()
-    } else {
-        plot.y0
-    };
-    let mut labels = Vec::new();
-    for (row, r) in panel.regions.iter().enumerate() {
-        let c = color(r.series);
-        let (x0, x1) = (
-            px((r.x0.max(x.start), y.start)).0.max(plot.x0),
-            px((r.x1.min(x.end), y.start)).0.min(plot.x1),
-        );
-        if x1 <= x0 {
-            continue;
-        }
-        let band = Rect {
-            x0,
-            y0: plot.y0 + 2 + row as i32 * BAND,
-            x1,
-            y1: plot.y0 + (row as i32 + 1) * BAND,
-        };
-        area.draw(&Rectangle::new(
-            [(band.x0, band.y0), (band.x1, band.y1)],
-            c.mix(0.22).filled(),
-        ))?;
-        area.draw(&Rectangle::new(
-            [(band.x0, band.y0), (band.x0 + 3, band.y1)],
-            c.filled(),
-        ))?;
-        area.draw(&DashedPathElement::new(
-            vec![(band.x0, band.y1), (band.x0, plot.y1)],
-            5,
-            4,
-            c.stroke_width(1),
-        ))?;
-        // Inside the band if it fits; else just before it, pointing at it.
-        let w = text_width(&r.label, NOTE_PX);
-        let mid_y = (band.y0 + band.y1) / 2;
-        let (text, at, h) = if w + 12 <= band.x1 - band.x0 {
-            (r.label.clone(), band.x0 + 7, HPos::Left)
-        } else {
-            (format!("{} →", r.label), band.x0 - 4, HPos::Right)
-        };
-        area.draw(&Text::new(
-            text,
-            (at, mid_y),
-            font(NOTE_PX).color(&INK).pos(Pos::new(h, VPos::Center)),
-        ))?;
-        labels.push(band);
-    }
-
-    // Reference lines, each labelled at the end where its label hides least.
+    let data_top = plot.y0 + frame.bands_px();
+    let x_pixel = |v: f64| px((v, y.start)).0;
+    let mut labels = regions(area, panel, &plot, &x_pixel, &x)?;
     for h in &panel.hlines {
-        let (left, yp) = px((x.start, h.y));
-        let right = px((x.end, h.y)).0;
-        area.draw(&DashedPathElement::new(
-            vec![(left, yp), (right, yp)],
-            6,
-            4,
-            GREY.stroke_width(1),
-        ))?;
-        let w = text_width(&h.label, NOTE_PX);
-        let spots = [
-            (
-                Rect {
-                    x0: right - 4 - w,
-                    y0: yp - 17,
-                    x1: right - 4,
-                    y1: yp - 2,
-                },
-                true,
-            ),
-            (
-                Rect {
-                    x0: left + 6,
-                    y0: yp - 17,
-                    x1: left + 6 + w,
-                    y1: yp - 2,
-                },
-                false,
-            ),
-            (
-                Rect {
-                    x0: right - 4 - w,
-                    y0: yp + 2,
-                    x1: right - 4,
-                    y1: yp + 17,
-                },
-                true,
-            ),
-            (
-                Rect {
-                    x0: left + 6,
-                    y0: yp + 2,
-                    x1: left + 6 + w,
-                    y1: yp + 17,
-                },
-                false,
-            ),
-        ];
-        let (spot, at_right) = spots
-            .iter()
-            .min_by_key(|(r, _)| cover(r, &markers, &lines, &labels))
-            .copied()
-            .expect("four spots");
-        let (at, anchor) = if at_right {
-            (spot.x1, HPos::Right)
-        } else {
-            (spot.x0, HPos::Left)
-        };
-        area.draw(&Text::new(
-            h.label.clone(),
-            (at, (spot.y0 + spot.y1) / 2),
-            font(NOTE_PX)
-                .color(&GREY)
-                .pos(Pos::new(anchor, VPos::Center)),
-        ))?;
-        labels.push(spot);
+        let label = hline(area, h, &px, &x, &markers, &lines, &labels)?;
+        labels.push(label);
     }
 
     // The series: lines first, markers on top.
@@ -635,6 +521,117 @@ where
     }
 
     legend(area, panel, &plot, data_top, &markers, &lines, &labels)
+}
+
+/// Where a data point lands, in pixels of the panel's area.
+type ToPixel<'a> = &'a dyn Fn((f64, f64)) -> (i32, i32);
+
+/// Draws the region bands — one row each above the data, the label inside its band (or
+/// just before it, pointing at it, where the band is too narrow), a dashed line in its
+/// colour where it starts — and returns the bands.
+fn regions(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    panel: &Panel,
+    plot: &Rect,
+    x_pixel: &dyn Fn(f64) -> i32,
+    x: &Range<f64>,
+) -> Result<Vec<Rect>, DrawingAreaErrorKind<std::io::Error>> {
+    let mut bands = Vec::new();
+    for (row, r) in panel.regions.iter().enumerate() {
+        let c = color(r.series);
+        let y = plot.y0 + row as i32 * BAND;
+        let band = Rect {
+            x0: x_pixel(r.x0.max(x.start)).max(plot.x0),
+            y0: y + 2,
+            x1: x_pixel(r.x1.min(x.end)).min(plot.x1),
+            y1: y + BAND,
+        };
+        if band.x1 <= band.x0 {
+            continue;
+        }
+        area.draw(&Rectangle::new(
+            [(band.x0, band.y0), (band.x1, band.y1)],
+            c.mix(0.22).filled(),
+        ))?;
+        area.draw(&Rectangle::new(
+            [(band.x0, band.y0), (band.x0 + 3, band.y1)],
+            c.filled(),
+        ))?;
+        area.draw(&DashedPathElement::new(
+            vec![(band.x0, band.y1), (band.x0, plot.y1)],
+            5,
+            4,
+            c.stroke_width(1),
+        ))?;
+        let fits = text_width(&r.label, NOTE_PX) + 12 <= band.x1 - band.x0;
+        let (text, at, h) = if fits {
+            (r.label.clone(), band.x0 + 7, HPos::Left)
+        } else {
+            (format!("{} →", r.label), band.x0 - 4, HPos::Right)
+        };
+        area.draw(&Text::new(
+            text,
+            (at, (band.y0 + band.y1) / 2),
+            font(NOTE_PX).color(&INK).pos(Pos::new(h, VPos::Center)),
+        ))?;
+        bands.push(band);
+    }
+    Ok(bands)
+}
+
+/// Draws a reference line across the panel, its label above or below it at whichever
+/// end hides the fewest markers, lines and labels; returns the label's box.
+fn hline(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    h: &RefLine,
+    px: ToPixel,
+    x: &Range<f64>,
+    markers: &[(i32, i32)],
+    lines: &[(i32, i32)],
+    labels: &[Rect],
+) -> Result<Rect, DrawingAreaErrorKind<std::io::Error>> {
+    let (left, yp) = px((x.start, h.y));
+    let right = px((x.end, h.y)).0;
+    area.draw(&DashedPathElement::new(
+        vec![(left, yp), (right, yp)],
+        6,
+        4,
+        GREY.stroke_width(1),
+    ))?;
+    let w = text_width(&h.label, NOTE_PX);
+    let (above, below) = ((yp - 17, yp - 2), (yp + 2, yp + 17));
+    let spots = [(true, above), (false, above), (true, below), (false, below)].map(
+        |(at_right, (y0, y1))| {
+            let x0 = if at_right { right - 4 - w } else { left + 6 };
+            (
+                Rect {
+                    x0,
+                    y0,
+                    x1: x0 + w,
+                    y1,
+                },
+                at_right,
+            )
+        },
+    );
+    let (spot, at_right) = spots
+        .iter()
+        .min_by_key(|(r, _)| cover(r, markers, lines, labels))
+        .copied()
+        .expect("four spots");
+    let (at, anchor) = if at_right {
+        (spot.x1, HPos::Right)
+    } else {
+        (spot.x0, HPos::Left)
+    };
+    area.draw(&Text::new(
+        h.label.clone(),
+        (at, (spot.y0 + spot.y1) / 2),
+        font(NOTE_PX)
+            .color(&GREY)
+            .pos(Pos::new(anchor, VPos::Center)),
+    ))?;
+    Ok(spot)
 }
 
 /// The legend: in the corner of the plotting area where it hides the fewest markers,
