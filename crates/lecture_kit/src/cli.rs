@@ -34,7 +34,7 @@ pub struct CommonArgs {
     #[arg(long = "demo", value_name = "N", allow_negative_numbers = true)]
     pub demos: Vec<String>,
     /// Output form: the lecture text; only its tables (markdown; csv, one file per table
-    /// with --out DIR); everything as data (json).
+    /// with --out DIR); everything as data (json); one page with the figures (html).
     #[arg(long, value_enum, ignore_case = true, default_value_t = Format::Text)]
     pub format: Format,
     /// Write the output to PATH instead of standard output (a folder for --format csv).
@@ -60,6 +60,9 @@ pub enum Format {
     Csv,
     /// Everything — setup, text, tables, figures — as one JSON document.
     Json,
+    /// One self-contained HTML page — headers, text, tables, observations, the figures
+    /// inline — to open in a browser or print to PDF (the lecture's handout).
+    Html,
 }
 
 /// "On which card, with which models?": the registry flags, with the course's defaults.
@@ -211,6 +214,7 @@ fn write_report<W: Write>(
         Format::Text => render::text(out, report)?,
         Format::Markdown => render::markdown(out, report)?,
         Format::Json => render::json(out, report)?,
+        Format::Html => render::html::write(out, report)?,
         Format::Csv => {
             let table = report.tables().next().expect("exactly one table, checked");
             render::csv::write(out, table)?;

@@ -31,7 +31,8 @@ pub struct Panel {
     pub series: Vec<Series>,
     /// Horizontal reference lines (e.g. the 1.0× break-even line).
     pub hlines: Vec<RefLine>,
-    /// Shaded ranges of x (e.g. "批 > 952 放不下"), each in the colour of a series.
+    /// Ranges of x (e.g. "批 > 952 放不下"), each in the colour of a series: drawn as a
+    /// labelled band above the data, with a dashed line where the range starts.
     pub regions: Vec<Region>,
     /// Words drawn instead of the chart when there is nothing to plot (e.g. "放不下"); a
     /// panel with a message and no series draws no axes.

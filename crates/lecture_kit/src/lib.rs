@@ -10,7 +10,7 @@
 //! |---|---|
 //! | [`report`] | the report model: sections, blocks, tables, cells with values and units |
 //! | [`figure`] | the figure model: panels, axes, series, reference lines, regions, messages |
-//! | [`render`] | text (the script's exact bytes, via `console`), Markdown, tidy CSV, JSON (serde), SVG |
+//! | [`render`] | text (the script's exact bytes, via `console`), Markdown, tidy CSV, JSON (serde), SVG, one HTML page |
 //! | [`cli`] | the runner: shared flags ([`CommonArgs`], [`ModelArgs`]), the script registry, exit codes |
 //! | [`error`] | one [`Error`] for lectures, a variant per library |
 //! | [`testing`] | run a lecture's command line into a string, for snapshot tests |

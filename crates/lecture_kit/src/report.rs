@@ -3,7 +3,7 @@
 //! figures as data.
 //!
 //! A lecture computes its figures once and builds a report; every output form (text,
-//! Markdown, CSV, JSON, SVG) is a renderer of the same report (see [`crate::render`]),
+//! Markdown, CSV, JSON, SVG, HTML) is a renderer of the same report (see [`crate::render`]),
 //! never a second computation. A table cell carries the text the lecture prints *and*
 //! the raw values behind it, so the text and Markdown keep the script's formats while CSV
 //! and JSON get numbers with units.

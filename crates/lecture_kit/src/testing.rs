@@ -43,8 +43,9 @@ pub fn output<L: Lecture>(args: &[&str]) -> String {
 
 /// Checks what every lecture's command line must do, with `L`'s own flags: the default
 /// run succeeds and prints the same bytes twice; `--list` and every `--format` succeed
-/// (JSON parses); a demo that does not exist, a bad `--format` and an unknown flag exit
-/// with 2 and one line that points to `--help`. Panics with what went wrong.
+/// (JSON parses, HTML is one page); a demo that does not exist, a bad `--format` and an
+/// unknown flag exit with 2 and one line that points to `--help`. Panics with what went
+/// wrong.
 pub fn check_command_line<L: Lecture>() {
     let first = run::<L>(&[]);
     assert_eq!(first.code, 0, "the default run fails: {}", first.stderr);
@@ -58,6 +59,12 @@ pub fn check_command_line<L: Lecture>() {
     assert_eq!(json.code, 0, "--format json: {}", json.stderr);
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("--format json is JSON");
     assert_eq!(doc["lecture"], L::NUMBER, "the JSON names the lecture");
+    let html = run::<L>(&["--format", "html"]);
+    assert_eq!(html.code, 0, "--format html: {}", html.stderr);
+    assert!(
+        html.stdout.starts_with("<!DOCTYPE html>") && html.stdout.ends_with("</html>\n"),
+        "--format html prints one page"
+    );
     for args in [
         &["--demo", "255"][..],
         &["--demo", "abc"],

@@ -163,7 +163,7 @@ fn bad_flags_exit_2_with_one_line_that_lists_the_choices() {
         (&["--demo", "6"], "--demo takes 1, 2, 3, 4 or 5"),
         (
             &["--format", "xml"],
-            "[possible values: text, markdown, csv, json]",
+            "[possible values: text, markdown, csv, json, html]",
         ),
         (&["--frobnicate"], "valid flags: --script, --demo, --format"),
         (

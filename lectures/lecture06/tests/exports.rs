@@ -224,3 +224,67 @@ fn plot_writes_three_well_formed_svg_figures_with_series_and_axis_labels() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every figure block of a `--format json` document, by id.
+fn json_figures(doc: &Value) -> Vec<&Value> {
+    doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["blocks"].as_array().unwrap())
+        .filter(|b| b["kind"] == "figure")
+        .map(|b| &b["content"])
+        .collect()
+}
+
+#[test]
+fn json_carries_every_point_of_every_figure() {
+    use lecture06::spec_decode_on_hardware::{Setup, demo1, demo2, demo3, toy_model};
+    let ranks = toy_model::ranks().unwrap();
+    let big = Setup {
+        target: llm_math::LLAMA31_70B,
+        ..Setup::default()
+    };
+    for (setup, args) in [
+        (Setup::default(), &[][..]),
+        (big, &["--target", "Llama-3.1-70B"][..]),
+    ] {
+        let doc = json(args);
+        let got = json_figures(&doc);
+        // The figures as the lecture's builders make them, in this process.
+        let want = [
+            demo1::knee(&setup).unwrap(),
+            demo2::batch_figure(&setup, &demo2::figures(&setup).unwrap()).unwrap(),
+            demo3::trees_figure(&setup, &demo3::from_ranks(&setup, &ranks).unwrap()),
+        ];
+        assert_eq!(got.len(), want.len(), "{args:?}");
+        for (j, f) in got.iter().zip(&want) {
+            assert_eq!(j["id"], f.id.as_str());
+            let panels = j["panels"].as_array().unwrap();
+            assert_eq!(panels.len(), f.panels.len(), "{}", f.id);
+            for (jp, p) in panels.iter().zip(&f.panels) {
+                let series = jp["series"].as_array().unwrap();
+                assert_eq!(series.len(), p.series.len(), "{}", f.id);
+                for (js, s) in series.iter().zip(&p.series) {
+                    assert_eq!(js["label"], s.label.as_str());
+                    let points = js["points"].as_array().unwrap();
+                    assert_eq!(points.len(), s.points.len(), "{}: {}", f.id, s.label);
+                    for (jpt, &(x, y)) in points.iter().zip(&s.points) {
+                        close(&jpt[0], x);
+                        close(&jpt[1], y);
+                    }
+                }
+                assert_eq!(jp["regions"].as_array().unwrap().len(), p.regions.len());
+                assert_eq!(jp["hlines"].as_array().unwrap().len(), p.hlines.len());
+                assert_eq!(jp["message"].as_str(), p.message.as_deref());
+            }
+        }
+    }
+    // By hand: the knee's batch-1 curve starts at n = 1 with demo 1's plain decode step.
+    let doc = json(&["--demo", "1"]);
+    let knee = json_figures(&doc)[0];
+    let first = &knee["panels"][0]["series"][0]["points"][0];
+    close(&first[0], 1.0);
+    let t_base_ms = 1e3 * data(&doc, "demo1")["t_base_s"].as_f64().unwrap();
+    close(&first[1], t_base_ms);
+}

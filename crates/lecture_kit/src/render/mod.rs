@@ -8,8 +8,10 @@
 //! | CSV | [`csv`] | one tidy file per table: raw values, units in the headers |
 //! | JSON | [`json`] | everything: setup, every section's blocks and typed figures |
 //! | SVG | [`svg`] | the figures |
+//! | HTML | [`html`] | one self-contained page: everything the text shows, tables as tables, the figures inline |
 
 pub mod csv;
+pub mod html;
 pub mod svg;
 
 use std::io::{self, Write};

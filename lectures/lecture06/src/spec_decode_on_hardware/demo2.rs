@@ -271,17 +271,20 @@ pub fn blocks(setup: &Setup, d: &Demo2) -> Result<Vec<Block>, Error> {
     Ok(blocks)
 }
 
-/// The largest batch of the figure's x axis.
-const FIGURE_MAX_BATCH: u64 = 1024;
+/// The largest batch of the figure's x axis: a decade past the largest batch that fits at
+/// context 512 on an H100 (952), so that every "放不下" band is wide enough for its label.
+const FIGURE_MAX_BATCH: u64 = 8192;
 
 /// Figure `batch.svg`: the best speedup against batch size (log axis) for each context of
 /// [`DEMO2_CTXS`]. Each curve runs to the largest batch that fits; the batches beyond are
-/// shaded in the curve's colour and labelled "放不下".
+/// a region in the curve's colour labelled "放不下".
 pub fn batch_figure(setup: &Setup, d: &Demo2) -> Result<Figure, Error> {
     let alpha = &setup.alpha;
-    let sampled: Vec<u64> = (0..=20)
+    // 1, 2, 3, 4, 6, 8, 11, …, FIGURE_MAX_BATCH: two batches per doubling.
+    let mut sampled: Vec<u64> = (0..=2 * FIGURE_MAX_BATCH.ilog2())
         .map(|k| (2f64.powf(k as f64 / 2.0)).round() as u64)
         .collect();
+    sampled.dedup();
     let mut panel = Panel::new(
         "",
         Axis::log("批大小（对数坐标）").range(0.8, FIGURE_MAX_BATCH as f64 * 1.25),

@@ -284,8 +284,8 @@ fn summary(setup: &Setup, d: &Demo3) -> String {
 }
 
 /// Figure `trees.svg`: dot plots over the draft shapes — τ of each draft (top panel),
-/// then the speedup of each draft at each batch of [`DEMO3_BATCHES`], with the 1.0×
-/// break-even line. A batch at which the target does not fit says so in words.
+/// then the speedup of each draft at each batch of [`DEMO3_BATCHES`] on one shared scale,
+/// with the 1.0× break-even line. A batch at which the target does not fit says so in words.
 pub fn trees_figure(setup: &Setup, d: &Demo3) -> Figure {
     let labels: Vec<String> = DEMO3_SHAPES.iter().map(|b| shape_label(b)).collect();
     let axis = || Axis::categories("草稿形状", labels.clone());
@@ -304,6 +304,17 @@ pub fn trees_figure(setup: &Setup, d: &Demo3) -> Figure {
         tau.series.push(Series::dots(draft.name, points));
     }
     let mut panels = vec![tau];
+    // One speedup scale for every batch, so that the panels compare at a glance; it
+    // always shows 1×, the break-even line.
+    let (lo, hi) = d
+        .drafts
+        .iter()
+        .flat_map(|d| d.shapes.iter().flat_map(|s| s.speedup.iter().flatten()))
+        .fold((1.0f64, 1.0f64), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+    let pad = ((hi - lo) * 0.06).max(0.05);
+    let speedup_axis = Axis::linear("加速比")
+        .times()
+        .range((lo - pad).max(0.0), hi + pad);
     for (k, b) in DEMO3_BATCHES.iter().enumerate() {
         let mut panel = Panel::new(
             format!(
@@ -311,7 +322,7 @@ pub fn trees_figure(setup: &Setup, d: &Demo3) -> Figure {
                 setup.hw.name, setup.target.name
             ),
             axis(),
-            Axis::linear("加速比").times(),
+            speedup_axis.clone(),
         );
         for draft in &d.drafts {
             let points = draft
