@@ -30,8 +30,10 @@ rm -rf "$doc"
 for c in "${crates[@]}"; do
     mkdir -p "$doc/$c"
 done
-# Unresolved links are rustdoc warnings: fail on them too.
-RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --workspace --no-deps --quiet
+# Unresolved links are rustdoc warnings: fail on them too. One job at a time: cargo empties a
+# crate's folder just before documenting it, so with parallel jobs a crate documented at that
+# moment sees its dependency's folder missing and writes literal text again (seen in CI).
+RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --workspace --no-deps --quiet -j 1
 
 # Literal link text, once the HTML tags are gone (rustdoc writes `[<code>Config</code>]`).
 patterns=(-e '[Config]' -e '[Params]' -e '[KvCache::')
