@@ -26,7 +26,9 @@ pub use roofline::{
     BestRound, LLAMA32_1B, MAX_GAMMA, RoundPlan, best_round, draft_time, expected_tokens,
     tree_speedup, verify_time,
 };
-pub use speculative::{Sampling, SpecStats, TreeShape, speculative_generate};
+pub use speculative::{
+    Sampling, SpecStats, TreeShape, speculative_generate, speculative_generate_batch,
+};
 pub use toy::{TreeAcceptance, draft_ranks, tree_accept_lengths};
 pub use transformer_lab::{TransformerLM, autoregressive_generate};
 
