@@ -31,7 +31,7 @@
 use console::{Block, Table, fmt_time};
 use decode_lab::{
     BestRound, Sampling, SpecStats, TransformerLM, TreeShape, autoregressive_generate, best_round,
-    draft_ranks, draft_time, expected_tokens, speculative_generate, tree_accept_lengths,
+    draft_ranks, draft_time, expected_tokens, speculative_generate_batch, tree_accept_lengths,
     tree_speedup, verify_time,
 };
 use hw_specs::{Accelerator, H100};
@@ -40,7 +40,6 @@ use ndarray::{Axis, concatenate, s};
 use quant_lab::{QCFG, quantize_params, sample_tokens_from};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
 use serde_json::{Value, json};
 use transformer_lab::{config_like, init_params};
 
@@ -1049,22 +1048,19 @@ pub fn demo4_figures(run: &ToyRun) -> Result<Vec<(&'static str, Vec<MeasuredShap
         let mut rows = Vec::new();
         for &levels in &DEMO3_SHAPES {
             let shape = TreeShape::new(levels)?;
-            let results: Vec<_> = (0..n)
-                .into_par_iter()
-                .map(|i| {
-                    let prompt = run.prompts.row(i).to_vec();
-                    let mut rng = ChaCha8Rng::seed_from_u64(toy::GEN_SEED);
-                    speculative_generate(
-                        &target,
-                        draft,
-                        &prompt,
-                        toy::N_NEW,
-                        &shape,
-                        Sampling::Greedy,
-                        &mut rng,
-                    )
-                })
-                .collect::<Result<_, _>>()?;
+            // Every prompt in one batch: each round is one batched draft pass per level and
+            // one batched verification, each sequence accepting its own path.
+            let prompts: Vec<Vec<u32>> = (0..n).map(|i| run.prompts.row(i).to_vec()).collect();
+            let mut rng = ChaCha8Rng::seed_from_u64(toy::GEN_SEED);
+            let results = speculative_generate_batch(
+                &target,
+                draft,
+                &prompts,
+                toy::N_NEW,
+                &shape,
+                Sampling::Greedy,
+                &mut rng,
+            )?;
             let identical = results
                 .iter()
                 .enumerate()
