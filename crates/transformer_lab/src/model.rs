@@ -3,10 +3,7 @@
 use std::cell::RefCell;
 
 use ndarray::parallel::prelude::*;
-use ndarray::{
-    Array2, Array3, Array4, ArrayView1, ArrayView2, ArrayViewMut2, ArrayViewMut3,
-    Axis,
-};
+use ndarray::{Array2, Array3, Array4, ArrayView1, ArrayView2, ArrayViewMut2, ArrayViewMut3, Axis};
 
 use crate::gemm::{PackedMatrix, matmul_packed};
 use crate::kernels::{attend, attend_tree, matmul_into, rope_row};
@@ -529,7 +526,11 @@ impl<'p> TransformerLM<'p> {
         self.check_tokens(tokens)?;
         let mut kv: Vec<Vec<_>> = (0..b).map(|_| Vec::with_capacity(cfg.n_layers)).collect();
         for (k, v) in cache.k.iter_mut().zip(cache.v.iter_mut()) {
-            for ((seq, k), v) in kv.iter_mut().zip(k.outer_iter_mut()).zip(v.outer_iter_mut()) {
+            for ((seq, k), v) in kv
+                .iter_mut()
+                .zip(k.outer_iter_mut())
+                .zip(v.outer_iter_mut())
+            {
                 seq.push((k, v));
             }
         }
@@ -577,9 +578,7 @@ impl<'p> TransformerLM<'p> {
         for seq in seqs {
             let n = seq.tokens.len();
             match chunks.last_mut() {
-                Some((last, r))
-                    if last.len() < MAX_SEQS_PER_CHUNK && *r + n <= ROWS_PER_CHUNK =>
-                {
+                Some((last, r)) if last.len() < MAX_SEQS_PER_CHUNK && *r + n <= ROWS_PER_CHUNK => {
                     last.push(seq);
                     *r += n;
                 }

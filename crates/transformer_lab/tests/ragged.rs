@@ -74,7 +74,9 @@ impl Case {
 
     /// A cache holding the prefix, with room for the chunk and one more token.
     fn cache(&self, m: &TransformerLM<'_>) -> KvCache {
-        let mut cache = m.new_cache(1, self.prefix.len() + self.chunk.len() + 1).unwrap();
+        let mut cache = m
+            .new_cache(1, self.prefix.len() + self.chunk.len() + 1)
+            .unwrap();
         if !self.prefix.is_empty() {
             m.extend(&mut cache, row(&self.prefix).view()).unwrap();
         }
@@ -181,7 +183,10 @@ fn bad_ragged_batches_are_errors() {
     let feed = case.feed();
     assert!(matches!(run(&mut [], &[feed]), Error::Shape(_)), "counts");
     let two = m.new_cache(2, 8).unwrap();
-    assert!(matches!(run(&mut [two], &[feed]), Error::Shape(_)), "batch 2");
+    assert!(
+        matches!(run(&mut [two], &[feed]), Error::Shape(_)),
+        "batch 2"
+    );
     let five = [1u32, 2, 3, 4, 5];
     let causal = Feed {
         tokens: &five[..],
