@@ -808,10 +808,7 @@ fn split_rows<'a>(mut m: ArrayViewMut2<'a, f32>, lens: &[usize]) -> Vec<ArrayVie
 }
 
 /// `buf` cut into consecutive slices of the given lengths.
-fn split_slice<'a>(
-    mut buf: &'a mut [f32],
-    lens: impl Iterator<Item = usize>,
-) -> Vec<&'a mut [f32]> {
+fn split_slice(mut buf: &mut [f32], lens: impl Iterator<Item = usize>) -> Vec<&mut [f32]> {
     lens.map(|n| {
         let (head, tail) = std::mem::take(&mut buf).split_at_mut(n);
         buf = tail;
