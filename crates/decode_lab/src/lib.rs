@@ -12,7 +12,8 @@
 //!   of drafts gets accepted ([`tree_accept_lengths`]).
 //! - [`speculative`]: the algorithm itself on the toy model — draft a chain or a tree,
 //!   verify it in one pass with a tree attention mask, roll the caches back to the
-//!   accepted path ([`speculative_generate`]); lossless by construction, and tested so.
+//!   accepted path ([`speculative_generate`], or a whole batch at once with
+//!   [`speculative_generate_batch`]); lossless by construction, and tested so.
 //!
 //! The toy model itself lives in `transformer_lab`; [`TransformerLM`] and
 //! [`autoregressive_generate`] are re-exported here because lecture 6 uses them as the

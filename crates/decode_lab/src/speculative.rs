@@ -17,6 +17,11 @@
 //!   rejection a token is drawn from normalise(max(0, p − q)), so every output token is
 //!   distributed exactly as if sampled from the target;
 //! - both caches keep only the accepted path ([`KvCache::keep`](transformer_lab::KvCache::keep)).
+//!
+//! A whole batch advances together, as serving engines run it ([`speculative_generate_batch`]):
+//! every draft level and every verification is one ragged pass over all unfinished
+//! sequences ([`TransformerLM::extend_ragged`]), each sequence with its own caches, its own
+//! length and its own accepted path. [`speculative_generate`] is a batch of one.
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 use rand::Rng;
