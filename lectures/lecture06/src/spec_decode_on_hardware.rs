@@ -40,6 +40,7 @@ use ndarray::{Axis, concatenate, s};
 use quant_lab::{QCFG, quantize_params, sample_tokens_from};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 use serde_json::{Value, json};
 use transformer_lab::{config_like, init_params};
 
@@ -1043,40 +1044,45 @@ pub struct MeasuredShape {
 pub fn demo4_figures(run: &ToyRun) -> Result<Vec<(&'static str, Vec<MeasuredShape>)>, Error> {
     let target = run.target()?;
     let n = DEMO4_PROMPTS.min(run.prompts.nrows());
+    // Every prompt in one batch: each round is one batched draft pass per level and one
+    // batched verification, each sequence accepting its own path.
+    let prompts: Vec<Vec<u32>> = (0..n).map(|i| run.prompts.row(i).to_vec()).collect();
     let mut out = Vec::new();
     for (draft, ranks) in run.drafts()?.iter().zip(&run.ranks) {
-        let mut rows = Vec::new();
-        for &levels in &DEMO3_SHAPES {
-            let shape = TreeShape::new(levels)?;
-            // Every prompt in one batch: each round is one batched draft pass per level and
-            // one batched verification, each sequence accepting its own path.
-            let prompts: Vec<Vec<u32>> = (0..n).map(|i| run.prompts.row(i).to_vec()).collect();
-            let mut rng = ChaCha8Rng::seed_from_u64(toy::GEN_SEED);
-            let results = speculative_generate_batch(
-                &target,
-                draft,
-                &prompts,
-                toy::N_NEW,
-                &shape,
-                Sampling::Greedy,
-                &mut rng,
-            )?;
-            let identical = results
-                .iter()
-                .enumerate()
-                .all(|(i, (tokens, _))| run.generated.row(i).iter().eq(tokens));
-            let sum = |f: fn(&SpecStats) -> usize| results.iter().map(|(_, s)| f(s)).sum::<usize>();
-            let (rounds, generated) = (sum(|s| s.rounds), sum(|s| s.generated));
-            rows.push(MeasuredShape {
-                branching: levels.to_vec(),
-                rounds,
-                target_forwards: sum(|s| s.target_forwards),
-                draft_forwards: sum(|s| s.draft_forwards),
-                tau_measured: generated as f64 / rounds as f64,
-                tau_ranks: tree_accept_lengths(&ranks.ranks[..n], levels)?.tau(),
-                identical,
-            });
-        }
+        // The shapes side by side: each call is parallel inside its passes, and whole
+        // calls keep both cores busy between them.
+        let rows = DEMO3_SHAPES
+            .par_iter()
+            .map(|&levels| -> Result<MeasuredShape, Error> {
+                let shape = TreeShape::new(levels)?;
+                let mut rng = ChaCha8Rng::seed_from_u64(toy::GEN_SEED);
+                let results = speculative_generate_batch(
+                    &target,
+                    draft,
+                    &prompts,
+                    toy::N_NEW,
+                    &shape,
+                    Sampling::Greedy,
+                    &mut rng,
+                )?;
+                let identical = results
+                    .iter()
+                    .enumerate()
+                    .all(|(i, (tokens, _))| run.generated.row(i).iter().eq(tokens));
+                let sum =
+                    |f: fn(&SpecStats) -> usize| results.iter().map(|(_, s)| f(s)).sum::<usize>();
+                let (rounds, generated) = (sum(|s| s.rounds), sum(|s| s.generated));
+                Ok(MeasuredShape {
+                    branching: levels.to_vec(),
+                    rounds,
+                    target_forwards: sum(|s| s.target_forwards),
+                    draft_forwards: sum(|s| s.draft_forwards),
+                    tau_measured: generated as f64 / rounds as f64,
+                    tau_ranks: tree_accept_lengths(&ranks.ranks[..n], levels)?.tau(),
+                    identical,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         out.push((ranks.name, rows));
     }
     Ok(out)
