@@ -17,7 +17,8 @@
 //! - [`validation`]: the roofline against published measurements (`docs/validation.md`).
 //! - [`speculative`]: the algorithm itself on the toy model — draft a chain or a tree,
 //!   verify it in one pass with a tree attention mask, roll the caches back to the
-//!   accepted path ([`speculative_generate`]); lossless by construction, and tested so.
+//!   accepted path ([`speculative_generate`], or a whole batch at once with
+//!   [`speculative_generate_batch`]); lossless by construction, and tested so.
 //!
 //! The toy model itself lives in `transformer_lab`; [`TransformerLM`] and
 //! [`autoregressive_generate`] are re-exported here because lecture 6 uses them as the
@@ -34,7 +35,9 @@ pub use roofline::{
     best_round, draft_step_time, draft_time, expected_tokens, round_plan, target_pass_time,
     tree_speedup, verify_time,
 };
-pub use speculative::{Sampling, SpecStats, TreeShape, speculative_generate};
+pub use speculative::{
+    Sampling, SpecStats, TreeShape, speculative_generate, speculative_generate_batch,
+};
 pub use transformer_lab::{TransformerLM, autoregressive_generate};
 
 use std::fmt;

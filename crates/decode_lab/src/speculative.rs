@@ -17,10 +17,17 @@
 //!   rejection a token is drawn from normalise(max(0, p − q)), so every output token is
 //!   distributed exactly as if sampled from the target;
 //! - both caches keep only the accepted path ([`KvCache::keep`](transformer_lab::KvCache::keep)).
+//!
+//! A whole batch advances together, as serving engines run it ([`speculative_generate_batch`]):
+//! every draft level and every verification is one ragged pass over all unfinished
+//! sequences ([`TransformerLM::extend_ragged`]), each sequence with its own caches, its own
+//! length and its own accepted path. [`speculative_generate`] is a batch of one.
 
-use ndarray::{Array1, Array2, ArrayView1};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 use rand::Rng;
-use transformer_lab::{KvCache, TransformerLM, argmax, draw_weighted, softmax_weights};
+use transformer_lab::{
+    Feed, KvCache, TransformerLM, TreeMask, argmax, draw_weighted, softmax_weights,
+};
 
 use crate::Error;
 
@@ -88,28 +95,32 @@ pub enum Sampling {
     Temperature(f64),
 }
 
-/// What one run of [`speculative_generate`] did.
+/// What one run of [`speculative_generate`] did, for one sequence.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SpecStats {
     /// Draft-then-verify rounds.
     pub rounds: usize,
-    /// Target forward passes: one prefill (if the prompt has more than one token) and one
-    /// verification per round.
+    /// Target forward passes this sequence took part in: one prefill (if the prompt has
+    /// more than one token) and one verification per round.
     pub target_forwards: usize,
-    /// Draft forward passes: prefill, one per tree level per round, and catch-ups.
+    /// Draft forward passes this sequence took part in: prefill, one per tree level per
+    /// round, and catch-ups.
     pub draft_forwards: usize,
     /// Draft tokens accepted in each round (the bonus or correction token not counted).
     pub accepted: Vec<u32>,
-    /// Tokens produced (may exceed the `n_new` asked for by the last round's extra; the
-    /// returned tokens are cut to `n_new`).
+    /// Tokens produced: exactly the `n_new` asked for (each round's tree is cut to the
+    /// tokens still missing, so the last round cannot overshoot). Always `rounds` plus
+    /// the sum of `accepted`.
     pub generated: usize,
 }
 
 impl SpecStats {
-    /// Measured τ: tokens produced per verification pass (per round).
+    /// Measured τ: tokens produced per verification pass (per round), = 1 + mean
+    /// accepted. 1 when there was no round, like
+    /// [`TreeAcceptance::tau`](crate::TreeAcceptance::tau) with no position.
     pub fn tau(&self) -> f64 {
         if self.rounds == 0 {
-            0.0
+            1.0
         } else {
             self.generated as f64 / self.rounds as f64
         }
@@ -129,7 +140,7 @@ struct Node {
 ///
 /// Greedy output is token for token what [`autoregressive_generate`](crate::autoregressive_generate)
 /// gives the target alone; sampled output has exactly the target's distribution. `rng` is
-/// used only when sampling.
+/// used only when sampling. This is [`speculative_generate_batch`] with a batch of one.
 ///
 /// Errors: models of different vocabularies; an empty prompt, or one longer than either
 /// model's `max_seq`; `prompt.len() + n_new` beyond `max_seq`; a negative or non-finite
@@ -143,6 +154,33 @@ pub fn speculative_generate<R: Rng + ?Sized>(
     sampling: Sampling,
     rng: &mut R,
 ) -> Result<(Vec<u32>, SpecStats), Error> {
+    let mut out =
+        speculative_generate_batch(target, draft, &[prompt], n_new, shape, sampling, rng)?;
+    Ok(out.pop().expect("one result per prompt"))
+}
+
+/// Speculative decoding of a whole batch of `prompts` (of any lengths) at once, as
+/// serving engines do: every round, the draft proposes every unfinished sequence's chain
+/// or tree in one batched pass per level, the target verifies all of them in one batched
+/// tree-masked pass ([`TransformerLM::extend_ragged`]), and each sequence accepts its own
+/// path and rolls back its own caches; a sequence that has its `n_new` tokens drops out.
+/// Returns, per prompt in order, its `n_new` tokens and statistics.
+///
+/// Each sequence's tokens and statistics are what it would get alone: greedy output is
+/// token for token the target's own greedy output. When sampling, `rng` is drawn from
+/// in a fixed order (per level, sequence after sequence; then the acceptance tests,
+/// sequence after sequence), so a batch of one draws exactly as a sequence alone.
+///
+/// Errors: those of [`speculative_generate`], for any prompt.
+pub fn speculative_generate_batch<P: AsRef<[u32]>, R: Rng + ?Sized>(
+    target: &TransformerLM<'_>,
+    draft: &TransformerLM<'_>,
+    prompts: &[P],
+    n_new: usize,
+    shape: &TreeShape,
+    sampling: Sampling,
+    rng: &mut R,
+) -> Result<Vec<(Vec<u32>, SpecStats)>, Error> {
     let (tc, dc) = (target.cfg(), draft.cfg());
     if tc.vocab != dc.vocab {
         return Err(Error::Argument(format!(
@@ -150,17 +188,26 @@ pub fn speculative_generate<R: Rng + ?Sized>(
             tc.vocab, dc.vocab
         )));
     }
-    if prompt.is_empty() {
-        return Err(Error::Argument(
-            "the prompt needs at least one token".into(),
-        ));
-    }
     let max_seq = tc.max_seq.min(dc.max_seq);
-    if prompt.len() + n_new > max_seq {
-        return Err(Error::Model(transformer_lab::Error::TooLong {
-            len: prompt.len() + n_new,
-            max: max_seq,
-        }));
+    for prompt in prompts {
+        let prompt = prompt.as_ref();
+        if prompt.is_empty() {
+            return Err(Error::Argument(
+                "the prompt needs at least one token".into(),
+            ));
+        }
+        if prompt.len() + n_new > max_seq {
+            return Err(Error::Model(transformer_lab::Error::TooLong {
+                len: prompt.len() + n_new,
+                max: max_seq,
+            }));
+        }
+        if let Some(&token) = prompt.iter().find(|&&t| t as usize >= tc.vocab) {
+            return Err(Error::Model(transformer_lab::Error::TokenOutOfRange {
+                token,
+                vocab: tc.vocab,
+            }));
+        }
     }
     let temperature = match sampling {
         Sampling::Greedy => 0.0,
@@ -175,105 +222,286 @@ pub fn speculative_generate<R: Rng + ?Sized>(
         ));
     }
 
-    let mut stats = SpecStats::default();
-    let slots = max_seq + shape.nodes() + 1;
-    let mut tcache = target.new_cache(1, slots)?;
-    let mut dcache = draft.new_cache(1, slots)?;
-    let mut committed: Vec<u32> = prompt.to_vec();
-    // Invariant: the target's cache holds every committed token but the last one (the
-    // root of the next round); the draft's holds at most that much.
-    if prompt.len() > 1 {
-        let head = row(&prompt[..prompt.len() - 1]);
-        target.extend(&mut tcache, head.view())?;
-        draft.extend(&mut dcache, head.view())?;
-        stats.target_forwards += 1;
-        stats.draft_forwards += 1;
-    }
-    while stats.generated < n_new {
-        let remaining = n_new - stats.generated;
-        let depth = shape.levels.len().min(remaining - 1);
-        let produced = if temperature == 0.0 {
-            greedy_round(
-                target,
-                draft,
-                &mut tcache,
-                &mut dcache,
-                &committed,
-                &shape.levels[..depth],
-                &mut stats,
-            )?
-        } else {
-            sampled_round(
-                target,
-                draft,
-                &mut tcache,
-                &mut dcache,
-                &committed,
-                depth,
-                temperature,
-                rng,
-                &mut stats,
-            )?
-        };
-        stats.rounds += 1;
-        stats.generated += produced.len();
-        committed.extend(produced);
-    }
-    let out = committed[prompt.len()..prompt.len() + n_new].to_vec();
-    Ok((out, stats))
-}
-
-fn row(tokens: &[u32]) -> Array2<u32> {
-    Array2::from_shape_vec((1, tokens.len()), tokens.to_vec()).expect("one row")
-}
-
-/// Starts a round: feeds the draft the committed tokens it has not seen, up to (not
-/// including) the root, and returns the root's cache slot and the tree holding the root.
-fn start_round(
-    draft: &TransformerLM<'_>,
-    dcache: &mut KvCache,
-    committed: &[u32],
-    stats: &mut SpecStats,
-) -> Result<(usize, Vec<Node>), Error> {
-    let root_slot = committed.len() - 1;
-    if dcache.len() < root_slot {
-        draft.extend(dcache, row(&committed[dcache.len()..root_slot]).view())?;
-        stats.draft_forwards += 1;
-    }
-    let root = Node {
-        token: committed[root_slot],
-        parent: None,
-        depth: 0,
-    };
-    Ok((root_slot, vec![root]))
-}
-
-/// Feeds `nodes[from..]` (one tree level) to `model` and returns their logits `[n, vocab]`.
-/// Node i sits at cache slot `root_slot + i` and RoPE position `root_slot + depth`.
-fn feed_level(
-    model: &TransformerLM<'_>,
-    cache: &mut KvCache,
-    nodes: &[Node],
-    from: usize,
-    root_slot: usize,
-) -> Result<Array2<f32>, Error> {
-    let level = &nodes[from..];
-    let tokens: Vec<u32> = level.iter().map(|n| n.token).collect();
-    let positions: Vec<usize> = level.iter().map(|n| root_slot + n.depth).collect();
-    let visible: Vec<Vec<usize>> = (from..nodes.len())
-        .map(|i| {
-            let mut path = vec![root_slot + i];
-            let mut cur = nodes[i].parent;
-            while let Some(p) = cur {
-                path.push(root_slot + p);
-                cur = nodes[p].parent;
-            }
-            path.reverse();
-            path
-        })
+    let mut lanes = prompts
+        .iter()
+        .map(|p| Lane::new(target, draft, p.as_ref(), n_new, shape))
+        .collect::<Result<Vec<_>, Error>>()?;
+    // Invariant: each target cache holds every committed token of its sequence but the
+    // last one (the root of the next round); each draft cache holds at most that much.
+    let long: Vec<usize> = (0..lanes.len())
+        .filter(|&i| lanes[i].committed.len() > 1)
         .collect();
-    let logits = model.extend_tree(cache, row(&tokens).view(), &positions, root_slot, &visible)?;
-    Ok(logits.index_axis_move(ndarray::Axis(0), 0))
+    let heads: Vec<Vec<u32>> = long
+        .iter()
+        .map(|&i| lanes[i].committed[..lanes[i].root_slot()].to_vec())
+        .collect();
+    let feeds: Vec<Feed<'_>> = heads.iter().map(|h| causal(h)).collect();
+    forward(target, &mut lanes, &long, &feeds, Cache::Target)?;
+    forward(draft, &mut lanes, &long, &feeds, Cache::Draft)?;
+
+    loop {
+        let active: Vec<usize> = (0..lanes.len())
+            .filter(|&i| lanes[i].stats.generated < n_new)
+            .collect();
+        if active.is_empty() {
+            break;
+        }
+        // The draft catches up with the committed tokens it has not seen, up to (not
+        // including) each root.
+        let behind: Vec<usize> = active
+            .iter()
+            .copied()
+            .filter(|&i| lanes[i].dcache.len() < lanes[i].root_slot())
+            .collect();
+        let missing: Vec<Vec<u32>> = behind
+            .iter()
+            .map(|&i| lanes[i].committed[lanes[i].dcache.len()..lanes[i].root_slot()].to_vec())
+            .collect();
+        let feeds: Vec<Feed<'_>> = missing.iter().map(|m| causal(m)).collect();
+        forward(draft, &mut lanes, &behind, &feeds, Cache::Draft)?;
+
+        // Each tree starts at its root and is cut to the tokens still missing.
+        for &i in &active {
+            let lane = &mut lanes[i];
+            lane.depth = shape.levels.len().min(n_new - lane.stats.generated - 1);
+            let root = Node {
+                token: *lane.committed.last().expect("a prompt token"),
+                parent: None,
+                depth: 0,
+            };
+            lane.nodes = vec![root];
+            lane.level_start = 0;
+            lane.q.clear();
+        }
+        // The draft expands every tree level by level, one batched pass per level.
+        for (depth, &k) in shape.levels.iter().enumerate() {
+            let growing: Vec<usize> = active
+                .iter()
+                .copied()
+                .filter(|&i| depth < lanes[i].depth)
+                .collect();
+            if growing.is_empty() {
+                break;
+            }
+            let masks: Vec<LevelMask> = growing
+                .iter()
+                .map(|&i| lanes[i].level_mask(lanes[i].level_start))
+                .collect();
+            let feeds: Vec<Feed<'_>> = masks.iter().map(LevelMask::feed).collect();
+            let logits = forward(draft, &mut lanes, &growing, &feeds, Cache::Draft)?;
+            let mut rows = logits.outer_iter();
+            for &i in &growing {
+                let lane = &mut lanes[i];
+                let level_end = lane.nodes.len();
+                for (parent, logits) in (lane.level_start..level_end).zip(&mut rows) {
+                    if temperature == 0.0 {
+                        for token in top_k(logits, k as usize) {
+                            lane.nodes.push(Node {
+                                token,
+                                parent: Some(parent),
+                                depth: depth + 1,
+                            });
+                        }
+                    } else {
+                        let q = probabilities(logits, temperature);
+                        lane.nodes.push(Node {
+                            token: draw(&q, rng),
+                            parent: Some(parent),
+                            depth: depth + 1,
+                        });
+                        lane.q.push(q);
+                    }
+                }
+                lane.level_start = level_end;
+            }
+        }
+        // The target verifies every tree in one batched pass.
+        let masks: Vec<LevelMask> = active.iter().map(|&i| lanes[i].level_mask(0)).collect();
+        let feeds: Vec<Feed<'_>> = masks.iter().map(LevelMask::feed).collect();
+        let logits = forward(target, &mut lanes, &active, &feeds, Cache::Target)?;
+        let mut row = 0;
+        for &i in &active {
+            let lane = &mut lanes[i];
+            let rows = logits.slice(ndarray::s![row..row + lane.nodes.len(), ..]);
+            row += lane.nodes.len();
+            let (path, next) = if temperature == 0.0 {
+                greedy_path(&lane.nodes, rows)
+            } else {
+                sampled_path(&lane.nodes, &lane.q, rows, temperature, rng)
+            };
+            lane.commit(&path, next)?;
+        }
+    }
+    Ok(lanes
+        .into_iter()
+        .map(|lane| {
+            let start = lane.prompt_len;
+            (lane.committed[start..start + n_new].to_vec(), lane.stats)
+        })
+        .collect())
+}
+
+/// One sequence of a batch: what it has committed, its caches and its current tree.
+struct Lane {
+    committed: Vec<u32>,
+    prompt_len: usize,
+    tcache: KvCache,
+    dcache: KvCache,
+    stats: SpecStats,
+    /// This round's tree, the root first, level by level.
+    nodes: Vec<Node>,
+    /// Where the level the draft expands next starts in `nodes`; once drafting is done,
+    /// the first node the draft was not fed (the last level is verified, never drafted
+    /// from).
+    level_start: usize,
+    /// This round's depth: the shape's, cut to the tokens still missing.
+    depth: usize,
+    /// Sampling: the draft's distribution at each drafted node of the chain.
+    q: Vec<Array1<f64>>,
+}
+
+/// Which of a lane's caches a pass feeds.
+#[derive(Debug, Clone, Copy)]
+enum Cache {
+    Target,
+    Draft,
+}
+
+/// Tree nodes ready to feed: tokens, positions and visibility.
+struct LevelMask {
+    tokens: Vec<u32>,
+    positions: Vec<usize>,
+    prefix: usize,
+    visible: Vec<Vec<usize>>,
+}
+
+impl LevelMask {
+    fn feed(&self) -> Feed<'_> {
+        Feed {
+            tokens: &self.tokens,
+            tree: Some(TreeMask {
+                positions: &self.positions,
+                prefix: self.prefix,
+                visible: &self.visible,
+            }),
+        }
+    }
+}
+
+/// A causal chunk.
+fn causal(tokens: &[u32]) -> Feed<'_> {
+    Feed { tokens, tree: None }
+}
+
+/// Feeds `feeds[j]` to the target or draft cache of lane `which[j]` (increasing), all in
+/// one ragged pass of `model`, and counts the pass in their statistics. Returns the
+/// logits, the rows of `which[0]` first. Nothing to feed is no pass.
+fn forward(
+    model: &TransformerLM<'_>,
+    lanes: &mut [Lane],
+    which: &[usize],
+    feeds: &[Feed<'_>],
+    cache: Cache,
+) -> Result<Array2<f32>, Error> {
+    if which.is_empty() {
+        return Ok(Array2::zeros((0, model.cfg().vocab)));
+    }
+    let mut caches: Vec<&mut KvCache> = Vec::with_capacity(which.len());
+    let mut wanted = which.iter().peekable();
+    for (i, lane) in lanes.iter_mut().enumerate() {
+        if wanted.next_if_eq(&&i).is_some() {
+            caches.push(match cache {
+                Cache::Target => {
+                    lane.stats.target_forwards += 1;
+                    &mut lane.tcache
+                }
+                Cache::Draft => {
+                    lane.stats.draft_forwards += 1;
+                    &mut lane.dcache
+                }
+            });
+        }
+    }
+    Ok(model.extend_ragged(&mut caches, feeds)?)
+}
+
+impl Lane {
+    fn new(
+        target: &TransformerLM<'_>,
+        draft: &TransformerLM<'_>,
+        prompt: &[u32],
+        n_new: usize,
+        shape: &TreeShape,
+    ) -> Result<Self, Error> {
+        // Room for every committed token and one whole tree on top of them.
+        let slots = prompt.len() + n_new + shape.nodes() + 1;
+        Ok(Lane {
+            committed: prompt.to_vec(),
+            prompt_len: prompt.len(),
+            tcache: target.new_cache(1, slots)?,
+            dcache: draft.new_cache(1, slots)?,
+            stats: SpecStats::default(),
+            nodes: Vec::new(),
+            level_start: 0,
+            depth: 0,
+            q: Vec::new(),
+        })
+    }
+
+    /// The cache slot of this round's root (the last committed token).
+    fn root_slot(&self) -> usize {
+        self.committed.len() - 1
+    }
+
+    /// `nodes[from..]`, ready to feed: node i sits at cache slot `root_slot + i` and RoPE
+    /// position `root_slot + depth`, and sees the committed prefix and its ancestors.
+    fn level_mask(&self, from: usize) -> LevelMask {
+        let (nodes, root_slot) = (&self.nodes, self.root_slot());
+        let level = &nodes[from..];
+        LevelMask {
+            tokens: level.iter().map(|n| n.token).collect(),
+            positions: level.iter().map(|n| root_slot + n.depth).collect(),
+            prefix: root_slot,
+            visible: (from..nodes.len())
+                .map(|i| {
+                    let mut path = vec![root_slot + i];
+                    let mut cur = nodes[i].parent;
+                    while let Some(p) = cur {
+                        path.push(root_slot + p);
+                        cur = nodes[p].parent;
+                    }
+                    path.reverse();
+                    path
+                })
+                .collect(),
+        }
+    }
+
+    /// Ends a round: commits the accepted `path` (node indices from the root) and the
+    /// target's `next` token after it, and rolls both caches back to that path.
+    fn commit(&mut self, path: &[usize], next: u32) -> Result<(), Error> {
+        let root_slot = self.root_slot();
+        self.stats.accepted.push(path.len() as u32 - 1);
+        let slots: Vec<usize> = path.iter().map(|&i| root_slot + i).collect();
+        self.tcache.keep(root_slot, &slots)?;
+        // The draft was fed the nodes before `level_start` only.
+        let fed = self.level_start;
+        let in_draft: Vec<usize> = path
+            .iter()
+            .filter(|&&i| i < fed)
+            .map(|&i| root_slot + i)
+            .collect();
+        if self.dcache.len() > root_slot {
+            self.dcache.keep(root_slot, &in_draft)?;
+        }
+        let nodes = &self.nodes;
+        self.committed
+            .extend(path[1..].iter().map(|&i| nodes[i].token));
+        self.committed.push(next);
+        self.stats.rounds += 1;
+        self.stats.generated += path.len();
+        Ok(())
+    }
 }
 
 /// The draft's `k` best tokens by logit, best first, ties to the lowest id.
@@ -298,37 +526,10 @@ fn top_k(logits: ArrayView1<f32>, k: usize) -> Vec<u32> {
     ids
 }
 
-/// One greedy round with a tree of the given levels; returns the tokens it commits.
-fn greedy_round(
-    target: &TransformerLM<'_>,
-    draft: &TransformerLM<'_>,
-    tcache: &mut KvCache,
-    dcache: &mut KvCache,
-    committed: &[u32],
-    levels: &[u32],
-    stats: &mut SpecStats,
-) -> Result<Vec<u32>, Error> {
-    let (root_slot, mut nodes) = start_round(draft, dcache, committed, stats)?;
-    let mut level_start = 0;
-    for (depth, &k) in levels.iter().enumerate() {
-        let logits = feed_level(draft, dcache, &nodes, level_start, root_slot)?;
-        stats.draft_forwards += 1;
-        let level_end = nodes.len();
-        for (row, parent) in logits.outer_iter().zip(level_start..level_end) {
-            for token in top_k(row, k as usize) {
-                nodes.push(Node {
-                    token,
-                    parent: Some(parent),
-                    depth: depth + 1,
-                });
-            }
-        }
-        level_start = level_end;
-    }
-    let fed_to_draft = level_start; // the last level is verified but never drafted from
-    let logits = feed_level(target, tcache, &nodes, 0, root_slot)?;
-    stats.target_forwards += 1;
-
+/// Greedy acceptance: the longest path from the root on which every node is the
+/// target's argmax after its parent, and the target's argmax after the path's last node
+/// (the bonus token). `logits [nodes, vocab]` are the target's, one row per node.
+fn greedy_path(nodes: &[Node], logits: ArrayView2<f32>) -> (Vec<usize>, u32) {
     let mut path = vec![0usize];
     loop {
         let cur = *path.last().expect("the root");
@@ -337,27 +538,9 @@ fn greedy_round(
             .find(|&i| nodes[i].parent == Some(cur) && nodes[i].token == want)
         {
             Some(child) => path.push(child),
-            None => break,
+            None => return (path, want),
         }
     }
-    let last = *path.last().expect("the root");
-    let bonus = argmax(logits.row(last)) as u32;
-    stats.accepted.push(path.len() as u32 - 1);
-    tcache.keep(
-        root_slot,
-        &path.iter().map(|&i| root_slot + i).collect::<Vec<_>>(),
-    )?;
-    let in_draft: Vec<usize> = path
-        .iter()
-        .filter(|&&i| i < fed_to_draft)
-        .map(|&i| root_slot + i)
-        .collect();
-    if dcache.len() > root_slot {
-        dcache.keep(root_slot, &in_draft)?;
-    }
-    let mut produced: Vec<u32> = path[1..].iter().map(|&i| nodes[i].token).collect();
-    produced.push(bonus);
-    Ok(produced)
 }
 
 /// `softmax(logits / t)` in f64, normalised.
@@ -372,44 +555,24 @@ fn draw<R: Rng + ?Sized>(p: &Array1<f64>, rng: &mut R) -> u32 {
     draw_weighted(p.as_slice().expect("a fresh array is contiguous"), rng) as u32
 }
 
-/// One round of speculative sampling with a chain of `gamma` drafts.
-#[allow(clippy::too_many_arguments)]
-fn sampled_round<R: Rng + ?Sized>(
-    target: &TransformerLM<'_>,
-    draft: &TransformerLM<'_>,
-    tcache: &mut KvCache,
-    dcache: &mut KvCache,
-    committed: &[u32],
-    gamma: usize,
+/// Speculative sampling on a chain (node i + 1 drafted from the draft's distribution
+/// `q[i]` after node i; `logits [nodes, vocab]` the target's): drafts are accepted in
+/// order with probability min(1, p/q); at the first rejection a token is drawn from
+/// normalise(max(0, p − q)), and if every draft is accepted, one from p after the last.
+/// Returns the accepted path (node indices from the root) and that token.
+fn sampled_path<R: Rng + ?Sized>(
+    nodes: &[Node],
+    q: &[Array1<f64>],
+    logits: ArrayView2<f32>,
     t: f64,
     rng: &mut R,
-    stats: &mut SpecStats,
-) -> Result<Vec<u32>, Error> {
-    let (root_slot, mut nodes) = start_round(draft, dcache, committed, stats)?;
-    let mut q = Vec::with_capacity(gamma);
-    for depth in 0..gamma {
-        let logits = feed_level(draft, dcache, &nodes, depth, root_slot)?;
-        stats.draft_forwards += 1;
-        let qd = probabilities(logits.row(0), t);
-        let token = draw(&qd, rng);
-        q.push(qd);
-        nodes.push(Node {
-            token,
-            parent: Some(depth),
-            depth: depth + 1,
-        });
-    }
-    let logits = feed_level(target, tcache, &nodes, 0, root_slot)?;
-    stats.target_forwards += 1;
-
-    let mut produced = Vec::with_capacity(gamma + 1);
-    let mut accepted = 0;
+) -> (Vec<usize>, u32) {
+    let mut path = vec![0usize];
     for (i, qi) in q.iter().enumerate() {
         let x = nodes[i + 1].token as usize;
         let pi = probabilities(logits.row(i), t);
         if rng.random::<f64>() < (pi[x] / qi[x]).min(1.0) {
-            produced.push(x as u32);
-            accepted += 1;
+            path.push(i + 1);
         } else {
             let residual = (&pi - qi).mapv(|v| v.max(0.0));
             // p = q exactly would leave nothing to reject with; fall back to p.
@@ -418,21 +581,10 @@ fn sampled_round<R: Rng + ?Sized>(
             } else {
                 draw(&pi, rng)
             };
-            produced.push(token);
-            break;
+            return (path, token);
         }
     }
-    if accepted == gamma {
-        produced.push(draw(&probabilities(logits.row(gamma), t), rng));
-    }
-    stats.accepted.push(accepted as u32);
-    let keep: Vec<usize> = (0..=accepted).map(|i| root_slot + i).collect();
-    tcache.keep(root_slot, &keep)?;
-    if dcache.len() > root_slot {
-        let fed = dcache.len() - root_slot; // root and drafts 1..gamma−1
-        dcache.keep(root_slot, &keep[..(accepted + 1).min(fed)])?;
-    }
-    Ok(produced)
+    (path, draw(&probabilities(logits.row(q.len()), t), rng))
 }
 
 #[cfg(test)]

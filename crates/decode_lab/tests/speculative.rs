@@ -1,6 +1,8 @@
 //! Speculative decoding on the toy model: lossless, exact, and robust to bad input.
 
-use decode_lab::{Error, Sampling, TreeShape, speculative_generate};
+use decode_lab::{
+    Error, Sampling, TreeAcceptance, TreeShape, speculative_generate, speculative_generate_batch,
+};
 use ndarray::{Array2, Axis, s};
 use once_cell::sync::Lazy;
 use quant_lab::{QCFG, quantize_params, sample_tokens};
@@ -59,42 +61,51 @@ fn greedy_speculation_reproduces_the_target_token_for_token() {
     let target = TransformerLM::new(&d.target, QCFG, "t").unwrap();
     let weak = TransformerLM::new(&d.target, config_like(&QCFG, 1), "d1").unwrap();
     let int4 = TransformerLM::new(&d.int4, QCFG, "d4").unwrap();
-    for draft in [&weak, &int4] {
-        for &levels in &SHAPES {
-            let shape = TreeShape::new(levels).unwrap();
-            let results: Vec<_> = (0..d.prompts.nrows())
-                .into_par_iter()
-                .map(|i| {
-                    let prompt = d.prompts.row(i).to_vec();
-                    let mut rng = ChaCha8Rng::seed_from_u64(0);
-                    speculative_generate(
-                        &target,
-                        draft,
-                        &prompt,
-                        48,
-                        &shape,
-                        Sampling::Greedy,
-                        &mut rng,
-                    )
-                    .unwrap()
-                })
-                .collect();
-            for (i, (tokens, stats)) in results.iter().enumerate() {
-                assert_eq!(
-                    tokens.as_slice(),
-                    d.greedy.row(i).as_slice().unwrap(),
-                    "{} {levels:?} prompt {i}",
-                    draft.name()
-                );
-                assert_eq!(stats.rounds, stats.accepted.len());
-                assert!(stats.generated >= 48 && stats.generated <= 48 + levels.len());
-                assert_eq!(
-                    stats.generated,
-                    stats.rounds + stats.accepted.iter().sum::<u32>() as usize
-                );
-            }
+    // All 64 prompts in one batch: every round is one batched pass per draft level and
+    // one batched verification. Drafts and shapes side by side, to keep both cores busy.
+    let prompts: Vec<Vec<u32>> = d.prompts.outer_iter().map(|p| p.to_vec()).collect();
+    let runs: Vec<(&TransformerLM<'_>, &[u32])> = [&weak, &int4]
+        .into_iter()
+        .flat_map(|draft| SHAPES.iter().map(move |&levels| (draft, levels)))
+        .collect();
+    runs.into_par_iter().for_each(|(draft, levels)| {
+        let shape = TreeShape::new(levels).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(0);
+        let results = speculative_generate_batch(
+            &target,
+            draft,
+            &prompts,
+            48,
+            &shape,
+            Sampling::Greedy,
+            &mut rng,
+        )
+        .unwrap();
+        assert_eq!(results.len(), prompts.len());
+        for (i, (tokens, stats)) in results.iter().enumerate() {
+            assert_eq!(
+                tokens.as_slice(),
+                d.greedy.row(i).as_slice().unwrap(),
+                "{} {levels:?} prompt {i}",
+                draft.name()
+            );
+            assert_eq!(stats.rounds, stats.accepted.len());
+            assert_eq!(
+                stats.generated, 48,
+                "each round is cut to the tokens still missing"
+            );
+            assert_eq!(
+                stats.generated,
+                stats.rounds + stats.accepted.iter().sum::<u32>() as usize
+            );
+            // τ = tokens per round = 1 + mean accepted, as demo 3 computes it.
+            let from_accepted = TreeAcceptance {
+                accepted: stats.accepted.clone(),
+                nodes: shape.nodes() as u64,
+            };
+            assert!((stats.tau() - from_accepted.tau()).abs() < 1e-12);
         }
-    }
+    });
 }
 
 /// A tiny model with peaked next-token distributions (vocabulary 8), its 1-layer draft.
@@ -298,5 +309,136 @@ fn bad_input_is_an_error_not_a_panic() {
     let wide = TransformerLM::new(&other, Config { vocab: 9, ..TINY }, "w").unwrap();
     assert!(
         speculative_generate(&target, &wide, &[1], 2, &chain, Sampling::Greedy, &mut rng).is_err()
+    );
+}
+
+#[test]
+fn a_ragged_batch_gives_every_sequence_what_it_gets_alone() {
+    let p = tiny_params();
+    let target = TransformerLM::new(&p, TINY, "t").unwrap();
+    let draft = TransformerLM::new(&p, config_like(&TINY, 1), "d").unwrap();
+    // Prompts of 1 to 7 tokens: ragged lengths, rounds that end at different times.
+    let prompts: Vec<Vec<u32>> = (1..=7u32)
+        .map(|len| (0..len).map(|i| (i * 5 + len) % 8).collect())
+        .collect();
+    for levels in [&[3u32][..], &[2, 2], &[1, 1, 1], &[2, 1, 3]] {
+        let shape = TreeShape::new(levels).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(0);
+        let batch = speculative_generate_batch(
+            &target,
+            &draft,
+            &prompts,
+            9,
+            &shape,
+            Sampling::Greedy,
+            &mut rng,
+        )
+        .unwrap();
+        assert_eq!(batch.len(), prompts.len());
+        for (prompt, (tokens, stats)) in prompts.iter().zip(&batch) {
+            let plain = autoregressive_generate(
+                &target,
+                Array2::from_shape_vec((1, prompt.len()), prompt.clone())
+                    .unwrap()
+                    .view(),
+                9,
+                0.0,
+                &mut rng,
+            )
+            .unwrap();
+            assert_eq!(tokens, &plain.row(0).to_vec(), "{levels:?} {prompt:?}");
+            let alone = speculative_generate(
+                &target,
+                &draft,
+                prompt,
+                9,
+                &shape,
+                Sampling::Greedy,
+                &mut rng,
+            )
+            .unwrap();
+            assert_eq!(
+                (tokens, stats),
+                (&alone.0, &alone.1),
+                "{levels:?} {prompt:?}"
+            );
+        }
+    }
+    let none: [&[u32]; 0] = [];
+    let empty = speculative_generate_batch(
+        &target,
+        &draft,
+        &none,
+        3,
+        &TreeShape::chain(1).unwrap(),
+        Sampling::Greedy,
+        &mut ChaCha8Rng::seed_from_u64(0),
+    )
+    .unwrap();
+    assert!(empty.is_empty());
+}
+
+#[test]
+fn tau_is_one_without_a_round_like_tree_acceptance_without_a_position() {
+    let p = tiny_params();
+    let target = TransformerLM::new(&p, TINY, "t").unwrap();
+    let draft = TransformerLM::new(&p, config_like(&TINY, 1), "d").unwrap();
+    let (tokens, stats) = speculative_generate(
+        &target,
+        &draft,
+        &[1, 2],
+        0,
+        &TreeShape::chain(2).unwrap(),
+        Sampling::Greedy,
+        &mut ChaCha8Rng::seed_from_u64(0),
+    )
+    .unwrap();
+    assert!(tokens.is_empty() && stats.rounds == 0 && stats.generated == 0);
+    let no_position = TreeAcceptance {
+        accepted: vec![],
+        nodes: 2,
+    };
+    assert_eq!((stats.tau(), no_position.tau()), (1.0, 1.0));
+}
+
+#[test]
+fn speculative_sampling_over_a_batch_draws_every_sequence_from_the_target() {
+    let p = tiny_params();
+    let target = TransformerLM::new(&p, TINY, "t").unwrap();
+    let draft = TransformerLM::new(&p, config_like(&TINY, 1), "d").unwrap();
+    // One batch of n copies of a prompt: each sequence's first two tokens must follow the
+    // target's distribution, whatever the other sequences of the batch draw.
+    let prompt = [5u32, 2, 7];
+    let p1 = next_dist(&target, &prompt);
+    let n = 12_000;
+    let prompts = vec![prompt; n];
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let out = speculative_generate_batch(
+        &target,
+        &draft,
+        &prompts,
+        2,
+        &TreeShape::chain(2).unwrap(),
+        Sampling::Temperature(1.0),
+        &mut rng,
+    )
+    .unwrap();
+    let mut first = vec![0usize; 8];
+    for (tokens, stats) in &out {
+        first[tokens[0] as usize] += 1;
+        assert_eq!(stats.generated, 2);
+    }
+    let (chi2, df) = chi_square(&first, &p1, n);
+    assert!(
+        chi2 < chi_square_critical(df),
+        "first token: χ² = {chi2:.1} on {df} df; counts {first:?}, p {p1:?}"
+    );
+    let q1 = next_dist(&draft, &prompt);
+    let overlap: f64 = p1.iter().zip(&q1).map(|(a, b)| a.min(*b)).sum();
+    let rate = out.iter().filter(|(_, s)| s.accepted[0] >= 1).count() as f64 / n as f64;
+    let se = (overlap * (1.0 - overlap) / n as f64).sqrt();
+    assert!(
+        overlap < 0.95 && (rate - overlap).abs() < 3.0 * se,
+        "acceptance {rate:.4} vs Σ min(p, q) = {overlap:.4} ± {se:.4}"
     );
 }

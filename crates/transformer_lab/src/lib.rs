@@ -16,7 +16,9 @@
 //! - [`Params`], [`init_params`]: its weights, `[in, out]` matrices (`y = x · W`).
 //! - [`TransformerLM`]: teacher-forced [`full_logits`](TransformerLM::full_logits) and
 //!   incremental decoding with a [`KvCache`] ([`prefill`](TransformerLM::prefill),
-//!   [`step`](TransformerLM::step)).
+//!   [`step`](TransformerLM::step)); a whole draft tree in one pass
+//!   ([`extend_tree`](TransformerLM::extend_tree)), and sequences of different lengths in
+//!   one ragged pass ([`extend_ragged`](TransformerLM::extend_ragged)).
 //! - [`autoregressive_generate`]: greedy or temperature sampling, a whole batch per step.
 //! - [`ops`]: the building blocks, each tested on hand-computed values.
 //! - [`gemm`]: the matrix products, against weights packed once when a model is built.
@@ -40,7 +42,7 @@ pub mod reference;
 mod sample;
 
 pub use config::{Config, QCFG, config_like};
-pub use model::{KvCache, TransformerLM};
+pub use model::{Feed, KvCache, TransformerLM, TreeMask};
 pub use params::{LayerParams, Params, init_params};
 pub use sample::{
     argmax, autoregressive_generate, draw_weighted, sample_categorical, softmax_weights,

@@ -3,11 +3,7 @@
 use std::cell::RefCell;
 
 use ndarray::parallel::prelude::*;
-use ndarray::{
-    Array2, Array3, Array4, ArrayView1, ArrayView2, ArrayViewMut2, ArrayViewMut3, ArrayViewMut4,
-    Axis,
-};
-use rayon::slice::ParallelSliceMut;
+use ndarray::{Array2, Array3, Array4, ArrayView1, ArrayView2, ArrayViewMut2, ArrayViewMut3, Axis};
 
 use crate::gemm::{PackedMatrix, matmul_packed};
 use crate::kernels::{attend, attend_tree, matmul_into, rope_row};
@@ -89,6 +85,29 @@ impl KvCache {
     pub fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);
     }
+}
+
+/// One sequence's chunk in a ragged batched pass ([`TransformerLM::extend_ragged`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Feed<'a> {
+    /// The new tokens, stored at the sequence's cache slots `cache.len() ..`.
+    pub tokens: &'a [u32],
+    /// `None`: causal, token i at position `cache.len() + i` seeing the whole cache and
+    /// the new tokens up to itself ([`TransformerLM::extend`]). `Some`: a tree chunk
+    /// ([`TransformerLM::extend_tree`]).
+    pub tree: Option<TreeMask<'a>>,
+}
+
+/// Where the nodes of a tree chunk sit and what they see (see
+/// [`TransformerLM::extend_tree`], whose arguments these are).
+#[derive(Debug, Clone, Copy)]
+pub struct TreeMask<'a> {
+    /// The RoPE position of each node.
+    pub positions: &'a [usize],
+    /// Every node sees the cache slots `0 .. prefix` (the committed sequence).
+    pub prefix: usize,
+    /// And, for node i, the slots `visible[i]`: its ancestors and its own slot.
+    pub visible: &'a [Vec<usize>],
 }
 
 /// A decoder-only language model: a [`Config`] run over borrowed [`Params`].
@@ -234,7 +253,20 @@ impl<'p> TransformerLM<'p> {
         self.check_tokens(tokens)?;
         // No cache to keep: each chunk holds one layer's keys and values at a time.
         let positions: Vec<usize> = (0..t).collect();
-        Ok(self.run_chunks(tokens, None, &positions, Mask::Causal, true))
+        let seqs = tokens
+            .outer_iter()
+            .map(|tokens| Seq {
+                tokens,
+                pos0: 0,
+                positions: &positions,
+                mask: Mask::Causal,
+                kv: Vec::new(),
+            })
+            .collect();
+        let logits = self.run_chunks(seqs, true);
+        Ok(logits
+            .into_shape_with_order((b, t, self.cfg.vocab))
+            .expect("B·T rows of logits"))
     }
 
     /// Prefill: feeds `prompts [B, T]` to a new cache with room for `max_seq` positions,
@@ -309,8 +341,26 @@ impl<'p> TransformerLM<'p> {
         prefix: usize,
         visible: &[Vec<usize>],
     ) -> Result<Array3<f32>, Error> {
-        let n = tokens.ncols();
-        let base = cache.len;
+        self.check_tree(cache.len, tokens.ncols(), positions, prefix, visible)?;
+        self.extend_masked(
+            cache,
+            tokens,
+            positions,
+            Mask::Tree { prefix, visible },
+            true,
+        )
+    }
+
+    /// Checks one tree chunk of `n` nodes fed at slots `base ..` (see
+    /// [`extend_tree`](Self::extend_tree)).
+    fn check_tree(
+        &self,
+        base: usize,
+        n: usize,
+        positions: &[usize],
+        prefix: usize,
+        visible: &[Vec<usize>],
+    ) -> Result<(), Error> {
         if positions.len() != n || visible.len() != n {
             return Err(Error::Shape(format!(
                 "a tree chunk of {n} nodes needs {n} positions and {n} visibility lists, got {} and {}",
@@ -337,13 +387,110 @@ impl<'p> TransformerLM<'p> {
                 )));
             }
         }
-        self.extend_masked(
-            cache,
-            tokens,
-            positions,
-            Mask::Tree { prefix, visible },
-            true,
-        )
+        Ok(())
+    }
+
+    /// Feeds every sequence of a *ragged* batch its own chunk in one forward pass: each
+    /// sequence has its own cache (of batch 1) holding its own number of positions, feeds
+    /// its own number of tokens, causally or as a tree ([`Feed`]). This is how a serving
+    /// engine runs speculative decoding over many requests at once: the matrix products
+    /// see every sequence's rows together, each sequence attends only to its own cache.
+    ///
+    /// Returns the logits of every fed token, sequence after sequence: `[Σ n_i, vocab]`,
+    /// the rows of `feeds[0]` first. Each cache's length grows by its sequence's tokens.
+    /// The result for a sequence is bit for bit what [`extend`](Self::extend) or
+    /// [`extend_tree`](Self::extend_tree) give it alone.
+    ///
+    /// Errors: as many caches as feeds; a cache of another batch than 1 or of another
+    /// model; everything `extend` and `extend_tree` reject, for any sequence.
+    pub fn extend_ragged(
+        &self,
+        caches: &mut [&mut KvCache],
+        feeds: &[Feed<'_>],
+    ) -> Result<Array2<f32>, Error> {
+        if caches.len() != feeds.len() {
+            return Err(Error::Shape(format!(
+                "{} feeds for {} caches",
+                feeds.len(),
+                caches.len()
+            )));
+        }
+        let cfg = &self.cfg;
+        let mut causal: Vec<Vec<usize>> = Vec::with_capacity(feeds.len());
+        for (cache, feed) in caches.iter().zip(feeds) {
+            let (pos0, n) = (cache.len, feed.tokens.len());
+            if cache.k.len() != cfg.n_layers || cache.batch() != 1 {
+                return Err(Error::Shape(format!(
+                    "a ragged batch needs one cache of batch 1 and {} layers per sequence, got batch {} and {} layers",
+                    cfg.n_layers,
+                    cache.batch(),
+                    cache.k.len()
+                )));
+            }
+            if pos0 + n > cache.capacity() {
+                return Err(Error::TooLong {
+                    len: pos0 + n,
+                    max: cache.capacity(),
+                });
+            }
+            if let Some(&token) = feed.tokens.iter().find(|&&t| t as usize >= cfg.vocab) {
+                return Err(Error::TokenOutOfRange {
+                    token,
+                    vocab: cfg.vocab,
+                });
+            }
+            match &feed.tree {
+                Some(t) => self.check_tree(pos0, n, t.positions, t.prefix, t.visible)?,
+                None if pos0 + n > cfg.max_seq => {
+                    return Err(Error::TooLong {
+                        len: pos0 + n,
+                        max: cfg.max_seq,
+                    });
+                }
+                None => {}
+            }
+            causal.push(match feed.tree {
+                Some(_) => Vec::new(),
+                None => (pos0..pos0 + n).collect(),
+            });
+        }
+        let fed: Vec<usize> = feeds.iter().map(|f| f.tokens.len()).collect();
+        let seqs = caches
+            .iter_mut()
+            .zip(feeds)
+            .zip(&causal)
+            .map(|((cache, feed), causal)| {
+                let pos0 = cache.len;
+                let kv = cache
+                    .k
+                    .iter_mut()
+                    .zip(cache.v.iter_mut())
+                    .map(|(k, v)| (k.index_axis_mut(Axis(0), 0), v.index_axis_mut(Axis(0), 0)))
+                    .collect();
+                let (positions, mask) = match feed.tree {
+                    Some(t) => (
+                        t.positions,
+                        Mask::Tree {
+                            prefix: t.prefix,
+                            visible: t.visible,
+                        },
+                    ),
+                    None => (&causal[..], Mask::Causal),
+                };
+                Seq {
+                    tokens: ArrayView1::from(feed.tokens),
+                    pos0,
+                    positions,
+                    mask,
+                    kv,
+                }
+            })
+            .collect();
+        let logits = self.run_chunks(seqs, true);
+        for (cache, n) in caches.iter_mut().zip(fed) {
+            cache.len += n;
+        }
+        Ok(logits)
     }
 
     fn extend_masked(
@@ -377,9 +524,32 @@ impl<'p> TransformerLM<'p> {
             });
         }
         self.check_tokens(tokens)?;
-        let logits = self.run_chunks(tokens, Some(&mut *cache), positions, mask, inner_split);
+        let mut kv: Vec<Vec<_>> = (0..b).map(|_| Vec::with_capacity(cfg.n_layers)).collect();
+        for (k, v) in cache.k.iter_mut().zip(cache.v.iter_mut()) {
+            for ((seq, k), v) in kv
+                .iter_mut()
+                .zip(k.outer_iter_mut())
+                .zip(v.outer_iter_mut())
+            {
+                seq.push((k, v));
+            }
+        }
+        let seqs = tokens
+            .outer_iter()
+            .zip(kv)
+            .map(|(tokens, kv)| Seq {
+                tokens,
+                pos0,
+                positions,
+                mask,
+                kv,
+            })
+            .collect();
+        let logits = self.run_chunks(seqs, inner_split);
         cache.len = pos0 + n;
-        Ok(logits)
+        Ok(logits
+            .into_shape_with_order((b, n, cfg.vocab))
+            .expect("B·n rows of logits"))
     }
 
     fn check_tokens(&self, tokens: ArrayView2<u32>) -> Result<(), Error> {
@@ -392,92 +562,68 @@ impl<'p> TransformerLM<'p> {
         }
     }
 
-    /// The forward pass of checked `tokens [B, n]` at `positions`, writing their keys and
-    /// values into `cache` from slot `cache.len()` on (which the caller then advances) or,
-    /// without a cache, into scratch memory that lives for one layer of one chunk.
-    fn run_chunks(
-        &self,
-        tokens: ArrayView2<u32>,
-        cache: Option<&mut KvCache>,
-        positions: &[usize],
-        mask: Mask<'_>,
-        inner_split: bool,
-    ) -> Array3<f32> {
-        let (b, n) = tokens.dim();
-        let cfg = &self.cfg;
-        let pos0 = cache.as_ref().map_or(0, |c| c.len);
+    /// The forward pass of checked sequences, each writing its new keys and values into
+    /// its own cache from slot `pos0` on (which the caller then advances) or, without a
+    /// cache, into scratch memory that lives for one layer of one chunk. Returns the
+    /// logits of every new token, sequence after sequence, `[Σ n_i, vocab]`.
+    fn run_chunks(&self, seqs: Vec<Seq<'_>>, inner_split: bool) -> Array2<f32> {
+        let rows: usize = seqs.iter().map(|s| s.tokens.len()).sum();
+        let mut logits = Array2::<f32>::zeros((rows, self.cfg.vocab));
         // The batch is cut into chunks of whole sequences whose size depends only on the
-        // shape (never on the thread count); chunks run in parallel, each through every
-        // layer with its own small buffers, so a chunk stays in cache and the result is
-        // bit-identical for any number of threads.
-        let per_chunk = (ROWS_PER_CHUNK / n.max(1)).clamp(1, MAX_SEQS_PER_CHUNK);
-        let split = inner_split && b <= per_chunk; // one chunk: parallelise inside it
-        let mut logits = Array3::<f32>::zeros((b, n, cfg.vocab));
-        let mut caches: Vec<(LayerViews<'_>, LayerViews<'_>)> = (0..b.div_ceil(per_chunk))
-            .map(|_| (Vec::new(), Vec::new()))
-            .collect();
-        let layers = cache.map(|c| c.k.iter_mut().zip(c.v.iter_mut()));
-        for (k, v) in layers.into_iter().flatten() {
-            let k_parts = k.axis_chunks_iter_mut(Axis(0), per_chunk);
-            let v_parts = v.axis_chunks_iter_mut(Axis(0), per_chunk);
-            for ((kc, vc), dst) in k_parts.zip(v_parts).zip(caches.iter_mut()) {
-                dst.0.push(kc);
-                dst.1.push(vc);
+        // shapes (never on the thread count): up to ROWS_PER_CHUNK rows and
+        // MAX_SEQS_PER_CHUNK sequences each, at least one sequence. Chunks run in parallel,
+        // each through every layer with its own small buffers, so a chunk stays in cache
+        // and the result is bit-identical for any number of threads.
+        let mut chunks: Vec<(Vec<Seq<'_>>, usize)> = Vec::new();
+        for seq in seqs {
+            let n = seq.tokens.len();
+            match chunks.last_mut() {
+                Some((last, r)) if last.len() < MAX_SEQS_PER_CHUNK && *r + n <= ROWS_PER_CHUNK => {
+                    last.push(seq);
+                    *r += n;
+                }
+                _ => chunks.push((vec![seq], n)),
             }
         }
-        let work: Vec<_> = tokens
-            .axis_chunks_iter(Axis(0), per_chunk)
-            .zip(logits.axis_chunks_iter_mut(Axis(0), per_chunk))
-            .zip(caches)
-            .collect();
+        let split = inner_split && chunks.len() == 1; // one chunk: parallelise inside it
+        let mut rest = logits.view_mut();
+        let mut work = Vec::with_capacity(chunks.len());
+        for (seqs, r) in chunks {
+            let (out, tail) = rest.split_at(Axis(0), r);
+            rest = tail;
+            work.push((seqs, out));
+        }
         // `in_worker` keeps every nested parallel loop on a pool thread: without it each
         // of a decode step's few dozen parallel loops would be handed over from the
         // caller's thread and back (a context switch each).
         in_worker(|| {
             work.into_par_iter()
-                .for_each(|((tokens, logits), (mut k, mut v))| {
-                    self.forward_chunk(
-                        tokens, &mut k, &mut v, pos0, positions, mask, logits, split,
-                    );
-                })
+                .for_each(|(mut seqs, out)| self.forward_chunk(&mut seqs, out, split))
         });
         logits
     }
 
-    /// The forward pass of a chunk of whole sequences: `tokens [bc, n]` at positions
-    /// `positions` (cache slots from `pos0` on), their caches, one view per layer, keys
-    /// *transposed* `k_cache [bc, n_heads, head_dim, capacity]` and values `v_cache [bc,
-    /// n_heads, capacity, head_dim]` (as in [`KvCache`]; both empty for a pass without a
-    /// cache), logits written to `out [bc, n, vocab]`. `split` lets the matrix products
-    /// and the per-sequence attention use the rayon pool (when the chunk is the whole batch).
-    #[allow(clippy::too_many_arguments)]
-    fn forward_chunk(
-        &self,
-        tokens: ArrayView2<u32>,
-        k_cache: &mut [ArrayViewMut4<f32>],
-        v_cache: &mut [ArrayViewMut4<f32>],
-        pos0: usize,
-        positions: &[usize],
-        mask: Mask<'_>,
-        out: ArrayViewMut3<f32>,
-        split: bool,
-    ) {
+    /// The forward pass of a chunk of whole sequences (all with caches, or all without),
+    /// logits written to `out [Σ n_i, vocab]`. `split` lets the matrix products and the
+    /// per-sequence attention use the rayon pool (when the chunk is the whole batch).
+    fn forward_chunk(&self, seqs: &mut [Seq<'_>], out: ArrayViewMut2<f32>, split: bool) {
         let cfg = &self.cfg;
-        let (bc, n) = tokens.dim();
-        let rows = bc * n;
-        let (d, hd) = (cfg.d_model, cfg.head_dim());
+        let lens: Vec<usize> = seqs.iter().map(|s| s.tokens.len()).collect();
+        let rows: usize = lens.iter().sum();
+        let (d, hd, heads) = (cfg.d_model, cfg.head_dim(), cfg.n_heads);
         // Activations live in this thread's scratch memory, reused from call to call (a
         // decode step would otherwise allocate, fault in and free them every time).
         let widths = [d, d, 3 * d, d, 2 * cfg.d_ff, cfg.d_ff];
         // Without a cache (teacher forcing): one layer's keys and values, reused by every
-        // layer, with exactly the n slots this pass fills.
-        let own_cache = k_cache.is_empty();
-        let slots = if own_cache { n } else { 0 };
-        let kv = bc * d * slots;
+        // layer, with exactly the slots this pass fills.
+        let own_cache = seqs.iter().all(|s| s.kv.is_empty());
+        let kv = if own_cache { rows * d } else { 0 };
         // Attention scores: what `attend` needs per sequence, more than `attend_tree` does.
-        let heads = cfg.n_heads;
-        let per_seq_scores = n.max(heads) * (pos0 + n);
-        let all_scores = bc * per_seq_scores;
+        let score_lens: Vec<usize> = seqs
+            .iter()
+            .map(|s| s.tokens.len().max(heads) * (s.pos0 + s.tokens.len()))
+            .collect();
+        let all_scores: usize = score_lens.iter().sum();
         let mut scratch = Scratch::take(rows * widths.iter().sum::<usize>() + 2 * kv + all_scores);
         let [x, h, qkv, attn, gate_up, act, own_k, own_v, scores] = scratch.split([
             rows * widths[0],
@@ -498,87 +644,85 @@ impl<'p> TransformerLM<'p> {
             matrix(gate_up, rows, widths[4]),
             matrix(act, rows, widths[5]),
         );
-        let mut own_k = ArrayViewMut4::from_shape((bc, heads, hd, slots), own_k)
-            .expect("one layer of keys for the chunk");
-        let mut own_v = ArrayViewMut4::from_shape((bc, heads, slots, hd), own_v)
-            .expect("one layer of values for the chunk");
-        // x: [bc·n, d_model], row r = (sequence r / n, position pos0 + r % n).
-        for (mut row, &t) in x.outer_iter_mut().zip(tokens.iter()) {
+        // One layer of keys `[heads, hd, n_i]` and values `[heads, n_i, hd]` per sequence.
+        let mut own: Vec<(ArrayViewMut3<f32>, ArrayViewMut3<f32>)> = if own_cache {
+            let ks = split_slice(own_k, lens.iter().map(|&n| n * d));
+            let vs = split_slice(own_v, lens.iter().map(|&n| n * d));
+            ks.into_iter()
+                .zip(vs)
+                .zip(&lens)
+                .map(|((k, v), &n)| {
+                    (
+                        ArrayViewMut3::from_shape((heads, hd, n), k).expect("a layer of keys"),
+                        ArrayViewMut3::from_shape((heads, n, hd), v).expect("a layer of values"),
+                    )
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let meta: Vec<(usize, &[usize], Mask<'_>)> =
+            seqs.iter().map(|s| (s.pos0, s.positions, s.mask)).collect();
+        // x: [Σ n_i, d_model], the rows of each sequence in turn.
+        for (mut row, &t) in x
+            .outer_iter_mut()
+            .zip(seqs.iter().flat_map(|s| s.tokens.iter()))
+        {
             row.assign(&self.params.embed.row(t as usize));
         }
         for (l, [w_qkv, w_o, w_gate_up, w_down]) in self.layers.iter().enumerate() {
             let layer = &self.params.layers[l];
             rms_norm_into(x.view(), layer.attn_norm.view(), cfg.norm_eps, h.view_mut());
             w_qkv.apply(h.view(), qkv.view_mut(), split);
-            let (mut q, mut k, v) = qkv.multi_slice_mut((
+            let (q, k, v) = qkv.multi_slice_mut((
                 ndarray::s![.., ..d],
                 ndarray::s![.., d..2 * d],
                 ndarray::s![.., 2 * d..],
             ));
-            // Per sequence: rotate q and k, append k and v to the cache, attend causally.
-            // Sequences never read each other's rows.
-            let (mut layer_k, mut layer_v) = if own_cache {
-                (own_k.view_mut(), own_v.view_mut())
+            // Per sequence: rotate q and k, append k and v to its cache, attend. Sequences
+            // never read each other's rows.
+            let caches: Vec<(ArrayViewMut3<f32>, ArrayViewMut3<f32>)> = if own_cache {
+                own.iter_mut()
+                    .map(|(k, v)| (k.view_mut(), v.view_mut()))
+                    .collect()
             } else {
-                (k_cache[l].view_mut(), v_cache[l].view_mut())
+                seqs.iter_mut()
+                    .map(|s| {
+                        let (k, v) = &mut s.kv[l];
+                        (k.view_mut(), v.view_mut())
+                    })
+                    .collect()
             };
-            let per_seq = |item: PerSeq<'_>| {
-                let ((((((mut out, mut q), mut k), v), mut kc), mut vc), scores) = item;
-                for (i, (mut qr, mut kr)) in q.outer_iter_mut().zip(k.outer_iter_mut()).enumerate()
-                {
-                    let (c, s) = (
-                        self.rope_cos.row(positions[i]),
-                        self.rope_sin.row(positions[i]),
-                    );
-                    let (c, s) = (
-                        c.as_slice().expect("contiguous"),
-                        s.as_slice().expect("contiguous"),
-                    );
-                    rope_row(qr.as_slice_mut().expect("contiguous"), hd, c, s);
-                    rope_row(kr.as_slice_mut().expect("contiguous"), hd, c, s);
-                }
-                match mask {
-                    Mask::Causal => {
-                        attend(
-                            q.view(),
-                            k.view(),
+            let items: Vec<SeqLayer<'_>> = split_rows(attn.view_mut(), &lens)
+                .into_iter()
+                .zip(split_rows(q, &lens))
+                .zip(split_rows(k, &lens))
+                .zip(split_rows(v, &lens))
+                .zip(caches)
+                .zip(split_slice(&mut *scores, score_lens.iter().copied()))
+                .zip(&meta)
+                .map(
+                    |((((((out, q), k), v), (kc, vc)), scores), &(pos0, positions, mask))| {
+                        SeqLayer {
+                            out,
+                            q,
+                            k,
                             v,
-                            kc.view_mut(),
-                            vc.view_mut(),
-                            pos0,
-                            out.view_mut(),
+                            kc,
+                            vc,
                             scores,
-                        );
-                    }
-                    Mask::Tree { prefix, visible } => {
-                        attend_tree(
-                            q.view(),
-                            k.view(),
-                            v,
-                            kc.view_mut(),
-                            vc.view_mut(),
                             pos0,
-                            prefix,
-                            visible,
-                            out.view_mut(),
-                            scores,
-                        );
-                    }
-                }
-            };
-            let seqs = attn
-                .axis_chunks_iter_mut(Axis(0), n)
-                .into_par_iter()
-                .zip(q.axis_chunks_iter_mut(Axis(0), n))
-                .zip(k.axis_chunks_iter_mut(Axis(0), n))
-                .zip(v.axis_chunks_iter(Axis(0), n))
-                .zip(layer_k.outer_iter_mut())
-                .zip(layer_v.outer_iter_mut())
-                .zip(scores.par_chunks_mut(per_seq_scores));
+                            positions,
+                            mask,
+                        }
+                    },
+                )
+                .collect();
+            let per_seq = |s: SeqLayer<'_>| self.attend_seq(s);
             if split {
-                seqs.for_each(per_seq);
+                items.into_par_iter().for_each(per_seq);
             } else {
-                seqs.with_min_len(bc).for_each(per_seq);
+                items.into_iter().for_each(per_seq);
             }
             w_o.apply(attn.view(), h.view_mut(), split);
             x += &h;
@@ -594,11 +738,83 @@ impl<'p> TransformerLM<'p> {
             cfg.norm_eps,
             h.view_mut(),
         );
-        let out = out
-            .into_shape_with_order((rows, cfg.vocab))
-            .expect("a chunk of a standard-layout array");
         self.head.apply(h.view(), out, split);
     }
+
+    /// One sequence's attention in one layer: rotates its queries and keys for their
+    /// positions, appends keys and values to its cache and writes its attention output.
+    fn attend_seq(&self, s: SeqLayer<'_>) {
+        let SeqLayer {
+            mut out,
+            mut q,
+            mut k,
+            v,
+            mut kc,
+            mut vc,
+            scores,
+            pos0,
+            positions,
+            mask,
+        } = s;
+        let hd = self.cfg.head_dim();
+        for (i, (mut qr, mut kr)) in q.outer_iter_mut().zip(k.outer_iter_mut()).enumerate() {
+            let (c, s) = (
+                self.rope_cos.row(positions[i]),
+                self.rope_sin.row(positions[i]),
+            );
+            let (c, s) = (
+                c.as_slice().expect("contiguous"),
+                s.as_slice().expect("contiguous"),
+            );
+            rope_row(qr.as_slice_mut().expect("contiguous"), hd, c, s);
+            rope_row(kr.as_slice_mut().expect("contiguous"), hd, c, s);
+        }
+        match mask {
+            Mask::Causal => attend(
+                q.view(),
+                k.view(),
+                v.view(),
+                kc.view_mut(),
+                vc.view_mut(),
+                pos0,
+                out.view_mut(),
+                scores,
+            ),
+            Mask::Tree { prefix, visible } => attend_tree(
+                q.view(),
+                k.view(),
+                v.view(),
+                kc.view_mut(),
+                vc.view_mut(),
+                pos0,
+                prefix,
+                visible,
+                out.view_mut(),
+                scores,
+            ),
+        }
+    }
+}
+
+/// `m` cut into consecutive row blocks of the given lengths.
+fn split_rows<'a>(mut m: ArrayViewMut2<'a, f32>, lens: &[usize]) -> Vec<ArrayViewMut2<'a, f32>> {
+    let mut parts = Vec::with_capacity(lens.len());
+    for &n in lens {
+        let (head, tail) = m.split_at(Axis(0), n);
+        parts.push(head);
+        m = tail;
+    }
+    parts
+}
+
+/// `buf` cut into consecutive slices of the given lengths.
+fn split_slice(mut buf: &mut [f32], lens: impl Iterator<Item = usize>) -> Vec<&mut [f32]> {
+    lens.map(|n| {
+        let (head, tail) = std::mem::take(&mut buf).split_at_mut(n);
+        buf = tail;
+        head
+    })
+    .collect()
 }
 
 thread_local! {
@@ -666,27 +882,36 @@ enum Mask<'a> {
     },
 }
 
-/// One view per layer into a chunk's part of the KV cache.
-type LayerViews<'a> = Vec<ArrayViewMut4<'a, f32>>;
+/// One sequence of a forward pass: its new tokens, where they go and what they see.
+struct Seq<'a> {
+    /// The new tokens `[n]`.
+    tokens: ArrayView1<'a, u32>,
+    /// The cache slot of the first new token (0 without a cache).
+    pos0: usize,
+    /// The RoPE position of each new token `[n]`.
+    positions: &'a [usize],
+    /// Which slots each new token attends to.
+    mask: Mask<'a>,
+    /// Per layer, its keys *transposed* `[heads, head_dim, capacity]` and values `[heads, capacity,
+    /// head_dim]`; empty without a cache (teacher forcing).
+    kv: Vec<(ArrayViewMut3<'a, f32>, ArrayViewMut3<'a, f32>)>,
+}
 
-/// What the per-sequence step of a layer gets: its attention output rows, its q, k, v
-/// rows, its K and V caches, and scratch space for its attention scores.
-type PerSeq<'a> = (
-    (
-        (
-            (
-                (
-                    (ArrayViewMut2<'a, f32>, ArrayViewMut2<'a, f32>),
-                    ArrayViewMut2<'a, f32>,
-                ),
-                ArrayView2<'a, f32>,
-            ),
-            ArrayViewMut3<'a, f32>,
-        ),
-        ArrayViewMut3<'a, f32>,
-    ),
-    &'a mut [f32],
-);
+/// What one sequence's attention in one layer works on: its attention output rows, its
+/// q, k, v rows, its K and V caches, scratch space for its scores, and where its tokens
+/// sit.
+struct SeqLayer<'a> {
+    out: ArrayViewMut2<'a, f32>,
+    q: ArrayViewMut2<'a, f32>,
+    k: ArrayViewMut2<'a, f32>,
+    v: ArrayViewMut2<'a, f32>,
+    kc: ArrayViewMut3<'a, f32>,
+    vc: ArrayViewMut3<'a, f32>,
+    scores: &'a mut [f32],
+    pos0: usize,
+    positions: &'a [usize],
+    mask: Mask<'a>,
+}
 
 /// Rows (sequences × new tokens) a chunk of the batch aims for: big enough that the
 /// matrix products run near peak, small enough that a chunk's buffers stay in cache and
