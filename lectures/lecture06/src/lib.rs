@@ -30,7 +30,7 @@ use spec_decode_on_hardware::{self as s05, Setup};
     name = "lecture06",
     version,
     after_help = "Demos: 1 c and the best γ at batch 1; 2 batch size × context; 3 draft trees on \
-                  the toy model; 4 (opt-in; ~5 s with --release, ~10 s in the dev profile) \
+                  the toy model; 4 (opt-in; ~5 s with --release, ~6 s in the dev profile) \
                   speculative decoding for real on the toy model (实测); 5 (opt-in) the roofline \
                   against published measurements (模型 vs 实测). Figures: knee.svg (1), \
                   batch.svg (2), trees.svg (3), measured.svg (4)."

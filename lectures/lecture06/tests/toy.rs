@@ -6,6 +6,10 @@ mod common;
 
 use common::{DEMO3, OUTPUT, RANKS, TOY, text_of};
 use lecture_kit::Block;
+use once_cell::sync::Lazy;
+
+/// Demo 4's figures, computed once for this test binary.
+static DEMO4: Lazy<demo4::Demo4> = Lazy::new(|| demo4::figures(&TOY).unwrap());
 use lecture06::spec_decode_on_hardware::demo3::{self, DraftFigures, ShapeFigures};
 use lecture06::spec_decode_on_hardware::{Setup, demo4, toy_model};
 
@@ -256,7 +260,7 @@ fn demo3_what_if_names_each_drafts_fastest_shape_at_each_batch() {
 
 #[test]
 fn demo4_is_lossless_and_measures_tau_just_below_the_rank_estimate() {
-    let figures = demo4::figures(&TOY).unwrap();
+    let figures = &*DEMO4;
     assert_eq!(
         figures.drafts.iter().map(|f| f.name).collect::<Vec<_>>(),
         toy_model::DRAFT_NAMES
@@ -294,7 +298,7 @@ fn demo4_is_lossless_and_measures_tau_just_below_the_rank_estimate() {
             "{name}: the big tree accepts more in practice too"
         );
     }
-    let text = text_of(demo4::blocks(&figures));
+    let text = text_of(demo4::blocks(figures));
     assert!(
         text.contains("与目标模型逐字相同") && !text.contains("| 否"),
         "{text}"
@@ -304,10 +308,30 @@ fn demo4_is_lossless_and_measures_tau_just_below_the_rank_estimate() {
 
 #[test]
 fn demo4_says_so_when_an_output_differs_from_the_target() {
-    let mut figures = demo4::figures(&TOY).unwrap();
+    let mut figures = DEMO4.clone();
     figures.drafts[1].shapes[3].identical_to_target = false;
     let text = text_of(demo4::blocks(&figures));
     assert!(text.contains("| 否"), "{text}");
     assert!(!text.contains("投机解码是无损的"), "{text}");
     assert!(text.contains("这是实现的错误"), "{text}");
+}
+
+#[test]
+fn demo4_draws_its_figure_so_plot_is_honoured_for_it_alone() {
+    // `--demo 4 --plot DIR` used to write nothing; the runner writes every figure block.
+    let blocks = demo4::blocks(&DEMO4);
+    let figures: Vec<&lecture_kit::Figure> = blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Figure(f) => Some(f),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(figures.len(), 1);
+    assert_eq!(figures[0].id, "measured");
+    for (panel, draft) in figures[0].panels.iter().zip(&DEMO4.drafts) {
+        let measured: Vec<f64> = draft.shapes.iter().map(|s| s.tau_measured).collect();
+        let drawn: Vec<f64> = panel.series[0].points.iter().map(|p| p.1).collect();
+        assert_eq!(drawn, measured, "{}", draft.name);
+    }
 }
