@@ -111,14 +111,20 @@ impl Setup {
         }
     }
 
-    /// Demo 1's batch and context: batch 1 and context 1024, or the first of `--batch`
-    /// and `--ctx` when they are given.
+    /// Demo 1's batch and context: batch 1 and context 1024, or the first of `--batch`,
+    /// the first of `--ctx`, each when that grid is not the script's.
     pub fn demo1_point(&self) -> (u64, u64) {
-        if self.batches == DEMO2_BATCHES && self.ctxs == DEMO2_CTXS {
-            (1, DEMO1_CTX)
+        let batch = if self.batches == DEMO2_BATCHES {
+            1
         } else {
-            (self.batches[0], self.ctxs[0])
-        }
+            self.batches[0]
+        };
+        let ctx = if self.ctxs == DEMO2_CTXS {
+            DEMO1_CTX
+        } else {
+            self.ctxs[0]
+        };
+        (batch, ctx)
     }
 
     /// The one rule for the original sentences: a demo's seed observations hold as written
@@ -344,6 +350,21 @@ mod tests {
         assert_eq!(python_float(1.0), "1.0");
         assert_eq!(python_float(5e-324), "5e-324");
         assert_eq!(python_float(1e-7), "1e-7");
+    }
+
+    #[test]
+    fn demo1_runs_at_the_first_of_each_list_given() {
+        assert_eq!(Setup::default().demo1_point(), (1, DEMO1_CTX));
+        let batch_only = Setup {
+            batches: vec![8, 64],
+            ..Setup::default()
+        };
+        assert_eq!(batch_only.demo1_point(), (8, DEMO1_CTX));
+        let ctx_only = Setup {
+            ctxs: vec![32768],
+            ..Setup::default()
+        };
+        assert_eq!(ctx_only.demo1_point(), (1, 32768));
     }
 
     #[test]
