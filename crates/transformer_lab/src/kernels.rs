@@ -685,4 +685,65 @@ mod tests {
             "{out}"
         );
     }
+
+    /// The baseline and AVX2 copies of the elementwise and attention loops do the same
+    /// operations in the same order, so they give the same bits.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_baseline_and_avx2_copies_of_the_loops_give_the_same_bits() {
+        use crate::ops::{rms_norm_into, swiglu_into};
+        let f = |i: usize| ((i * 7919) % 211) as f32 / 211.0 - 0.5;
+        let (heads, hd, cap, pos0) = (2, 8, 24, 5);
+        let kernels = |n: usize| {
+            let d = heads * hd;
+            let q = Array2::from_shape_fn((n, d), |(i, j)| f(i * d + j));
+            let k = Array2::from_shape_fn((n, d), |(i, j)| f(1000 + i * d + j));
+            let v = Array2::from_shape_fn((n, d), |(i, j)| f(2000 + i * d + j));
+            let kt0 =
+                Array3::from_shape_fn((heads, hd, cap), |(h, c, s)| f(3000 + h * 99 + c * 31 + s));
+            let vc0 =
+                Array3::from_shape_fn((heads, cap, hd), |(h, s, c)| f(5000 + h * 97 + s * 29 + c));
+            let (mut kt, mut vc) = (kt0.clone(), vc0.clone());
+            let mut out = Array2::zeros((n, d));
+            let mut scores = vec![0.0f32; n.max(heads) * (pos0 + n)];
+            let (qv, kv, vv) = (q.view(), k.view(), v.view());
+            attend(
+                qv,
+                kv,
+                vv,
+                kt.view_mut(),
+                vc.view_mut(),
+                pos0,
+                out.view_mut(),
+                &mut scores,
+            );
+            // A chain as a tree: node i sees the cache and the nodes up to itself.
+            let visible: Vec<Vec<usize>> = (0..n).map(|i| (pos0..=pos0 + i).collect()).collect();
+            let (mut kt_tree, mut vc_tree) = (kt0.clone(), vc0.clone());
+            let mut tree = Array2::zeros((n, d));
+            attend_tree(
+                qv,
+                kv,
+                vv,
+                kt_tree.view_mut(),
+                vc_tree.view_mut(),
+                pos0,
+                pos0,
+                &visible,
+                tree.view_mut(),
+                &mut scores,
+            );
+            let x = Array2::from_shape_fn((9, 40), |(i, j)| f(7000 + i * 40 + j) * 3.0);
+            let gain = ndarray::Array1::from_shape_fn(40, |j| 0.5 + f(9000 + j));
+            let mut normed = Array2::zeros((9, 40));
+            rms_norm_into(x.view(), gain.view(), 1e-5, normed.view_mut());
+            let mut act = Array2::zeros((9, 20));
+            swiglu_into(x.view(), act.view_mut());
+            (out, tree, kt, vc, normed, act)
+        };
+        for n in [3, 9] {
+            let baseline = crate::cpu::baseline_pool().install(|| kernels(n));
+            assert_eq!(baseline, kernels(n), "{n} queries");
+        }
+    }
 }

@@ -31,22 +31,29 @@
 //! pieces whose boundaries depend only on the shapes, so results are bit-identical for
 //! any number of threads.
 
+mod cache;
 mod config;
 mod cpu;
+mod forward;
 pub mod gemm;
 mod kernels;
+mod linear;
 mod model;
 pub mod ops;
 mod params;
 pub mod reference;
 mod sample;
+mod scratch;
+mod tree_mask;
 
+pub use cache::KvCache;
 pub use config::{Config, QCFG, config_like};
-pub use model::{Feed, KvCache, TransformerLM, TreeMask};
+pub use model::TransformerLM;
 pub use params::{LayerParams, Params, init_params};
 pub use sample::{
     argmax, autoregressive_generate, draw_weighted, sample_categorical, softmax_weights,
 };
+pub use tree_mask::{Feed, TreeMask};
 
 use std::fmt;
 

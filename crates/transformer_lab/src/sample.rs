@@ -4,7 +4,7 @@ use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, concatenate};
 use rand::Rng;
 use rayon::prelude::*;
 
-use crate::model::MAX_SEQS_PER_CHUNK;
+use crate::forward::{MAX_SEQS_PER_CHUNK, in_worker};
 use crate::{Error, TransformerLM};
 
 /// Index of the largest entry; ties go to the lowest index (NaN never wins); 0 for an
@@ -135,7 +135,7 @@ pub fn autoregressive_generate<R: Rng + Send + ?Sized>(
         let groups: Vec<ArrayView2<u32>> = prompts
             .axis_chunks_iter(Axis(0), MAX_SEQS_PER_CHUNK)
             .collect();
-        let parts = crate::model::in_worker(|| {
+        let parts = in_worker(|| {
             groups
                 .into_par_iter()
                 .map(|group| generate_loop(model, group, n_new, false, |row| Ok(argmax(row))))
@@ -144,7 +144,7 @@ pub fn autoregressive_generate<R: Rng + Send + ?Sized>(
         let views: Vec<ArrayView2<u32>> = parts.iter().map(|p| p.view()).collect();
         return Ok(concatenate(Axis(0), &views).expect("groups of equal width"));
     }
-    crate::model::in_worker(|| {
+    in_worker(|| {
         generate_loop(model, prompts, n_new, true, |row| {
             sample_categorical(row, temperature, rng)
         })
