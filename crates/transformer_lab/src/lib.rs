@@ -19,7 +19,8 @@
 //!   [`step`](TransformerLM::step)); a whole draft tree in one pass
 //!   ([`extend_tree`](TransformerLM::extend_tree)), and sequences of different lengths in
 //!   one ragged pass ([`extend_ragged`](TransformerLM::extend_ragged)).
-//! - [`autoregressive_generate`]: greedy or temperature sampling, a whole batch per step.
+//! - [`autoregressive_generate`]: greedy or temperature sampling, a whole batch per step;
+//!   [`sample_tokens`]: sequences sampled from the model itself (lectures 3 and 6's data).
 //! - [`ops`]: the building blocks, each tested on hand-computed values.
 //! - [`gemm`]: the matrix products, against weights packed once when a model is built.
 //!
@@ -51,7 +52,8 @@ pub use config::{Config, QCFG, config_like};
 pub use model::TransformerLM;
 pub use params::{LayerParams, Params, init_params};
 pub use sample::{
-    argmax, autoregressive_generate, draw_weighted, sample_categorical, softmax_weights,
+    argmax, autoregressive_generate, draw_weighted, sample_categorical, sample_tokens,
+    sample_tokens_from, softmax_weights,
 };
 pub use tree_mask::{Feed, TreeMask};
 

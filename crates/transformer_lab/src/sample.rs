@@ -1,11 +1,13 @@
-//! Choosing the next token: greedy or temperature sampling, and batched generation.
+//! Choosing the next token: greedy or temperature sampling, batched generation, and
+//! sequences sampled from the model itself (the data lectures 3 and 6 evaluate on).
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, concatenate};
-use rand::Rng;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
 use crate::forward::{MAX_SEQS_PER_CHUNK, in_worker};
-use crate::{Error, TransformerLM};
+use crate::{Config, Error, Params, TransformerLM};
 
 /// Index of the largest entry; ties go to the lowest index (NaN never wins); 0 for an
 /// empty row.
@@ -185,4 +187,54 @@ fn generate_loop(
         .map(|c| c.view().insert_axis(Axis(1)))
         .collect();
     Ok(concatenate(Axis(1), &views).expect("columns of equal length"))
+}
+
+/// `n_seq` sequences of `length` tokens sampled from the model `(params, cfg)` itself:
+/// the first token uniform over the vocabulary, the rest drawn at temperature 1, all from
+/// one `ChaCha8Rng::seed_from_u64(seed)` (first tokens in sequence order, then the
+/// batched generation). Returns `[n_seq, length]`. Lecture 3 evaluates its quantized
+/// models on these sequences and lecture 6 takes its prompts from them; `quant_lab`
+/// re-exports this function under the name the Python lectures import it by.
+///
+/// Errors: `n_seq` or `length` 0, `length > max_seq`, parameters that do not fit `cfg`.
+///
+/// ```
+/// let p = transformer_lab::init_params(&transformer_lab::QCFG, 0)?;
+/// let s = transformer_lab::sample_tokens(&p, &transformer_lab::QCFG, 2, 5, 3)?;
+/// assert_eq!(s.dim(), (2, 5));
+/// let model = transformer_lab::TransformerLM::new(&p, transformer_lab::QCFG, "m")?;
+/// assert_eq!(s, transformer_lab::sample_tokens_from(&model, 2, 5, 3)?);
+/// # Ok::<(), transformer_lab::Error>(())
+/// ```
+pub fn sample_tokens(
+    params: &Params,
+    cfg: &Config,
+    n_seq: usize,
+    length: usize,
+    seed: u64,
+) -> Result<Array2<u32>, Error> {
+    let model = TransformerLM::new(params, *cfg, "sampler")?;
+    sample_tokens_from(&model, n_seq, length, seed)
+}
+
+/// [`sample_tokens`] from a model already built (the same tokens for the same parameters
+/// and configuration, without building the model again).
+///
+/// Errors: `n_seq` or `length` 0, `length > max_seq`.
+pub fn sample_tokens_from(
+    model: &TransformerLM<'_>,
+    n_seq: usize,
+    length: usize,
+    seed: u64,
+) -> Result<Array2<u32>, Error> {
+    if n_seq == 0 || length == 0 {
+        return Err(Error::Shape(format!(
+            "sample_tokens needs n_seq ≥ 1 and length ≥ 1, got {n_seq} × {length}"
+        )));
+    }
+    let vocab = model.cfg().vocab;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let first = Array2::from_shape_fn((n_seq, 1), |_| rng.random_range(0..vocab as u32));
+    let rest = autoregressive_generate(model, first.view(), length - 1, 1.0, &mut rng)?;
+    Ok(concatenate(Axis(1), &[first.view(), rest.view()]).expect("same number of rows"))
 }

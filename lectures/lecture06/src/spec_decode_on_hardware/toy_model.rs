@@ -4,10 +4,10 @@
 use decode_lab::{TransformerLM, autoregressive_generate, draft_ranks};
 use lecture_kit::Error;
 use ndarray::{Axis, concatenate, s};
-use quant_lab::{QCFG, Scheme, quantize_params, sample_tokens_from};
+use quant_lab::{QCFG, Scheme, quantize_params};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use transformer_lab::{config_like, init_params};
+use transformer_lab::{config_like, init_params, sample_tokens_from};
 
 /// Sequences the target generates.
 pub const N_SEQ: usize = 64;
