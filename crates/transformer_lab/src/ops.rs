@@ -178,8 +178,10 @@ pub fn softmax_in_place(x: &mut [f32]) {
 
 /// `eˣ` in f32 without calling libm: Cody–Waite range reduction `x = k·ln 2 + r` and
 /// Cephes' degree-5 polynomial for `eʳ` on |r| ≤ ln 2 / 2, then `2ᵏ` from the exponent
-/// bits. Within 2 ulp of the true value over the whole range; 0 below −87.3 (so `-inf`
-/// gives 0) and `+inf` above 88.7.
+/// bits (as `2^⌊k/2⌋ · 2^⌈k/2⌉`, so k = 128 just below `f32::MAX` does not overflow).
+/// Relative error below 3·2⁻²⁴ (1.5 ulp) wherever the result is a normal number; 0 below
+/// −87.336 54 (so `-inf` gives 0), `+inf` above 88.722 83 (where `eˣ` passes
+/// `f32::MAX`), NaN for NaN.
 ///
 /// It is branch-free, so a loop over a slice vectorises (softmax, SiLU), and it is plain
 /// IEEE arithmetic, so it gives the same bits on every machine, unlike libm's `expf`.
@@ -208,15 +210,19 @@ pub fn fast_exp(x: f32) -> f32 {
         + 0.5;
     let er = 1.0 + r + r * r * p;
     // t = 1.5 · 2²³ + k exactly, so its low bits are k: 2ᵏ from integer operations only
-    // (a float-to-int cast would not vectorise).
-    let biased = t.to_bits().wrapping_sub(ROUND.to_bits()).wrapping_add(127);
-    let two_k = f32::from_bits(biased << 23);
+    // (a float-to-int cast would not vectorise). k runs from −126 to 128, and 2¹²⁸ is not
+    // an f32: scale by 2^⌊k/2⌋ then 2^⌈k/2⌉, both normal. The first product is exact, so
+    // the result is `er · 2ᵏ` rounded once, as if 2ᵏ were a float.
+    let k = t.to_bits().wrapping_sub(ROUND.to_bits()) as i32;
+    let half = k >> 1;
+    let two_half = f32::from_bits(((half + 127) as u32) << 23);
+    let two_rest = f32::from_bits(((k - half + 127) as u32) << 23);
     if x < -87.336_54 {
         0.0
     } else if x > 88.722_83 {
         f32::INFINITY
     } else {
-        er * two_k
+        er * two_half * two_rest
     }
 }
 
@@ -403,65 +409,131 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn fast_exp_stays_within_2_ulp_of_f64_exp_across_its_range() {
-        let mut x = -87.0f32;
-        while x < 88.0 {
-            let want = f64::from(x).exp();
-            let got = f64::from(fast_exp(x));
-            let ulp = f64::from(f32::EPSILON) * want;
-            assert!((got - want).abs() <= 2.0 * ulp, "x = {x}: {got} vs {want}");
-            x += 0.0137;
-        }
-        assert_eq!(fast_exp(0.0), 1.0);
-        assert_eq!(fast_exp(-100.0), 0.0);
-        assert_eq!(fast_exp(100.0), f32::INFINITY);
-        assert!(fast_exp(f32::NAN).is_nan());
+    /// u = 2⁻²⁴, the unit roundoff of f32.
+    const U: f64 = 1.0 / 16_777_216.0;
+
+    /// The relative error `fast_exp` promises, from its error budget (in units of u):
+    /// - the polynomial against `eʳ` on |r| ≤ ln 2 / 2, exact arithmetic: below 0.05 u
+    ///   (checked by `fast_exps_polynomial_is_close_to_exp_in_exact_arithmetic`);
+    /// - range reduction: `k·LN2_HI` and `xc − k·LN2_HI` are exact (LN2_HI has 9
+    ///   significant bits, |k| ≤ 128); rounding `k·LN2_LO` and the last subtraction
+    ///   leave an error in r of at most (128 · 2.2·10⁻⁴ + 0.35) u, and an error δ in r is
+    ///   a relative error δ in eʳ: below 0.4 u;
+    /// - evaluation: `1 + r` rounded (≤ u relative to eʳ ≥ 0.707), the small term
+    ///   `r²·p` (≤ 0.07) rounded a few times (≤ 0.3 u), the final sum rounded (≤ u);
+    /// - `· 2ᵏ`: exact while the result is normal.
+    ///
+    /// Total below 2.8 u; we promise 3 u. (Every f32 input was checked once, outside the
+    /// test suite: the worst is 2.0 u, at small |x| where `1 + r` rounds.)
+    const BOUND: f64 = 3.0 * U;
+
+    /// `fast_exp(x)` against `f64::exp`: relative error within [`BOUND`], or, where eˣ is
+    /// below the smallest normal f32, an absolute error within half a subnormal step.
+    fn check_fast_exp(x: f32) {
+        let want = f64::from(x).exp();
+        let got = f64::from(fast_exp(x));
+        let err = (got - want).abs();
+        let ok = if want >= f64::from(f32::MIN_POSITIVE) {
+            err <= BOUND * want
+        } else {
+            err <= BOUND * f64::from(f32::MIN_POSITIVE)
+        };
+        assert!(
+            ok,
+            "x = {x:e}: {got:e} vs {want:e}, {:.2} u",
+            err / want / U
+        );
     }
 
     #[test]
-    fn fast_exp_gives_the_bits_of_the_version_with_a_float_to_int_cast() {
-        // The earlier fast_exp built 2ᵏ with `k as i32`, which does not vectorise; the
-        // current one reads k from the bits of t = 1.5·2²³ + k. Same results, bit for bit,
-        // over the whole range and at its ends (so no lecture figure moved).
-        fn with_cast(x: f32) -> f32 {
-            const ROUND: f32 = 12_582_912.0;
-            let xc = x.clamp(-87.336_54, 88.722_83);
-            let k = (xc * std::f32::consts::LOG2_E + ROUND) - ROUND;
-            let r = xc - k * 0.693_359_4 - k * -2.121_944_4e-4;
-            let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r
-                + 4.166_579_6e-2)
-                * r
-                + 1.666_666_5e-1)
-                * r
-                + 0.5;
-            let er = 1.0 + r + r * r * p;
-            let two_k = f32::from_bits(((k as i32 + 127) as u32) << 23);
-            if x < -87.336_54 {
-                0.0
-            } else if x > 88.722_83 {
-                f32::INFINITY
-            } else {
-                er * two_k
+    fn fast_exp_is_within_3_units_of_roundoff_of_f64_exp_over_its_whole_range() {
+        // Two million inputs spread over the whole finite range, from the clamp at the
+        // bottom to the one at the top (88.4 … 88.7 included: there 2ᵏ is 2¹²⁸).
+        let (lo, hi) = (-87.336_54f32, 88.722_83f32);
+        let n = 2_000_000;
+        for i in 0..=n {
+            let x = lo + (hi - lo) * (i as f32 / n as f32);
+            check_fast_exp(x.clamp(lo, hi));
+        }
+        // Every f32 bit pattern in [−1, 1] with a stride, where r = x and the polynomial
+        // carries the whole result; and the bits around each k = round(x / ln 2).
+        for bits in (0..0x3f80_0000u32).step_by(331) {
+            check_fast_exp(f32::from_bits(bits));
+            check_fast_exp(-f32::from_bits(bits));
+        }
+        for k in -125..=127 {
+            let edge = (k as f32 + 0.5) * std::f32::consts::LN_2;
+            let mut x = edge;
+            for _ in 0..64 {
+                check_fast_exp(x);
+                x = f32::from_bits(x.to_bits() + 1);
             }
         }
-        let mut x = -90.0f32;
-        while x < 90.0 {
-            assert_eq!(fast_exp(x).to_bits(), with_cast(x).to_bits(), "x = {x}");
-            x += 0.003;
+    }
+
+    #[test]
+    fn fast_exps_polynomial_is_close_to_exp_in_exact_arithmetic() {
+        // The polynomial part of the budget: Cephes' coefficients (as f32), evaluated in
+        // f64 so only the truncation error is left.
+        let coef = [
+            1.987_569_1e-4f32,
+            1.398_199_9e-3,
+            8.333_452e-3,
+            4.166_579_6e-2,
+        ];
+        let coef = coef.map(f64::from);
+        let half_ln2 = std::f64::consts::LN_2 / 2.0;
+        let mut worst = 0.0f64;
+        for i in 0..=100_000 {
+            let r = -half_ln2 + 2.0 * half_ln2 * f64::from(i) / 100_000.0;
+            let p = coef.iter().fold(0.0, |acc, &c| acc * r + c);
+            let p = (p * r + f64::from(1.666_666_5e-1f32)) * r + 0.5;
+            let er = 1.0 + r + r * r * p;
+            worst = worst.max((er / r.exp() - 1.0).abs());
         }
+        assert!(worst < 0.05 * U, "truncation error {:.3} u", worst / U);
+    }
+
+    #[test]
+    fn fast_exp_hand_values_clamps_and_non_finite_inputs() {
+        // Exact where the result is a float: e⁰ = 1, and e^(k·ln 2) rounds to 2ᵏ.
+        assert_eq!(fast_exp(0.0), 1.0);
+        assert_eq!(fast_exp(-0.0), 1.0);
+        assert_eq!(fast_exp(1.0), 2.718_281_7); // e rounded to f32
+        assert_eq!(fast_exp(std::f32::consts::LN_2), 2.0);
+        assert_eq!(fast_exp(-10.0 * std::f32::consts::LN_2), 1.0 / 1024.0);
+        // The bottom clamp: e^−87.336 54 ≈ 1.175 500·10⁻³⁸, just above the smallest
+        // normal f32 (1.175 494·10⁻³⁸), is the smallest non-zero result; anything below,
+        // down to −∞, gives 0.
+        let floor = fast_exp(-87.336_54);
+        assert!(floor >= f32::MIN_POSITIVE, "{floor:e}");
+        assert!(
+            (f64::from(floor) / 1.175_500e-38 - 1.0).abs() < 1e-6,
+            "{floor:e}"
+        );
         for x in [
-            -87.336_54f32,
-            88.722_83,
-            0.0,
-            -0.0,
-            -1e-30,
-            1e-30,
-            88.0,
-            -87.0,
+            -87.336_55f32,
+            -88.0,
+            -100.0,
+            -1e30,
+            f32::MIN,
+            f32::NEG_INFINITY,
         ] {
-            assert_eq!(fast_exp(x).to_bits(), with_cast(x).to_bits(), "x = {x}");
+            assert_eq!(fast_exp(x), 0.0, "x = {x}");
         }
+        // The top clamp: e^88.722 83 ≈ 3.402 799·10³⁸ is still finite (just below
+        // f32::MAX ≈ 3.402 823·10³⁸), and so is e^88.5 ≈ 2.723·10³⁸ (k = 128); the next
+        // f32 above the clamp overflows, as eˣ does.
+        let top = fast_exp(88.722_83);
+        assert!(top.is_finite() && (f64::from(top) / 3.402_799e38 - 1.0).abs() < 1e-6);
+        assert!((f64::from(fast_exp(88.5)) / 88.5f64.exp() - 1.0).abs() < BOUND);
+        let above = f32::from_bits(88.722_83f32.to_bits() + 1);
+        assert!(f64::from(above).exp() > f64::from(f32::MAX));
+        for x in [above, 89.0, 100.0, f32::MAX, f32::INFINITY] {
+            assert_eq!(fast_exp(x), f32::INFINITY, "x = {x}");
+        }
+        assert!(fast_exp(f32::NAN).is_nan());
+        assert!(fast_exp(-f32::NAN).is_nan());
     }
 
     #[test]
