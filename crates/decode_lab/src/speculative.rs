@@ -533,7 +533,7 @@ fn greedy_path(nodes: &[Node], logits: ArrayView2<f32>) -> (Vec<usize>, u32) {
     let mut path = vec![0usize];
     loop {
         let cur = *path.last().expect("the root");
-        let want = argmax(logits.row(cur)) as u32;
+        let want = argmax(logits.row(cur)).expect("a non-empty vocabulary") as u32;
         match (cur + 1..nodes.len())
             .find(|&i| nodes[i].parent == Some(cur) && nodes[i].token == want)
         {
@@ -545,14 +545,15 @@ fn greedy_path(nodes: &[Node], logits: ArrayView2<f32>) -> (Vec<usize>, u32) {
 
 /// `softmax(logits / t)` in f64, normalised.
 fn probabilities(logits: ArrayView1<f32>, t: f64) -> Array1<f64> {
-    let mut p = Array1::from(softmax_weights(logits, t));
+    let mut p = Array1::from(softmax_weights(logits, t).expect("finite logits"));
     p /= p.sum();
     p
 }
 
 /// Draws an index with probability proportional to `p`.
 fn draw<R: Rng + ?Sized>(p: &Array1<f64>, rng: &mut R) -> u32 {
-    draw_weighted(p.as_slice().expect("a fresh array is contiguous"), rng) as u32
+    draw_weighted(p.as_slice().expect("a fresh array is contiguous"), rng).expect("probabilities")
+        as u32
 }
 
 /// Speculative sampling on a chain (node i + 1 drafted from the draft's distribution

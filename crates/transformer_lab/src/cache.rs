@@ -22,11 +22,9 @@ pub struct KvCache {
 impl KvCache {
     /// An empty cache of `cfg`'s shape for `batch` sequences and `capacity` slots (see
     /// [`TransformerLM::new_cache`](crate::TransformerLM::new_cache)). Errors if `batch`
-    /// is 0.
+    /// is 0 or the cache would hold more than [`MAX_FLOATS`](crate::MAX_FLOATS) floats.
     pub(crate) fn zeros(cfg: &Config, batch: usize, capacity: usize) -> Result<Self, Error> {
-        if batch == 0 {
-            return Err(Error::Shape("a batch needs at least one sequence".into()));
-        }
+        check_size(cfg, batch, capacity)?;
         let (heads, hd, layers) = (cfg.n_heads, cfg.head_dim(), cfg.n_layers);
         Ok(KvCache {
             k: (0..layers)
@@ -99,4 +97,26 @@ impl KvCache {
     pub fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);
     }
+}
+
+/// Checks that a cache of `cfg`'s shape for `batch` sequences and `capacity` slots can be
+/// allocated: `batch ≥ 1` and at most [`MAX_FLOATS`](crate::MAX_FLOATS) floats, keys and
+/// values of every layer together (`2 · n_layers · batch · d_model · capacity`).
+pub(crate) fn check_size(cfg: &Config, batch: usize, capacity: usize) -> Result<(), Error> {
+    if batch == 0 {
+        return Err(Error::Shape("a batch needs at least one sequence".into()));
+    }
+    let floats = [2, cfg.n_layers, batch, cfg.d_model, capacity]
+        .into_iter()
+        .try_fold(1usize, usize::checked_mul);
+    if floats.is_none_or(|n| n > crate::MAX_FLOATS) {
+        return Err(Error::Shape(format!(
+            "a KV cache of {batch} sequences × {capacity} slots for {} layers of width {} \
+             exceeds the limit of {} floats (MAX_FLOATS)",
+            cfg.n_layers,
+            cfg.d_model,
+            crate::MAX_FLOATS
+        )));
+    }
+    Ok(())
 }

@@ -37,6 +37,21 @@ impl Config {
         self.vocab * d + self.n_layers * block + d + d * self.vocab
     }
 
+    /// [`n_params`](Self::n_params), or `None` if it overflows `usize`.
+    fn checked_n_params(&self) -> Option<usize> {
+        let d = self.d_model;
+        let block = d
+            .checked_mul(d)?
+            .checked_mul(4)?
+            .checked_add(d.checked_mul(self.d_ff)?.checked_mul(3)?)?
+            .checked_add(d.checked_mul(2)?)?;
+        self.vocab
+            .checked_mul(d)?
+            .checked_mul(2)?
+            .checked_add(self.n_layers.checked_mul(block)?)?
+            .checked_add(d)
+    }
+
     /// Floating-point operations of one forward pass that feeds `n_new` tokens to each of
     /// `batch` sequences after `ctx` cached positions, counted from the shapes:
     /// `2 · (weights multiplied per token) · tokens` for the matrix products (every block's
@@ -61,7 +76,8 @@ impl Config {
     }
 
     /// Checks that the shape is usable: every size ≥ 1, `d_model` divisible by `n_heads`
-    /// into an even head width, a finite positive epsilon and θ.
+    /// into an even head width, at most [`MAX_FLOATS`](crate::MAX_FLOATS) parameters and
+    /// `max_seq · d_model` at most that too, a finite positive epsilon and θ.
     pub fn validate(&self) -> Result<(), Error> {
         let sizes = [
             ("vocab", self.vocab),
@@ -86,6 +102,27 @@ impl Config {
             return Err(Error::Config(format!(
                 "head_dim {} must be even: RoPE rotates pairs of dimensions",
                 self.head_dim()
+            )));
+        }
+        let n_params = self.checked_n_params();
+        if n_params.is_none_or(|n| n > crate::MAX_FLOATS) {
+            return Err(Error::Config(format!(
+                "{} parameters exceed the limit of {} (MAX_FLOATS)",
+                n_params.map_or("too many to count".into(), |n| n.to_string()),
+                crate::MAX_FLOATS
+            )));
+        }
+        if self
+            .max_seq
+            .checked_mul(self.d_model)
+            .is_none_or(|n| n > crate::MAX_FLOATS)
+        {
+            return Err(Error::Config(format!(
+                "max_seq {} × d_model {} exceeds the limit of {} floats (MAX_FLOATS) for a \
+                 sequence's activations and RoPE tables",
+                self.max_seq,
+                self.d_model,
+                crate::MAX_FLOATS
             )));
         }
         if self.vocab > u32::MAX as usize {

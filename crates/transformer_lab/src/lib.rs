@@ -59,6 +59,14 @@ pub use tree_mask::{Feed, TreeMask};
 
 use std::fmt;
 
+/// At most this many f32 in one allocation whose size a caller's number sets: the
+/// weights a [`Config`] asks for (`n_params`, and `max_seq · d_model` for its RoPE tables
+/// and a whole sequence's activations), a KV cache ([`TransformerLM::new_cache`]), a
+/// batch of sampled sequences ([`sample_tokens`]). 2²⁸ floats are 1 GiB: a thousand
+/// times what the toy model needs, and small enough that a mistyped size is an `Err`
+/// naming this limit instead of an allocation failure.
+pub const MAX_FLOATS: usize = 1 << 28;
+
 /// What was wrong with the arguments of a function of this crate.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {

@@ -44,7 +44,7 @@ impl<'p> TransformerLM<'p> {
         pack: bool,
     ) -> Result<Self, Error> {
         params.check_against(&cfg)?;
-        let (rope_cos, rope_sin) = rope_tables(cfg.max_seq, cfg.head_dim(), cfg.rope_theta);
+        let (rope_cos, rope_sin) = rope_tables(cfg.max_seq, cfg.head_dim(), cfg.rope_theta)?;
         let layers = params.layers[..cfg.n_layers]
             .par_iter()
             .map(|l| {
@@ -86,7 +86,8 @@ impl<'p> TransformerLM<'p> {
     ///
     /// Capacity counts cache *slots*. It may exceed `max_seq`: speculative decoding stores
     /// a whole tree of candidates for a moment ([`extend_tree`](Self::extend_tree)); the
-    /// RoPE *positions* fed are what `max_seq` limits. Errors if `batch` is 0.
+    /// RoPE *positions* fed are what `max_seq` limits. Errors if `batch` is 0 or the cache
+    /// would hold more than [`MAX_FLOATS`](crate::MAX_FLOATS) floats.
     pub fn new_cache(&self, batch: usize, capacity: usize) -> Result<KvCache, Error> {
         KvCache::zeros(&self.cfg, batch, capacity)
     }

@@ -89,13 +89,40 @@ fn rms_norm_body(x: ArrayView2<f32>, gain: ArrayView1<f32>, eps: f32, mut out: A
 
 /// RoPE angle tables for positions `0..max_seq`: `(cos, sin)`, each `[max_seq, head_dim/2]`,
 /// with angle `pos / θ^(2i / head_dim)` for pair i (Su et al. 2021). Computed in f64.
-pub fn rope_tables(max_seq: usize, head_dim: usize, theta: f32) -> (Array2<f32>, Array2<f32>) {
+///
+/// Errors: `head_dim` odd or 0, `θ` not finite or ≤ 1, or tables of more than
+/// [`MAX_FLOATS`](crate::MAX_FLOATS) floats (`max_seq · head_dim`).
+pub fn rope_tables(
+    max_seq: usize,
+    head_dim: usize,
+    theta: f32,
+) -> Result<(Array2<f32>, Array2<f32>), Error> {
+    if head_dim == 0 || head_dim % 2 != 0 {
+        return Err(Error::Shape(format!(
+            "RoPE rotates pairs of dimensions: head_dim must be even and ≥ 2, got {head_dim}"
+        )));
+    }
+    if !(theta.is_finite() && theta > 1.0) {
+        return Err(Error::Config(format!(
+            "rope_theta must be finite and > 1, got {theta}"
+        )));
+    }
+    if max_seq
+        .checked_mul(head_dim)
+        .is_none_or(|n| n > crate::MAX_FLOATS)
+    {
+        return Err(Error::Shape(format!(
+            "RoPE tables for {max_seq} positions × {head_dim} dimensions exceed the limit of \
+             {} floats (MAX_FLOATS)",
+            crate::MAX_FLOATS
+        )));
+    }
     let half = head_dim / 2;
     let angle =
         |pos: usize, i: usize| pos as f64 / f64::from(theta).powf(2.0 * i as f64 / head_dim as f64);
     let cos = Array2::from_shape_fn((max_seq, half), |(p, i)| angle(p, i).cos() as f32);
     let sin = Array2::from_shape_fn((max_seq, half), |(p, i)| angle(p, i).sin() as f32);
-    (cos, sin)
+    Ok((cos, sin))
 }
 
 /// Rotates one head vector in place for position `pos`: each pair `(x[2i], x[2i+1])`
@@ -331,7 +358,7 @@ mod tests {
 
     #[test]
     fn rope_at_position_zero_is_a_no_op() {
-        let (cos, sin) = rope_tables(8, 4, 10000.0);
+        let (cos, sin) = rope_tables(8, 4, 10000.0).unwrap();
         let mut x = array![0.3f32, -1.2, 0.7, 2.0];
         let before = x.clone();
         apply_rope(x.view_mut(), 0, cos.view(), sin.view()).unwrap();
@@ -341,7 +368,7 @@ mod tests {
     #[test]
     fn rope_rotates_each_pair_by_its_own_angle() {
         // head_dim 4, θ = 100: pair 0 turns by pos rad, pair 1 by pos / 100^(2/4) = pos / 10.
-        let (cos, sin) = rope_tables(4, 4, 100.0);
+        let (cos, sin) = rope_tables(4, 4, 100.0).unwrap();
         let mut x = array![1.0f32, 0.0, 1.0, 0.0];
         apply_rope(x.view_mut(), 2, cos.view(), sin.view()).unwrap();
         let want = [2f32.cos(), 2f32.sin(), 0.2f32.cos(), 0.2f32.sin()];
@@ -352,7 +379,7 @@ mod tests {
 
     #[test]
     fn rope_keeps_lengths_and_makes_dot_products_depend_on_relative_position() {
-        let (cos, sin) = rope_tables(32, 8, 10000.0);
+        let (cos, sin) = rope_tables(32, 8, 10000.0).unwrap();
         let q0 = Array1::from(vec![0.1f32, 0.5, -0.3, 0.8, 1.0, -0.2, 0.4, 0.0]);
         let k0 = Array1::from(vec![0.7f32, -0.1, 0.2, 0.3, -0.5, 0.9, 0.1, 0.6]);
         let dot_at = |pq: usize, pk: usize| {
@@ -391,7 +418,7 @@ mod tests {
             rms_norm(x.view(), array![1.0f32].view(), 0.0),
             Err(Error::Shape(_))
         ));
-        let (cos, sin) = rope_tables(4, 4, 10000.0);
+        let (cos, sin) = rope_tables(4, 4, 10000.0).unwrap();
         let mut h = array![1.0f32, 2.0, 3.0, 4.0];
         assert!(matches!(
             apply_rope(h.view_mut(), 4, cos.view(), sin.view()),

@@ -9,16 +9,20 @@ use rayon::prelude::*;
 use crate::forward::{MAX_SEQS_PER_CHUNK, in_worker};
 use crate::{Config, Error, Params, TransformerLM};
 
-/// Index of the largest entry; ties go to the lowest index (NaN never wins); 0 for an
-/// empty row.
+/// Index of the largest entry; ties go to the lowest index (NaN never wins).
+///
+/// Errors on an empty row or one whose entries are all NaN (there is no largest entry).
 ///
 /// ```
 /// use ndarray::array;
-/// assert_eq!(transformer_lab::argmax(array![0.5f32, 2.0, 2.0, -1.0].view()), 1);
+/// assert_eq!(transformer_lab::argmax(array![0.5f32, 2.0, 2.0, -1.0].view())?, 1);
+/// assert_eq!(transformer_lab::argmax(array![f32::NAN, -3.0].view())?, 1);
+/// assert!(transformer_lab::argmax(array![f32::NAN].view()).is_err());
+/// # Ok::<(), transformer_lab::Error>(())
 /// ```
-pub fn argmax(row: ArrayView1<f32>) -> usize {
+pub fn argmax(row: ArrayView1<f32>) -> Result<usize, Error> {
     if row.is_empty() {
-        return 0;
+        return Err(Error::Shape("argmax of an empty row".into()));
     }
     let mut best = 0;
     for (i, &v) in row.iter().enumerate() {
@@ -26,14 +30,22 @@ pub fn argmax(row: ArrayView1<f32>) -> usize {
             best = i;
         }
     }
-    best
+    if row[best].is_nan() {
+        return Err(Error::Shape(format!(
+            "argmax of a row of {} NaNs",
+            row.len()
+        )));
+    }
+    Ok(best)
 }
 
-/// Draws an index from `softmax(logits / temperature)`; `temperature == 0` is [`argmax`].
+/// Draws an index from `softmax(logits / temperature)`; `temperature == 0` is [`argmax`]
+/// (and draws nothing from `rng`).
 ///
 /// Probabilities are computed in f64 and the draw uses one `rng.random::<f64>()`, so a
-/// seeded `rng` gives the same token on every machine. Errors if `temperature` is
-/// negative or not finite.
+/// seeded `rng` gives the same token on every machine. Errors: `temperature` negative or
+/// not finite, and whatever [`softmax_weights`] rejects (an empty vocabulary, a NaN or
+/// `+inf` logit, every logit `-inf`).
 pub fn sample_categorical<R: Rng + ?Sized>(
     logits: ArrayView1<f32>,
     temperature: f64,
@@ -48,47 +60,85 @@ pub fn sample_categorical<R: Rng + ?Sized>(
         ));
     }
     if temperature == 0.0 {
-        return Ok(argmax(logits));
+        return argmax(logits);
     }
-    Ok(draw_weighted(&softmax_weights(logits, temperature), rng))
+    draw_weighted(&softmax_weights(logits, temperature)?, rng)
 }
 
 /// The unnormalised softmax of `logits / temperature` in f64: `exp((l − max) / T)` for
-/// each logit (the largest weight is exactly 1). `temperature` must be > 0.
-pub fn softmax_weights(logits: ArrayView1<f32>, temperature: f64) -> Vec<f64> {
-    if logits.is_empty() {
-        return Vec::new();
+/// each logit (the largest weight is exactly 1). Temperature 0 is greedy, as everywhere
+/// in this crate: weight 1 on the [`argmax`], 0 elsewhere.
+///
+/// Errors: `temperature` negative or not finite; an empty row; a NaN or `+inf` logit, or
+/// every logit `-inf` (the weights would be NaN). A `-inf` logit alone gets weight 0.
+///
+/// ```
+/// use ndarray::array;
+/// let w = transformer_lab::softmax_weights(array![0.0f32, 2f32.ln()].view(), 1.0)?;
+/// assert!((w[0] - 0.5).abs() < 1e-7 && w[1] == 1.0);
+/// let greedy = transformer_lab::softmax_weights(array![0.0f32, 3.0, 3.0].view(), 0.0)?;
+/// assert_eq!(greedy, vec![0.0, 1.0, 0.0]);
+/// # Ok::<(), transformer_lab::Error>(())
+/// ```
+pub fn softmax_weights(logits: ArrayView1<f32>, temperature: f64) -> Result<Vec<f64>, Error> {
+    if !temperature.is_finite() || temperature < 0.0 {
+        return Err(Error::Temperature(temperature));
     }
-    let max = f64::from(logits[argmax(logits)]);
-    logits
+    let best = argmax(logits)?;
+    let max = f64::from(logits[best]);
+    if max.is_infinite() || logits.iter().any(|l| l.is_nan()) {
+        return Err(Error::Shape(format!(
+            "cannot take the softmax of logits whose largest is {max} or that hold NaN"
+        )));
+    }
+    if temperature == 0.0 {
+        return Ok((0..logits.len())
+            .map(|i| if i == best { 1.0 } else { 0.0 })
+            .collect());
+    }
+    Ok(logits
         .iter()
         .map(|&l| ((f64::from(l) - max) / temperature).exp())
-        .collect()
+        .collect())
 }
 
 /// An index drawn with probability `weights[i] / Σ weights`, from one
 /// `rng.random::<f64>()` walked through the cumulative weights (so a seeded `rng` gives
-/// the same index on every machine). Zero weights are never drawn; all-zero weights give 0.
+/// the same index on every machine). Zero weights are never drawn.
+///
+/// Errors (before drawing): no weights, a negative or NaN weight, or a sum that is 0 or
+/// not finite.
 ///
 /// ```
 /// use rand::SeedableRng;
 /// let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
-/// assert_eq!(transformer_lab::draw_weighted(&[0.0, 3.0, 0.0], &mut rng), 1);
+/// assert_eq!(transformer_lab::draw_weighted(&[0.0, 3.0, 0.0], &mut rng)?, 1);
+/// assert!(transformer_lab::draw_weighted(&[0.0, 0.0], &mut rng).is_err());
+/// # Ok::<(), transformer_lab::Error>(())
 /// ```
-pub fn draw_weighted<R: Rng + ?Sized>(weights: &[f64], rng: &mut R) -> usize {
+pub fn draw_weighted<R: Rng + ?Sized>(weights: &[f64], rng: &mut R) -> Result<usize, Error> {
+    if let Some(w) = weights.iter().find(|w| w.is_nan() || **w < 0.0) {
+        return Err(Error::Shape(format!("weights must be ≥ 0, got {w}")));
+    }
     let total: f64 = weights.iter().sum();
+    if !(total.is_finite() && total > 0.0) {
+        return Err(Error::Shape(format!(
+            "cannot draw from {} weights summing to {total}",
+            weights.len()
+        )));
+    }
     let mut u = rng.random::<f64>() * total;
     let mut last_positive = 0;
     for (i, &w) in weights.iter().enumerate() {
         if w > 0.0 {
             last_positive = i;
             if u < w {
-                return i;
+                return Ok(i);
             }
             u -= w;
         }
     }
-    last_positive // rounding left u ≥ the last weight
+    Ok(last_positive) // rounding left u ≥ the last weight
 }
 
 /// Generates `n_new` tokens after each of `prompts [B, T]`, the whole batch one step at
@@ -140,7 +190,7 @@ pub fn autoregressive_generate<R: Rng + Send + ?Sized>(
         let parts = in_worker(|| {
             groups
                 .into_par_iter()
-                .map(|group| generate_loop(model, group, n_new, false, |row| Ok(argmax(row))))
+                .map(|group| generate_loop(model, group, n_new, false, argmax))
                 .collect::<Result<Vec<_>, Error>>()
         })?;
         let views: Vec<ArrayView2<u32>> = parts.iter().map(|p| p.view()).collect();
@@ -196,7 +246,8 @@ fn generate_loop(
 /// models on these sequences and lecture 6 takes its prompts from them; `quant_lab`
 /// re-exports this function under the name the Python lectures import it by.
 ///
-/// Errors: `n_seq` or `length` 0, `length > max_seq`, parameters that do not fit `cfg`.
+/// Errors: `n_seq` or `length` 0, `length > max_seq`, a batch whose cache would exceed
+/// [`MAX_FLOATS`](crate::MAX_FLOATS), parameters that do not fit `cfg`.
 ///
 /// ```
 /// let p = transformer_lab::init_params(&transformer_lab::QCFG, 0)?;
@@ -220,7 +271,8 @@ pub fn sample_tokens(
 /// [`sample_tokens`] from a model already built (the same tokens for the same parameters
 /// and configuration, without building the model again).
 ///
-/// Errors: `n_seq` or `length` 0, `length > max_seq`.
+/// Errors: `n_seq` or `length` 0, `length > max_seq`, a batch whose cache would exceed
+/// [`MAX_FLOATS`](crate::MAX_FLOATS).
 pub fn sample_tokens_from(
     model: &TransformerLM<'_>,
     n_seq: usize,
@@ -232,6 +284,14 @@ pub fn sample_tokens_from(
             "sample_tokens needs n_seq ≥ 1 and length ≥ 1, got {n_seq} × {length}"
         )));
     }
+    if length > model.cfg().max_seq {
+        return Err(Error::TooLong {
+            len: length,
+            max: model.cfg().max_seq,
+        });
+    }
+    // The generation's cache is the largest allocation: refuse it before the first one.
+    crate::cache::check_size(model.cfg(), n_seq, length)?;
     let vocab = model.cfg().vocab;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let first = Array2::from_shape_fn((n_seq, 1), |_| rng.random_range(0..vocab as u32));

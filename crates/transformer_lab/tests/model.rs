@@ -146,7 +146,7 @@ fn greedy_generation_picks_the_argmax_of_the_teacher_forced_logits() {
             let pos = 4 + j - 1;
             assert_eq!(
                 generated[[b, j]] as usize,
-                argmax(logits.slice(s![b, pos, ..])),
+                argmax(logits.slice(s![b, pos, ..])).unwrap(),
                 "seq {b} token {j}"
             );
         }
