@@ -3,13 +3,14 @@
 //! Lecture 6, demo 3 (SpecInfer, Medusa, EAGLE): instead of one chain of γ drafted
 //! tokens, a draft proposes a *tree* — its top-k₁ candidates for the next token, its
 //! top-k₂ for each of those, and so on — and the target verifies the whole tree in one
-//! pass. Under greedy decoding a level is accepted when the target's own next token is
-//! among the draft's candidates there, so everything follows from one number per
-//! position: the rank of the target's token in the draft's logits ([`draft_ranks`]).
+//! pass ([`TreeShape`]). Under greedy decoding a level is accepted when the target's own
+//! next token is among the draft's candidates there, so everything follows from one
+//! number per position: the rank of the target's token in the draft's logits
+//! ([`draft_ranks`]).
 
 use ndarray::{ArrayView1, ArrayView2};
 
-use crate::Error;
+use crate::{Error, TreeShape};
 
 /// For each position p < T − 1: the rank of `tokens[p + 1]` in `logits[p]`, i.e. the
 /// number of vocabulary entries with a strictly larger logit (0 = the draft's first
@@ -54,7 +55,8 @@ pub struct TreeAcceptance {
     /// Accepted draft tokens for a round starting at each position, sequence after
     /// sequence (one entry per rank).
     pub accepted: Vec<u32>,
-    /// Draft tokens the tree holds, all verified in one pass: `Σ_j Π_{i≤j} k_i`.
+    /// Draft tokens the tree holds, all verified in one pass:
+    /// [`TreeShape::nodes`](crate::TreeShape::nodes).
     pub nodes: u64,
 }
 
@@ -73,44 +75,26 @@ impl TreeAcceptance {
 /// at each position of each sequence.
 ///
 /// `ranks[s][p]` is the draft rank of the target's token at position p of sequence s
-/// ([`draft_ranks`]). `branching = (k₁, …, k_d)`: level j keeps the draft's top-k_j
-/// children of every node (a chain of γ is `[1; γ]`). From start t, level j is accepted
-/// when `ranks[s][t + j] < k_j` and every level before it was; a round stops at the end
-/// of its sequence (it never runs into the next one).
+/// ([`draft_ranks`]). `shape` has levels `(k₁, …, k_d)`: level j keeps the draft's
+/// top-k_j children of every node (a chain of γ is `[1; γ]`). From start t, level j is
+/// accepted when `ranks[s][t + j] < k_j` and every level before it was; a round stops at
+/// the end of its sequence (it never runs into the next one).
 ///
-/// Errors: an empty branching, a level of 0, or a node count that overflows.
+/// Errors: a tree known only by its size ([`TreeShape::sized`]): acceptance needs its
+/// levels.
 ///
 /// ```
+/// use decode_lab::TreeShape;
 /// // One sequence; chain of 2 from t = 0: ranks 0, 0 → 2; from t = 1: 0 then 3 → 1;
 /// // from t = 2: 3 → 0; from t = 3: 0, then the sequence ends → 1.
-/// let acc = decode_lab::tree_accept_lengths(&[vec![0, 0, 3, 0]], &[1, 1])?;
+/// let acc = decode_lab::tree_accept_lengths(&[vec![0, 0, 3, 0]], &TreeShape::chain(2)?)?;
 /// assert_eq!(acc.accepted, vec![2, 1, 0, 1]);
 /// assert_eq!(acc.nodes, 2);
 /// assert_eq!(acc.tau(), 2.0);
 /// # Ok::<(), decode_lab::Error>(())
 /// ```
-pub fn tree_accept_lengths(ranks: &[Vec<u32>], branching: &[u32]) -> Result<TreeAcceptance, Error> {
-    if branching.is_empty() {
-        return Err(Error::Argument(
-            "a draft tree needs at least one level".into(),
-        ));
-    }
-    if let Some(j) = branching.iter().position(|&k| k == 0) {
-        return Err(Error::Argument(format!(
-            "level {} of the draft tree keeps 0 candidates; every level needs at least 1",
-            j + 1
-        )));
-    }
-    let overflow = || {
-        Error::Argument(format!(
-            "the tree {branching:?} has too many nodes to count"
-        ))
-    };
-    let (mut nodes, mut width) = (0u64, 1u64);
-    for &k in branching {
-        width = width.checked_mul(u64::from(k)).ok_or_else(overflow)?;
-        nodes = nodes.checked_add(width).ok_or_else(overflow)?;
-    }
+pub fn tree_accept_lengths(ranks: &[Vec<u32>], shape: &TreeShape) -> Result<TreeAcceptance, Error> {
+    let branching = shape.levels_for("tree_accept_lengths")?;
     let accepted = ranks
         .iter()
         .flat_map(|seq| {
@@ -123,7 +107,10 @@ pub fn tree_accept_lengths(ranks: &[Vec<u32>], branching: &[u32]) -> Result<Tree
             })
         })
         .collect();
-    Ok(TreeAcceptance { accepted, nodes })
+    Ok(TreeAcceptance {
+        accepted,
+        nodes: shape.nodes(),
+    })
 }
 
 #[cfg(test)]
@@ -131,21 +118,25 @@ mod tests {
     use super::*;
     use ndarray::array;
 
+    fn tree(levels: &[u32]) -> TreeShape {
+        TreeShape::new(levels).unwrap()
+    }
+
     #[test]
     fn chains_accept_leading_first_choices() {
         let ranks = vec![vec![0, 0, 1, 0, 0, 0]];
-        let a = tree_accept_lengths(&ranks, &[1, 1, 1]).unwrap();
+        let a = tree_accept_lengths(&ranks, &tree(&[1, 1, 1])).unwrap();
         assert_eq!(a.accepted, vec![2, 1, 0, 3, 2, 1]);
         assert_eq!(a.nodes, 3);
         assert!((a.tau() - (1.0 + 9.0 / 6.0)).abs() < 1e-12);
-        let one = tree_accept_lengths(&ranks, &[1]).unwrap();
+        let one = tree_accept_lengths(&ranks, &tree(&[1])).unwrap();
         assert_eq!(one.accepted, vec![1, 1, 0, 1, 1, 1]);
     }
 
     #[test]
     fn a_two_by_two_tree_accepts_second_choices_too() {
         let ranks = vec![vec![1, 0, 2, 1, 3]];
-        let a = tree_accept_lengths(&ranks, &[2, 2]).unwrap();
+        let a = tree_accept_lengths(&ranks, &tree(&[2, 2])).unwrap();
         // t0: 1<2, 0<2 → 2; t1: 0<2, 2≥2 → 1; t2: 2≥2 → 0; t3: 1<2, 3≥2 → 1; t4: 3 → 0.
         assert_eq!(a.accepted, vec![2, 1, 0, 1, 0]);
         assert_eq!(a.nodes, 2 + 4);
@@ -154,7 +145,7 @@ mod tests {
     #[test]
     fn a_4_2_2_1_tree_uses_a_different_width_per_level() {
         let ranks = vec![vec![3, 1, 1, 0, 3, 2, 0]];
-        let a = tree_accept_lengths(&ranks, &[4, 2, 2, 1]).unwrap();
+        let a = tree_accept_lengths(&ranks, &tree(&[4, 2, 2, 1])).unwrap();
         // t0: 3<4, 1<2, 1<2, 0<1 → 4; t1: 1<4, 1<2, 0<2, 3≥1 → 3; t2: 1, 0, 3≥2 → 2;
         // t3: 0, 3≥2 → 1; t4: 3<4, 2≥2 → 1; t5: 2<4, 0<2, end → 2; t6: 0<4, end → 1.
         assert_eq!(a.accepted, vec![4, 3, 2, 1, 1, 2, 1]);
@@ -164,20 +155,10 @@ mod tests {
     #[test]
     fn rounds_stop_at_the_end_of_their_own_sequence() {
         let ranks = vec![vec![0, 0], vec![0, 0, 0]];
-        let a = tree_accept_lengths(&ranks, &[1, 1, 1, 1]).unwrap();
+        let a = tree_accept_lengths(&ranks, &tree(&[1, 1, 1, 1])).unwrap();
         assert_eq!(a.accepted, vec![2, 1, 3, 2, 1]);
-        let empty = tree_accept_lengths(&[], &[1]).unwrap();
+        let empty = tree_accept_lengths(&[], &tree(&[1])).unwrap();
         assert_eq!((empty.accepted.len(), empty.tau()), (0, 1.0));
-    }
-
-    #[test]
-    fn node_counts_of_the_lecture_shapes() {
-        let nodes = |b: &[u32]| tree_accept_lengths(&[], b).unwrap().nodes;
-        assert_eq!(nodes(&[1; 6]), 6);
-        assert_eq!(nodes(&[2, 2, 2]), 14);
-        assert_eq!(nodes(&[3, 3, 3]), 39);
-        assert_eq!(nodes(&[8, 4, 2, 1]), 168);
-        assert_eq!(nodes(&[4, 4, 4, 4]), 340);
     }
 
     #[test]
@@ -185,27 +166,26 @@ mod tests {
         let ranks: Vec<Vec<u32>> = (0..5)
             .map(|s| (0..40).map(|p| ((p * 7 + s * 3) % 11) as u32 % 6).collect())
             .collect();
-        let chain = tree_accept_lengths(&ranks, &[1, 1, 1, 1]).unwrap();
-        for tree in [[2, 1, 1, 1], [4, 2, 2, 1], [4, 4, 4, 4]] {
-            let t = tree_accept_lengths(&ranks, &tree).unwrap();
+        let chain = tree_accept_lengths(&ranks, &tree(&[1, 1, 1, 1])).unwrap();
+        for levels in [[2, 1, 1, 1], [4, 2, 2, 1], [4, 4, 4, 4]] {
+            let t = tree_accept_lengths(&ranks, &tree(&levels)).unwrap();
             assert!(
                 t.accepted.iter().zip(&chain.accepted).all(|(a, c)| a >= c),
-                "{tree:?}"
+                "{levels:?}"
             );
         }
     }
 
     #[test]
-    fn bad_trees_and_mismatched_ranks_are_errors() {
-        assert!(matches!(
-            tree_accept_lengths(&[vec![0]], &[]),
-            Err(Error::Argument(_))
-        ));
-        let e = tree_accept_lengths(&[vec![0]], &[2, 0, 1])
+    fn a_tree_known_only_by_its_size_and_mismatched_ranks_are_errors() {
+        let sized = TreeShape::sized(6, 60).unwrap();
+        let e = tree_accept_lengths(&[vec![0]], &sized)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("level 2"), "{e}");
-        assert!(tree_accept_lengths(&[], &[u32::MAX; 4]).is_err());
+        assert!(
+            e.contains("branching per level") && e.contains("d=6, n=60"),
+            "{e}"
+        );
         let logits = array![[0.0f32, 1.0], [1.0, 0.0]];
         assert!(draft_ranks(logits.view(), array![0u32].view()).is_err());
         assert!(draft_ranks(logits.view(), array![0u32, 2].view()).is_err());

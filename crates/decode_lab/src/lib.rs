@@ -11,6 +11,8 @@
 //!   target, [`Draft`] kind (a model, an EAGLE-like head, a fixed cost, self-speculation
 //!   with a KV window), batch, context, α, and how the model is served
 //!   ([`llm_math::Deployment`]: tensor parallelism, dtypes, efficiencies).
+//! - [`tree`]: the shape of a chain or tree of drafts ([`TreeShape`]: its branching per
+//!   level, or only its depth and size for a published tree).
 //! - [`acceptance`]: acceptance measured on a real (toy) model — where the target's token ranks
 //!   among the draft's candidates ([`draft_ranks`]) and how many levels a chain or a tree
 //!   of drafts gets accepted ([`tree_accept_lengths`]).
@@ -27,6 +29,7 @@
 pub mod acceptance;
 pub mod roofline;
 pub mod speculative;
+pub mod tree;
 pub mod validation;
 
 pub use acceptance::{TreeAcceptance, draft_ranks, tree_accept_lengths};
@@ -35,10 +38,9 @@ pub use roofline::{
     best_round, draft_step_time, draft_time, expected_tokens, round_plan, target_pass_time,
     tree_speedup, verify_time,
 };
-pub use speculative::{
-    Sampling, SpecStats, TreeShape, speculative_generate, speculative_generate_batch,
-};
+pub use speculative::{Sampling, SpecStats, speculative_generate, speculative_generate_batch};
 pub use transformer_lab::{TransformerLM, autoregressive_generate};
+pub use tree::{MAX_TREE_NODES, TreeShape};
 
 use std::fmt;
 

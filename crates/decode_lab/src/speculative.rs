@@ -29,62 +29,7 @@ use transformer_lab::{
     Feed, KvCache, TransformerLM, TreeMask, argmax, draw_weighted, softmax_weights,
 };
 
-use crate::Error;
-
-/// The shape of a draft tree: level j keeps the draft's top-`levels[j]` candidates under
-/// every node of level j − 1. A chain of γ is `[1; γ]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TreeShape {
-    levels: Vec<u32>,
-}
-
-impl TreeShape {
-    /// A chain of `gamma` drafted tokens. Errors when `gamma` is 0.
-    pub fn chain(gamma: u32) -> Result<Self, Error> {
-        if gamma == 0 {
-            return Err(Error::Argument("a draft chain needs γ ≥ 1 tokens".into()));
-        }
-        Ok(TreeShape {
-            levels: vec![1; gamma as usize],
-        })
-    }
-
-    /// A tree with per-level top-k `levels`. Errors when it is empty, a level is 0, or it
-    /// has more than 4096 nodes.
-    pub fn new(levels: &[u32]) -> Result<Self, Error> {
-        let acc = crate::tree_accept_lengths(&[], levels)?; // validates and counts the nodes
-        if acc.nodes > 4096 {
-            return Err(Error::Argument(format!(
-                "the tree {levels:?} has {} nodes; at most 4096",
-                acc.nodes
-            )));
-        }
-        Ok(TreeShape {
-            levels: levels.to_vec(),
-        })
-    }
-
-    /// Per-level top-k.
-    pub fn levels(&self) -> &[u32] {
-        &self.levels
-    }
-
-    /// Whether every level keeps one candidate.
-    pub fn is_chain(&self) -> bool {
-        self.levels.iter().all(|&k| k == 1)
-    }
-
-    /// Draft tokens in the whole tree: `Σ_j Π_{i≤j} k_i`.
-    pub fn nodes(&self) -> usize {
-        self.levels
-            .iter()
-            .scan(1usize, |w, &k| {
-                *w *= k as usize;
-                Some(*w)
-            })
-            .sum()
-    }
-}
+use crate::{Error, TreeShape};
 
 /// How the next token is chosen.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -216,6 +161,7 @@ pub fn speculative_generate_batch<P: AsRef<[u32]>, R: Rng + ?Sized>(
         }
         Sampling::Temperature(t) => t,
     };
+    let levels = shape.levels_for("speculative decoding")?;
     if temperature > 0.0 && !shape.is_chain() {
         return Err(Error::Argument(
             "speculative sampling (temperature > 0) is implemented for chains only; use Sampling::Greedy for trees".into(),
@@ -263,7 +209,7 @@ pub fn speculative_generate_batch<P: AsRef<[u32]>, R: Rng + ?Sized>(
         // Each tree starts at its root and is cut to the tokens still missing.
         for &i in &active {
             let lane = &mut lanes[i];
-            lane.depth = shape.levels.len().min(n_new - lane.stats.generated - 1);
+            lane.depth = levels.len().min(n_new - lane.stats.generated - 1);
             let root = Node {
                 token: *lane.committed.last().expect("a prompt token"),
                 parent: None,
@@ -274,7 +220,7 @@ pub fn speculative_generate_batch<P: AsRef<[u32]>, R: Rng + ?Sized>(
             lane.q.clear();
         }
         // The draft expands every tree level by level, one batched pass per level.
-        for (depth, &k) in shape.levels.iter().enumerate() {
+        for (depth, &k) in levels.iter().enumerate() {
             let growing: Vec<usize> = active
                 .iter()
                 .copied()
@@ -434,7 +380,7 @@ impl Lane {
         shape: &TreeShape,
     ) -> Result<Self, Error> {
         // Room for every committed token and one whole tree on top of them.
-        let slots = prompt.len() + n_new + shape.nodes() + 1;
+        let slots = prompt.len() + n_new + shape.nodes() as usize + 1;
         Ok(Lane {
             committed: prompt.to_vec(),
             prompt_len: prompt.len(),
@@ -592,19 +538,6 @@ fn sampled_path<R: Rng + ?Sized>(
 mod tests {
     use super::*;
     use ndarray::array;
-
-    #[test]
-    fn shapes_count_their_nodes_and_reject_empty_levels() {
-        assert_eq!(TreeShape::chain(4).unwrap().nodes(), 4);
-        assert_eq!(TreeShape::new(&[4, 4, 4, 4]).unwrap().nodes(), 340);
-        assert!(
-            TreeShape::chain(4).unwrap().is_chain() && !TreeShape::new(&[2, 1]).unwrap().is_chain()
-        );
-        assert!(TreeShape::chain(0).is_err());
-        assert!(TreeShape::new(&[]).is_err());
-        assert!(TreeShape::new(&[2, 0]).is_err());
-        assert!(TreeShape::new(&[16, 16, 16]).is_err(), "4368 nodes");
-    }
 
     #[test]
     fn top_k_is_best_first_with_ties_to_the_lowest_id() {

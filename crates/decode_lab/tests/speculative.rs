@@ -101,7 +101,7 @@ fn greedy_speculation_reproduces_the_target_token_for_token() {
             // τ = tokens per round = 1 + mean accepted, as demo 3 computes it.
             let from_accepted = TreeAcceptance {
                 accepted: stats.accepted.clone(),
-                nodes: shape.nodes() as u64,
+                nodes: shape.nodes(),
             };
             assert!((stats.tau() - from_accepted.tau()).abs() < 1e-12);
         }

@@ -5,6 +5,7 @@
 mod common;
 
 use common::{DEMO3, OUTPUT, RANKS, TOY, text_of};
+use decode_lab::TreeShape;
 use lecture_kit::Block;
 use once_cell::sync::Lazy;
 
@@ -114,8 +115,13 @@ fn demo3_every_tree_accepts_at_least_its_chain_at_every_position_and_more_on_ave
             .iter()
             .filter(|b| b.iter().any(|&k| k > 1))
         {
-            let tree = decode_lab::tree_accept_lengths(&draft.ranks, br).unwrap();
-            let chain = decode_lab::tree_accept_lengths(&draft.ranks, &vec![1; br.len()]).unwrap();
+            let tree = decode_lab::tree_accept_lengths(&draft.ranks, &TreeShape::new(br).unwrap())
+                .unwrap();
+            let chain = decode_lab::tree_accept_lengths(
+                &draft.ranks,
+                &TreeShape::chain(br.len() as u32).unwrap(),
+            )
+            .unwrap();
             assert!(
                 tree.accepted
                     .iter()

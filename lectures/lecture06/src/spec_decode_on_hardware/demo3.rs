@@ -2,7 +2,7 @@
 //! chain on the toy model, and what that buys on the accelerator at batch 1 and 32;
 //! figure `trees.svg`.
 
-use decode_lab::{Draft, Scenario, TreeRound, tree_accept_lengths, tree_speedup};
+use decode_lab::{Draft, Scenario, TreeRound, TreeShape, tree_accept_lengths, tree_speedup};
 use lecture_kit::figure::RefLine;
 use lecture_kit::{Axis, Block, Cell, Column, Error, Figure, Panel, Series, Table};
 use llm_math::max_batch;
@@ -101,7 +101,7 @@ pub fn from_ranks(setup: &Setup, ranks: &[DraftRanks]) -> Result<Demo3, Error> {
             let shapes = DEMO3_SHAPES
                 .iter()
                 .map(|&br| {
-                    let acc = tree_accept_lengths(&d.ranks, br)?;
+                    let acc = tree_accept_lengths(&d.ranks, &TreeShape::new(br)?)?;
                     let tau = acc.tau();
                     let speedup = DEMO3_BATCHES
                         .iter()

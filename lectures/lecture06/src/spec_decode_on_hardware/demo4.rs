@@ -98,7 +98,7 @@ pub fn figures(run: &ToyRun) -> Result<Demo4, Error> {
                     target_forwards: sum(|s| s.target_forwards),
                     draft_forwards: sum(|s| s.draft_forwards),
                     tau_measured: generated as f64 / rounds as f64,
-                    tau_ranks: tree_accept_lengths(&ranks.ranks[..n], levels)?.tau(),
+                    tau_ranks: tree_accept_lengths(&ranks.ranks[..n], &shape)?.tau(),
                     identical_to_target: identical,
                 })
             })
