@@ -1,0 +1,133 @@
+//! The batched path's rules for a round: the draft's top-k children of a node, and
+//! which path of a verified tree is accepted (greedy, or speculative sampling on a
+//! chain).
+
+use ndarray::{Array1, ArrayView1, ArrayView2};
+use rand::Rng;
+use transformer_lab::{argmax, draw_weighted, softmax_weights};
+
+use super::lane::Node;
+use crate::Error;
+
+/// The draft's `k` best tokens by logit, best first, ties to the lowest id.
+pub(super) fn top_k(logits: ArrayView1<f32>, k: usize) -> Vec<u32> {
+    let mut ids: Vec<u32> = (0..logits.len() as u32).collect();
+    // A strict total order (no two ids compare equal), so the k best and their order
+    // are unique: select them, then sort only those.
+    let best_first = |a: &u32, b: &u32| {
+        logits[*b as usize]
+            .total_cmp(&logits[*a as usize])
+            .then(a.cmp(b))
+    };
+    let k = k.min(ids.len());
+    if k == 0 {
+        return Vec::new();
+    }
+    if k < ids.len() {
+        ids.select_nth_unstable_by(k - 1, best_first);
+    }
+    ids.truncate(k);
+    ids.sort_by(best_first);
+    ids
+}
+
+/// Greedy acceptance: the longest path from the root on which every node is the
+/// target's argmax after its parent, and the target's argmax after the path's last node
+/// (the bonus token). `logits [nodes, vocab]` are the target's, one row per node.
+pub(super) fn greedy_path(
+    nodes: &[Node],
+    logits: ArrayView2<f32>,
+) -> Result<(Vec<usize>, u32), Error> {
+    let mut path = vec![0usize];
+    loop {
+        let cur = *path.last().expect("the root");
+        let want = argmax(logits.row(cur))? as u32;
+        match (cur + 1..nodes.len())
+            .find(|&i| nodes[i].parent == Some(cur) && nodes[i].token == want)
+        {
+            Some(child) => path.push(child),
+            None => return Ok((path, want)),
+        }
+    }
+}
+
+/// `softmax(logits / t)` in f64, normalised. Errors on logits with no finite maximum.
+pub(super) fn probabilities(logits: ArrayView1<f32>, t: f64) -> Result<Array1<f64>, Error> {
+    let mut p = Array1::from(softmax_weights(logits, t)?);
+    p /= p.sum();
+    Ok(p)
+}
+
+/// Draws an index with probability proportional to `p` (one uniform draw from `rng`).
+pub(super) fn draw<R: Rng + ?Sized>(p: &Array1<f64>, rng: &mut R) -> Result<u32, Error> {
+    let weights = p.as_slice().expect("a fresh array is contiguous");
+    Ok(draw_weighted(weights, rng)? as u32)
+}
+
+/// Speculative sampling on a chain (node i + 1 drafted from the draft's distribution
+/// `q[i]` after node i; `logits [nodes, vocab]` the target's): drafts are accepted in
+/// order with probability min(1, p/q); at the first rejection a token is drawn from
+/// normalise(max(0, p − q)), and if every draft is accepted, one from p after the last.
+/// Returns the accepted path (node indices from the root) and that token.
+pub(super) fn sampled_path<R: Rng + ?Sized>(
+    nodes: &[Node],
+    q: &[Array1<f64>],
+    logits: ArrayView2<f32>,
+    t: f64,
+    rng: &mut R,
+) -> Result<(Vec<usize>, u32), Error> {
+    let mut path = vec![0usize];
+    for (i, qi) in q.iter().enumerate() {
+        let x = nodes[i + 1].token as usize;
+        let pi = probabilities(logits.row(i), t)?;
+        if rng.random::<f64>() < (pi[x] / qi[x]).min(1.0) {
+            path.push(i + 1);
+        } else {
+            let residual = (&pi - qi).mapv(|v| v.max(0.0));
+            // p = q exactly would leave nothing to reject with; fall back to p.
+            let token = if residual.sum() > 0.0 {
+                draw(&residual, rng)?
+            } else {
+                draw(&pi, rng)?
+            };
+            return Ok((path, token));
+        }
+    }
+    Ok((path, draw(&probabilities(logits.row(q.len()), t)?, rng)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn top_k_is_best_first_with_ties_to_the_lowest_id() {
+        assert_eq!(
+            top_k(array![0.5f32, 2.0, 2.0, -1.0, 3.0].view(), 3),
+            vec![4, 1, 2]
+        );
+        assert_eq!(top_k(array![1.0f32, 1.0].view(), 5), vec![0, 1]);
+        assert_eq!(top_k(array![1.0f32, 1.0].view(), 0), Vec::<u32>::new());
+        // Against sorting every id, on logits with many ties, for every k.
+        let logits = ndarray::Array1::from_shape_fn(40, |i| ((i * 7) % 5) as f32 - 2.0);
+        let mut all: Vec<u32> = (0..40).collect();
+        all.sort_by(|&a, &b| {
+            logits[b as usize]
+                .total_cmp(&logits[a as usize])
+                .then(a.cmp(&b))
+        });
+        for k in 0..=41 {
+            assert_eq!(top_k(logits.view(), k), all[..k.min(40)], "k = {k}");
+        }
+    }
+
+    #[test]
+    fn probabilities_are_a_tempered_softmax() {
+        let p = probabilities(array![0.0f32, 2f32.ln()].view(), 1.0).unwrap();
+        // ln 2 is rounded to f32, so the ratio is 2 to within 1e-7.
+        assert!((p[0] - 1.0 / 3.0).abs() < 1e-7 && (p[1] - 2.0 / 3.0).abs() < 1e-7);
+        let flat = probabilities(array![0.0f32, 2f32.ln()].view(), 1e9).unwrap();
+        assert!((flat[0] - 0.5).abs() < 1e-6);
+    }
+}

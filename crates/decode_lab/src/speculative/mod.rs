@@ -1,0 +1,217 @@
+//! Speculative decoding for real: a draft proposes a chain or a tree of tokens, the target
+//! verifies all of them in one forward pass, both KV caches roll back to the accepted path.
+//!
+//! This is the mechanism of Leviathan et al. (2023) and Chen et al. (2023) for chains, and
+//! of SpecInfer (Miao et al. 2024), Medusa and EAGLE for trees, on the toy model of
+//! `transformer_lab`:
+//!
+//! - the draft expands the tree level by level with its KV cache: level j keeps the
+//!   draft's top-k_j children of every node of level j − 1 ([`TreeShape`]);
+//! - the target scores every node in one pass with a tree attention mask: each node sees
+//!   the committed sequence and its own ancestors, at RoPE position = prefix length +
+//!   depth ([`TransformerLM::extend_tree`]);
+//! - greedy: the longest root-to-node path on which every token is the target's own argmax
+//!   is accepted, plus the target's next token after it (the bonus token), so the output
+//!   is exactly the target's greedy output;
+//! - sampling (chains): draft token x is accepted with probability min(1, p(x)/q(x)); on
+//!   rejection a token is drawn from normalise(max(0, p − q)), so every output token is
+//!   distributed exactly as if sampled from the target;
+//! - both caches keep only the accepted path ([`KvCache::keep`](transformer_lab::KvCache::keep)).
+//!
+//! A whole batch advances together, as serving engines run it ([`speculative_generate_batch`]):
+//! every draft level and every verification is one ragged pass over all unfinished
+//! sequences ([`TransformerLM::extend_ragged`]), each sequence with its own caches, its own
+//! length and its own accepted path. [`speculative_generate`] is a batch of one.
+
+mod accept;
+mod batch;
+mod lane;
+
+use rand::Rng;
+use transformer_lab::TransformerLM;
+
+use crate::{Error, TreeShape};
+use batch::{catch_up_draft, draft_level, prefill, verify};
+use lane::Lane;
+
+/// How the next token is chosen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sampling {
+    /// The argmax (ties to the lowest id); trees or chains.
+    Greedy,
+    /// Drawn from `softmax(logits / T)`, T > 0; chains only (speculative sampling).
+    /// `Temperature(0.0)` is [`Greedy`](Self::Greedy), as temperature 0 is everywhere in
+    /// `transformer_lab` (trees allowed, `rng` unused).
+    Temperature(f64),
+}
+
+/// What one run of [`speculative_generate`] did, for one sequence.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SpecStats {
+    /// Draft-then-verify rounds.
+    pub rounds: usize,
+    /// Target forward passes this sequence took part in: one prefill (if the prompt has
+    /// more than one token) and one verification per round.
+    pub target_forwards: usize,
+    /// Draft forward passes this sequence took part in: prefill, one per tree level per
+    /// round, and catch-ups.
+    pub draft_forwards: usize,
+    /// Draft tokens accepted in each round (the bonus or correction token not counted).
+    pub accepted: Vec<u32>,
+    /// Tokens produced: exactly the `n_new` asked for (each round's tree is cut to the
+    /// tokens still missing, so the last round cannot overshoot). Always `rounds` plus
+    /// the sum of `accepted`.
+    pub generated: usize,
+}
+
+impl SpecStats {
+    /// Measured τ: tokens produced per verification pass (per round), = 1 + mean
+    /// accepted. 1 when there was no round, like
+    /// [`TreeAcceptance::tau`](crate::TreeAcceptance::tau) with no position.
+    pub fn tau(&self) -> f64 {
+        if self.rounds == 0 {
+            1.0
+        } else {
+            self.generated as f64 / self.rounds as f64
+        }
+    }
+}
+
+/// Generates `n_new` tokens after `prompt` with `target`, drafting with `draft` in rounds
+/// of the given `shape`, and returns them with statistics.
+///
+/// Greedy output is token for token what [`autoregressive_generate`](crate::autoregressive_generate)
+/// gives the target alone; sampled output has exactly the target's distribution. `rng` is
+/// used only when sampling. This is [`speculative_generate_batch`] with a batch of one.
+///
+/// Errors: models of different vocabularies; an empty prompt, or one longer than either
+/// model's `max_seq`; `prompt.len() + n_new` beyond `max_seq`; a negative or non-finite
+/// temperature; a tree known only by its size ([`TreeShape::sized`]); a tree (not a
+/// chain) with sampling; a prompt token outside the vocabulary.
+pub fn speculative_generate<R: Rng + ?Sized>(
+    target: &TransformerLM<'_>,
+    draft: &TransformerLM<'_>,
+    prompt: &[u32],
+    n_new: usize,
+    shape: &TreeShape,
+    sampling: Sampling,
+    rng: &mut R,
+) -> Result<(Vec<u32>, SpecStats), Error> {
+    let mut out =
+        speculative_generate_batch(target, draft, &[prompt], n_new, shape, sampling, rng)?;
+    Ok(out.pop().expect("one result per prompt"))
+}
+
+/// Speculative decoding of a whole batch of `prompts` (of any lengths) at once, as
+/// serving engines do: every round, the draft proposes every unfinished sequence's chain
+/// or tree in one batched pass per level, the target verifies all of them in one batched
+/// tree-masked pass ([`TransformerLM::extend_ragged`]), and each sequence accepts its own
+/// path and rolls back its own caches; a sequence that has its `n_new` tokens drops out.
+/// Returns, per prompt in order, its `n_new` tokens and statistics.
+///
+/// Each sequence's tokens and statistics are what it would get alone: greedy output is
+/// token for token the target's own greedy output. When
+/// sampling, `rng` is drawn from in a fixed order (per level, sequence after sequence;
+/// then the acceptance tests, sequence after sequence), so a batch of one draws exactly
+/// as a sequence alone.
+///
+/// Errors: those of [`speculative_generate`], for any prompt.
+pub fn speculative_generate_batch<P: AsRef<[u32]>, R: Rng + ?Sized>(
+    target: &TransformerLM<'_>,
+    draft: &TransformerLM<'_>,
+    prompts: &[P],
+    n_new: usize,
+    shape: &TreeShape,
+    sampling: Sampling,
+    rng: &mut R,
+) -> Result<Vec<(Vec<u32>, SpecStats)>, Error> {
+    let (levels, temperature) = check(target, draft, prompts, n_new, shape, sampling)?;
+    let mut lanes = prompts
+        .iter()
+        .map(|p| Lane::new(target, draft, p.as_ref(), n_new, shape))
+        .collect::<Result<Vec<_>, Error>>()?;
+    // Invariant: each target cache holds every committed token of its sequence but the
+    // last one (the root of the next round); each draft cache holds at most that much.
+    prefill(target, draft, &mut lanes)?;
+    loop {
+        let active: Vec<usize> = (0..lanes.len())
+            .filter(|&i| lanes[i].stats.generated < n_new)
+            .collect();
+        if active.is_empty() {
+            break;
+        }
+        catch_up_draft(draft, &mut lanes, &active)?;
+        // Each tree starts at its root and is cut to the tokens still missing.
+        for &i in &active {
+            let missing = n_new - lanes[i].stats.generated;
+            lanes[i].start_round(levels.len().min(missing - 1));
+        }
+        for (depth, &k) in levels.iter().enumerate() {
+            let growing: Vec<usize> = active
+                .iter()
+                .copied()
+                .filter(|&i| depth < lanes[i].depth)
+                .collect();
+            if growing.is_empty() {
+                break;
+            }
+            draft_level(draft, &mut lanes, &growing, k, temperature, rng)?;
+        }
+        verify(target, &mut lanes, &active, temperature, rng)?;
+    }
+    Ok(lanes.into_iter().map(|lane| lane.finish(n_new)).collect())
+}
+
+/// Checks the arguments of a run (see [`speculative_generate`]'s errors) and returns the
+/// shape's levels and the temperature (0 = greedy).
+fn check<'s, P: AsRef<[u32]>>(
+    target: &TransformerLM<'_>,
+    draft: &TransformerLM<'_>,
+    prompts: &[P],
+    n_new: usize,
+    shape: &'s TreeShape,
+    sampling: Sampling,
+) -> Result<(&'s [u32], f64), Error> {
+    let (tc, dc) = (target.cfg(), draft.cfg());
+    if tc.vocab != dc.vocab {
+        return Err(Error::Argument(format!(
+            "target and draft must share a vocabulary, got {} and {}",
+            tc.vocab, dc.vocab
+        )));
+    }
+    let max_seq = tc.max_seq.min(dc.max_seq);
+    for prompt in prompts {
+        let prompt = prompt.as_ref();
+        if prompt.is_empty() {
+            return Err(Error::Argument(
+                "the prompt needs at least one token".into(),
+            ));
+        }
+        if prompt.len() + n_new > max_seq {
+            return Err(Error::Model(transformer_lab::Error::TooLong {
+                len: prompt.len() + n_new,
+                max: max_seq,
+            }));
+        }
+        if let Some(&token) = prompt.iter().find(|&&t| t as usize >= tc.vocab) {
+            return Err(Error::Model(transformer_lab::Error::TokenOutOfRange {
+                token,
+                vocab: tc.vocab,
+            }));
+        }
+    }
+    let temperature = match sampling {
+        Sampling::Greedy => 0.0,
+        Sampling::Temperature(t) if !t.is_finite() || t < 0.0 => {
+            return Err(Error::Model(transformer_lab::Error::Temperature(t)));
+        }
+        Sampling::Temperature(t) => t,
+    };
+    let levels = shape.levels_for("speculative decoding")?;
+    if temperature > 0.0 && !shape.is_chain() {
+        return Err(Error::Argument(
+            "speculative sampling (temperature > 0) is implemented for chains only; use Sampling::Greedy for trees".into(),
+        ));
+    }
+    Ok((levels, temperature))
+}
