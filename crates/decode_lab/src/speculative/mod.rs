@@ -18,6 +18,10 @@
 //!   distributed exactly as if sampled from the target;
 //! - both caches keep only the accepted path ([`KvCache::keep`](transformer_lab::KvCache::keep)).
 //!
+//! Start with [`reference`](mod@reference): the same algorithm for one sequence in plain loops, with no
+//! cache, no mask and no batch — every model call is a whole teacher-forced pass over the
+//! sequence so far. The fast path is tested against it token for token.
+//!
 //! A whole batch advances together, as serving engines run it ([`speculative_generate_batch`]):
 //! every draft level and every verification is one ragged pass over all unfinished
 //! sequences ([`TransformerLM::extend_ragged`]), each sequence with its own caches, its own
@@ -26,6 +30,7 @@
 mod accept;
 mod batch;
 mod lane;
+pub mod reference;
 
 use rand::Rng;
 use transformer_lab::TransformerLM;
@@ -110,10 +115,10 @@ pub fn speculative_generate<R: Rng + ?Sized>(
 /// Returns, per prompt in order, its `n_new` tokens and statistics.
 ///
 /// Each sequence's tokens and statistics are what it would get alone: greedy output is
-/// token for token the target's own greedy output. When
+/// token for token the target's own greedy output, and what [`reference`](mod@reference) gives. When
 /// sampling, `rng` is drawn from in a fixed order (per level, sequence after sequence;
 /// then the acceptance tests, sequence after sequence), so a batch of one draws exactly
-/// as a sequence alone.
+/// as a sequence alone — and as [`reference::speculative_generate`].
 ///
 /// Errors: those of [`speculative_generate`], for any prompt.
 pub fn speculative_generate_batch<P: AsRef<[u32]>, R: Rng + ?Sized>(

@@ -1,0 +1,191 @@
+//! Speculative decoding for one sequence, written to be read: plain loops, no KV cache,
+//! no tree mask, no batch. Every model call is a whole teacher-forced pass over the
+//! sequence so far ([`TransformerLM::full_logits`]), so nothing has to be rolled back.
+//!
+//! One round, as in Leviathan et al. (2023) and Chen et al. (2023) for chains and
+//! SpecInfer / Medusa / EAGLE for trees:
+//!
+//! 1. **Draft** the tree level by level: level j gives every node of level j − 1 the
+//!    draft's top-k_j next tokens as children (greedy); a chain, when sampling, draws each
+//!    next token from the draft's distribution q instead.
+//! 2. **Verify** with the target. Greedy: starting at the root, the target's own next
+//!    token after the accepted path so far is accepted if the draft proposed it there,
+//!    and the walk goes on; the first token the draft did not propose is the target's
+//!    bonus token. Sampling (chains): draft token x is accepted with probability
+//!    min(1, p(x) / q(x)); at the first rejection the round's last token is drawn from
+//!    normalise(max(0, p − q)), and if every draft is accepted, from p after the chain.
+//! 3. **Commit** the accepted tokens and the target's token. The batched path rolls its
+//!    two KV caches back to the accepted path here; with no cache there is nothing to
+//!    roll back, the rejected nodes are simply dropped.
+//!
+//! The batched path ([`speculative_generate_batch`](crate::speculative_generate_batch))
+//! scores every node of the tree in one pass with a tree mask; this walk asks the target
+//! only about the nodes it reaches. Both give the same answers: the target's token after a
+//! node depends only on the node's path. Sampling a *tree* is refused here as it is there
+//! (speculative sampling is implemented for chains only); `Temperature(0.0)` is greedy in
+//! both. Random numbers are drawn in the batched path's order for a batch of one: the
+//! draft's tokens level by level, then the acceptance tests in order, then the last
+//! token.
+
+use ndarray::{Array1, Array2};
+use rand::Rng;
+use transformer_lab::{TransformerLM, argmax, draw_weighted, softmax_weights};
+
+use super::{Sampling, check};
+use crate::{Error, TreeShape};
+
+/// Generates `n_new` tokens after `prompt` with `target`, drafting with `draft` in rounds
+/// of `shape`, one sequence at a time in plain loops (see the [module docs](self)).
+///
+/// Returns the `n_new` tokens and, per round, how many draft tokens were accepted (the
+/// target's own token of each round not counted): what
+/// [`speculative_generate`](crate::speculative_generate) returns as its tokens and
+/// [`SpecStats::accepted`](crate::SpecStats::accepted). Each round's tree is cut to the
+/// tokens still missing, so the last round cannot overshoot.
+///
+/// Errors: those of [`speculative_generate`](crate::speculative_generate).
+pub fn speculative_generate<R: Rng + ?Sized>(
+    target: &TransformerLM<'_>,
+    draft: &TransformerLM<'_>,
+    prompt: &[u32],
+    n_new: usize,
+    shape: &TreeShape,
+    sampling: Sampling,
+    rng: &mut R,
+) -> Result<(Vec<u32>, Vec<u32>), Error> {
+    let (levels, temperature) = check(target, draft, &[prompt], n_new, shape, sampling)?;
+    let end = prompt.len() + n_new;
+    let mut seq = prompt.to_vec(); // committed tokens [T]
+    let mut accepted = Vec::new(); // draft tokens accepted, per round
+    while seq.len() < end {
+        // A round adds at most depth + 1 tokens: cut the tree to the tokens still missing.
+        let depth = levels.len().min(end - seq.len() - 1);
+        let (path, next) = if temperature == 0.0 {
+            let tree = draft_tree(draft, &seq, &levels[..depth])?;
+            greedy_verify(target, &seq, &tree)?
+        } else {
+            sampled_round(target, draft, &seq, depth, temperature, rng)?
+        };
+        accepted.push(path.len() as u32);
+        seq.extend(&path);
+        seq.push(next);
+    }
+    Ok((seq.split_off(prompt.len()), accepted))
+}
+
+/// The draft's tree after `seq`, level by level: `tree[j]` holds the nodes of level
+/// j + 1, each as its path (the j + 1 tokens from the root down to it). Level j keeps
+/// the draft's top-`branching[j]` next tokens after every node of level j − 1.
+fn draft_tree(
+    draft: &TransformerLM<'_>,
+    seq: &[u32],
+    branching: &[u32],
+) -> Result<Vec<Vec<Vec<u32>>>, Error> {
+    let mut tree: Vec<Vec<Vec<u32>>> = Vec::new();
+    let mut parents: Vec<Vec<u32>> = vec![Vec::new()]; // the root: the empty path
+    for &k in branching {
+        let mut level = Vec::new();
+        for path in &parents {
+            let logits = next_logits(draft, &[seq, path].concat())?; // [vocab]
+            for token in top_k(&logits, k) {
+                let mut child = path.clone();
+                child.push(token);
+                level.push(child);
+            }
+        }
+        tree.push(level.clone());
+        parents = level;
+    }
+    Ok(tree)
+}
+
+/// Greedy verification of `tree` after `seq`: from the root, accept the target's own
+/// next token while the draft proposed it (it is a node of the tree). Returns the
+/// accepted path and the target's token after it (the bonus token).
+fn greedy_verify(
+    target: &TransformerLM<'_>,
+    seq: &[u32],
+    tree: &[Vec<Vec<u32>>],
+) -> Result<(Vec<u32>, u32), Error> {
+    let mut path: Vec<u32> = Vec::new();
+    loop {
+        let logits = next_logits(target, &[seq, &path].concat())?; // [vocab]
+        let want = argmax(logits.view())? as u32; // the target's own next token
+        path.push(want);
+        let proposed = tree
+            .get(path.len() - 1)
+            .is_some_and(|level| level.contains(&path));
+        if !proposed {
+            path.pop();
+            return Ok((path, want));
+        }
+    }
+}
+
+/// One round of speculative sampling on a chain of `depth` drafts after `seq`. Returns
+/// the accepted drafts and the round's last token (the correction after a rejection, or
+/// one more token from the target after a fully accepted chain).
+fn sampled_round<R: Rng + ?Sized>(
+    target: &TransformerLM<'_>,
+    draft: &TransformerLM<'_>,
+    seq: &[u32],
+    depth: usize,
+    t: f64,
+    rng: &mut R,
+) -> Result<(Vec<u32>, u32), Error> {
+    // Draft: each token drawn from the draft's distribution q after the chain so far.
+    let mut chain: Vec<u32> = Vec::new();
+    let mut q: Vec<Vec<f64>> = Vec::new(); // [depth][vocab]
+    for _ in 0..depth {
+        let qj = softmax(&next_logits(draft, &[seq, &chain].concat())?, t)?;
+        chain.push(draw_weighted(&qj, rng)? as u32);
+        q.push(qj);
+    }
+    // Verify in order: accept x_j with probability min(1, p_j(x_j) / q_j(x_j)).
+    for j in 0..depth {
+        let p = softmax(&next_logits(target, &[seq, &chain[..j]].concat())?, t)?;
+        let x = chain[j] as usize;
+        if rng.random::<f64>() < (p[x] / q[j][x]).min(1.0) {
+            continue;
+        }
+        // Rejected: the last token comes from max(0, p − q) (draw_weighted normalises);
+        // if p = q exactly there is nothing left there, and p itself is the answer.
+        let residual: Vec<f64> = p.iter().zip(&q[j]).map(|(a, b)| (a - b).max(0.0)).collect();
+        let token = if residual.iter().sum::<f64>() > 0.0 {
+            draw_weighted(&residual, rng)?
+        } else {
+            draw_weighted(&p, rng)?
+        };
+        return Ok((chain[..j].to_vec(), token as u32));
+    }
+    // Every draft accepted: one more token from the target after the whole chain.
+    let p = softmax(&next_logits(target, &[seq, &chain].concat())?, t)?;
+    Ok((chain, draw_weighted(&p, rng)? as u32))
+}
+
+/// The model's next-token logits after `tokens`: the last row of a teacher-forced pass
+/// over the whole sequence, `[vocab]`.
+fn next_logits(model: &TransformerLM<'_>, tokens: &[u32]) -> Result<Array1<f32>, Error> {
+    let batch = Array2::from_shape_vec((1, tokens.len()), tokens.to_vec())
+        .expect("one row of tokens.len()");
+    let logits = model.full_logits(batch.view())?; // [1, T, vocab]
+    Ok(logits
+        .slice(ndarray::s![0, tokens.len() - 1, ..])
+        .to_owned())
+}
+
+/// The `k` tokens with the largest logits, best first, ties to the lowest id.
+fn top_k(logits: &Array1<f32>, k: u32) -> Vec<u32> {
+    let mut ids: Vec<u32> = (0..logits.len() as u32).collect();
+    // A stable sort keeps equal logits in id order.
+    ids.sort_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]));
+    ids.truncate(k as usize);
+    ids
+}
+
+/// `softmax(logits / t)` in f64, normalised to sum to 1.
+fn softmax(logits: &Array1<f32>, t: f64) -> Result<Vec<f64>, Error> {
+    let weights = softmax_weights(logits.view(), t)?;
+    let total: f64 = weights.iter().sum();
+    Ok(weights.iter().map(|w| w / total).collect())
+}
