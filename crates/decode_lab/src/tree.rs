@@ -86,9 +86,13 @@ impl TreeShape {
             width = width.saturating_mul(u64::from(k));
             nodes = nodes.saturating_add(width);
             if nodes > MAX_TREE_NODES {
+                // A long list is cut in the message: it says the limit, not every level.
+                let shown = match levels.len() {
+                    n if n <= 8 => join(levels),
+                    n => format!("{}×…×{} ({n} levels)", join(&levels[..4]), levels[n - 1]),
+                };
                 return Err(Error::Argument(format!(
-                    "the draft tree {} has more than {MAX_TREE_NODES} nodes (MAX_TREE_NODES)",
-                    join(levels)
+                    "the draft tree {shown} has more than {MAX_TREE_NODES} nodes (MAX_TREE_NODES)"
                 )));
             }
         }
@@ -260,5 +264,10 @@ mod tests {
         ] {
             assert!(e.contains("4096") && e.contains("MAX_TREE_NODES"), "{e}");
         }
+        let long = msg(TreeShape::new(&[1; 5000]));
+        assert!(
+            long.contains("1×1×1×1×…×1 (5000 levels)") && long.len() < 120,
+            "{long}"
+        );
     }
 }
