@@ -416,6 +416,193 @@ pub fn dodged_points(panel: &Panel) -> Vec<Vec<(f64, f64)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figure::{RefLine, Region, Series};
+
+    fn log_axis(lo: f64, hi: f64, pixels: (i32, i32)) -> AxisMap {
+        AxisMap {
+            scale: Scale::Log,
+            range: lo..hi,
+            pixels,
+        }
+    }
+
+    #[test]
+    fn a_log_axis_puts_the_geometric_middle_at_the_pixel_middle() {
+        // 1..4096 is twelve doublings over 600 px: 50 px a doubling, 64 = 2^6 halfway.
+        let a = log_axis(1.0, 4096.0, (0, 600));
+        let px: Vec<i32> = [1.0, 8.0, 64.0, 512.0, 4096.0].map(|v| a.pixel(v)).to_vec();
+        assert_eq!(px, [0, 150, 300, 450, 600]);
+        // The same from 2: the offset of the start counts (2..8192, 128 halfway).
+        let a = log_axis(2.0, 8192.0, (0, 600));
+        assert_eq!([2.0, 128.0, 8192.0].map(|v| a.pixel(v)), [0, 300, 600]);
+        // A y axis runs from the bottom pixel up.
+        let a = log_axis(1.0, 4096.0, (600, 0));
+        assert_eq!(
+            [1.0, 8.0, 64.0, 4096.0].map(|v| a.pixel(v)),
+            [600, 450, 300, 0]
+        );
+    }
+
+    #[test]
+    fn pixels_round_towards_the_start_of_the_axis() {
+        // 0..10 over 86..939 (853 px): 5 is 426.5 px in, drawn at 426.
+        let x = AxisMap {
+            scale: Scale::Linear,
+            range: 0.0..10.0,
+            pixels: (86, 939),
+        };
+        assert_eq!([0.0, 5.0, 10.0].map(|v| x.pixel(v)), [86, 512, 939]);
+        // Upwards, 0..1 over 535..40 (495 px): 0.5 is 247.5 px up, drawn 247 up.
+        let y = AxisMap {
+            scale: Scale::Linear,
+            range: 0.0..1.0,
+            pixels: (535, 40),
+        };
+        assert_eq!([0.0, 0.5, 1.0].map(|v| y.pixel(v)), [535, 288, 40]);
+        // What a log axis cannot place lands at its start.
+        let a = log_axis(1.0, 100.0, (0, 600));
+        assert_eq!([0.0, -3.0, f64::NAN].map(|v| a.pixel(v)), [0, 0, 0]);
+    }
+
+    #[test]
+    fn log_ticks_read_as_people_write_them() {
+        let decades =
+            [1.0, 10.0, 100.0, 1000.0, 1e4, 1e6].map(|v| tick_label(v, TickFormat::Plain));
+        assert_eq!(decades, ["1", "10", "100", "1K", "10K", "1M"]);
+        let between =
+            [0.25, 12.5, 123.456, 2048.0, 2.5e6].map(|v| tick_label(v, TickFormat::Plain));
+        assert_eq!(between, ["0.25", "12.5", "123", "2K", "2.5M"]);
+        // A tick a rounding error below zero is 0, never "-0".
+        assert_eq!(tick_label(-1e-9, TickFormat::Plain), "0");
+        assert_eq!(tick_label(1.0, TickFormat::Times), "1×");
+    }
+
+    #[test]
+    fn a_categorical_axis_names_whole_ticks_and_nothing_between() {
+        let axis = Axis::categories("卡", vec!["H100".into(), "A100".into()]);
+        let labels = [0.0, 0.5, 1.0, 2.0, -1.0].map(|v| x_tick_label(&axis, v));
+        assert_eq!(labels, ["H100", "", "A100", "", ""]);
+        assert_eq!(x_tick_label(&Axis::log("x").times(), 1000.0), "1K×");
+    }
+
+    #[test]
+    fn text_width_counts_chinese_as_one_em_and_latin_as_a_little_over_half() {
+        assert_eq!(
+            text_width("1K", 10.0),
+            12,
+            "2 × 0.58 em = 11.6 px, rounded up"
+        );
+        assert_eq!(text_width("a b", 10.0), 15, "0.58 + 0.28 + 0.58 em");
+        assert_eq!(text_width("放不下", 12.0), 36);
+    }
+
+    fn chart_panel(title: &str) -> Panel {
+        let mut p = Panel::new(title, Axis::linear("x"), Axis::linear("y"));
+        p.series.push(Series::line("s", vec![(1.0, 2.0)]));
+        p
+    }
+
+    #[test]
+    fn a_chart_gets_the_page_and_a_panel_that_only_talks_gets_a_strip() {
+        let one = Figure {
+            id: "a".into(),
+            title: String::new(),
+            panels: vec![chart_panel("")],
+        };
+        assert_eq!(panel_heights(&one), [600 - 44]);
+        let empty = Panel::new("", Axis::linear("x"), Axis::linear("y"));
+        let three = Figure {
+            panels: vec![chart_panel(""), empty, chart_panel("")],
+            ..one
+        };
+        assert_eq!(panel_heights(&three), [400, 200, 400]);
+        assert_eq!(panel_title_height(&chart_panel("题")), 26);
+        assert_eq!(panel_title_height(&chart_panel("")), 0);
+    }
+
+    #[test]
+    fn the_frame_leaves_room_for_the_title_axes_and_bands() {
+        // A 960 × 400 panel with a title and two region bands.
+        let f = Frame::new((960, 400), 26, 2);
+        assert_eq!(f.top, 40, "title 26 + margin 14");
+        let plot = Rect {
+            x0: 14 + 72,
+            y0: 40,
+            x1: 960 - 20,
+            y1: 400 - 14 - 50,
+        };
+        assert_eq!(f.plot, plot);
+        assert_eq!(f.bands_px(), 2 * 20 + 8);
+        assert_eq!(f.data_top(), 88);
+        assert!((f.headroom() - 48.0 / 296.0).abs() < 1e-15);
+        assert_eq!(Frame::new((960, 400), 0, 0).headroom(), 0.0);
+        // Data land one pixel inside the right and bottom edges, as plotters draws them.
+        let map = PlotMap::new(&plot, (Scale::Linear, 0.0..1.0), (Scale::Log, 1.0..10.0));
+        assert_eq!(map.pixel((0.0, 1.0)), (86, 335));
+        assert_eq!(map.pixel((1.0, 10.0)), (939, 40));
+    }
+
+    #[test]
+    fn ranges_cover_the_points_regions_and_reference_lines() {
+        let mut p = Panel::new("", Axis::linear("x").range(0.0, 10.0), Axis::linear("y"));
+        p.series
+            .push(Series::dots("s", vec![(1.0, 0.0), (2.0, 90.0)]));
+        p.hlines.push(RefLine {
+            y: 100.0,
+            label: "上限".into(),
+        });
+        let (x, y) = ranges(&p).unwrap();
+        assert_eq!(x, 0.0..10.0, "a fixed range as given");
+        assert_eq!(y, -8.0..108.0, "0..100 padded by 8%");
+        p.x.range = None;
+        p.regions.push(Region {
+            x0: 1.0,
+            x1: 51.0,
+            label: "r".into(),
+            series: 0,
+        });
+        assert_eq!(ranges(&p).unwrap().0, -3.0..55.0, "1..51 padded by 8%");
+        let cats = Panel {
+            x: Axis::categories("x", vec!["a".into(), "b".into(), "c".into()]),
+            ..p
+        };
+        assert_eq!(ranges(&cats).unwrap().0, -0.6..2.6);
+    }
+
+    #[test]
+    fn dots_of_several_series_on_one_category_sit_side_by_side() {
+        let mut p = Panel::new(
+            "",
+            Axis::categories("x", vec!["a".into()]),
+            Axis::linear("y"),
+        );
+        for s in ["甲", "乙", "丙"] {
+            p.series.push(Series::dots(s, vec![(0.0, 1.0)]));
+        }
+        let xs: Vec<f64> = dodged_points(&p).iter().map(|pts| pts[0].0).collect();
+        assert_eq!(xs, [-0.14, 0.0, 0.14]);
+        p.x = Axis::linear("x");
+        let xs: Vec<f64> = dodged_points(&p).iter().map(|pts| pts[0].0).collect();
+        assert_eq!(xs, [0.0, 0.0, 0.0], "numbers stay where they are");
+    }
+
+    #[test]
+    fn boxes_contain_their_edges_and_overlap_only_with_area() {
+        let r = Rect {
+            x0: 10,
+            y0: 10,
+            x1: 20,
+            y1: 20,
+        };
+        assert!(r.contains((20, 20), 0) && !r.contains((21, 20), 0) && r.contains((25, 15), 5));
+        let touching = Rect {
+            x0: 20,
+            x1: 30,
+            ..r
+        };
+        assert!(!r.overlaps(&touching));
+        assert!(r.overlaps(&Rect { x0: 19, ..touching }));
+    }
 
     #[test]
     fn headroom_frees_the_top_fraction_on_either_scale() {
