@@ -271,6 +271,8 @@ where
 
 #[cfg(test)]
 mod tests {
+    use std::ops::Range;
+
     use super::*;
     use crate::figure::{Axis, Region, Series};
 
@@ -294,6 +296,104 @@ mod tests {
 
     fn num(n: &roxmltree::Node, a: &str) -> f64 {
         n.attribute(a).unwrap().parse().unwrap()
+    }
+
+    /// Builds the chart of `frame` the way [`chart`] does, on `xc` × `yc`, and checks that
+    /// plotters' plotting area is `frame.plot` and that it draws every value of `xs` × `ys`
+    /// at the pixel `map` computes.
+    fn agrees_with_plotters<XC, YC>(
+        area: &Area<'_>,
+        frame: &Frame,
+        (xc, yc): (XC, YC),
+        map: &layout::PlotMap,
+        (xs, ys): (&[f64], &[f64]),
+    ) -> usize
+    where
+        XC: AsRangedCoord<Value = f64>,
+        YC: AsRangedCoord<Value = f64>,
+    {
+        let chart = build(area, frame, xc, yc).unwrap();
+        let base = area.get_base_pixel();
+        assert_eq!(base, (0, TITLE_HEIGHT as i32), "a panel below the title");
+        let (xr, yr) = chart.plotting_area().get_pixel_range();
+        let plot = layout::Rect {
+            x0: xr.start - base.0,
+            y0: yr.start - base.1,
+            x1: xr.end - base.0,
+            y1: yr.end - base.1,
+        };
+        assert_eq!(plot, frame.plot);
+        let mut checked = 0;
+        for &x in xs {
+            for &y in ys {
+                let (a, b) = chart.backend_coord(&(x, y));
+                assert_eq!(map.pixel((x, y)), (a - base.0, b - base.1), "({x}, {y})");
+                checked += 1;
+            }
+        }
+        checked
+    }
+
+    #[test]
+    fn the_layout_puts_every_value_where_plotters_draws_it() {
+        // Values across, beyond and at the ends of the ranges, a few a log axis cannot place.
+        let values = |r: &Range<f64>| -> Vec<f64> {
+            let mut v: Vec<f64> = (0..=200)
+                .map(|i| r.start + (r.end - r.start) * (i as f64 / 100.0 - 0.5))
+                .collect();
+            v.extend([r.start, r.end, 0.0, -1.0, f64::NAN]);
+            v
+        };
+        let mut checked = 0;
+        for (h, title_h, regions) in [(400, 26, 2), (556, 0, 0), (400, 0, 5)] {
+            let mut svg = String::new();
+            let root =
+                SVGBackend::with_string(&mut svg, (WIDTH, TITLE_HEIGHT + h)).into_drawing_area();
+            let (_, area) = root.split_vertically(TITLE_HEIGHT);
+            let frame = Frame::new((WIDTH as i32, h as i32), title_h, regions);
+            for (x, y) in [
+                (0.0..853.0, -3.5..7.25),
+                (1.0..4096.0, 2.0..8192.0),
+                (0.37..1e6, 1e-3..5.0),
+            ] {
+                let (xs, ys) = (values(&x), values(&y));
+                for (sx, sy) in [
+                    (Scale::Linear, Scale::Linear),
+                    (Scale::Log, Scale::Linear),
+                    (Scale::Linear, Scale::Log),
+                    (Scale::Log, Scale::Log),
+                ] {
+                    // A log axis only ever shows a positive range (`layout::span`).
+                    let positive = |s, r: &Range<f64>| s == Scale::Linear || r.start > 0.0;
+                    if !positive(sx, &x) || !positive(sy, &y) {
+                        continue;
+                    }
+                    let map = layout::PlotMap::new(&frame.plot, (sx, x.clone()), (sy, y.clone()));
+                    let (x, y) = (x.clone(), y.clone());
+                    let grid = (&xs[..], &ys[..]);
+                    checked += match (sx, sy) {
+                        (Scale::Linear, Scale::Linear) => {
+                            agrees_with_plotters(&area, &frame, (x, y), &map, grid)
+                        }
+                        (Scale::Log, Scale::Linear) => {
+                            agrees_with_plotters(&area, &frame, (x.log_scale(), y), &map, grid)
+                        }
+                        (Scale::Linear, Scale::Log) => {
+                            agrees_with_plotters(&area, &frame, (x, y.log_scale()), &map, grid)
+                        }
+                        (Scale::Log, Scale::Log) => agrees_with_plotters(
+                            &area,
+                            &frame,
+                            (x.log_scale(), y.log_scale()),
+                            &map,
+                            grid,
+                        ),
+                    };
+                }
+            }
+        }
+        // Three panels × (one linear pair + two positive pairs × four scales) × 206².
+        assert_eq!(checked, 3 * 9 * 206 * 206);
     }
 
     #[test]

@@ -352,3 +352,221 @@ pub fn message_strip((w, h): (i32, i32), title_h: i32, message: Option<&str>) ->
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figure::{Axis, Region, Scale, Series};
+
+    // A 960 × 400 panel without a title: the plotting area is 86..940 × 14..336, and
+    // x 0..853, y 0..321 put value v exactly v pixels from the left and bottom ends
+    // (86 + x, 335 - y).
+    fn frame(regions: usize) -> Frame {
+        Frame::new((960, 400), 0, regions)
+    }
+
+    fn map() -> PlotMap {
+        PlotMap::new(
+            &frame(0).plot,
+            (Scale::Linear, 0.0..853.0),
+            (Scale::Linear, 0.0..321.0),
+        )
+    }
+
+    fn rect(x0: i32, y0: i32, x1: i32, y1: i32) -> Rect {
+        Rect { x0, y0, x1, y1 }
+    }
+
+    fn panel() -> Panel {
+        Panel::new("", Axis::linear("x"), Axis::linear("y"))
+    }
+
+    #[test]
+    fn the_unit_maps_of_these_tests_are_one_pixel_per_unit() {
+        assert_eq!(map().pixel((0.0, 0.0)), (86, 335));
+        assert_eq!(map().pixel((100.0, 100.0)), (186, 235));
+        assert_eq!(map().pixel((853.0, 321.0)), (939, 14));
+    }
+
+    #[test]
+    fn cover_weighs_markers_three_line_bits_one_labels_five() {
+        let r = rect(0, 0, 10, 10);
+        let markers = [(15, 5), (16, 5)]; // 5 px off counts, 6 does not
+        let lines = [(12, 5), (13, 5)]; // 2 px off counts, 3 does not
+        let labels = [rect(9, 9, 20, 20), rect(10, 0, 20, 10)]; // touching does not
+        assert_eq!(cover(&r, &markers, &lines, &labels), 3 + 1 + 5);
+    }
+
+    #[test]
+    fn a_line_is_sampled_fifteen_times_between_its_points() {
+        let s = line_samples(&[(0, 0), (16, 32), (0, 32)]);
+        assert_eq!(s.len(), 30);
+        assert_eq!(&s[..3], [(1, 2), (2, 4), (3, 6)]);
+        assert_eq!(s[14], (15, 30));
+        assert_eq!(s[15], (15, 32), "back from 16 by 1/16");
+        assert!(line_samples(&[(5, 5)]).is_empty());
+    }
+
+    #[test]
+    fn the_legend_avoids_the_corner_with_the_most_points() {
+        let mut p = panel();
+        p.series.push(Series::line("点", vec![]));
+        // "点" is 13 px: the legend is 10 + 24 + 8 + 13 + 10 = 65 × 30, and its corners
+        // are x 96 or 940 - 10 - 65 = 865, y 14 + 8 = 22 or 336 - 10 - 30 = 296.
+        let at = |markers: &[(i32, i32)], labels: &[Rect]| {
+            let l = legend(&p, &frame(0), markers, &[], labels).unwrap();
+            (l.rect.x0, l.rect.y0)
+        };
+        assert_eq!(at(&[], &[]), (96, 22), "upper left on a tie");
+        let (ul, ur, lr, ll) = ((120, 30), (900, 30), (900, 310), (120, 310));
+        assert_eq!(at(&[ul, ul, ul, ur, ur, lr, ll, ll], &[]), (865, 296));
+        assert_eq!(at(&[ul, ur], &[]), (865, 296));
+        assert_eq!(at(&[ul, ur], &[rect(850, 290, 900, 300)]), (96, 296));
+        let l = legend(&p, &frame(0), &[], &[], &[]).unwrap();
+        assert_eq!(l.rect, rect(96, 22, 161, 52));
+        let row = LegendRow {
+            line: Some([(106, 37), (130, 37)]),
+            dot: (118, 37),
+            label: Label {
+                text: "点".into(),
+                at: (138, 37),
+                anchor: Anchor::Left,
+            },
+        };
+        assert_eq!(l.rows, [row]);
+        assert_eq!(legend(&panel(), &frame(0), &[], &[], &[]), None);
+    }
+
+    #[test]
+    fn a_legend_of_dots_has_no_line_and_sits_below_the_bands() {
+        let mut p = panel();
+        p.series.push(Series::dots("甲", vec![]));
+        p.series.push(Series::dots("乙", vec![]));
+        let l = legend(&p, &frame(2), &[], &[], &[]).unwrap();
+        assert_eq!(l.rect.y0, 14 + 48 + 8, "two bands and their gap above it");
+        assert_eq!(l.rect.y1 - l.rect.y0, 2 * 20 + 10);
+        assert!(l.rows.iter().all(|r| r.line.is_none()));
+        assert_eq!(l.rows[1].dot.1 - l.rows[0].dot.1, 20);
+    }
+
+    fn region(x0: f64, x1: f64) -> Region {
+        Region {
+            x0,
+            x1,
+            label: "宽：放不下".into(), // five ems: 60 px, 72 with room
+            series: 1,
+        }
+    }
+
+    #[test]
+    fn a_region_label_stays_inside_its_band_when_it_fits_and_moves_before_it_when_not() {
+        let mut p = panel();
+        p.regions = vec![region(100.0, 172.0), region(100.0, 171.0)];
+        let b = bands(&p, &frame(2), &map());
+        assert_eq!(b[0].rect, rect(186, 16, 258, 34), "row 0, 72 px wide");
+        assert_eq!(
+            b[0].label,
+            Label {
+                text: "宽：放不下".into(),
+                at: (193, 25),
+                anchor: Anchor::Left,
+            }
+        );
+        assert_eq!(b[1].rect, rect(186, 36, 257, 54), "row 1, 71 px wide");
+        assert_eq!(
+            b[1].label,
+            Label {
+                text: "宽：放不下 →".into(),
+                at: (182, 45),
+                anchor: Anchor::Right,
+            }
+        );
+        assert_eq!(b[1].series, 1);
+    }
+
+    #[test]
+    fn narrow_and_clipped_bands_keep_their_rows() {
+        let mut p = panel();
+        // Wholly right of the axis: no band, but its row stays empty; then one sticking
+        // out on the left, clipped to the plotting area, two pixels wide.
+        p.regions = vec![region(900.0, 1000.0), region(-50.0, 2.0)];
+        let b = bands(&p, &frame(2), &map());
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].rect, rect(86, 36, 88, 54));
+        assert_eq!(b[0].edge, rect(86, 36, 89, 54));
+        assert_eq!(b[0].start_line, [(86, 54), (86, 336)]);
+        assert_eq!(
+            (b[0].label.at, b[0].label.anchor),
+            ((82, 45), Anchor::Right)
+        );
+    }
+
+    #[test]
+    fn a_reference_label_goes_to_the_free_end_above_or_below_its_line() {
+        let h = RefLine {
+            y: 100.0,
+            label: "参考".into(), // 24 px
+        };
+        // The line at y = 235 from x 86 to 939; spots 218..233 above, 237..252 below,
+        // x 911..935 at the right, 92..116 at the left.
+        let at = |markers: &[(i32, i32)], labels: &[Rect]| {
+            let l = hline(&h, &map(), markers, &[], labels);
+            (l.label.at, l.label.anchor)
+        };
+        assert_eq!(at(&[], &[]), ((935, 225), Anchor::Right));
+        assert_eq!(at(&[(920, 225)], &[]), ((92, 225), Anchor::Left));
+        assert_eq!(
+            at(&[(920, 225), (100, 225)], &[]),
+            ((935, 244), Anchor::Right)
+        );
+        let everywhere_but_lower_left = [rect(100, 200, 939, 236), rect(900, 236, 939, 260)];
+        assert_eq!(
+            at(&[], &everywhere_but_lower_left),
+            ((92, 244), Anchor::Left)
+        );
+        let l = hline(&h, &map(), &[], &[], &[]);
+        assert_eq!(l.ends, [(86, 235), (939, 235)]);
+        assert_eq!(l.label_box, rect(911, 218, 935, 233));
+    }
+
+    #[test]
+    fn a_chart_keeps_reference_labels_off_the_bands_and_off_each_other() {
+        let mut p = panel();
+        p.regions = vec![region(0.0, 853.0)];
+        for y in [295.0, 100.0, 100.0] {
+            p.hlines.push(RefLine {
+                y,
+                label: "参考".into(),
+            });
+        }
+        let c = chart(&p, &frame(1), 0.0..853.0, 0.0..321.0);
+        assert_eq!(c.bands[0].rect, rect(86, 16, 939, 34));
+        let spots: Vec<_> = c.hlines.iter().map(|h| h.label.at).collect();
+        // The line at 40 has the band just above it: its label goes below.
+        assert_eq!(spots, [(935, 49), (935, 225), (92, 225)]);
+        assert_eq!(c.legend, None, "no series, no legend");
+    }
+
+    #[test]
+    fn a_message_is_centred_line_by_line_in_its_strip() {
+        let s = message_strip((960, 200), 0, Some("放不下"));
+        // One line of 28 px in a 76-px frame centred in 200 px.
+        assert_eq!(s.frame, rect(72, 62, 888, 138));
+        assert_eq!(
+            s.lines,
+            [Label {
+                text: "放不下".into(),
+                at: (480, 100),
+                anchor: Anchor::Center,
+            }]
+        );
+        // 100 Chinese characters wrap at 38 a line: three lines about the same middle.
+        let long = "放".repeat(100);
+        let s = message_strip((960, 200), 0, Some(&long));
+        let ys: Vec<i32> = s.lines.iter().map(|l| l.at.1).collect();
+        assert_eq!(ys, [72, 100, 128]);
+        assert_eq!(s.frame, rect(72, 34, 888, 166));
+        let s = message_strip((960, 200), 0, None);
+        assert_eq!(s.lines[0].text, "（没有可画的数据）");
+    }
+}
