@@ -11,10 +11,16 @@ per call (choice without replacement, permutation, shuffle, the scalar mix) call
 same generator until `--draws` values are out, and the last call's extra values are dropped.
 The case list must match crates/py_port/tests/support/streams.rs line for line.
 
-    python3 numpy_streams.py [--draws N] [--seeds 0,42] [--header]
+    python3 numpy_streams.py [--draws N] [--seeds 0,42] [--header] [--digests PATH]
+
+With --digests, it also writes one line per block to PATH, `seed=<seed> case=<case>
+draws=<n> bytes=<length> crc32=<8 hex digits>`: the length and zlib CRC-32 of the block's
+value lines (newlines included), a small file that pins the full streams for tests that run
+without NumPy.
 """
 import argparse
 import sys
+import zlib
 
 import numpy as np
 
@@ -97,19 +103,29 @@ def main():
     ap.add_argument("--draws", type=int, default=10_000)
     ap.add_argument("--seeds", default=",".join(str(s) for s in SEEDS))
     ap.add_argument("--header", action="store_true", help="first line: the NumPy version")
+    ap.add_argument("--digests", metavar="PATH", help="also write one CRC-32 per block to PATH")
     args = ap.parse_args()
     out = sys.stdout
+    digests = open(args.digests, "w") if args.digests else None
     if args.header:
-        out.write(f"# numpy {np.__version__}: python3 tools/numpy_rng/numpy_streams.py "
+        header = (f"# numpy {np.__version__}: python3 tools/numpy_rng/numpy_streams.py "
                   f"--draws {args.draws} --seeds {args.seeds}\n")
+        out.write(header)
+        if digests:
+            digests.write(header)
     for seed in (int(s) for s in args.seeds.split(",")):
         for name, draw in CASES:
             g = np.random.default_rng(seed)
             values = draw(g, args.draws)
             assert len(values) == args.draws, (name, len(values))
-            out.write(f"== seed={seed} case={name}\n")
-            out.write("\n".join(text(v) for v in values))
-            out.write("\n")
+            block = "".join(text(v) + "\n" for v in values)
+            out.write(f"== seed={seed} case={name}\n{block}")
+            if digests:
+                data = block.encode()
+                digests.write(f"seed={seed} case={name} draws={args.draws} "
+                              f"bytes={len(data)} crc32={zlib.crc32(data):08x}\n")
+    if digests:
+        digests.close()
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@
 //! cargo run -p py_port --example numpy_streams -- [--draws N] [--seeds 0,42]
 //! ```
 
+// The stream digests are for tests/numpy_golden.rs.
+#[allow(dead_code)]
 #[path = "../tests/support/streams.rs"]
 mod streams;
 

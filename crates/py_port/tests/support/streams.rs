@@ -158,6 +158,46 @@ pub const CASES: &[Case] = &[
     }),
 ];
 
+/// zlib's CRC-32 (IEEE, reflected polynomial 0xEDB88320), as Python's `zlib.crc32`.
+pub fn crc32(data: &[u8]) -> u32 {
+    let mut table = [0u32; 256];
+    for (i, entry) in table.iter_mut().enumerate() {
+        let mut c = i as u32;
+        for _ in 0..8 {
+            c = if c & 1 == 1 {
+                (c >> 1) ^ 0xEDB8_8320
+            } else {
+                c >> 1
+            };
+        }
+        *entry = c;
+    }
+    !data.iter().fold(!0u32, |crc, &b| {
+        table[((crc ^ u32::from(b)) & 0xff) as usize] ^ (crc >> 8)
+    })
+}
+
+/// The Python script's `--digests` lines: one per seed and case, the length and CRC-32 of the
+/// block of `draws` value lines.
+pub fn digest_lines(seeds: &[u128], draws: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    for &seed in seeds {
+        for (name, draw) in CASES {
+            let mut g = Generator::from_seed_sequence(&SeedSequence::new(seed));
+            let block: String = draw(&mut g, draws)
+                .iter()
+                .map(|v| v.text() + "\n")
+                .collect();
+            lines.push(format!(
+                "seed={seed} case={name} draws={draws} bytes={} crc32={:08x}",
+                block.len(),
+                crc32(block.as_bytes())
+            ));
+        }
+    }
+    lines
+}
+
 /// Writes every case for every seed, `draws` values each, as the Python script does.
 pub fn write_streams(out: &mut impl Write, seeds: &[u128], draws: usize) -> io::Result<()> {
     for &seed in seeds {
