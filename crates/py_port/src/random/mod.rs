@@ -758,6 +758,30 @@ mod tests {
     }
 
     #[test]
+    fn rand_pcg_steps_from_the_state_numpy_reports_as_numpys_pcg64_does() {
+        // NumPy 2.4.6: default_rng(42).bit_generator.state after seeding, and random_raw(3).
+        let state: u128 = 274_674_114_334_540_486_603_088_602_300_644_985_544;
+        let inc: u128 = 332_724_090_758_049_132_448_979_897_138_935_081_983;
+        let numpy = [
+            14_276_969_152_011_380_360,
+            8_095_878_257_575_067_585,
+            15_838_336_090_824_644_132,
+        ];
+        // NumPy's pcg64_random_r, written out: one LCG step, then XSL-RR of the new state.
+        const MULTIPLIER: u128 = (2_549_297_995_355_413_924 << 64) | 4_865_540_595_714_422_341;
+        let mut s = state;
+        let reference: Vec<u64> = (0..3)
+            .map(|_| {
+                s = s.wrapping_mul(MULTIPLIER).wrapping_add(inc);
+                (((s >> 64) as u64) ^ (s as u64)).rotate_right((s >> 122) as u32)
+            })
+            .collect();
+        assert_eq!(reference, numpy);
+        let mut g = default_rng(42);
+        assert_eq!([g.random_raw(), g.random_raw(), g.random_raw()], numpy);
+    }
+
+    #[test]
     fn two_32_bit_draws_are_the_low_then_high_half_of_one_64_bit_draw() {
         let mut a = default_rng(7);
         let mut b = a.clone();
