@@ -1,5 +1,5 @@
 //! The figures as a reader sees them: each test reads an SVG figure back (roxmltree) and
-//! checks one thing that once read badly (issue 14) — fonts, tick labels, markers, curves
+//! checks one thing that once read badly — fonts, tick labels, markers, curves
 //! cut short, labels outside their region, a y axis from 0, lines across categories, no
 //! break-even line, empty axes where the target does not fit.
 

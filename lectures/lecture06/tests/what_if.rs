@@ -1,4 +1,4 @@
-//! The what-if flags (issue 13), each checked against figures computed by hand from
+//! The what-if flags, each checked against figures computed by hand from
 //! SPEC §2's roofline, and the validation table recomputed through the command line.
 
 use decode_lab::validation::{self, FITTED, Quantity, SEED};
