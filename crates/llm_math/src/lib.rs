@@ -22,6 +22,7 @@
 //! in a lecture; it is not a profiler.
 
 mod config;
+mod cost_terms;
 mod deployment;
 mod dtype;
 mod memory;
@@ -30,6 +31,10 @@ mod pass;
 pub use config::{
     LLAMA31_8B, LLAMA31_70B, LLAMA31_405B, LLAMA32_1B, LLAMA32_3B, LLAMA33_70B, MISTRAL_7B, MODELS,
     ModelConfig, QWEN3_0_6B, QWEN3_1_7B, QWEN3_8B, QWEN3_32B, QWEN25_7B, Tokenizer, model,
+};
+pub use cost_terms::{
+    AllReduceLatencies, CostTerms, DtypeEfficiency, draft_layer_time, overlapped_time,
+    pass_time_with_overlap, round_overhead, verify_extra_time, verify_time_per_token,
 };
 pub use deployment::{BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment};
 pub use dtype::{KvDtype, WeightDtype};
