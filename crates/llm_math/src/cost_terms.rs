@@ -312,7 +312,10 @@ mod tests {
         assert!((bf16 - 2.0 * 8.03e9 / (0.77 * 989e12)).abs() < 1e-18);
         assert!((bf16 - 21.09e-6).abs() < 0.01e-6, "{bf16}");
         let fp8 = verify_time_per_token(8.03e9, &H100, WeightDtype::Fp8, 0.77).unwrap();
-        assert!((fp8 - 2.0 * 8.03e9 / (0.77 * 1979e12)).abs() < 1e-18, "{fp8}");
+        assert!(
+            (fp8 - 2.0 * 8.03e9 / (0.77 * 1979e12)).abs() < 1e-18,
+            "{fp8}"
+        );
         assert!(verify_time_per_token(0.0, &H100, WeightDtype::Bf16, 0.77).is_err());
         assert!(verify_time_per_token(8e9, &H100, WeightDtype::Bf16, 0.0).is_err());
         // 4 sequences verifying 5 tokens each: 4 · 4 · 21 µs = 336 µs; the seed adds nothing.

@@ -26,6 +26,7 @@ mod cost_terms;
 mod deployment;
 mod dtype;
 mod memory;
+mod moe;
 mod pass;
 
 pub use config::{
@@ -39,6 +40,7 @@ pub use cost_terms::{
 pub use deployment::{BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment};
 pub use dtype::{KvDtype, WeightDtype};
 pub use memory::{max_batch, max_batch_on};
+pub use moe::{MoeConfig, MoeStep, QWEN3_30B_A3B, expected_experts_read, moe_step};
 pub use pass::{ForwardCost, ForwardShape, all_reduce_time, critical_tokens, forward_cost};
 
 use std::fmt;
