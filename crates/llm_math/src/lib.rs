@@ -22,18 +22,25 @@
 //! in a lecture; it is not a profiler.
 
 mod config;
+mod cost_terms;
 mod deployment;
 mod dtype;
 mod memory;
+mod moe;
 mod pass;
 
 pub use config::{
     LLAMA31_8B, LLAMA31_70B, LLAMA31_405B, LLAMA32_1B, LLAMA32_3B, LLAMA33_70B, MISTRAL_7B, MODELS,
     ModelConfig, QWEN3_0_6B, QWEN3_1_7B, QWEN3_8B, QWEN3_32B, QWEN25_7B, Tokenizer, model,
 };
+pub use cost_terms::{
+    AllReduceLatencies, CostTerms, DtypeEfficiency, draft_layer_time, overlapped_time,
+    pass_time_with_overlap, round_overhead, verify_extra_time, verify_time_per_token,
+};
 pub use deployment::{BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment};
 pub use dtype::{KvDtype, WeightDtype};
 pub use memory::{max_batch, max_batch_on};
+pub use moe::{MoeConfig, MoeStep, QWEN3_30B_A3B, expected_experts_read, moe_step};
 pub use pass::{ForwardCost, ForwardShape, all_reduce_time, critical_tokens, forward_cost};
 
 use std::fmt;

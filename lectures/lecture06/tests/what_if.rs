@@ -4,6 +4,7 @@
 use decode_lab::validation::{self, FITTED, Quantity, SEED};
 use lecture_kit::testing::run;
 use lecture06::Cli;
+use lecture06::spec_decode_on_hardware::validation_doc;
 use lecture06::spec_decode_on_hardware::{Setup, demo1, demo2};
 use serde_json::Value;
 
@@ -233,7 +234,7 @@ fn every_validation_row_is_recomputed_by_its_command() {
     for p in &predictions {
         let m = &p.measurement;
         for (profile, want) in [(&SEED, p.seed), (&FITTED, p.fitted)] {
-            let command = m.command(profile);
+            let command = validation_doc::command(m, profile);
             let args: Vec<&str> = command
                 .strip_prefix("cargo run -p lecture06 -- ")
                 .unwrap()
@@ -255,7 +256,7 @@ fn every_validation_row_is_recomputed_by_its_command() {
     let text = run::<Cli>(&["--demo", "5"]).stdout;
     for p in &predictions {
         assert!(
-            text.contains(p.measurement.url),
+            text.contains(&p.measurement.url),
             "{} cited",
             p.measurement.id
         );

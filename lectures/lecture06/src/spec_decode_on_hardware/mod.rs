@@ -41,6 +41,7 @@ pub mod round;
 pub mod setup;
 pub mod text;
 pub mod toy_model;
+pub mod validation_doc;
 
 use lecture_kit::{Error, Report, Script, Section};
 
