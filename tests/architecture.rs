@@ -298,11 +298,11 @@ fn code_and_docs_carry_no_tracker_issue_numbers() {
         if path.components().any(|c| c.as_os_str() == "target") {
             continue;
         }
+        if path.ends_with("tests/architecture.rs") {
+            continue; // the checker's own examples
+        }
         let text = fs::read_to_string(&path).unwrap();
         for (n, line) in text.lines().enumerate() {
-            if path.ends_with("tests/architecture.rs") && line.contains("tracker_number(") {
-                continue;
-            }
             assert!(
                 !tracker_number(line),
                 "{}:{}: {line}",

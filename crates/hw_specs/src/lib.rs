@@ -409,7 +409,11 @@ mod tests {
     #[test]
     fn b200_has_the_datasheet_figures_and_a_lower_ridge_than_h100() {
         assert_eq!((B200.hbm_bandwidth, B200.memory_bytes), (8.0e12, 180e9));
-        assert!((B200.ridge_point() - 281.25).abs() < 1e-9, "{}", B200.ridge_point());
+        assert!(
+            (B200.ridge_point() - 281.25).abs() < 1e-9,
+            "{}",
+            B200.ridge_point()
+        );
         assert!(B200.ridge_point() < H100.ridge_point());
     }
 

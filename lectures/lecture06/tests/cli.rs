@@ -145,9 +145,9 @@ fn bad_flags_exit_2_with_one_line_that_lists_the_choices() {
             "choose one of: Llama-3.1-8B, Llama-3.1-70B",
         ),
         (&["--draft", "tiny"], "choose one of: Llama-3.1-8B"),
-        (&["--alpha", "0"], "α must be in (0, 1], got 0.0"),
-        (&["--alpha", "1.2"], "α must be in (0, 1]"),
-        (&["--alpha", "-0.3"], "α must be in (0, 1], got -0.3"),
+        (&["--alpha", "0"], "--alpha takes an acceptance rate α in (0, 1], got \"0\""),
+        (&["--alpha", "1.2"], "α in (0, 1]"),
+        (&["--alpha", "-0.3"], "--alpha takes an acceptance rate α in (0, 1], got \"-0.3\""),
         (
             &["--demo", "-1"],
             "--demo takes 1, 2, 3, 4 or 5 (got \"-1\")",

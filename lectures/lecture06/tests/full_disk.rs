@@ -1,0 +1,100 @@
+//! A full disk never leaves a half-written or clobbered file: `--out`, `--format csv --out`
+//! and `--plot` into a 64 KiB tmpfs (mounted for the test where the machine allows it, as
+//! root on Linux; the test says SKIPPED otherwise) exit 1 naming the file, and leave the
+//! folder as it was.
+
+mod run;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use run::{lecture06, stderr};
+
+/// A small tmpfs at a fresh path, unmounted when dropped; `None` where mounting fails.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(kib: u32) -> Option<Tmpfs> {
+        let dir = std::env::temp_dir().join(format!("lecture06-full-{}", std::process::id()));
+        fs::create_dir_all(&dir).ok()?;
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
+            .arg(&dir)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            Some(Tmpfs(dir))
+        } else {
+            let _ = fs::remove_dir(&dir);
+            None
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = fs::remove_dir(&self.0);
+    }
+}
+
+/// The folder's files and their bytes.
+fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut all: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let bytes = if e.path().is_file() {
+                fs::read(e.path()).unwrap()
+            } else {
+                Vec::new()
+            };
+            (e.file_name().to_string_lossy().into_owned(), bytes)
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+fn fails_cleanly(args: &[&str], dir: &Path, names: &str) {
+    let before = contents(dir);
+    let o = lecture06(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+    assert!(
+        err.contains(names),
+        "{args:?}: the error names the file: {err}"
+    );
+    assert_eq!(contents(dir), before, "{args:?}: the folder is as it was");
+}
+
+#[test]
+fn a_full_disk_leaves_no_partial_or_clobbered_file() {
+    let Some(fs_) = Tmpfs::mount(64) else {
+        eprintln!("SKIPPED: cannot mount a tmpfs here (needs root on Linux)");
+        return;
+    };
+    let root = &fs_.0;
+    // A good page that fits: 8 KiB of an earlier run's output.
+    let page = root.join("page.html");
+    fs::write(&page, vec![b'x'; 8 << 10]).unwrap();
+    // The whole lecture as JSON is ~87 KB: more than the disk holds.
+    let out = page.to_str().unwrap();
+    fails_cleanly(&["--format", "json", "--out", out], root, "page.html");
+    fails_cleanly(&["--format", "html", "--out", out], root, "page.html");
+    let csv = root.join("csv");
+    fs::create_dir(&csv).unwrap();
+    fs::write(root.join("filler"), vec![0u8; 60 << 10]).unwrap();
+    fails_cleanly(
+        &["--format", "csv", "--out", csv.to_str().unwrap()],
+        &csv,
+        ".csv",
+    );
+    fails_cleanly(&["--plot", csv.to_str().unwrap()], &csv, ".svg");
+    assert_eq!(
+        fs::read(&page).unwrap(),
+        vec![b'x'; 8 << 10],
+        "the good file is untouched"
+    );
+}
