@@ -15,7 +15,8 @@ pub mod spec_decode_on_hardware;
 use clap::Parser;
 use decode_lab::validation::{self, Calibration};
 use decode_lab::{Draft, TreeRound};
-use lecture_kit::{CommonArgs, Lecture, ModelArgs, Script};
+use lecture_flags::ModelArgs;
+use lecture_kit::{CommonArgs, Lecture, Script};
 use llm_math::{KvDtype, WeightDtype};
 
 use spec_decode_on_hardware::{self as s05, Setup};
@@ -221,6 +222,10 @@ impl Lecture for Cli {
 
     fn common(&self) -> &CommonArgs {
         &self.common
+    }
+
+    fn catalog() -> Vec<lecture_kit::Block> {
+        lecture_flags::catalog()
     }
 }
 

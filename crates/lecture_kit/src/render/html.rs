@@ -140,6 +140,7 @@ pub fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
             match block {
                 Block::Header(h) => writeln!(out, "<h2>{}</h2>", escape(h))?,
                 Block::Text(text) => paragraph(out, text)?,
+                Block::Line(line) => paragraph(out, &line.text)?,
                 Block::Table(t) => table(out, t)?,
                 Block::Observations(items) => {
                     writeln!(out, "<h3>观察</h3>")?;
