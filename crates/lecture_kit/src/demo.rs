@@ -57,6 +57,17 @@ pub struct Demo<S: Inputs> {
     pub run: fn(&mut Out, &S) -> Result<(), Error>,
 }
 
+impl<S: Inputs> Demo<S> {
+    /// Demo `number`, reading `reads`, printed by `run`: `Demo::new(1, &[Hw, Target], demo1)`.
+    pub const fn new(
+        number: u8,
+        reads: &'static [S::Input],
+        run: fn(&mut Out, &S) -> Result<(), Error>,
+    ) -> Self {
+        Demo { number, reads, run }
+    }
+}
+
 /// One sentence of a demo's observations, and for which setups it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Observation {
