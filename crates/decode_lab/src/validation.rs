@@ -18,7 +18,7 @@
 //! concurrency, CUDA graphs, the sampler): each row says what was assumed.
 
 use crate::Error;
-use crate::roofline::{Draft, Scenario, TreeRound, target_pass_time, tree_speedup};
+use crate::{Draft, Scenario, TreeRound, target_pass_time, tree_speedup};
 use hw_specs::{Accelerator, H100, H200};
 use llm_math::{Deployment, KvDtype, LLAMA31_8B, LLAMA33_70B, ModelConfig, QWEN3_8B, WeightDtype};
 
@@ -44,21 +44,22 @@ pub struct Calibration {
 }
 
 /// Lecture 6's assumptions, as the seed script states them.
+/// Read from [`Scenario::LECTURE`], the one default setup.
 pub const SEED: Calibration = Calibration {
     name: "seed",
-    compute_efficiency: llm_math::COMPUTE_EFFICIENCY,
-    bandwidth_efficiency: llm_math::BANDWIDTH_EFFICIENCY,
-    overhead_target: 1e-3,
-    overhead_draft: 0.3e-3,
-    verify_cost_per_token: 0.0,
-    all_reduce_latency: 0.0,
+    compute_efficiency: Scenario::LECTURE.deployment.compute_efficiency,
+    bandwidth_efficiency: Scenario::LECTURE.deployment.bandwidth_efficiency,
+    overhead_target: Scenario::LECTURE.overhead_target,
+    overhead_draft: Scenario::LECTURE.overhead_draft,
+    verify_cost_per_token: Scenario::LECTURE.verify_cost_per_token,
+    all_reduce_latency: Scenario::LECTURE.deployment.all_reduce_latency,
 };
 
 /// The constants [`fit_calibration`] finds on the calibration subset (a test recomputes
 /// them): grid points of [`FIT_GRID`], so the equality is exact.
 pub const FITTED: Calibration = Calibration {
     name: "fitted",
-    compute_efficiency: llm_math::COMPUTE_EFFICIENCY,
+    compute_efficiency: Scenario::LECTURE.deployment.compute_efficiency,
     // Written as the grid computes them (step × index), so they compare equal.
     bandwidth_efficiency: 74.0 / 100.0,
     overhead_target: 5.0 * 0.05e-3,
@@ -219,9 +220,9 @@ impl Measurement {
                 tp: self.tp,
                 weights: self.weights,
                 kv: self.kv,
-                ..Deployment::default()
+                ..Deployment::LECTURE
             },
-            ..Scenario::lecture()
+            ..Scenario::LECTURE
         })
     }
 
@@ -238,15 +239,6 @@ impl Measurement {
 
     /// The command line that asks lecture 6 the same question (flags of issue 13).
     pub fn command(&self, profile: &Calibration) -> String {
-        let dtype = |w: WeightDtype| match w {
-            WeightDtype::Bf16 => "bf16",
-            WeightDtype::Fp8 => "fp8",
-            WeightDtype::Int4 => "int4",
-        };
-        let kv = match self.kv {
-            KvDtype::Bf16 => "bf16",
-            KvDtype::Fp8 => "fp8",
-        };
         // Every row runs with the EAGLE-like head ([`Measurement::scenario`]); a step time
         // does not depend on it, and it drafts for any target (no tokenizer to match).
         let mut c = format!(
@@ -254,8 +246,8 @@ impl Measurement {
             self.hw.name,
             self.target.name,
             self.tp,
-            dtype(self.weights),
-            kv,
+            self.weights,
+            self.kv,
             self.batch,
             self.ctx,
             profile.name
@@ -845,7 +837,7 @@ mod tests {
         let e = calibration("magic").unwrap_err().to_string();
         assert!(e.contains("seed, fitted"), "{e}");
         // The seed profile applied to the lecture's scenario changes nothing.
-        assert_eq!(SEED.apply(Scenario::lecture()), Scenario::lecture());
+        assert_eq!(SEED.apply(Scenario::LECTURE), Scenario::LECTURE);
     }
 
     /// The prose of `docs/validation.md` quotes the fitted constants and the summary; those

@@ -13,6 +13,7 @@
 pub mod spec_decode_on_hardware;
 
 use clap::Parser;
+use decode_lab::Scenario;
 use decode_lab::validation::{self, Calibration};
 use decode_lab::{Draft, TreeRound};
 use lecture_flags::ModelArgs;
@@ -44,8 +45,8 @@ pub struct Cli {
     #[command(flatten)]
     pub models: ModelArgs,
     /// Acceptance rate α for demo 2, in (0, 1].
-    #[arg(long, value_name = "A", default_value = "0.8", value_parser = parse_alpha,
-          allow_negative_numbers = true)]
+    #[arg(long, value_name = "A", default_value_t = Scenario::LECTURE.alpha,
+          value_parser = parse_alpha, allow_negative_numbers = true)]
     pub alpha: f64,
     /// What-if: the model's assumptions.
     #[command(flatten)]
@@ -87,11 +88,11 @@ pub struct WhatIf {
           value_parser = clap::value_parser!(u64).range(1..=64), allow_negative_numbers = true)]
     pub tp: u64,
     /// Weight dtype: bf16, fp8 (at the card's FP8 peak where it has one) or int4 (W4A16).
-    #[arg(long, value_enum, ignore_case = true, default_value_t = Weights::Bf16)]
-    pub weights: Weights,
+    #[arg(long, value_name = "DTYPE", default_value_t = Scenario::LECTURE.deployment.weights)]
+    pub weights: WeightDtype,
     /// KV-cache dtype: bf16 or fp8.
-    #[arg(long, value_enum, ignore_case = true, default_value_t = Kv::Bf16)]
-    pub kv: Kv,
+    #[arg(long, value_name = "DTYPE", default_value_t = Scenario::LECTURE.deployment.kv)]
+    pub kv: KvDtype,
     /// Draft with a one-layer head of the target (EAGLE-like) instead of --draft.
     #[arg(long, conflicts_with_all = ["draft", "draft_cost", "draft_kv_window"])]
     pub draft_head: bool,
@@ -119,26 +120,6 @@ pub struct WhatIf {
     pub tree_nodes: Option<u64>,
 }
 
-/// `--weights`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Weights {
-    /// 2 bytes per weight.
-    Bf16,
-    /// 1 byte per weight.
-    Fp8,
-    /// Half a byte per weight.
-    Int4,
-}
-
-/// `--kv`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Kv {
-    /// 2 bytes per element.
-    Bf16,
-    /// 1 byte per element.
-    Fp8,
-}
-
 impl Cli {
     /// The setup these flags ask for; a combination that cannot exist (a draft of another
     /// tokenizer family, a context longer than the model's maximum, a γ with --tau but …)
@@ -146,49 +127,38 @@ impl Cli {
     /// lecture prints it as it prints a target that does not fit.
     pub fn setup(&self) -> Result<Setup, lecture_kit::Error> {
         let w = &self.what_if;
-        let mut s = Setup {
-            hw: self.models.hw,
-            target: self.models.target,
-            draft: Draft::Model(self.models.draft),
-            alpha: self.alpha,
-            ..Setup::default()
-        };
+        let mut s = Setup::default();
+        let base = &mut s.base;
+        base.hw = self.models.hw;
+        base.target = self.models.target;
+        base.draft = Draft::Model(self.models.draft);
+        base.alpha = self.alpha;
         if w.draft_head {
-            s.draft = Draft::Head;
+            base.draft = Draft::Head;
         } else if let Some(c) = w.draft_cost {
-            s.draft = Draft::FixedCost(c);
+            base.draft = Draft::FixedCost(c);
         } else if let Some(kv_window) = w.draft_kv_window {
-            s.draft = Draft::SelfSpec { kv_window };
+            base.draft = Draft::SelfSpec { kv_window };
         }
         if let Some(profile) = w.calibration {
-            let c = profile.apply(s.scenario(1, 1, s.alpha));
-            s.deployment = c.deployment;
-            s.overhead_target = c.overhead_target;
-            s.overhead_draft = c.overhead_draft;
-            s.verify_cost_per_token = c.verify_cost_per_token;
+            *base = profile.apply(*base);
             s.calibration = Some(profile.name);
         }
-        s.deployment.tp = w.tp;
-        s.deployment.weights = match w.weights {
-            Weights::Bf16 => WeightDtype::Bf16,
-            Weights::Fp8 => WeightDtype::Fp8,
-            Weights::Int4 => WeightDtype::Int4,
-        };
-        s.deployment.kv = match w.kv {
-            Kv::Bf16 => KvDtype::Bf16,
-            Kv::Fp8 => KvDtype::Fp8,
-        };
+        let dep = &mut base.deployment;
+        dep.tp = w.tp;
+        dep.weights = w.weights;
+        dep.kv = w.kv;
         if let Some(e) = w.eff_compute {
-            s.deployment.compute_efficiency = e;
+            dep.compute_efficiency = e;
         }
         if let Some(e) = w.eff_bandwidth {
-            s.deployment.bandwidth_efficiency = e;
+            dep.bandwidth_efficiency = e;
         }
         if let Some(o) = w.overhead_target {
-            s.overhead_target = o;
+            base.overhead_target = o;
         }
         if let Some(o) = w.overhead_draft {
-            s.overhead_draft = o;
+            base.overhead_draft = o;
         }
         s.gamma = w.gamma;
         if let (Some(tau), Some(nodes), Some(depth)) = (w.tau, w.tree_nodes, w.gamma) {
@@ -199,15 +169,18 @@ impl Cli {
             });
             s.gamma = None; // --gamma is the tree's depth here
         }
-        if !w.batches.is_empty() {
+        // Demo 1 runs at the first value of each list given.
+        if let Some(&b) = w.batches.first() {
             s.batches = w.batches.clone();
+            s.base.batch = b;
         }
-        if !w.ctxs.is_empty() {
+        if let Some(&c) = w.ctxs.first() {
             s.ctxs = w.ctxs.clone();
+            s.base.ctx = c;
         }
         // What cannot exist is a usage error; a draft that does not fit is printed.
         for &ctx in &s.ctxs {
-            match s.scenario(s.batches[0], ctx, s.alpha).validate() {
+            match s.scenario(s.batches[0], ctx, s.base.alpha).validate() {
                 Ok(()) | Err(decode_lab::Error::DraftDoesNotFit(_)) => {}
                 Err(e) => return Err(lecture_kit::Error::Usage(e.to_string())),
             }

@@ -1,4 +1,4 @@
-//! The what-if flags (issue 13), each checked against figures computed by hand from
+//! The what-if flags, each checked against figures computed by hand from
 //! SPEC §2's roofline, and the validation table recomputed through the command line.
 
 use decode_lab::validation::{self, FITTED, Quantity, SEED};
@@ -280,26 +280,29 @@ fn every_card_target_draft_and_knob_prints_finite_figures() {
                 for alpha in [0.6, 1.0] {
                     k += 1;
                     let setup = Setup {
-                        hw: *hw,
-                        target: *target,
-                        draft: *draft,
-                        alpha,
-                        deployment: Deployment {
-                            tp: [1, 2, 8][(k + i) % 3],
-                            weights: weights[k % 3],
-                            kv: if k % 2 == 0 {
-                                KvDtype::Bf16
-                            } else {
-                                KvDtype::Fp8
+                        base: decode_lab::Scenario {
+                            hw: *hw,
+                            target: *target,
+                            draft: *draft,
+                            deployment: Deployment {
+                                tp: [1, 2, 8][(k + i) % 3],
+                                weights: weights[k % 3],
+                                kv: if k % 2 == 0 {
+                                    KvDtype::Bf16
+                                } else {
+                                    KvDtype::Fp8
+                                },
+                                ..Deployment::default()
                             },
-                            ..Deployment::default()
+                            alpha,
+                            ..decode_lab::Scenario::LECTURE
                         },
                         gamma: if k % 5 == 0 { Some(8) } else { None },
                         ..Setup::default()
                     };
                     let label = format!(
                         "{} {} {draft:?} {:?}",
-                        hw.name, target.name, setup.deployment
+                        hw.name, target.name, setup.base.deployment
                     );
                     // The command line refuses what cannot exist (another tokenizer, a
                     // tensor-parallel degree that does not divide the heads); a draft that

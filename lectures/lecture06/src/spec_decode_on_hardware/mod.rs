@@ -45,7 +45,7 @@ pub mod toy_model;
 use lecture_kit::{Error, Report, Script, Section};
 
 pub use round::{Plan, Round};
-pub use setup::{DEMO2_ALPHA, OVERHEAD_D, OVERHEAD_T, Setup};
+pub use setup::Setup;
 
 /// The script's name, as `--script` takes it.
 pub const NAME: &str = "05_spec_decode_on_hardware";
