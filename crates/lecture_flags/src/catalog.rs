@@ -4,18 +4,21 @@ use hw_specs::ACCELERATORS;
 use lecture_kit::{Block, Cell, Column, Datum, Table};
 use llm_math::MODELS;
 
+use crate::chrome;
+
 /// The accelerators and the models, each table under its line: what a lecture whose
 /// command line has [`crate::ModelArgs`] returns from `Lecture::catalog`.
 pub fn catalog() -> Vec<Block> {
+    let h = chrome::ACCELERATOR_HEADERS;
     let mut hw = Table::new(
         "accelerators",
-        "加速卡（--hw）",
+        chrome::ACCELERATORS,
         vec![
-            Column::text("名称"),
-            Column::number("bf16 TFLOP/s", "TFLOP/s"),
-            Column::number("带宽 TB/s", "TB/s"),
-            Column::number("显存 GB", "GB"),
-            Column::text("别名"),
+            Column::text(h[0]),
+            Column::number(h[1], "TFLOP/s"),
+            Column::number(h[2], "TB/s"),
+            Column::number(h[3], "GB"),
+            Column::text(h[4]),
         ],
     );
     for a in ACCELERATORS {
@@ -30,16 +33,17 @@ pub fn catalog() -> Vec<Block> {
             Cell::text(a.aliases.join(", ")),
         ]);
     }
+    let (h, heads) = (chrome::MODEL_HEADERS, chrome::HEADS_FIELDS);
     let mut models = Table::new(
         "models",
-        "模型（--target、--draft）",
+        chrome::MODELS,
         vec![
-            Column::text("名称"),
-            Column::number("参数（B）", "B params"),
-            Column::number("层数", ""),
-            Column::number("d_model", ""),
-            Column::with_fields("头/KV 头", &[("头", ""), ("KV 头", "")]),
-            Column::number("KV KiB/token", "KiB/token"),
+            Column::text(h[0]),
+            Column::number(h[1], "B params"),
+            Column::number(h[2], ""),
+            Column::number(h[3], ""),
+            Column::with_fields(h[4], &[(heads[0], ""), (heads[1], "")]),
+            Column::number(h[5], "KiB/token"),
         ],
     );
     for m in MODELS {
@@ -61,9 +65,9 @@ pub fn catalog() -> Vec<Block> {
         ]);
     }
     vec![
-        Block::Text("\n加速卡（--hw）：".into()),
+        Block::Text(chrome::ACCELERATORS_LINE.into()),
         Block::Table(hw),
-        Block::Text("\n模型（--target、--draft）：".into()),
+        Block::Text(chrome::MODELS_LINE.into()),
         Block::Table(models),
     ]
 }

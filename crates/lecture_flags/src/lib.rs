@@ -25,6 +25,7 @@
 //! ```
 
 mod catalog;
+pub mod chrome;
 
 pub use catalog::catalog;
 
@@ -117,10 +118,8 @@ impl Inputs for ModelArgs {
 
     /// `【此条针对默认配置：一块 H100、Llama-3.1-8B + Llama-3.2-1B】` before the sentence.
     fn default_only(sentence: &str) -> String {
-        format!(
-            "【此条针对默认配置：一块 {}、{} + {}】{sentence}",
-            DEFAULT_HW.name, DEFAULT_TARGET.name, DEFAULT_DRAFT.name
-        )
+        let (hw, target, draft) = (DEFAULT_HW.name, DEFAULT_TARGET.name, DEFAULT_DRAFT.name);
+        chrome::default_only(hw, target, draft, sentence)
     }
 }
 

@@ -23,6 +23,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 
+use crate::chrome;
 use crate::error::Error;
 use crate::render;
 use crate::report::{Block, Cell, Column, Report, Section, Table};
@@ -366,12 +367,8 @@ fn one_line(rendered: &str) -> String {
 pub fn list_report<L: Lecture>() -> Result<Report, Error> {
     let mut script_table = Table::new(
         "scripts",
-        format!("第 {} 讲的脚本（--script）", L::NUMBER),
-        vec![
-            Column::text("名称"),
-            Column::text("问题"),
-            Column::text("演示（--demo）"),
-        ],
+        chrome::scripts_caption(L::NUMBER),
+        chrome::SCRIPTS_HEADERS.map(Column::text).to_vec(),
     );
     for s in L::SCRIPTS {
         script_table = script_table.row(vec![
@@ -381,7 +378,7 @@ pub fn list_report<L: Lecture>() -> Result<Report, Error> {
         ]);
     }
     let mut blocks = vec![
-        Block::Text(format!("第 {} 讲的脚本（--script）：", L::NUMBER)),
+        Block::Text(chrome::scripts_line(L::NUMBER)),
         Block::Table(script_table),
     ];
     blocks.extend(L::catalog());

@@ -37,8 +37,11 @@
 //! # Ok::<(), lecture_kit::Error>(())
 //! ```
 
+use std::any::Any;
+
 use serde::Serialize;
 
+use crate::chrome;
 use crate::error::Error;
 use crate::figure::Figure;
 use crate::inputs::Inputs;
@@ -134,6 +137,7 @@ pub struct Out {
     number: u8,
     pieces: Vec<Piece>,
     data: serde_json::Value,
+    typed: Option<Box<dyn Any>>,
     errors: Vec<String>,
     tables: usize,
     figures: usize,
@@ -165,6 +169,7 @@ impl Out {
             number,
             pieces: Vec::new(),
             data: serde_json::Value::Null,
+            typed: None,
             errors: Vec::new(),
             tables: 0,
             figures: 0,
@@ -191,7 +196,7 @@ impl Out {
     pub fn print(&mut self, line: impl Into<Value>) {
         let line = line.into();
         let text = line.text();
-        let trimmed = text.trim().trim_end_matches(['：', ':']).trim();
+        let trimmed = text.trim().trim_end_matches([chrome::COLON, ':']).trim();
         if !trimmed.is_empty() {
             self.last_line = Some(trimmed.to_string());
         }
@@ -225,7 +230,7 @@ impl Out {
         let caption = match (self.last_line.take(), &self.header) {
             (Some(line), _) => line,
             (None, Some(h)) if self.tables == 1 => h.clone(),
-            (None, Some(h)) => format!("{h}（表 {}）", self.tables),
+            (None, Some(h)) => chrome::table_caption(h, self.tables),
             (None, None) => id.clone(),
         };
         let headers: Vec<String> = headers.into_iter().map(Into::into).collect();
@@ -233,7 +238,7 @@ impl Out {
         let table = match build(id.clone(), caption, &headers, &rows) {
             Ok(t) => t,
             Err(e) => {
-                self.errors.push(format!("table {id}: {e}"));
+                self.errors.push(e);
                 Table::new(id, "", Vec::new())
             }
         };
@@ -264,14 +269,16 @@ impl Out {
         self.pieces.push(Piece::Block(Block::Figure(figure)));
     }
 
-    /// Attaches the demo's typed figures to its section of the JSON export. Only figures
-    /// computed from the setup belong here: the mask does not reach into them, so a value
-    /// measured at run time goes into a table or a line, where it is masked.
-    pub fn data(&mut self, data: &impl Serialize) {
-        match serde_json::to_value(data) {
+    /// Attaches the demo's typed figures to its section of the JSON export, and keeps them
+    /// for [`figures`] (a lecture's claim tests read them there). Only figures computed
+    /// from the setup belong here: the mask does not reach into them, so a value measured at
+    /// run time goes into a table or a line, where it is masked.
+    pub fn data<T: Serialize + 'static>(&mut self, data: T) {
+        match serde_json::to_value(&data) {
             Ok(v) => self.data = v,
             Err(e) => self.errors.push(format!("its data is not JSON: {e}")),
         }
+        self.typed = Some(Box::new(data));
     }
 
     /// Any block as is (for what the calls above do not cover).
@@ -366,7 +373,8 @@ fn build(
     for (j, header) in headers.iter().enumerate() {
         let mut fields = None;
         for v in rows.iter().filter_map(|r| r.get(j)) {
-            if let (None, Some(f)) = (&fields, v.fields(header)?) {
+            let f = v.fields(header).map_err(|e| format!("table {id}: {e}"))?;
+            if let (None, Some(f)) = (&fields, f) {
                 fields = Some(f);
             }
         }
@@ -383,7 +391,8 @@ fn build(
     for (i, row) in rows.iter().enumerate() {
         if row.len() != headers.len() {
             return Err(format!(
-                "row {i} has {} values for {} headers",
+                "table {}: row {i} has {} values for {} headers",
+                table.id,
                 row.len(),
                 headers.len()
             ));
@@ -426,6 +435,21 @@ pub fn demos<S: Inputs>(setup: &S, registry: &[Demo<S>], chosen: &[u8]) -> Resul
         report.sections.push(section(setup, demo)?);
     }
     Ok(report)
+}
+
+/// The typed figures `demo` attaches ([`Out::data`]) when it runs on `setup` (its view of
+/// it); `None` when it attaches none. Errs as the demo does, or when its figures are not a
+/// `T`. A lecture's `figures(setup)` for its claim tests is this one call.
+pub fn figures<S: Inputs, T: 'static>(demo: &Demo<S>, setup: &S) -> Result<Option<T>, Error> {
+    let mut out = Out::new(demo.number);
+    (demo.run)(&mut out, &setup.view(demo.reads))?;
+    match out.typed.map(|d| d.downcast::<T>()) {
+        None => Ok(None),
+        Some(Ok(d)) => Ok(Some(*d)),
+        Some(Err(_)) => Err(Error::Library(
+            format!("demo {}: its figures are not a {}", demo.number, std::any::type_name::<T>()).into(),
+        )),
+    }
 }
 
 /// One demo's section for `setup`.

@@ -31,6 +31,7 @@
 //! value parsers for cards and models are `lecture_flags`'. `cargo xtask new-lecture NN
 //! "title"` writes a new lecture that uses all of it.
 
+pub mod chrome;
 pub mod cli;
 pub mod demo;
 pub mod error;
@@ -42,7 +43,7 @@ pub mod testing;
 pub mod value;
 
 pub use cli::{CommonArgs, Format, Lecture, MASK_ENV, Options, Script, exit_code, main};
-pub use demo::{Demo, Observation, Out, always, demos, seed, what_if};
+pub use demo::{Demo, Observation, Out, always, demos, figures, seed, what_if};
 pub use error::Error;
 pub use figure::{Axis, Figure, Panel, RefLine, Region, Series};
 pub use inputs::Inputs;

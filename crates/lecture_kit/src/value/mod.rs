@@ -32,8 +32,7 @@ use std::fmt;
 
 use crate::report::Datum;
 
-/// What a measured value prints when measured values are masked.
-pub const MASKED: &str = "〔实测〕";
+pub use crate::chrome::MASKED;
 
 /// One typed value: its printed text, its raw value and unit (see the [module docs](self)).
 #[derive(Debug, Clone, PartialEq)]
@@ -195,7 +194,17 @@ impl Value {
         match &self.kind {
             Kind::One(d) => vec![d.clone()],
             Kind::Missing => Vec::new(),
-            Kind::Parts(parts) => parts.iter().flat_map(Value::data).collect(),
+            // A missing part is one empty field of its own.
+            Kind::Parts(parts) => parts
+                .iter()
+                .flat_map(|p| {
+                    if p.is_missing() {
+                        vec![Datum::Missing]
+                    } else {
+                        p.data()
+                    }
+                })
+                .collect(),
         }
     }
 

@@ -1,70 +1,36 @@
 //! Python's number formats, in the one place the kit calls them.
 //!
 //! Every typed value that prints as Python prints ([`super::py`], [`super::percent`],
-//! [`super::thousands`], [`super::fixed`]) formats through these functions, so that moving
-//! to `py_port::format` (the course's complete port of CPython's formatter) is one edit here.
-//! Until then they are written with `format!`, which rounds as Python does (the exact binary
-//! value, ties to even).
+//! [`super::thousands`], [`super::fixed`]) formats through these functions, which call
+//! `py_port::format` (CPython's formatter, ported and checked against CPython).
+
+use py_port::format::{format_f64, repr_f64};
 
 /// `repr(x)`: the shortest digits that read back as `x`, in scientific notation with a signed
 /// two-digit exponent when the decimal exponent is below −4 or at least 16 (`1e-05`, `1e+16`).
 pub fn repr(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".into();
-    }
-    // Rust's `{:?}` picks the same digits and switches to an exponent at the same points,
-    // but writes `1e-5` and `1e16`.
-    let rust = format!("{x:?}");
-    match rust.split_once('e') {
-        Some((mantissa, exp)) => {
-            let (sign, digits) = match exp.strip_prefix('-') {
-                Some(d) => ('-', d),
-                None => ('+', exp),
-            };
-            format!("{mantissa}e{sign}{digits:0>2}")
-        }
-        None => rust,
-    }
+    repr_f64(x)
+}
+
+/// `format(x, spec)` for a spec this module writes (always valid; an error would print as
+/// its message rather than panic).
+fn format(x: f64, spec: &str) -> String {
+    format_f64(x, spec).unwrap_or_else(|e| e.to_string())
 }
 
 /// `f"{x:.{digits}f}"`.
 pub fn fixed(x: f64, digits: usize) -> String {
-    if x.is_nan() {
-        return "nan".into();
-    }
-    format!("{x:.digits$}")
+    format(x, &format!(".{digits}f"))
 }
 
 /// `f"{x:.{digits}%}"`: `x` times 100 (in floating point, as CPython does), then `%`.
 pub fn percent(x: f64, digits: usize) -> String {
-    format!("{}%", fixed(x * 100.0, digits))
+    format(x, &format!(".{digits}%"))
 }
 
 /// `f"{x:,.{digits}f}"`: thousands separated by commas.
 pub fn thousands(x: f64, digits: usize) -> String {
-    let plain = fixed(x, digits);
-    let (sign, rest) = match plain.strip_prefix('-') {
-        Some(r) => ("-", r),
-        None => ("", plain.as_str()),
-    };
-    let (int, frac) = match rest.split_once('.') {
-        Some((i, f)) => (i, Some(f)),
-        None => (rest, None),
-    };
-    if !int.bytes().all(|b| b.is_ascii_digit()) {
-        return plain; // inf
-    }
-    let mut grouped = String::new();
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    match frac {
-        Some(f) => format!("{sign}{grouped}.{f}"),
-        None => format!("{sign}{grouped}"),
-    }
+    format(x, &format!(",.{digits}f"))
 }
 
 #[cfg(test)]
