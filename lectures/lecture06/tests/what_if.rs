@@ -4,7 +4,7 @@
 use decode_lab::validation::{self, FITTED, Quantity, SEED};
 use lecture_kit::testing::run;
 use lecture06::Cli;
-use lecture06::spec_decode_on_hardware::{Setup, demo1, demo2};
+use lecture06::spec_decode_on_hardware::Setup;
 use serde_json::Value;
 
 /// The typed figures of demo `id` from `--format json` with `args`.
@@ -312,13 +312,8 @@ fn every_card_target_draft_and_knob_prints_finite_figures() {
                         Err(_) => continue,
                     }
                     checked += 1;
-                    let d1 = demo1::figures(&setup).unwrap();
-                    let d2 = demo2::figures(&setup).unwrap();
-                    let text = format!(
-                        "{:?}{:?}",
-                        demo1::blocks(&setup, &d1).unwrap(),
-                        demo2::blocks(&setup, &d2).unwrap()
-                    );
+                    let report = lecture06::spec_decode_on_hardware::report(&setup, &[1, 2]);
+                    let text = format!("{:?}", report.unwrap().sections);
                     assert!(
                         !text.contains("NaN") && !text.contains("inf"),
                         "{label}: {text}"

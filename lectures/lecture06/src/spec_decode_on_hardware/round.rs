@@ -1,6 +1,8 @@
 //! One speculative round as the lecture reports and exports it.
 
 use decode_lab::{BestRound, RoundPlan, Scenario, best_round, round_plan};
+use lecture_kit::Value;
+use lecture_kit::value::speedup;
 use serde::Serialize;
 
 /// One speculative round as the lecture reports it: [`BestRound`] as data.
@@ -98,9 +100,10 @@ impl Round {
 
 /// A speedup as printed: "1.93×", or "0.54×（变慢）" for a slow-down.
 pub fn speedup_text(speedup: f64) -> String {
-    if speedup < 1.0 {
-        format!("{speedup:.2}×（变慢）")
-    } else {
-        format!("{speedup:.2}×")
-    }
+    slow_down(speedup).to_string()
+}
+
+/// A speedup as a typed value: `1.93×`, or `0.54×（变慢）` for a slow-down.
+pub fn slow_down(x: f64) -> Value {
+    speedup(x).suffix(if x < 1.0 { "（变慢）" } else { "" })
 }
