@@ -447,7 +447,12 @@ pub fn figures<S: Inputs, T: 'static>(demo: &Demo<S>, setup: &S) -> Result<Optio
         None => Ok(None),
         Some(Ok(d)) => Ok(Some(*d)),
         Some(Err(_)) => Err(Error::Library(
-            format!("demo {}: its figures are not a {}", demo.number, std::any::type_name::<T>()).into(),
+            format!(
+                "demo {}: its figures are not a {}",
+                demo.number,
+                std::any::type_name::<T>()
+            )
+            .into(),
         )),
     }
 }

@@ -215,6 +215,16 @@ pub struct RefLine {
     pub label: String,
 }
 
+impl RefLine {
+    /// A line at height `y`, labelled `label`.
+    pub fn new(y: f64, label: impl Into<String>) -> Self {
+        RefLine {
+            y,
+            label: label.into(),
+        }
+    }
+}
+
 /// A shaded range of x values.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Region {
@@ -226,4 +236,16 @@ pub struct Region {
     pub label: String,
     /// The series whose colour it takes.
     pub series: usize,
+}
+
+impl Region {
+    /// The range `x0..x1`, labelled `label`, in the colour of series `series`.
+    pub fn new(x0: f64, x1: f64, label: impl Into<String>, series: usize) -> Self {
+        Region {
+            x0,
+            x1,
+            label: label.into(),
+            series,
+        }
+    }
 }

@@ -26,6 +26,13 @@ fn a_reader_that_leaves_early_is_not_an_error() {
 }
 
 #[test]
+fn the_command_line_behaves_like_every_lectures() {
+    // Two processes (RAYON_NUM_THREADS=1 and 2, measured values masked) print the same
+    // bytes, every demo runs, every form prints, bad flags exit 2 with one line.
+    lecture_kit::testing::check_command_line::<lecture06::Cli>(env!("CARGO_BIN_EXE_lecture06"));
+}
+
+#[test]
 fn with_no_flags_the_binary_prints_the_default_lecture() {
     let out = lecture06(&[]);
     assert!(out.status.success());

@@ -1,7 +1,9 @@
 //! Demo 1: one target and one draft at batch 1 — the draft cost coefficient c, what
 //! feeding n tokens to one forward pass costs, the best γ for each α; figure `knee.svg`.
 
-use decode_lab::{Draft, TreeRound, draft_step_time, expected_tokens, target_pass_time};
+use decode_lab::{
+    Draft, TreeRound, draft_step_time, expected_tokens, target_pass_time, tree_speedup,
+};
 use lecture_kit::value::{fixed, int, percent, py, ratio, time};
 use lecture_kit::{Axis, Demo, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
 use serde::Serialize;
@@ -92,9 +94,10 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         "演示 1：{tgt} + {drf}，{cards}，批大小 {batch}、上下文 {ctx}"
     ));
     let fits = setup.max_batch(ctx)?;
-    if let Some(why) = setup.weights_problem()?.or((batch > fits).then(|| {
-        format!("批 {batch}、上下文 {ctx} 的 KV cache 放不下：{cards} 最多装 {fits} 个这样的序列。")
-    })) {
+    let no_kv = format!(
+        "批 {batch}、上下文 {ctx} 的 KV cache 放不下：{cards} 最多装 {fits} 个这样的序列。"
+    );
+    if let Some(why) = setup.weights_problem()?.or((batch > fits).then_some(no_kv)) {
         out.print(why);
         out.figure(knee(setup)?);
         return Ok(());
@@ -103,11 +106,9 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let c = t_draft_s / t_base_s;
     let share = match s.draft {
         Draft::Model(m) => {
-            let (p, f) = (
-                m.n_params() as f64,
-                m.n_params() as f64 / s.target.n_params() as f64,
-            );
-            format!("草稿参数 {} B，是目标的 {}", fixed(p / 1e9, 2), percent(f))
+            let p = m.n_params() as f64;
+            let (b, f) = (fixed(p / 1e9, 2), percent(p / s.target.n_params() as f64));
+            format!("草稿参数 {b} B，是目标的 {f}")
         }
         other => format!("草稿：{}", draft_label(&other)),
     };
@@ -118,11 +119,8 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let (mut forward, mut rows) = (Vec::new(), Vec::new());
     for n in DEMO1_NS {
         let time_s = target_pass_time(&s, n)?;
-        rows.push(row![
-            int(n).unit("tokens"),
-            time(time_s),
-            ratio(time_s / t_base_s, 3)
-        ]);
+        let (n_, r) = (int(n).unit("tokens"), ratio(time_s / t_base_s, 3));
+        rows.push(row![n_, time(time_s), r]);
         forward.push(Forward { n, time_s });
     }
     out.print("\n目标模型一次前向送进 n 个 token（验证 γ = n − 1 个草稿）要多久：");
@@ -140,13 +138,9 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let (mut best, mut rows) = (Vec::new(), Vec::new());
     for alpha in [0.6, 0.7, 0.8, 0.9] {
         let round = Round::of(&setup.scenario(batch, ctx, alpha), setup.gamma)?;
+        let g = int(round.gamma).unit("tokens");
         let tokens = fixed(expected_tokens(alpha, round.gamma)?, 2).unit("tokens");
-        rows.push(row![
-            py(alpha),
-            int(round.gamma).unit("tokens"),
-            tokens,
-            slow_down(round.speedup)
-        ]);
+        rows.push(row![py(alpha), g, tokens, slow_down(round.speedup)]);
         best.push(AlphaBest { alpha, round });
     }
     let caption = format!("演示 1：每个 α 的{gamma} 与加速比（{label}，批 {batch}）");
@@ -161,7 +155,7 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         .caption(caption);
     let mut measured_tree = None;
     if let Some(t @ TreeRound { tau, depth, nodes }) = setup.measured_tree {
-        let speedup = decode_lab::tree_speedup(&s, &t)?;
+        let speedup = tree_speedup(&s, &t)?;
         let (tau_, x) = (py(tau), slow_down(speedup));
         out.print(format!("\n给定实测的接受长度 τ = {tau_}（{depth} 层、{nodes} 个节点的树，草稿 {drf}）：加速 {x}。"));
         measured_tree = Some(MeasuredTree {
@@ -181,17 +175,21 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         best,
         measured_tree,
     };
-    let at_08 = match d.best[2].round {
-        r if r.speculate => format!(
+    let r = d.best[2].round; // α = 0.8
+    let at_08 = match r.speculate {
+        true => format!(
             "α = 0.8 时{gamma} = {}，加速 {}",
             r.gamma,
             slow_down(r.speedup)
         ),
-        _ => "α = 0.8 时投机解码不划算".to_string(),
+        false => "α = 0.8 时投机解码不划算".to_string(),
     };
     let (c2, n) = (fixed(c, 2), d.free_up_to());
+    let summary = format!(
+        "本配置（{label}）：c = {c2}；批 {batch} 时送进 n ≤ {n} 个 token 与只送 1 个相差不到 1%；{at_08}。"
+    );
     out.observations([
-        what_if(format!("本配置（{label}）：c = {c2}；批 {batch} 时送进 n ≤ {n} 个 token 与只送 1 个相差不到 1%；{at_08}。")),
+        what_if(summary),
         seed(DEMO1_FREE),
         seed(demo1_c(c)),
         always(DEMO1_FASTER),
@@ -215,18 +213,13 @@ pub fn knee(setup: &Setup) -> Result<Figure, Error> {
     } else {
         setup.max_batch(ctx)?
     };
-    let (x, y) = (
-        Axis::log("每个序列送进的 token 数 n（对数坐标）"),
-        Axis::log("一次前向的时间（ms，对数坐标）"),
-    );
-    let mut panel = Panel::new("", x, y);
+    let x = Axis::log("每个序列送进的 token 数 n（对数坐标）");
+    let mut panel = Panel::new("", x, Axis::log("一次前向的时间（ms，对数坐标）"));
     for b in [1, 16, 64, 256].into_iter().filter(|&b| b <= fits) {
         let s = setup.scenario(b, ctx, setup.base.alpha);
         let point = |k| Ok((2f64.powi(k), 1e3 * target_pass_time(&s, 1 << k)?));
-        panel.series.push(Series::line(
-            format!("批 {b}"),
-            (0..13).map(point).collect::<Result<_, Error>>()?,
-        ));
+        let points = (0..13).map(point).collect::<Result<_, Error>>()?;
+        panel.series.push(Series::line(format!("批 {b}"), points));
     }
     if panel.series.is_empty() {
         panel.message = Some(problem.unwrap_or(format!("上下文 {ctx} 时，批 1 也放不下。")));

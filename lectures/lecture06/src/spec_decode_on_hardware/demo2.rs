@@ -3,27 +3,20 @@
 
 use decode_lab::target_pass_time;
 use lecture_kit::value::{int, missing, parts, py, ratio, speedup, time};
-use lecture_kit::{
-    Axis, Demo, Error, Figure, Out, Panel, RefLine, Region, Series, Value, always, seed, what_if,
-};
+use lecture_kit::{Axis, Demo, Error, Figure, Out, Panel, Region, Series, Value};
+use lecture_kit::{always, seed, what_if};
 use llm_math::{ForwardShape, critical_tokens, forward_cost};
 use serde::Serialize;
 
+use super::round::break_even;
 use super::round::{Round, slow_down};
-use super::setup::{Input, Setup};
+use super::setup::Input::{self, Alpha, Assumptions, Gamma, Grid, Hw, Target};
+use super::setup::Setup;
 use super::text::{DEMO2_BATCH, DEMO2_COMPETE, DEMO2_CONTEXT};
 
 pub use super::setup::{DEMO2_BATCHES, DEMO2_CTXS};
 /// The setup inputs demo 2 reads.
-pub const READS: &[Input] = &[
-    Input::Hw,
-    Input::Target,
-    Input::Draft,
-    Input::Alpha,
-    Input::Assumptions,
-    Input::Gamma,
-    Input::Grid,
-];
+pub const READS: &[Input] = &[Hw, Target, Input::Draft, Alpha, Assumptions, Gamma, Grid];
 /// The worked example: batch, context, tokens verified per sequence.
 const EXAMPLE: (u64, u64, u64) = (512, 512, 5);
 
@@ -70,56 +63,45 @@ pub fn figures(setup: &Setup) -> Result<Demo2, Error> {
     d.ok_or_else(|| Error::Library("demo 2 attached no figures".into()))
 }
 
-/// One cell of the grid: "γ=4, 1.93×（验证 1.00）", "不投机" or "放不下"; its γ, speedup and
-/// verification ratio as values.
+/// One cell of the grid — "γ=4, 1.93×（验证 1.00）", "不投机" or "放不下" — with its γ,
+/// speedup and verification ratio as values.
 fn cell(round: &Option<Round>) -> Value {
-    let (g, x, v) = (
-        |g: u32| int(g).named("γ").unit("tokens"),
-        |x| speedup(x).named("加速比"),
-        |v| ratio(v, 2).named("验证"),
-    );
+    let gamma = |g: u32| int(g).named("γ").unit("tokens");
+    let x = |x| speedup(x).named("加速比");
     match round {
         None => missing("放不下"),
-        Some(r) if !r.speculate => parts(
-            "不投机",
-            [g(0), x(1.0), missing("").named("验证").unit("×")],
-        ),
+        Some(r) if !r.speculate => {
+            let no_ratio = missing("").named("验证").unit("×");
+            parts("不投机", [gamma(0), x(1.0), no_ratio])
+        }
         Some(r) => {
-            let slow = if r.speedup < 1.0 { " 变慢" } else { "" };
-            parts(
-                "γ={}, {}（验证 {}）",
-                [
-                    g(r.gamma),
-                    x(r.speedup).suffix(slow),
-                    v(r.plan.verify_ratio),
-                ],
-            )
+            let x = x(r.speedup).suffix(if r.speedup < 1.0 { " 变慢" } else { "" });
+            let verify = ratio(r.plan.verify_ratio, 2).named("验证");
+            parts("γ={}, {}（验证 {}）", [gamma(r.gamma), x, verify])
         }
     }
 }
 
 /// 演示 2: the best γ and speedup over batch size × context; when verification stops being free.
 pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
-    let (alpha, label, cards, base) = (
-        py(setup.base.alpha),
-        setup.label(),
-        setup.cards(),
-        setup.base,
+    let (base, label, cards) = (setup.base, setup.label(), setup.cards());
+    let (alpha, gb) = (
+        py(base.alpha),
+        base.deployment.tp as f64 * base.hw.memory_bytes / 1e9,
     );
     let gamma = if setup.gamma.is_some() {
         "固定 γ"
     } else {
         "最优 γ"
     };
-    let gb = base.deployment.tp as f64 * base.hw.memory_bytes / 1e9;
     out.header(format!("演示 2：批大小 × 上下文长度（α = {alpha}）——每格：{gamma}、加速比；\"放不下\"= KV 超出 {gb} GB 显存"));
     let problem = setup.weights_problem()?;
     let max = |ctx| {
-        if problem.is_none() {
-            setup.max_batch(ctx)
+        Ok::<_, Error>(if problem.is_none() {
+            setup.max_batch(ctx)?
         } else {
-            Ok(0)
-        }
+            0
+        })
     };
     let max_batch = setup
         .ctxs
@@ -129,48 +111,42 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let round = |b, ctx| Round::of(&setup.scenario(b, ctx, base.alpha), setup.gamma);
     let (mut grid, mut rows) = (Vec::new(), Vec::new());
     for &batch in &setup.batches {
-        let cell_at =
-            |(&ctx, &m): (&u64, &u64)| (batch <= m).then(|| round(batch, ctx)).transpose();
-        let cells: Vec<_> = setup
-            .ctxs
-            .iter()
-            .zip(&max_batch)
-            .map(cell_at)
-            .collect::<Result<_, _>>()?;
-        rows.push(
-            [int(batch).unit("sequences")]
-                .into_iter()
-                .chain(cells.iter().map(cell))
-                .collect(),
-        );
+        let mut cells = Vec::new();
+        for (&ctx, &fits) in setup.ctxs.iter().zip(&max_batch) {
+            cells.push(if batch <= fits {
+                Some(round(batch, ctx)?)
+            } else {
+                None
+            });
+        }
+        let row = [int(batch).unit("sequences")]
+            .into_iter()
+            .chain(cells.iter().map(cell));
+        rows.push(row.collect());
         grid.push(GridRow { batch, cells });
     }
-    let headers = ["批大小".to_string()]
-        .into_iter()
-        .chain(setup.ctxs.iter().map(|c| format!("上下文 {c}")));
+    let mut headers = vec!["批大小".to_string()];
+    headers.extend(setup.ctxs.iter().map(|c| format!("上下文 {c}")));
     let caption = format!("演示 2：{gamma} 与加速比（{label}，α = {alpha}）");
     out.table(headers, rows).id("demo2_grid").caption(caption);
     out.print("（括号里是\"验证 γ+1 个 token 的时间 / 普通 decode 一步\"。）");
     let (b, ctx, n) = EXAMPLE;
     let example = if b <= max(ctx)? {
         let s = setup.scenario(b, ctx, base.alpha);
-        let pass = forward_cost(
-            &base.target,
-            &base.hw,
-            ForwardShape {
-                batch: b,
-                ctx,
-                n_new: n,
-            },
-            &base.deployment,
-        )?;
+        let shape = ForwardShape {
+            batch: b,
+            ctx,
+            n_new: n,
+        };
+        let compute_bound =
+            forward_cost(&base.target, &base.hw, shape, &base.deployment)?.is_compute_bound();
         let (t_base_s, t_verify_s) = (target_pass_time(&s, 1)?, target_pass_time(&s, n)?);
         let (t, v, r) = (
             time(t_base_s),
             time(t_verify_s),
             ratio(t_verify_s / t_base_s, 1),
         );
-        let bound = if pass.is_compute_bound() {
+        let bound = if compute_bound {
             "已经让矩阵乘法变成算力受限"
         } else {
             "仍然受带宽限制"
@@ -179,7 +155,7 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         Some(ExampleFigures {
             t_base_s,
             t_verify_s,
-            compute_bound: pass.is_compute_bound(),
+            compute_bound,
         })
     } else {
         out.print(format!(
@@ -189,20 +165,25 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         None
     };
     let critical_tokens = critical_tokens(&base.hw, &base.deployment);
-    let first_ctx = grid.iter().filter_map(|r| Some((r.batch, r.cells[0]?)));
-    let speedups: Vec<String> = first_ctx
-        .map(|(b, c)| match c.speculate {
-            true => format!("批 {b} {}", slow_down(c.speedup)),
-            false => format!("批 {b} 不投机"),
-        })
-        .collect();
-    let fits: Vec<String> = setup
+    let mut speedups = Vec::new();
+    for (b, first) in grid.iter().filter_map(|r| Some((r.batch, r.cells[0]?))) {
+        let x = if first.speculate {
+            slow_down(first.speedup).to_string()
+        } else {
+            "不投机".into()
+        };
+        speedups.push(format!("批 {b} {x}"));
+    }
+    let fits = setup
         .ctxs
         .iter()
         .zip(&max_batch)
-        .map(|(c, m)| format!("上下文 {c} 最多 {m} 个序列"))
-        .collect();
-    let (c0, speedups, fits) = (setup.ctxs[0], speedups.join("、"), fits.join("、"));
+        .map(|(c, m)| format!("上下文 {c} 最多 {m} 个序列"));
+    let (c0, speedups, fits) = (
+        setup.ctxs[0],
+        speedups.join("、"),
+        fits.collect::<Vec<_>>().join("、"),
+    );
     let summary = match problem {
         Some(line) => format!("本配置（{label}）：{line}"),
         None => format!(
@@ -215,9 +196,10 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         seed(DEMO2_CONTEXT),
         always(DEMO2_COMPETE),
     ]);
+    let ctxs_tokens = setup.ctxs.clone();
     let d = Demo2 {
         alpha: base.alpha,
-        ctxs_tokens: setup.ctxs.clone(),
+        ctxs_tokens,
         grid,
         example,
         max_batch,
@@ -237,46 +219,29 @@ pub fn batch_figure(setup: &Setup, d: &Demo2) -> Result<Figure, Error> {
         .map(|k| 2f64.powf(k as f64 / 2.0).round() as u64)
         .collect();
     sampled.dedup();
-    let mut panel = Panel::new(
-        "",
-        Axis::log("批大小（对数坐标）").range(0.8, MAX),
-        Axis::linear("最优加速比").times(),
-    );
+    let x = Axis::log("批大小（对数坐标）").range(0.8, MAX);
+    let mut panel = Panel::new("", x, Axis::linear("最优加速比").times());
     for (i, (&ctx, &fits)) in setup.ctxs.iter().zip(&d.max_batch).enumerate() {
         let mut batches: Vec<u64> = sampled.iter().copied().filter(|&b| b <= fits).collect();
         if fits < 8192 && batches.last() != Some(&fits) && fits > 0 {
             batches.push(fits);
         }
-        let point = |b: u64| {
-            Ok((
-                b as f64,
-                Round::of(&setup.scenario(b, ctx, setup.base.alpha), setup.gamma)?.speedup,
-            ))
-        };
+        let round = |b| Round::of(&setup.scenario(b, ctx, setup.base.alpha), setup.gamma);
         let points = batches
             .into_iter()
-            .map(point)
-            .collect::<Result<_, Error>>()?;
-        panel
-            .series
-            .push(Series::line(format!("上下文 {ctx}"), points));
+            .map(|b| Ok((b as f64, round(b)?.speedup)));
+        panel.series.push(Series::line(
+            format!("上下文 {ctx}"),
+            points.collect::<Result<_, Error>>()?,
+        ));
         if fits < 8192 {
             let label = format!("上下文 {ctx}：批 > {fits} 放不下");
-            panel.regions.push(Region {
-                x0: fits.max(1) as f64,
-                x1: MAX,
-                label,
-                series: i,
-            });
+            panel
+                .regions
+                .push(Region::new(fits.max(1) as f64, MAX, label, i));
         }
     }
-    match panel.has_points() {
-        true => panel.hlines.push(RefLine {
-            y: 1.0,
-            label: "1.0×：不投机".into(),
-        }),
-        false => panel.message = Some(setup.does_not_fit_line()),
-    }
+    break_even(&mut panel, || setup.does_not_fit_line());
     let title = format!(
         "最优加速比 vs 批大小（{}，α = {}）",
         setup.label(),

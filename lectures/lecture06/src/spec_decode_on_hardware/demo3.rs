@@ -4,11 +4,10 @@
 
 use decode_lab::{Draft, Scenario, TreeRound, tree_accept_lengths, tree_speedup};
 use lecture_kit::value::{fixed, int, label, missing, percent, speedup};
-use lecture_kit::{
-    Axis, Demo, Error, Figure, Out, Panel, RefLine, Series, always, row, seed, what_if,
-};
+use lecture_kit::{Axis, Demo, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
 use serde::Serialize;
 
+use super::round::break_even;
 use super::setup::{Input, Setup};
 use super::text::{DEMO3_COST, DEMO3_EAGLE, DEMO3_TREES};
 use super::toy_model;
@@ -94,16 +93,16 @@ pub fn shape_label(branching: &[u32]) -> String {
 /// 演示 3: per draft of the toy model, how often its top k holds the target's token, and each
 /// shape's τ and speedup on the setup's cards (none where a batch, or the target, does not fit).
 pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
-    let (hw, tgt, cards) = (setup.base.hw.name, setup.base.target.name, setup.cards());
+    let (hw, tgt, cards) = (setup.hw_name(), setup.base.target.name, setup.cards());
     out.header("演示 3：树形验证——每层取草稿的前 k 名，一次验证整棵树（贪心解码）");
     let target_fits = setup.base.memory()?.target_fits();
-    let fits = if target_fits {
-        setup.max_batch(CTX)?
-    } else {
-        0
-    };
+    let fits = target_fits
+        .then(|| setup.max_batch(CTX))
+        .transpose()?
+        .unwrap_or(0);
+    let draft = Draft::FixedCost(LEVEL_COST);
     let at = |b| Scenario {
-        draft: Draft::FixedCost(LEVEL_COST),
+        draft,
         ..setup.scenario(b, CTX, setup.base.alpha)
     };
     let mut drafts = Vec::new();
@@ -112,32 +111,30 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         let top_k_fraction =
             TOP_K.map(|k| all.iter().filter(|&&r| r < k).count() as f64 / all.len() as f64);
         let fractions = top_k_fraction.map(|f| fixed(f, 2).to_string()).join(" / ");
+        let name = d.name;
         out.print(format!(
-            "\n草稿：{}；正确答案在草稿的前 1/2/4/8 名里的比例：{fractions}",
-            d.name
+            "\n草稿：{name}；正确答案在草稿的前 1/2/4/8 名里的比例：{fractions}"
         ));
         let (mut shapes, mut rows) = (Vec::new(), Vec::new());
         for br in DEMO3_SHAPES {
             let acc = tree_accept_lengths(&d.ranks, br)?;
             let (tau, depth, nodes) = (acc.tau(), br.len() as u64, acc.nodes);
-            let x = |b| {
-                (b <= fits)
-                    .then(|| tree_speedup(&at(b), &TreeRound { tau, depth, nodes }))
-                    .transpose()
-            };
-            let speedup: Vec<Option<f64>> =
-                DEMO3_BATCHES.into_iter().map(x).collect::<Result<_, _>>()?;
+            let tree = TreeRound { tau, depth, nodes };
+            let x = |b| (b <= fits).then(|| tree_speedup(&at(b), &tree)).transpose();
+            let speedup: Vec<_> = DEMO3_BATCHES.map(x).into_iter().collect::<Result<_, _>>()?;
             let cell = |s: Option<f64>| s.map_or(missing("放不下"), lecture_kit::value::speedup);
+            let (n, t) = (int(nodes).unit("tokens"), fixed(tau, 2).unit("tokens"));
             rows.push(row![
                 label(shape_label(br)),
-                int(nodes).unit("tokens"),
-                fixed(tau, 2).unit("tokens"),
+                n,
+                t,
                 cell(speedup[0]),
                 cell(speedup[1])
             ]);
+            let (label, branching) = (shape_label(br), br.to_vec());
             shapes.push(ShapeFigures {
-                label: shape_label(br),
-                branching: br.to_vec(),
+                label,
+                branching,
                 nodes,
                 tau,
                 speedup,
@@ -151,42 +148,33 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
             format!("{hw} 加速 批 {b1}"),
             format!("批 {b32}"),
         ];
-        let caption = format!(
-            "演示 3：草稿「{}」的各种形状（{hw}、{tgt}、上下文 {CTX}）",
-            d.name
-        );
-        out.table(headers, rows)
-            .id(format!("demo3_draft{}", i + 1))
-            .caption(caption);
+        let caption = format!("演示 3：草稿「{name}」的各种形状（{hw}、{tgt}、上下文 {CTX}）");
+        let id = format!("demo3_draft{}", i + 1);
+        out.table(headers, rows).id(id).caption(caption);
+        let top_k_fraction = top_k_fraction.to_vec();
         drafts.push(DraftFigures {
-            name: d.name,
-            top_k_fraction: top_k_fraction.to_vec(),
+            name,
+            top_k_fraction,
             shapes,
         });
     }
     let cost = percent(LEVEL_COST);
     out.print(format!("\n（换算到 {hw} 时：目标 = {tgt}、上下文 {CTX}；草稿每层的代价假设为目标一步的 {cost}（EAGLE 式的单层草稿），树有几层就草稿几次；验证 = 一次送进\"节点数 + 1\"个 token。）"));
-    let fastest = |f: &DraftFigures, i: usize| {
-        let best = f
-            .shapes
-            .iter()
-            .filter_map(|s| Some((s.speedup[i]?, &s.label)))
-            .max_by(|a, b| a.0.total_cmp(&b.0));
-        best.map_or("放不下".to_string(), |(v, l)| {
-            format!("{l} {}", speedup(v))
-        })
-    };
-    let per_draft: Vec<String> = drafts
-        .iter()
-        .map(|f| {
-            let at: Vec<String> = DEMO3_BATCHES
+    // Each draft's fastest shape at each batch.
+    let mut per_draft = Vec::new();
+    for f in &drafts {
+        let mut at = Vec::new();
+        for (i, b) in DEMO3_BATCHES.iter().enumerate() {
+            let speedups = f
+                .shapes
                 .iter()
-                .enumerate()
-                .map(|(i, b)| format!("批 {b} 最快是 {}", fastest(f, i)))
-                .collect();
-            format!("草稿「{}」{}", f.name, at.join("，"))
-        })
-        .collect();
+                .filter_map(|s| Some((s.speedup[i]?, &s.label)));
+            let best = speedups.max_by(|a, b| a.0.total_cmp(&b.0));
+            let best = best.map_or("放不下".into(), |(v, l)| format!("{l} {}", speedup(v)));
+            at.push(format!("批 {b} 最快是 {best}"));
+        }
+        per_draft.push(format!("草稿「{}」{}", f.name, at.join("，")));
+    }
     let summary = match target_fits {
         true => format!("本配置（{cards}、目标 {tgt}）：{}。", per_draft.join("；")),
         false => format!(
@@ -200,11 +188,13 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         seed(DEMO3_COST),
         always(DEMO3_EAGLE),
     ]);
+    let (batches, top_k) = (DEMO3_BATCHES.to_vec(), TOP_K.to_vec());
+    let (ctx_tokens, draft_cost_per_level) = (CTX, LEVEL_COST);
     let d = Demo3 {
-        ctx_tokens: CTX,
-        batches: DEMO3_BATCHES.to_vec(),
-        draft_cost_per_level: LEVEL_COST,
-        top_k: TOP_K.to_vec(),
+        ctx_tokens,
+        batches,
+        draft_cost_per_level,
+        top_k,
         drafts,
     };
     out.figure(trees_figure(setup, &d));
@@ -216,13 +206,9 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
 /// its speedup at batch 1 and 32 on one shared scale with the 1.0× line; a batch that does
 /// not fit on the cards says so in words.
 pub fn trees_figure(setup: &Setup, d: &Demo3) -> Figure {
-    let (hw, tgt, cards) = (setup.base.hw.name, setup.base.target.name, setup.cards());
-    let axis = || {
-        Axis::categories(
-            "草稿形状",
-            DEMO3_SHAPES.iter().map(|b| shape_label(b)).collect(),
-        )
-    };
+    let (hw, tgt, cards) = (setup.hw_name(), setup.base.target.name, setup.cards());
+    let labels: Vec<String> = DEMO3_SHAPES.iter().map(|b| shape_label(b)).collect();
+    let axis = || Axis::categories("草稿形状", labels.clone());
     let dots = |f: &DraftFigures, y: &dyn Fn(&ShapeFigures) -> Option<f64>| {
         let points = f
             .shapes
@@ -231,45 +217,29 @@ pub fn trees_figure(setup: &Setup, d: &Demo3) -> Figure {
             .filter_map(|(i, s)| Some((i as f64, y(s)?)));
         Series::dots(f.name, points.collect())
     };
-    let tau = Panel::new(
-        "τ = 每轮产出的 token（玩具模型上实测的接受长度）",
-        axis(),
-        Axis::linear("τ（token）"),
-    );
+    let title = "τ = 每轮产出的 token（玩具模型上实测的接受长度）";
+    let tau = Panel::new(title, axis(), Axis::linear("τ（token）"));
     let mut panels = vec![tau.with(d.drafts.iter().map(|f| dots(f, &|s| Some(s.tau))))];
     // One speedup scale for every batch, so the panels compare at a glance; it shows 1×.
-    let all = d
-        .drafts
-        .iter()
-        .flat_map(|f| f.shapes.iter().flat_map(|s| s.speedup.iter().flatten()));
+    let shapes = d.drafts.iter().flat_map(|f| &f.shapes);
+    let all = shapes.flat_map(|s| s.speedup.iter().flatten());
     let (lo, hi) = all.fold((1.0f64, 1.0f64), |(lo, hi), &v| (lo.min(v), hi.max(v)));
     let pad = ((hi - lo) * 0.06).max(0.05);
     for (k, b) in DEMO3_BATCHES.iter().enumerate() {
         let y = Axis::linear("加速比")
             .times()
             .range((lo - pad).max(0.0), hi + pad);
-        let mut panel = Panel::new(format!("批 {b}：{hw} 上的加速比（目标 {tgt}）"), axis(), y);
+        let title = format!("批 {b}：{hw} 上的加速比（目标 {tgt}）");
+        let mut panel = Panel::new(title, axis(), y);
         panel.series = d
             .drafts
             .iter()
             .map(|f| dots(f, &|s| s.speedup[k]))
             .collect();
-        match panel.has_points() {
-            true => panel.hlines.push(RefLine {
-                y: 1.0,
-                label: "1.0×：不投机".into(),
-            }),
-            false => {
-                panel.message = Some(format!(
-                    "批 {b} 放不下：{tgt} 在{cards} 上装不下 {b} 个上下文 {CTX} 的序列。"
-                ))
-            }
-        }
+        let why = || format!("批 {b} 放不下：{tgt} 在{cards} 上装不下 {b} 个上下文 {CTX} 的序列。");
+        break_even(&mut panel, why);
         panels.push(panel);
     }
-    Figure::new(
-        format!("树形验证：τ 与 {hw} 上的加速比（目标 {tgt}）"),
-        panels,
-    )
-    .id("trees")
+    let title = format!("树形验证：τ 与 {hw} 上的加速比（目标 {tgt}）");
+    Figure::new(title, panels).id("trees")
 }

@@ -1,8 +1,8 @@
 //! One speculative round as the lecture reports and exports it.
 
 use decode_lab::{BestRound, RoundPlan, Scenario, best_round, round_plan};
-use lecture_kit::Value;
 use lecture_kit::value::speedup;
+use lecture_kit::{Panel, RefLine, Value};
 use serde::Serialize;
 
 /// One speculative round as the lecture reports it: [`BestRound`] as data.
@@ -101,6 +101,14 @@ impl Round {
 /// A speedup as printed: "1.93×", or "0.54×（变慢）" for a slow-down.
 pub fn speedup_text(speedup: f64) -> String {
     slow_down(speedup).to_string()
+}
+
+/// A speedup panel's 1.0× break-even line, or, when it has no point, why (`why()`).
+pub fn break_even(panel: &mut Panel, why: impl FnOnce() -> String) {
+    match panel.has_points() {
+        true => panel.hlines.push(RefLine::new(1.0, "1.0×：不投机")),
+        false => panel.message = Some(why()),
+    }
 }
 
 /// A speedup as a typed value: `1.93×`, or `0.54×（变慢）` for a slow-down.

@@ -212,6 +212,14 @@ impl Setup {
         cards(self.base.deployment.tp, self.base.hw.name)
     }
 
+    /// The card by its name alone, or the cards when there are several: "H100", "4 块 H100".
+    pub fn hw_name(&self) -> String {
+        match self.base.deployment.tp {
+            1 => self.base.hw.name.to_string(),
+            _ => self.cards(),
+        }
+    }
+
     /// How the lecture names this setup: "一块 H200、Llama-3.1-70B + Llama-3.2-1B".
     pub fn label(&self) -> String {
         format!(
