@@ -13,7 +13,14 @@ pub const MODELS: &str = "模型（--target、--draft）";
 /// The line printed before the models table.
 pub const MODELS_LINE: &str = "\n模型（--target、--draft）：";
 /// The models table's headers: name, parameters, layers, d_model, heads/KV heads, KV per token.
-pub const MODEL_HEADERS: [&str; 6] = ["名称", "参数（B）", "层数", "d_model", "头/KV 头", "KV KiB/token"];
+pub const MODEL_HEADERS: [&str; 6] = [
+    "名称",
+    "参数（B）",
+    "层数",
+    "d_model",
+    "头/KV 头",
+    "KV KiB/token",
+];
 /// The fields of the heads column.
 pub const HEADS_FIELDS: [&str; 2] = ["头", "KV 头"];
 

@@ -91,7 +91,21 @@ pub enum Format {
 }
 
 /// One script of a lecture: its name, its demos, and the function that computes its
-/// report for the parsed flags and the chosen demos.
+/// report for the parsed flags and the chosen demos — the script's demo functions on the
+/// setup the flags ask for ([`crate::demos`]):
+///
+/// ```ignore
+/// pub const SCRIPT: Script<Cli> = Script {
+///     name: "05_spec_decode_on_hardware",
+///     title: "投机解码在硬件上",
+///     demos: &[1, 2, 3],
+///     default_demos: &[1, 2, 3],
+///     report: |cli, chosen| lecture_kit::demos(&cli.setup()?, REGISTRY, chosen),
+/// };
+/// ```
+///
+/// The runner fills in the report's lecture number and script name. Every demo of
+/// `demos` must be in the registry (`testing::check_command_line` runs each one).
 pub struct Script<L> {
     /// The name `--script` takes, e.g. `"05_spec_decode_on_hardware"`.
     pub name: &'static str,

@@ -58,6 +58,28 @@ fn csv_and_json_get_each_value_once_as_a_raw_number_with_its_unit() {
 }
 
 #[test]
+fn a_demos_typed_figures_come_back_from_its_run_and_into_the_json() {
+    let setup = Setup {
+        steps: 4,
+        ..Setup::default()
+    };
+    let d: support::Steps = lecture_kit::figures(&support::DEMOS[0], &setup)
+        .unwrap()
+        .unwrap();
+    assert_eq!(d.step_s, [0.007, 0.014, 0.021, 0.028]);
+    assert!((d.total_s - 0.028).abs() < 1e-15);
+    let wrong = lecture_kit::figures::<_, String>(&support::DEMOS[0], &setup).unwrap_err();
+    assert!(
+        wrong.to_string().contains("not a alloc::string::String"),
+        "{wrong}"
+    );
+    let none: Option<support::Steps> = lecture_kit::figures(&support::DEMOS[1], &setup).unwrap();
+    assert!(none.is_none(), "demo 2 attaches nothing");
+    let r = report::<Toy>(&["--demo", "1"]);
+    assert_eq!(r.sections[0].data["total_s"], 0.021);
+}
+
+#[test]
 fn an_input_a_demo_does_not_declare_leaves_its_figures_unchanged() {
     let default = report::<Toy>(&["--demo", "1"]);
     for work in ["1", "7", "100000", "999999"] {

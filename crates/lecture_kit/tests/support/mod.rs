@@ -28,6 +28,13 @@ pub struct Toy {
     pub work: u64,
 }
 
+/// What demo 1 attaches for the JSON export and its claim tests.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Steps {
+    pub total_s: f64,
+    pub step_s: Vec<f64>,
+}
+
 /// What the demos are computed for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Setup {
@@ -153,6 +160,11 @@ pub fn demo1(out: &mut Out, s: &Setup) -> Result<(), Error> {
         seed(format!("{} 步共 {}，正好 3 步。", s.steps, time(total))),
         always("时间与步数成正比。"),
     ]);
+    let step_s = (1..=s.steps).map(|n| n as f64 * s.step_s).collect();
+    out.data(Steps {
+        total_s: total,
+        step_s,
+    });
     let points = (1..=s.steps)
         .map(|n| (n as f64, 1e3 * n as f64 * s.step_s))
         .collect();

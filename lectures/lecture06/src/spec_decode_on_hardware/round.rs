@@ -91,16 +91,6 @@ impl Round {
             None => Round::from(&best_round(s)?),
         })
     }
-
-    /// The speedup as printed: "1.93×", or "0.54×（变慢）" below 1.
-    pub fn speedup_text(&self) -> String {
-        speedup_text(self.speedup)
-    }
-}
-
-/// A speedup as printed: "1.93×", or "0.54×（变慢）" for a slow-down.
-pub fn speedup_text(speedup: f64) -> String {
-    slow_down(speedup).to_string()
 }
 
 /// A speedup panel's 1.0× break-even line, or, when it has no point, why (`why()`).

@@ -133,8 +133,3 @@ pub fn shared() -> Result<&'static ToyRun, Error> {
     let toy = TOY.get_or_init(|| run().map_err(|e| e.to_string()));
     toy.as_ref().map_err(|e| Error::Library(e.clone().into()))
 }
-
-/// The draft ranks of [`run`].
-pub fn ranks() -> Result<Vec<DraftRanks>, Error> {
-    Ok(run()?.ranks)
-}
