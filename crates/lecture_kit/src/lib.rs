@@ -18,6 +18,7 @@
 //! | [`cli`] | the runner: shared flags ([`CommonArgs`]), the script registry, exit codes, masking measured values |
 //! | [`error`] | one [`Error`] for lectures; any library's error passes through one boxed variant |
 //! | [`testing`] | run a lecture's command line into a string, check what every lecture's command line must do |
+//! | [`chrome`] | the page words the kit prints around a lecture (its only Chinese) |
 //!
 //! A lecture's `main.rs` is one call:
 //!
