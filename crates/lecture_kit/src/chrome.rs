@@ -8,6 +8,9 @@ pub const OBSERVATIONS: &str = console::chrome::OBSERVATIONS;
 pub const CONTENTS: &str = "目录";
 /// What a measured value prints when measured values are masked.
 pub const MASKED: &str = "〔实测〕";
+/// What an SVG panel with neither points nor a message of its own says (for
+/// `render/svg/place.rs`, which still writes it inline).
+pub const NO_DATA: &str = "（没有可画的数据）";
 /// The full-width colon that ends a line introducing a table ("…要多久：").
 pub const COLON: char = '：';
 /// The brackets of a note line ("（括号里是…）"), set apart on the HTML page.
