@@ -1,7 +1,9 @@
 //! Repository tasks, run as `cargo xtask TASK` (an alias in `.cargo/config.toml`).
 //!
 //! `cargo xtask new-lecture NN "title"` writes `lectures/lectureNN/`: a lecture crate that
-//! compiles, prints one demo through `lecture_kit`, has its snapshot test and a README. It
+//! compiles, prints one demo written on `lecture_kit`'s authoring API (a function on an
+//! `Out`, typed values), has its snapshot test, a claim test on the demo's figures, the
+//! shared command-line check, and a README. It
 //! then formats the new crate and runs its tests once with `INSTA_UPDATE=always`, so the
 //! snapshot is recorded: read it (`lectures/lectureNN/tests/snapshots/`) and commit it.
 //! Nothing outside the new folder changes (the workspace takes `lectures/*` as members).
@@ -162,21 +164,45 @@ mod tests {
         assert!(fill(TEMPLATES[3].1, 7, "测试").contains("const NUMBER: u32 = 7;"));
     }
 
-    #[test]
-    fn the_non_content_code_stays_within_40_lines() {
-        // main, lib wiring (the CLI) and the test; the script module is content.
-        let lines: usize = ["src/main.rs", "src/lib.rs", "tests/output.rs"]
+    /// Lines of the template written to `path`.
+    fn lines(path: &str) -> usize {
+        TEMPLATES
             .iter()
-            .map(|p| {
-                TEMPLATES
-                    .iter()
-                    .find(|t| t.0 == *p)
-                    .unwrap()
-                    .1
-                    .lines()
-                    .count()
-            })
-            .sum();
-        assert!(lines <= 40, "{lines} lines");
+            .find(|t| t.0 == path)
+            .unwrap()
+            .1
+            .lines()
+            .count()
+    }
+
+    #[test]
+    fn the_wiring_stays_within_40_lines_and_the_starter_demo_within_30() {
+        // main and lib (the CLI and the registry) are wiring; the script module is content.
+        let wiring = lines("src/main.rs") + lines("src/lib.rs");
+        assert!(wiring <= 40, "{wiring} lines");
+        let starter = lines("src/first_script.rs");
+        assert!(starter <= 30, "the starter demo is {starter} lines");
+    }
+
+    #[test]
+    fn the_starter_is_written_on_the_authoring_api_and_tests_a_claim() {
+        let script = fill(TEMPLATES[4].1, 7, "测试");
+        for call in [
+            "out.header(",
+            "out.table(",
+            "out.observations(",
+            "out.figure(",
+            "row![",
+        ] {
+            assert!(script.contains(call), "{call}");
+        }
+        assert!(!script.contains("Cell::") && !script.contains("Serialize"));
+        let tests = fill(TEMPLATES[5].1, 7, "测试");
+        assert!(tests.contains("assert_snapshot!"));
+        assert!(tests.contains("check_command_line::<Cli>(env!(\"CARGO_BIN_EXE_lecture07\"))"));
+        assert!(
+            tests.contains(".numbers("),
+            "a claim on the figures, not only a snapshot"
+        );
     }
 }

@@ -1,14 +1,19 @@
 //! The runner every lecture's `main` calls: the shared flags, the script registry, output
 //! forms and files, exit codes.
 //!
-//! A lecture's command line is a clap `Parser` that flattens [`CommonArgs`] (and
-//! [`ModelArgs`] if it asks "on which card, with which models?") and implements
-//! [`Lecture`]; its `main` is `lecture_kit::main::<Cli>()`.
+//! A lecture's command line is a clap `Parser` that flattens [`CommonArgs`] (and the
+//! course's shared flag groups from `lecture_flags`, such as `ModelArgs` for "on which card,
+//! with which models?") and implements [`Lecture`]; its `main` is
+//! `lecture_kit::main::<Cli>()`.
 //!
 //! Exit codes: 0 on success, also when the reader of the output leaves early
 //! (`lecture06 | head -3`); 2 for bad flags, with one line that says what was wrong, lists
 //! the valid choices and points to `--help`; 1 when the output cannot be written or a
 //! library fails. Output is buffered and flushed once, at the end.
+//!
+//! Measured values (see [`crate::value::measured`]) print as they are, or masked when the
+//! environment variable [`MASK_ENV`] (`LECTURE_MASK_MEASURED=1`) is set: read once, by
+//! [`main`] and [`exit_code`], and passed down as [`Options`].
 
 use std::ffi::OsString;
 use std::fs;
@@ -17,12 +22,32 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use hw_specs::{ACCELERATORS, Accelerator};
-use llm_math::{MODELS, ModelConfig};
 
+use crate::chrome;
 use crate::error::Error;
 use crate::render;
 use crate::report::{Block, Cell, Column, Report, Section, Table};
+
+/// The environment variable that masks measured values (any value but empty or `0`): what
+/// CI sets to compare two runs byte for byte.
+pub const MASK_ENV: &str = "LECTURE_MASK_MEASURED";
+
+/// How the runner prints, besides the flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options {
+    /// Print every measured value as [`crate::value::MASKED`], with no number behind it.
+    pub mask_measured: bool,
+}
+
+impl Options {
+    /// The options the process environment asks for ([`MASK_ENV`]).
+    pub fn from_env() -> Self {
+        let mask = std::env::var_os(MASK_ENV).is_some_and(|v| !v.is_empty() && v != "0");
+        Options {
+            mask_measured: mask,
+        }
+    }
+}
 
 /// The flags every lecture has.
 #[derive(Debug, Clone, PartialEq, Eq, Default, clap::Args)]
@@ -65,34 +90,22 @@ pub enum Format {
     Html,
 }
 
-/// "On which card, with which models?": the registry flags, with the course's defaults.
-#[derive(Debug, Clone, Copy, PartialEq, clap::Args)]
-pub struct ModelArgs {
-    /// Accelerator (see --list), e.g. H200, A100, MI300X.
-    #[arg(long, value_name = "NAME", default_value = "H100", value_parser = parse_hw)]
-    pub hw: Accelerator,
-    /// Target model (see --list), e.g. Llama-3.1-70B.
-    #[arg(long, value_name = "NAME", default_value = "Llama-3.1-8B", value_parser = parse_model)]
-    pub target: ModelConfig,
-    /// Draft model (see --list), e.g. Llama-3.2-3B.
-    #[arg(long, value_name = "NAME", default_value = "Llama-3.2-1B", value_parser = parse_model)]
-    pub draft: ModelConfig,
-}
-
-/// `--hw NAME`: an accelerator of the registry, by name or alias, any case.
-pub fn parse_hw(name: &str) -> Result<Accelerator, String> {
-    hw_specs::accelerator(name)
-        .copied()
-        .map_err(|e| e.to_string())
-}
-
-/// `--target NAME`, `--draft NAME`: a model of the registry, any case.
-pub fn parse_model(name: &str) -> Result<ModelConfig, String> {
-    llm_math::model(name).copied().map_err(|e| e.to_string())
-}
-
 /// One script of a lecture: its name, its demos, and the function that computes its
-/// report for the parsed flags and the chosen demos.
+/// report for the parsed flags and the chosen demos — the script's demo functions on the
+/// setup the flags ask for ([`crate::demos`]):
+///
+/// ```ignore
+/// pub const SCRIPT: Script<Cli> = Script {
+///     name: "05_spec_decode_on_hardware",
+///     title: "投机解码在硬件上",
+///     demos: &[1, 2, 3],
+///     default_demos: &[1, 2, 3],
+///     report: |cli, chosen| lecture_kit::demos(&cli.setup()?, REGISTRY, chosen),
+/// };
+/// ```
+///
+/// The runner fills in the report's lecture number and script name. Every demo of
+/// `demos` must be in the registry (`testing::check_command_line` runs each one).
 pub struct Script<L> {
     /// The name `--script` takes, e.g. `"05_spec_decode_on_hardware"`.
     pub name: &'static str,
@@ -115,6 +128,11 @@ pub trait Lecture: Parser + 'static {
     const SCRIPTS: &'static [Script<Self>];
     /// The flags every lecture has.
     fn common(&self) -> &CommonArgs;
+    /// What `--list` prints after the scripts: the registries the lecture's flags accept
+    /// (`lecture_flags::catalog()` for `--hw`, `--target`, `--draft`). None by default.
+    fn catalog() -> Vec<Block> {
+        Vec::new()
+    }
 }
 
 /// A lecture binary's `main`: runs the process's command line, prints to standard output,
@@ -128,11 +146,21 @@ pub fn main<L: Lecture>() -> ExitCode {
 }
 
 /// Runs the command line `args` (program name first), printing to `out` and errors to
-/// `err`; returns the exit code (0, 1 or 2).
+/// `err`, with the [`Options`] of the process environment; returns the exit code (0, 1 or 2).
 pub fn exit_code<L: Lecture>(
     args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
     out: &mut dyn Write,
     err: &mut dyn Write,
+) -> u8 {
+    exit_code_with::<L>(args, out, err, Options::from_env())
+}
+
+/// [`exit_code`] with the given options instead of the environment's.
+pub fn exit_code_with<L: Lecture>(
+    args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    options: Options,
 ) -> u8 {
     let name = format!("lecture{:02}", L::NUMBER);
     let cli = match L::try_parse_from(args) {
@@ -147,7 +175,7 @@ pub fn exit_code<L: Lecture>(
             return 2;
         }
     };
-    match run(&cli, out) {
+    match run_with(&cli, out, options) {
         Ok(()) => 0,
         Err(e) => {
             let code = e.exit_code();
@@ -160,16 +188,33 @@ pub fn exit_code<L: Lecture>(
     }
 }
 
-/// Computes and writes what the flags ask for.
+/// Computes and writes what the flags ask for (measured values as they are).
 pub fn run<L: Lecture>(cli: &L, out: &mut dyn Write) -> Result<(), Error> {
+    run_with(cli, out, Options::default())
+}
+
+/// The report the flags ask for: `--list`, or the chosen demos of the chosen script, with
+/// the lecture's number and the script's name.
+pub fn report<L: Lecture>(cli: &L) -> Result<Report, Error> {
     let common = cli.common();
-    let report = if common.list {
-        list_report::<L>()?
-    } else {
-        let script = pick_script(L::SCRIPTS, common.script.as_deref())?;
-        let demos = pick_demos(script, &common.demos)?;
-        (script.report)(cli, &demos)?
-    };
+    if common.list {
+        return list_report::<L>();
+    }
+    let script = pick_script(L::SCRIPTS, common.script.as_deref())?;
+    let demos = pick_demos(script, &common.demos)?;
+    let mut report = (script.report)(cli, &demos)?;
+    report.lecture = L::NUMBER;
+    report.script = script.name.to_string();
+    Ok(report)
+}
+
+/// Computes and writes what the flags ask for, with `options`.
+pub fn run_with<L: Lecture>(cli: &L, out: &mut dyn Write, options: Options) -> Result<(), Error> {
+    let common = cli.common();
+    let mut report = report(cli)?;
+    if options.mask_measured {
+        report = report.masked();
+    }
     let n_figures = report.figures().count();
     if common.plot.is_some() && n_figures == 0 {
         return Err(Error::Usage(
@@ -331,17 +376,13 @@ fn one_line(rendered: &str) -> String {
         .join(" ")
 }
 
-/// `--list`: the lecture's scripts and the registries `--hw`, `--target` and `--draft`
-/// accept, as a report (so it prints in every `--format`).
+/// `--list`: the lecture's scripts and what [`Lecture::catalog`] adds (the registries its
+/// flags accept), as a report (so it prints in every `--format`).
 pub fn list_report<L: Lecture>() -> Result<Report, Error> {
     let mut script_table = Table::new(
         "scripts",
-        format!("第 {} 讲的脚本（--script）", L::NUMBER),
-        vec![
-            Column::text("名称"),
-            Column::text("问题"),
-            Column::text("演示（--demo）"),
-        ],
+        chrome::scripts_caption(L::NUMBER),
+        chrome::SCRIPTS_HEADERS.map(Column::text).to_vec(),
     );
     for s in L::SCRIPTS {
         script_table = script_table.row(vec![
@@ -350,67 +391,11 @@ pub fn list_report<L: Lecture>() -> Result<Report, Error> {
             Cell::text(choices(s.demos)),
         ]);
     }
-    let mut hw = Table::new(
-        "accelerators",
-        "加速卡（--hw）",
-        vec![
-            Column::text("名称"),
-            Column::number("bf16 TFLOP/s", "TFLOP/s"),
-            Column::number("带宽 TB/s", "TB/s"),
-            Column::number("显存 GB", "GB"),
-            Column::text("别名"),
-        ],
-    );
-    for a in ACCELERATORS {
-        let tflops = a.peak_flops_bf16 / 1e12;
-        let tbs = a.hbm_bandwidth / 1e12;
-        let gb = a.memory_bytes / 1e9;
-        hw = hw.row(vec![
-            Cell::text(a.name),
-            Cell::number(format!("{tflops:.1}"), tflops),
-            Cell::number(format!("{tbs:.3}"), tbs),
-            Cell::number(format!("{gb}"), gb),
-            Cell::text(a.aliases.join(", ")),
-        ]);
-    }
-    let mut models = Table::new(
-        "models",
-        "模型（--target、--draft）",
-        vec![
-            Column::text("名称"),
-            Column::number("参数（B）", "B params"),
-            Column::number("层数", ""),
-            Column::number("d_model", ""),
-            Column::with_fields("头/KV 头", &[("头", ""), ("KV 头", "")]),
-            Column::number("KV KiB/token", "KiB/token"),
-        ],
-    );
-    for m in MODELS {
-        let billions = m.n_params() as f64 / 1e9;
-        let kib = m.kv_bytes_per_token() / 1024;
-        models = models.row(vec![
-            Cell::text(m.name),
-            Cell::number(format!("{billions:.2}"), billions),
-            Cell::int(m.n_layers as i64),
-            Cell::int(m.d_model as i64),
-            Cell::values(
-                format!("{}/{}", m.n_heads, m.n_kv_heads),
-                vec![
-                    crate::Datum::Int(m.n_heads as i64),
-                    crate::Datum::Int(m.n_kv_heads as i64),
-                ],
-            ),
-            Cell::int(kib as i64),
-        ]);
-    }
-    let blocks = vec![
-        Block::Text(format!("第 {} 讲的脚本（--script）：", L::NUMBER)),
+    let mut blocks = vec![
+        Block::Text(chrome::scripts_line(L::NUMBER)),
         Block::Table(script_table),
-        Block::Text("\n加速卡（--hw）：".into()),
-        Block::Table(hw),
-        Block::Text("\n模型（--target、--draft）：".into()),
-        Block::Table(models),
     ];
+    blocks.extend(L::catalog());
     let mut report = Report::new(L::NUMBER, "list");
     report.sections.push(Section::new("list", blocks, &())?);
     Ok(report)

@@ -1,10 +1,20 @@
-//! One error type for every lecture: a variant per library a lecture calls, plus the
-//! runner's own (bad flags, output that could not be written).
+//! One error type for every lecture: the runner's own cases (bad flags, an output file
+//! that could not be written, a closed pipe) and one boxed case for whatever a course
+//! library reports.
+//!
+//! Any error type converts with `?` (`decode_lab::Error`, `llm_math::Error`, …): the kit
+//! knows none of the course's libraries, so there is no variant per library. An
+//! [`std::io::Error`] becomes [`Error::Io`], so that a reader who leaves early
+//! (`lecture06 | head -3`) is recognised whatever wrote the bytes.
 
+use std::error::Error as StdError;
 use std::fmt;
 use std::io;
 
 /// Why a lecture could not finish.
+///
+/// Not itself a [`std::error::Error`] (that would clash with converting from every error
+/// type, as `anyhow::Error` does); it converts into `Box<dyn std::error::Error + Send + Sync>`.
 #[derive(Debug)]
 pub enum Error {
     /// Writing the output failed (a closed pipe, a full disk, an unwritable `--out`).
@@ -13,18 +23,8 @@ pub enum Error {
     Output(String),
     /// The flags ask for something impossible (exit code 2); says what and what is valid.
     Usage(String),
-    /// An accelerator name the registry does not know.
-    Hw(hw_specs::UnknownAccelerator),
-    /// The roofline model rejected its inputs.
-    Math(llm_math::Error),
-    /// The speculative-decoding model rejected its inputs.
-    Decode(decode_lab::Error),
-    /// The toy model rejected its inputs.
-    Model(transformer_lab::Error),
-    /// Quantization rejected its inputs.
-    Quant(quant_lab::Error),
-    /// A lecture's figures could not be represented as JSON.
-    Json(serde_json::Error),
+    /// A library (or the lecture itself) rejected its inputs; its own message.
+    Library(Box<dyn StdError + Send + Sync + 'static>),
 }
 
 impl Error {
@@ -42,6 +42,14 @@ impl Error {
             _ => 1,
         }
     }
+
+    /// The library's error, if this is one of type `E` (`e.library::<decode_lab::Error>()`).
+    pub fn library<E: StdError + 'static>(&self) -> Option<&E> {
+        match self {
+            Error::Library(e) => e.downcast_ref::<E>(),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -49,47 +57,90 @@ impl fmt::Display for Error {
         match self {
             Error::Io(e) => write!(f, "cannot write the output: {e}"),
             Error::Output(msg) | Error::Usage(msg) => f.write_str(msg),
-            Error::Hw(e) => e.fmt(f),
-            Error::Math(e) => e.fmt(f),
-            Error::Decode(e) => e.fmt(f),
-            Error::Model(e) => e.fmt(f),
-            Error::Quant(e) => e.fmt(f),
-            Error::Json(e) => write!(f, "cannot export the figures as JSON: {e}"),
+            Error::Library(e) => e.fmt(f),
         }
     }
 }
 
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
+impl<E: StdError + Send + Sync + 'static> From<E> for Error {
+    fn from(e: E) -> Self {
+        let boxed: Box<dyn StdError + Send + Sync> = Box::new(e);
+        match boxed.downcast::<io::Error>() {
+            Ok(io) => Error::Io(*io),
+            Err(other) => Error::Library(other),
+        }
+    }
+}
+
+/// [`Error`] as a standard error, for code that collects `Box<dyn Error>`.
+#[derive(Debug)]
+struct Boxed(Error);
+
+impl fmt::Display for Boxed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl StdError for Boxed {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        match &self.0 {
             Error::Io(e) => Some(e),
-            Error::Hw(e) => Some(e),
-            Error::Math(e) => Some(e),
-            Error::Decode(e) => Some(e),
-            Error::Model(e) => Some(e),
-            Error::Quant(e) => Some(e),
-            Error::Json(e) => Some(e),
+            Error::Library(e) => Some(e.as_ref()),
             Error::Output(_) | Error::Usage(_) => None,
         }
     }
 }
 
-macro_rules! from {
-    ($($t:ty => $v:ident),* $(,)?) => {$(
-        impl From<$t> for Error {
-            fn from(e: $t) -> Self {
-                Error::$v(e)
-            }
-        }
-    )*};
+impl From<Error> for Box<dyn StdError + Send + Sync + 'static> {
+    fn from(e: Error) -> Self {
+        Box::new(Boxed(e))
+    }
 }
 
-from! {
-    io::Error => Io,
-    hw_specs::UnknownAccelerator => Hw,
-    llm_math::Error => Math,
-    decode_lab::Error => Decode,
-    transformer_lab::Error => Model,
-    quant_lab::Error => Quant,
-    serde_json::Error => Json,
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct LibError;
+
+    impl fmt::Display for LibError {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("α must be in [0, 1]")
+        }
+    }
+
+    impl StdError for LibError {}
+
+    fn fails() -> Result<(), LibError> {
+        Err(LibError)
+    }
+
+    fn lecture() -> Result<(), Error> {
+        fails()?;
+        Ok(())
+    }
+
+    #[test]
+    fn a_library_error_passes_through_with_its_own_message_and_exit_code_1() {
+        let e = lecture().unwrap_err();
+        assert_eq!(e.to_string(), "α must be in [0, 1]");
+        assert_eq!(e.exit_code(), 1);
+        assert!(e.library::<LibError>().is_some());
+        assert!(e.library::<io::Error>().is_none());
+    }
+
+    #[test]
+    fn io_errors_stay_io_errors_and_a_closed_pipe_is_success() {
+        let pipe = Error::from(io::Error::from(io::ErrorKind::BrokenPipe));
+        assert!(matches!(pipe, Error::Io(_)));
+        assert_eq!(pipe.exit_code(), 0);
+        let full = Error::from(io::Error::other("disk full"));
+        assert_eq!(full.exit_code(), 1);
+        assert_eq!(Error::Usage("x".into()).exit_code(), 2);
+        let boxed: Box<dyn StdError + Send + Sync> = Error::from(LibError).into();
+        assert_eq!(boxed.to_string(), "α must be in [0, 1]");
+        assert!(boxed.source().is_some());
+    }
 }

@@ -18,6 +18,24 @@ pub struct Figure {
     pub panels: Vec<Panel>,
 }
 
+impl Figure {
+    /// A figure of `panels` under `title`. Its file name (`id`) is left empty: a demo's
+    /// figure gets one from the kit (`demo1.svg`), or name it with [`Figure::id`].
+    pub fn new(title: impl Into<String>, panels: Vec<Panel>) -> Self {
+        Figure {
+            id: String::new(),
+            title: title.into(),
+            panels,
+        }
+    }
+
+    /// The same figure written to `{id}.svg`.
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.id = id.into();
+        self
+    }
+}
+
 /// One chart: axes, series, reference lines, shaded regions.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Panel {
@@ -37,6 +55,10 @@ pub struct Panel {
     /// Words drawn instead of the chart when there is nothing to plot (e.g. "放不下"); a
     /// panel with a message and no series draws no axes.
     pub message: Option<String>,
+    /// Whether its points were measured at run time: when measured values are masked, the
+    /// panel draws [`crate::value::MASKED`] instead (see [`crate::Report::masked`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub measured: bool,
 }
 
 impl Panel {
@@ -50,7 +72,14 @@ impl Panel {
             hlines: Vec::new(),
             regions: Vec::new(),
             message: None,
+            measured: false,
         }
+    }
+
+    /// The same panel with `series` on it.
+    pub fn with(mut self, series: impl IntoIterator<Item = Series>) -> Self {
+        self.series.extend(series);
+        self
     }
 
     /// Whether any series has a point to draw.
@@ -186,6 +215,16 @@ pub struct RefLine {
     pub label: String,
 }
 
+impl RefLine {
+    /// A line at height `y`, labelled `label`.
+    pub fn new(y: f64, label: impl Into<String>) -> Self {
+        RefLine {
+            y,
+            label: label.into(),
+        }
+    }
+}
+
 /// A shaded range of x values.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Region {
@@ -197,4 +236,16 @@ pub struct Region {
     pub label: String,
     /// The series whose colour it takes.
     pub series: usize,
+}
+
+impl Region {
+    /// The range `x0..x1`, labelled `label`, in the colour of series `series`.
+    pub fn new(x0: f64, x1: f64, label: impl Into<String>, series: usize) -> Self {
+        Region {
+            x0,
+            x1,
+            label: label.into(),
+            series,
+        }
+    }
 }

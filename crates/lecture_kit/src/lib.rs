@@ -1,19 +1,24 @@
 //! What every CS349E lecture shares, so that a new lecture is one folder of content.
 //!
-//! A lecture script computes typed figures with the course's libraries (`hw_specs`,
-//! `llm_math`, `decode_lab`, …) and turns them into a [`Report`]: one [`Section`] per demo,
-//! each a list of [`Block`]s (header, text, [`Table`]s whose cells carry raw values next to
-//! the printed text, observations, [`Figure`]s) plus the demo's figures as data. This crate
-//! does everything else:
+//! A demo is a plain function that prints to an [`Out`] in the order of the Python script it
+//! ports — `out.header(…)`, `out.print(…)`, `out.table(headers, rows)`,
+//! `out.observations([…])`, `out.figure(…)` — with typed [`Value`]s that carry their own
+//! format and unit (`time(t)` prints `7.04 ms` and exports seconds). A script registers its
+//! demos ([`Demo`]) with the setup inputs each reads ([`Inputs`]); the kit builds the
+//! [`Report`] and does everything else:
 //!
 //! | module | what |
 //! |---|---|
+//! | [`demo`] | writing a demo: [`Out`], [`Demo`], observations that hold for the default setup only, [`demos`] |
+//! | [`value`] | typed values: time, fixed digits, ratio, speedup, percent, thousands, Python's float repr, measured |
+//! | [`inputs`] | a lecture's setup as named inputs: what changed, the view a demo is given, the flags it ignores |
 //! | [`report`] | the report model: sections, blocks, tables, cells with values and units |
 //! | [`figure`] | the figure model: panels, axes, series, reference lines, regions, messages |
 //! | [`render`] | text (the script's exact bytes, via `console`), Markdown, tidy CSV, JSON (serde), SVG, one HTML page |
-//! | [`cli`] | the runner: shared flags ([`CommonArgs`], [`ModelArgs`]), the script registry, exit codes |
-//! | [`error`] | one [`Error`] for lectures, a variant per library |
-//! | [`testing`] | run a lecture's command line into a string, for snapshot tests |
+//! | [`cli`] | the runner: shared flags ([`CommonArgs`]), the script registry, exit codes, masking measured values |
+//! | [`error`] | one [`Error`] for lectures; any library's error passes through one boxed variant |
+//! | [`testing`] | run a lecture's command line into a string, check what every lecture's command line must do |
+//! | [`chrome`] | the page words the kit prints around a lecture (its only Chinese) |
 //!
 //! A lecture's `main.rs` is one call:
 //!
@@ -23,16 +28,25 @@
 //! }
 //! ```
 //!
-//! `cargo xtask new-lecture NN "title"` writes a new lecture that uses all of it.
+//! The kit knows none of the course's libraries (`hw_specs`, `llm_math`, …); the flags and
+//! value parsers for cards and models are `lecture_flags`'. `cargo xtask new-lecture NN
+//! "title"` writes a new lecture that uses all of it.
 
+pub mod chrome;
 pub mod cli;
+pub mod demo;
 pub mod error;
 pub mod figure;
+pub mod inputs;
 pub mod render;
 pub mod report;
 pub mod testing;
+pub mod value;
 
-pub use cli::{CommonArgs, Format, Lecture, ModelArgs, Script, exit_code, main};
+pub use cli::{CommonArgs, Format, Lecture, MASK_ENV, Options, Script, exit_code, main};
+pub use demo::{Demo, Observation, Out, always, demos, figures, seed, what_if};
 pub use error::Error;
 pub use figure::{Axis, Figure, Panel, RefLine, Region, Series};
-pub use report::{Block, Cell, Column, Datum, Report, Section, Table};
+pub use inputs::Inputs;
+pub use report::{Block, Cell, Column, Datum, Line, Report, Section, Table};
+pub use value::Value;

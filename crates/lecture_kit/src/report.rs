@@ -11,6 +11,7 @@
 use serde::Serialize;
 
 use crate::figure::Figure;
+use crate::value::MASKED;
 
 /// Everything one run of a lecture script produced, in print order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -59,6 +60,41 @@ impl Report {
             _ => None,
         })
     }
+
+    /// The table `id`, if the report has one.
+    pub fn table(&self, id: &str) -> Option<&Table> {
+        self.tables().find(|t| t.id == id)
+    }
+
+    /// The same report with every measured value masked: a measured cell or part of a
+    /// line prints [`MASKED`] and carries no number, a measured panel draws [`MASKED`]
+    /// instead of its points. What is not measured is untouched, so a masked report is the
+    /// same from run to run exactly when the lecture is deterministic but for what it measures.
+    pub fn masked(&self) -> Report {
+        let mut r = self.clone();
+        for block in r.sections.iter_mut().flat_map(|s| s.blocks.iter_mut()) {
+            match block {
+                Block::Table(t) => t.rows.iter_mut().flatten().for_each(Cell::mask),
+                Block::Line(line) => {
+                    line.parts.iter_mut().for_each(Cell::mask);
+                    line.text = crate::value::fill(
+                        &line.template,
+                        line.parts.iter().map(|c| c.text.clone()),
+                    );
+                }
+                Block::Figure(f) => {
+                    for p in f.panels.iter_mut().filter(|p| p.measured) {
+                        p.series.clear();
+                        p.hlines.clear();
+                        p.regions.clear();
+                        p.message = Some(MASKED.into());
+                    }
+                }
+                Block::Header(_) | Block::Text(_) | Block::Observations(_) => {}
+            }
+        }
+        r
+    }
 }
 
 /// One demo's part of a report.
@@ -70,6 +106,10 @@ pub struct Section {
     pub blocks: Vec<Block>,
     /// The demo's typed figures, serialised (raw numbers, units per [`Report::units`]).
     pub data: serde_json::Value,
+    /// The flags the user changed that this demo does not read (so they cannot move its
+    /// figures); filled by [`crate::demos`], not printed yet.
+    #[serde(skip)]
+    pub unread_flags: Vec<&'static str>,
 }
 
 impl Section {
@@ -85,6 +125,7 @@ impl Section {
             id: id.into(),
             blocks,
             data: serde_json::to_value(data)?,
+            unread_flags: Vec::new(),
         })
     }
 }
@@ -97,6 +138,8 @@ pub enum Block {
     Header(String),
     /// A line of text, printed as is (a leading `\n` makes a blank line before it).
     Text(String),
+    /// A line of text with values measured at run time in it (see [`Line`]).
+    Line(Line),
     /// A table (`console::print_table`).
     Table(Table),
     /// The numbered observations that close a demo (`console::print_observations`).
@@ -104,6 +147,18 @@ pub enum Block {
     /// A figure: drawn by the SVG and HTML renderers, carried by the JSON export, not
     /// printed in the terminal.
     Figure(Figure),
+}
+
+/// A line of text with typed values in it, some measured at run time: printed as its
+/// `text`; masked, its measured parts print [`MASKED`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Line {
+    /// The line as printed.
+    pub text: String,
+    /// The line with one `{}` per part.
+    pub template: String,
+    /// The values in the line, in order.
+    pub parts: Vec<Cell>,
 }
 
 /// One table: the cells as the lecture prints them, and the values behind them.
@@ -147,6 +202,23 @@ impl Table {
         self.rows
             .iter()
             .map(|r| r.iter().map(|c| c.text.clone()).collect())
+            .collect()
+    }
+
+    /// The values of the column headed `header`, as numbers (integers converted, anything
+    /// else — a label, "放不下", a masked value — left out); empty when there is no such
+    /// column or it has several fields.
+    pub fn numbers(&self, header: &str) -> Vec<f64> {
+        let Some(j) = self.columns.iter().position(|c| c.header == header) else {
+            return Vec::new();
+        };
+        self.rows
+            .iter()
+            .filter_map(|r| match r.get(j)?.values.as_slice() {
+                [Datum::Number(x)] => Some(*x),
+                [Datum::Int(n)] => Some(*n as f64),
+                _ => None,
+            })
             .collect()
     }
 
@@ -239,6 +311,9 @@ pub struct Cell {
     pub text: String,
     /// The raw values, one per field of the column.
     pub values: Vec<Datum>,
+    /// Whether the value was measured at run time (exported as `"measured": true`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub measured: bool,
 }
 
 impl Cell {
@@ -247,6 +322,7 @@ impl Cell {
         Cell {
             text: text.into(),
             values: vec![Datum::Number(value)],
+            measured: false,
         }
     }
 
@@ -256,6 +332,7 @@ impl Cell {
         Cell {
             text: value.to_string(),
             values: vec![Datum::Int(value)],
+            measured: false,
         }
     }
 
@@ -265,6 +342,7 @@ impl Cell {
         Cell {
             values: vec![Datum::Text(text.clone())],
             text,
+            measured: false,
         }
     }
 
@@ -273,6 +351,7 @@ impl Cell {
         Cell {
             text: text.into(),
             values: vec![Datum::Bool(value)],
+            measured: false,
         }
     }
 
@@ -282,6 +361,7 @@ impl Cell {
         Cell {
             text: text.into(),
             values: vec![Datum::Missing; n_fields],
+            measured: false,
         }
     }
 
@@ -290,6 +370,15 @@ impl Cell {
         Cell {
             text: text.into(),
             values,
+            measured: false,
+        }
+    }
+
+    /// Masks a measured cell: [`MASKED`] and no value behind it.
+    fn mask(&mut self) {
+        if self.measured {
+            self.text = MASKED.into();
+            self.values.iter_mut().for_each(|v| *v = Datum::Missing);
         }
     }
 }

@@ -1,15 +1,26 @@
-//! Helpers for a lecture's own tests: run its command line into strings.
+//! Helpers for a lecture's own tests: run its command line into strings, and check what
+//! every lecture's command line must do.
 //!
-//! A lecture's snapshot test is then a few lines in its own `tests/` folder:
+//! The helpers run the lecture in-process with measured values masked (as CI compares
+//! runs), without touching the process environment. A lecture's tests are then a few lines
+//! in its own `tests/` folder:
 //!
 //! ```ignore
 //! #[test]
 //! fn prints_what_the_snapshot_pins() {
 //!     insta::assert_snapshot!(lecture_kit::testing::output::<lecture07::Cli>(&[]));
 //! }
+//!
+//! #[test]
+//! fn the_command_line_behaves_like_every_lectures() {
+//!     lecture_kit::testing::check_command_line::<lecture07::Cli>(env!("CARGO_BIN_EXE_lecture07"));
+//! }
 //! ```
 
-use crate::cli::{Lecture, exit_code};
+use std::process::Command;
+
+use crate::cli::{Lecture, MASK_ENV, Options, exit_code_with};
+use crate::report::Report;
 
 /// What one run of a lecture's command line printed, and its exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,11 +33,21 @@ pub struct Run {
     pub stderr: String,
 }
 
-/// Runs lecture `L` with `args` (without the program name).
+/// Runs lecture `L` with `args` (without the program name), measured values masked.
 pub fn run<L: Lecture>(args: &[&str]) -> Run {
+    run_with::<L>(
+        args,
+        Options {
+            mask_measured: true,
+        },
+    )
+}
+
+/// Runs lecture `L` with `args` and `options`.
+pub fn run_with<L: Lecture>(args: &[&str], options: Options) -> Run {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let argv = std::iter::once("lecture").chain(args.iter().copied());
-    let code = exit_code::<L>(argv, &mut out, &mut err);
+    let code = exit_code_with::<L>(argv, &mut out, &mut err, options);
     Run {
         code,
         stdout: String::from_utf8(out).expect("lecture output is UTF-8"),
@@ -34,23 +55,75 @@ pub fn run<L: Lecture>(args: &[&str]) -> Run {
     }
 }
 
-/// What lecture `L` prints with `args`; panics with its error message if it fails.
+/// What lecture `L` prints with `args` (measured values masked); panics with its error
+/// message if it fails.
 pub fn output<L: Lecture>(args: &[&str]) -> String {
     let r = run::<L>(args);
     assert_eq!(r.code, 0, "lecture failed: {}", r.stderr);
     r.stdout
 }
 
-/// Checks what every lecture's command line must do, with `L`'s own flags: the default
-/// run succeeds and prints the same bytes twice; `--list` and every `--format` succeed
-/// (JSON parses, HTML is one page); a demo that does not exist, a bad `--format` and an
-/// unknown flag exit with 2 and one line that points to `--help`. Panics with what went
-/// wrong.
-pub fn check_command_line<L: Lecture>() {
+/// The report lecture `L` computes for `args` (measured values as measured): its tables'
+/// numbers, for claim tests (`report.table("demo1_table1").unwrap().numbers("时间")`).
+/// Panics with the error message if the flags are refused or the lecture fails.
+pub fn report<L: Lecture>(args: &[&str]) -> Report {
+    let argv = std::iter::once("lecture").chain(args.iter().copied());
+    let cli = L::try_parse_from(argv).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+    crate::cli::report(&cli).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+/// Checks what every lecture's command line must do, with `L`'s own flags and its binary
+/// `bin` (`env!("CARGO_BIN_EXE_lecture07")`). See [`check_command_line_with`].
+pub fn check_command_line<L: Lecture>(bin: &str) {
+    check_command_line_with::<L>(|| Command::new(bin));
+}
+
+/// Checks what every lecture's command line must do; `lecture()` makes a command that runs
+/// its binary. Two processes of the binary, with `RAYON_NUM_THREADS=1` and `2` and measured
+/// values masked ([`MASK_ENV`]), print the same bytes, and what the runner prints in-process;
+/// every demo of every script runs; `--list`, `--help` and every `--format` succeed (JSON
+/// parses, names the lecture, carries no number behind a masked value; HTML is one page); a
+/// demo that does not exist, a bad `--format` and an unknown flag exit with 2 and one line
+/// that points to `--help`. Panics with what went wrong.
+pub fn check_command_line_with<L: Lecture>(lecture: impl Fn() -> Command) {
     let first = run::<L>(&[]);
     assert_eq!(first.code, 0, "the default run fails: {}", first.stderr);
     assert!(!first.stdout.is_empty(), "the default run prints nothing");
-    assert_eq!(run::<L>(&[]), first, "two runs print different bytes");
+    let process = |threads: &str| {
+        let out = lecture()
+            .env(MASK_ENV, "1")
+            .env("RAYON_NUM_THREADS", threads)
+            .output()
+            .expect("the lecture's binary runs");
+        let stdout = String::from_utf8(out.stdout).expect("lecture output is UTF-8");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "the binary fails: {stderr}");
+        stdout
+    };
+    let (one, two) = (process("1"), process("2"));
+    assert!(
+        one == two,
+        "two processes print different bytes (RAYON_NUM_THREADS=1 and 2, {MASK_ENV}=1): {}",
+        first_difference(&one, &two)
+    );
+    assert!(
+        one == first.stdout,
+        "the binary prints other bytes than the runner in-process: {}",
+        first_difference(&one, &first.stdout)
+    );
+    let unmasked = run_with::<L>(&[], Options::default());
+    assert_eq!(unmasked.code, 0, "unmasked: {}", unmasked.stderr);
+    for script in L::SCRIPTS {
+        for demo in script.demos {
+            let n = demo.to_string();
+            let r = run::<L>(&["--script", script.name, "--demo", &n]);
+            assert_eq!(
+                r.code, 0,
+                "--script {} --demo {n}: {}",
+                script.name, r.stderr
+            );
+        }
+    }
     for args in [&["--list"][..], &["--format", "markdown"], &["--help"]] {
         let r = run::<L>(args);
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
@@ -59,6 +132,7 @@ pub fn check_command_line<L: Lecture>() {
     assert_eq!(json.code, 0, "--format json: {}", json.stderr);
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("--format json is JSON");
     assert_eq!(doc["lecture"], L::NUMBER, "the JSON names the lecture");
+    assert_masked(&doc);
     let html = run::<L>(&["--format", "html"]);
     assert_eq!(html.code, 0, "--format html: {}", html.stderr);
     assert!(
@@ -80,5 +154,36 @@ pub fn check_command_line<L: Lecture>() {
             "{args:?}: points to --help: {r:?}"
         );
         assert!(r.stdout.is_empty(), "{args:?}: nothing on stdout");
+    }
+}
+
+/// Every JSON object marked `"measured": true` carries no number: its values are `null`.
+fn assert_masked(doc: &serde_json::Value) {
+    match doc {
+        serde_json::Value::Object(map) => {
+            if map.get("measured") == Some(&serde_json::Value::Bool(true)) {
+                let values = map.get("values").and_then(|v| v.as_array());
+                assert!(
+                    values.is_none_or(|v| v.iter().all(serde_json::Value::is_null)),
+                    "a masked value still carries a number: {doc}"
+                );
+            }
+            map.values().for_each(assert_masked);
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(assert_masked),
+        _ => {}
+    }
+}
+
+/// Where two outputs first differ: the line number and both lines.
+fn first_difference(a: &str, b: &str) -> String {
+    let mut lines = a.lines().zip(b.lines()).enumerate();
+    match lines.find(|(_, (x, y))| x != y) {
+        Some((i, (x, y))) => format!("line {}: {x:?} vs {y:?}", i + 1),
+        None => format!(
+            "one output is longer ({} vs {} lines)",
+            a.lines().count(),
+            b.lines().count()
+        ),
     }
 }

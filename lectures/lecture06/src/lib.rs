@@ -21,7 +21,8 @@ use flags::{
     parse_alpha, parse_batch, parse_cost, parse_ctx, parse_duration, parse_eff_bandwidth,
     parse_eff_compute, parse_gamma, parse_nodes, parse_tau, parse_tp, parse_window,
 };
-use lecture_kit::{CommonArgs, Lecture, ModelArgs, Script};
+use lecture_flags::ModelArgs;
+use lecture_kit::{CommonArgs, Lecture, Script};
 use llm_math::{KvDtype, WeightDtype};
 
 use spec_decode_on_hardware::{self as s05, Setup};
@@ -216,6 +217,10 @@ impl Lecture for Cli {
 
     fn common(&self) -> &CommonArgs {
         &self.common
+    }
+
+    fn catalog() -> Vec<lecture_kit::Block> {
+        lecture_flags::catalog()
     }
 }
 

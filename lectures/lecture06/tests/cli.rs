@@ -26,6 +26,13 @@ fn a_reader_that_leaves_early_is_not_an_error() {
 }
 
 #[test]
+fn the_command_line_behaves_like_every_lectures() {
+    // Two processes (RAYON_NUM_THREADS=1 and 2, measured values masked) print the same
+    // bytes, every demo runs, every form prints, bad flags exit 2 with one line.
+    lecture_kit::testing::check_command_line::<lecture06::Cli>(env!("CARGO_BIN_EXE_lecture06"));
+}
+
+#[test]
 fn with_no_flags_the_binary_prints_the_default_lecture() {
     let out = lecture06(&[]);
     assert!(out.status.success());
@@ -145,9 +152,15 @@ fn bad_flags_exit_2_with_one_line_that_lists_the_choices() {
             "choose one of: Llama-3.1-8B, Llama-3.1-70B",
         ),
         (&["--draft", "tiny"], "choose one of: Llama-3.1-8B"),
-        (&["--alpha", "0"], "--alpha takes an acceptance rate α in (0, 1], got \"0\""),
+        (
+            &["--alpha", "0"],
+            "--alpha takes an acceptance rate α in (0, 1], got \"0\"",
+        ),
         (&["--alpha", "1.2"], "α in (0, 1]"),
-        (&["--alpha", "-0.3"], "--alpha takes an acceptance rate α in (0, 1], got \"-0.3\""),
+        (
+            &["--alpha", "-0.3"],
+            "--alpha takes an acceptance rate α in (0, 1], got \"-0.3\"",
+        ),
         (
             &["--demo", "-1"],
             "--demo takes 1, 2, 3, 4 or 5 (got \"-1\")",

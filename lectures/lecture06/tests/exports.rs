@@ -239,8 +239,7 @@ fn json_figures(doc: &Value) -> Vec<&Value> {
 
 #[test]
 fn json_carries_every_point_of_every_figure() {
-    use lecture06::spec_decode_on_hardware::{Setup, demo1, demo2, demo3, toy_model};
-    let ranks = toy_model::ranks().unwrap();
+    use lecture06::spec_decode_on_hardware::{Setup, demo1, demo2, demo3};
     let big = Setup {
         base: decode_lab::Scenario {
             target: llm_math::LLAMA31_70B,
@@ -258,7 +257,7 @@ fn json_carries_every_point_of_every_figure() {
         let want = [
             demo1::knee(&setup).unwrap(),
             demo2::batch_figure(&setup, &demo2::figures(&setup).unwrap()).unwrap(),
-            demo3::trees_figure(&setup, &demo3::from_ranks(&setup, &ranks).unwrap()),
+            demo3::trees_figure(&setup, &demo3::figures(&setup).unwrap()),
         ];
         assert_eq!(got.len(), want.len(), "{args:?}");
         for (j, f) in got.iter().zip(&want) {

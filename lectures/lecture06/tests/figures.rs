@@ -8,14 +8,9 @@ mod svg_read;
 use lecture_kit::Figure;
 use lecture_kit::render::svg::color_hex;
 use lecture06::spec_decode_on_hardware::demo4::{Demo4, MeasuredDraft, MeasuredShape};
-use lecture06::spec_decode_on_hardware::toy_model::{self, DraftRanks};
 use lecture06::spec_decode_on_hardware::{Setup, demo1, demo2, demo3, demo4};
 use llm_math::{LLAMA31_70B, max_batch};
-use once_cell::sync::Lazy;
 use svg_read::{Svg, width};
-
-/// The toy model's draft ranks, computed once for every test of this file.
-static RANKS: Lazy<Vec<DraftRanks>> = Lazy::new(|| toy_model::ranks().unwrap());
 
 /// The default setup, and one whose target does not fit on the card.
 fn default_setup() -> Setup {
@@ -37,7 +32,7 @@ fn figures(setup: &Setup) -> [Figure; 3] {
     [
         demo1::knee(setup).unwrap(),
         demo2::batch_figure(setup, &demo2::figures(setup).unwrap()).unwrap(),
-        demo3::trees_figure(setup, &demo3::from_ranks(setup, &RANKS).unwrap()),
+        demo3::trees_figure(setup, &demo3::figures(setup).unwrap()),
     ]
 }
 
@@ -288,7 +283,7 @@ fn a_break_even_line_at_one_in_the_batch_figure_and_both_speedup_panels() {
 #[test]
 fn trees_are_dots_in_separate_panels_for_tau_and_speedup() {
     let setup = default_setup();
-    let fig = demo3::trees_figure(&setup, &demo3::from_ranks(&setup, &RANKS).unwrap());
+    let fig = demo3::trees_figure(&setup, &demo3::figures(&setup).unwrap());
     let svg = Svg::of(&fig);
     let colours: Vec<String> = (0..2).map(color_hex).collect();
     assert!(

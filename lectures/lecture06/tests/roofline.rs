@@ -4,10 +4,10 @@
 
 mod common;
 
-use common::{DEMO1, DEMO2, OUTPUT, SETUP, text_of};
+use common::{DEMO1, DEMO2, OUTPUT, SETUP, blocks, text_of};
 use lecture_kit::Block;
-use lecture06::spec_decode_on_hardware::demo1::{self, DEMO1_NS};
-use lecture06::spec_decode_on_hardware::demo2::{self, DEMO2_CTXS};
+use lecture06::spec_decode_on_hardware::demo1::DEMO1_NS;
+use lecture06::spec_decode_on_hardware::demo2::DEMO2_CTXS;
 use lecture06::spec_decode_on_hardware::{Round, Setup};
 
 // ---- demo 1 ---------------------------------------------------------------------
@@ -269,14 +269,8 @@ fn every_setup_prints_finite_figures_and_marks_default_only_wording() {
                         Err(_) => continue,
                     }
                     let demos = [
-                        (
-                            demo1::blocks(&setup, &demo1::figures(&setup).unwrap()).unwrap(),
-                            same_cards_and_models,
-                        ),
-                        (
-                            demo2::blocks(&setup, &demo2::figures(&setup).unwrap()).unwrap(),
-                            same_cards_and_models && alpha == 0.8,
-                        ),
+                        (blocks(&setup, 1), same_cards_and_models),
+                        (blocks(&setup, 2), same_cards_and_models && alpha == 0.8),
                     ];
                     for (blocks, is_default) in demos {
                         let observations: Vec<String> = blocks

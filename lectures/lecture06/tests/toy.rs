@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{DEMO3, OUTPUT, RANKS, TOY, text_of};
+use common::{DEMO3, OUTPUT, RANKS, TOY, blocks, text_of};
 use decode_lab::TreeShape;
 use lecture_kit::Block;
 use once_cell::sync::Lazy;
@@ -193,7 +193,7 @@ fn demo3_follows_the_card_and_target_but_not_the_toy_acceptance() {
         },
         ..Setup::default()
     };
-    let on_b200 = demo3::from_ranks(&setup, &RANKS).unwrap();
+    let on_b200 = demo3::figures(&setup).unwrap();
     for (a, b) in on_b200.drafts.iter().zip(DEMO3.iter()) {
         assert_eq!(a.top_k_fraction, b.top_k_fraction);
         for (sa, sb) in a.shapes.iter().zip(&b.shapes) {
@@ -201,7 +201,7 @@ fn demo3_follows_the_card_and_target_but_not_the_toy_acceptance() {
             assert_ne!(sa.speedup, sb.speedup, "speedups are the card's");
         }
     }
-    let blocks = demo3::blocks(&setup, &on_b200);
+    let blocks = blocks(&setup, 3);
     let Block::Table(t) = &blocks[2] else {
         panic!("{:?}", blocks[2])
     };
@@ -213,7 +213,7 @@ fn demo3_follows_the_card_and_target_but_not_the_toy_acceptance() {
         },
         ..Setup::default()
     };
-    let none = demo3::from_ranks(&too_big, &RANKS).unwrap();
+    let none = demo3::figures(&too_big).unwrap();
     assert!(
         none.drafts
             .iter()
@@ -230,9 +230,9 @@ fn demo3_what_if_names_each_drafts_fastest_shape_at_each_batch() {
         },
         ..Setup::default()
     };
-    let d = demo3::from_ranks(&setup, &RANKS).unwrap();
+    let d = demo3::figures(&setup).unwrap();
     // The observations as sentences (the terminal wraps them).
-    let text: String = demo3::blocks(&setup, &d)
+    let text: String = blocks(&setup, 3)
         .into_iter()
         .filter_map(|b| match b {
             Block::Observations(items) => Some(items.concat()),
@@ -265,8 +265,7 @@ fn demo3_what_if_names_each_drafts_fastest_shape_at_each_batch() {
         },
         ..Setup::default()
     };
-    let none = demo3::from_ranks(&too_big, &RANKS).unwrap();
-    let text = text_of(demo3::blocks(&too_big, &none));
+    let text = text_of(blocks(&too_big, 3));
     assert!(
         text.contains("放不下，这个演示在这块卡上算不出来"),
         "{text}"

@@ -4,8 +4,8 @@
 use decode_lab::validation::{self, FITTED, Quantity, SEED};
 use lecture_kit::testing::run;
 use lecture06::Cli;
+use lecture06::spec_decode_on_hardware::Setup;
 use lecture06::spec_decode_on_hardware::validation_doc;
-use lecture06::spec_decode_on_hardware::{Setup, demo1, demo2};
 use serde_json::Value;
 
 /// The typed figures of demo `id` from `--format json` with `args`.
@@ -313,13 +313,8 @@ fn every_card_target_draft_and_knob_prints_finite_figures() {
                         Err(_) => continue,
                     }
                     checked += 1;
-                    let d1 = demo1::figures(&setup).unwrap();
-                    let d2 = demo2::figures(&setup).unwrap();
-                    let text = format!(
-                        "{:?}{:?}",
-                        demo1::blocks(&setup, &d1).unwrap(),
-                        demo2::blocks(&setup, &d2).unwrap()
-                    );
+                    let report = lecture06::spec_decode_on_hardware::report(&setup, &[1, 2]);
+                    let text = format!("{:?}", report.unwrap().sections);
                     assert!(
                         !text.contains("NaN") && !text.contains("inf"),
                         "{label}: {text}"

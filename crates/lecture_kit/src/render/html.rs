@@ -14,6 +14,7 @@
 
 use std::io::{self, Write};
 
+use crate::chrome;
 use crate::figure::Figure;
 use crate::render::svg;
 use crate::report::{Block, Cell, Datum, Report, Table};
@@ -103,7 +104,7 @@ fn css_fonts() -> String {
 
 /// The page's title: "CS349E 第 6 讲 · 05_spec_decode_on_hardware".
 fn page_title(report: &Report) -> String {
-    format!("CS349E 第 {} 讲 · {}", report.lecture, report.script)
+    chrome::page_title(report.lecture, report.script.as_str())
 }
 
 /// Writes `report` as one HTML page. Errs if writing fails or a figure cannot be drawn.
@@ -129,8 +130,8 @@ pub fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     writeln!(out, "<h1>{title}</h1>")?;
     writeln!(
         out,
-        "<p class=\"generated\">由 <code>lecture{:02} --format html</code> 生成：与终端输出同一次计算的讲义。</p>",
-        report.lecture
+        "<p class=\"generated\">{}</p>",
+        chrome::generated_by(report.lecture)
     )?;
     writeln!(out, "</header>")?;
     contents(out, report)?;
@@ -140,9 +141,10 @@ pub fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
             match block {
                 Block::Header(h) => writeln!(out, "<h2>{}</h2>", escape(h))?,
                 Block::Text(text) => paragraph(out, text)?,
+                Block::Line(line) => paragraph(out, &line.text)?,
                 Block::Table(t) => table(out, t)?,
                 Block::Observations(items) => {
-                    writeln!(out, "<h3>观察</h3>")?;
+                    writeln!(out, "<h3>{}</h3>", chrome::OBSERVATIONS)?;
                     writeln!(out, "<ol class=\"observations\">")?;
                     for item in items {
                         writeln!(out, "<li>{}</li>", escape(item))?;
@@ -174,7 +176,7 @@ fn contents(out: &mut dyn Write, report: &Report) -> io::Result<()> {
         return Ok(());
     }
     writeln!(out, "<nav>")?;
-    writeln!(out, "<h3>目录</h3>")?;
+    writeln!(out, "<h3>{}</h3>", chrome::CONTENTS)?;
     writeln!(out, "<ol>")?;
     for (id, h) in headers {
         writeln!(
@@ -191,7 +193,7 @@ fn contents(out: &mut dyn Write, report: &Report) -> io::Result<()> {
 /// A text block: one paragraph per line; a line in full-width parentheses is a note.
 fn paragraph(out: &mut dyn Write, text: &str) -> io::Result<()> {
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let class = if line.starts_with('（') && line.ends_with('）') {
+        let class = if line.starts_with(chrome::NOTE.0) && line.ends_with(chrome::NOTE.1) {
             " class=\"note\""
         } else {
             ""

@@ -25,6 +25,7 @@ pub fn text(out: &mut dyn Write, report: &Report) -> io::Result<()> {
         match block {
             Block::Header(title) => console::print_header(out, title)?,
             Block::Text(line) => writeln!(out, "{line}")?,
+            Block::Line(line) => writeln!(out, "{}", line.text)?,
             Block::Table(t) => console::print_table(out, &t.headers(), &t.texts())?,
             Block::Observations(items) => console::print_observations(out, items)?,
             Block::Figure(_) => {}

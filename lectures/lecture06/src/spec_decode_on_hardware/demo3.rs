@@ -1,18 +1,21 @@
 //! Demo 3: tree verification — how much more a tree of draft candidates accepts than a
-//! chain on the toy model, and what that buys on the accelerator at batch 1 and 32;
+//! chain on the toy model, and what that buys on the setup's cards at batch 1 and 32;
 //! figure `trees.svg`.
 
 use decode_lab::{Draft, Scenario, TreeRound, TreeShape, tree_accept_lengths, tree_speedup};
-use lecture_kit::figure::RefLine;
-use lecture_kit::{Axis, Block, Cell, Column, Error, Figure, Panel, Series, Table};
-use llm_math::max_batch;
+use lecture_kit::value::{fixed, int, label, missing, percent, speedup};
+use lecture_kit::{Axis, Demo, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
 use serde::Serialize;
 
-use super::setup::{Input, Setup, percent};
-use super::text::{DEMO3_COST, DEMO3_EAGLE, DEMO3_TREES, default_only};
-use super::toy_model::{self, DraftRanks};
+use super::round::break_even;
+use super::setup::{Input, Setup};
+use super::text::{DEMO3_COST, DEMO3_EAGLE, DEMO3_TREES};
+use super::toy_model;
 
-/// Demo 3's draft shapes, in table order: per-level top-k (`[1; γ]` is a chain of γ).
+/// The setup inputs demo 3 reads: the cards (and their dtypes, TP, efficiencies, overheads)
+/// and the target; the acceptance is the toy model's, the draft a fixed-cost head.
+pub const READS: &[Input] = &[Input::Hw, Input::Target, Input::Assumptions];
+/// The draft shapes, in table order: per-level top-k (`[1; γ]` is a chain of γ).
 pub const DEMO3_SHAPES: [&[u32]; 9] = [
     &[1],
     &[1, 1],
@@ -24,25 +27,19 @@ pub const DEMO3_SHAPES: [&[u32]; 9] = [
     &[8, 4, 2, 1],
     &[4, 4, 4, 4],
 ];
-/// Demo 3's batch sizes on the accelerator.
+/// The batch sizes on the cards.
 pub const DEMO3_BATCHES: [u64; 2] = [1, 32];
-/// Demo 3's context length on the accelerator.
-pub const DEMO3_CTX: u64 = 1024;
-/// Cost of drafting one tree level, as a fraction of a target decode step (an EAGLE-style
-/// one-layer draft).
-pub const DEMO3_DRAFT_COST: f64 = 0.05;
-/// The draft ranks demo 3 reports on: "top 1/2/4/8".
-pub const DEMO3_TOP_K: [u32; 4] = [1, 2, 4, 8];
-/// The setup inputs demo 3 reads (the acceptance comes from the toy model, not α; the
-/// draft is the toy model's, not `--draft`).
-pub const READS: [Input; 2] = [Input::Hw, Input::Target];
+/// The context on the cards, and the cost of one draft level in target steps (EAGLE-style).
+const CTX: u64 = 1024;
+const LEVEL_COST: f64 = 0.05;
+const TOP_K: [u32; 4] = [1, 2, 4, 8];
 
-/// The figures demo 3 prints.
+/// What demo 3 prints (the JSON export's `demo3`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Demo3 {
-    /// Context on the accelerator, tokens.
+    /// Context on the cards, tokens.
     pub ctx_tokens: u64,
-    /// Batches on the accelerator.
+    /// Batches on the cards.
     pub batches: Vec<u64>,
     /// Cost of drafting one level, in target decode steps.
     pub draft_cost_per_level: f64,
@@ -57,8 +54,7 @@ pub struct Demo3 {
 pub struct DraftFigures {
     /// The draft's name as printed.
     pub name: &'static str,
-    /// Fraction of positions where the target's token is in the draft's top k, for each
-    /// k of [`DEMO3_TOP_K`].
+    /// Fraction of positions where the target's token is in the draft's top 1, 2, 4, 8.
     pub top_k_fraction: Vec<f64>,
     /// One entry per shape of [`DEMO3_SHAPES`].
     pub shapes: Vec<ShapeFigures>,
@@ -75,283 +71,175 @@ pub struct ShapeFigures {
     pub nodes: u64,
     /// Tokens per round, 1 + mean accepted.
     pub tau: f64,
-    /// Speedup on the accelerator at each batch of [`DEMO3_BATCHES`]; `None` where the
-    /// target does not fit at that batch.
+    /// Speedup at each batch of [`DEMO3_BATCHES`]; `None` where that batch does not fit.
     pub speedup: Vec<Option<f64>>,
 }
 
-/// Computes demo 3: acceptance of every draft shape for both drafts (on the toy model),
-/// and its speedup on `setup`'s accelerator and target.
+/// Demo 3's figures, as [`run`] computes them.
 pub fn figures(setup: &Setup) -> Result<Demo3, Error> {
-    from_ranks(setup, &toy_model::ranks()?)
-}
-
-/// [`figures`] from ranks already computed.
-pub fn from_ranks(setup: &Setup, ranks: &[DraftRanks]) -> Result<Demo3, Error> {
-    let decode_lab::Scenario { hw, target, .. } = &setup.base;
-    let fits = max_batch(target, hw, DEMO3_CTX)?;
-    let drafts = ranks
-        .iter()
-        .map(|d| {
-            let all: Vec<u32> = d.ranks.iter().flatten().copied().collect();
-            let top_k_fraction = DEMO3_TOP_K
-                .iter()
-                .map(|&k| all.iter().filter(|&&r| r < k).count() as f64 / all.len() as f64)
-                .collect();
-            let shapes = DEMO3_SHAPES
-                .iter()
-                .map(|&br| {
-                    let acc = tree_accept_lengths(&d.ranks, &TreeShape::new(br)?)?;
-                    let tau = acc.tau();
-                    let speedup = DEMO3_BATCHES
-                        .iter()
-                        .map(|&b| {
-                            if b > fits {
-                                return Ok(None);
-                            }
-                            let depth = br.len() as u64;
-                            let scenario = Scenario {
-                                draft: Draft::FixedCost(DEMO3_DRAFT_COST),
-                                ..setup.scenario(b, DEMO3_CTX, setup.base.alpha)
-                            };
-                            let tree = TreeRound {
-                                tau,
-                                depth,
-                                nodes: acc.nodes,
-                            };
-                            let s = tree_speedup(&scenario, &tree)?;
-                            Ok(Some(s))
-                        })
-                        .collect::<Result<_, Error>>()?;
-                    Ok(ShapeFigures {
-                        label: shape_label(br),
-                        branching: br.to_vec(),
-                        nodes: acc.nodes,
-                        tau,
-                        speedup,
-                    })
-                })
-                .collect::<Result<_, Error>>()?;
-            Ok(DraftFigures {
-                name: d.name,
-                top_k_fraction,
-                shapes,
-            })
-        })
-        .collect::<Result<_, Error>>()?;
-    Ok(Demo3 {
-        ctx_tokens: DEMO3_CTX,
-        batches: DEMO3_BATCHES.to_vec(),
-        draft_cost_per_level: DEMO3_DRAFT_COST,
-        top_k: DEMO3_TOP_K.to_vec(),
-        drafts,
-    })
+    let d = lecture_kit::figures(&Demo::new(3, READS, run), setup)?;
+    d.ok_or_else(|| Error::Library("demo 3 attached no figures".into()))
 }
 
 /// The table's name for a shape: "链 γ=4" for a chain, "树 4×2×2×1" for a tree.
 pub fn shape_label(branching: &[u32]) -> String {
-    if branching.iter().all(|&k| k == 1) {
-        format!("链 γ={}", branching.len())
-    } else {
-        let levels: Vec<String> = branching.iter().map(u32::to_string).collect();
-        format!("树 {}", levels.join("×"))
+    let levels: Vec<String> = branching.iter().map(u32::to_string).collect();
+    match branching.iter().all(|&k| k == 1) {
+        true => format!("链 γ={}", branching.len()),
+        false => format!("树 {}", levels.join("×")),
     }
 }
 
-/// Demo 3 as blocks: header, per draft its top-k line and table, the footnote,
-/// observations, the figure.
-pub fn blocks(setup: &Setup, d: &Demo3) -> Vec<Block> {
-    let decode_lab::Scenario { hw, target, .. } = &setup.base;
-    let mut blocks = vec![Block::Header(
-        "演示 3：树形验证——每层取草稿的前 k 名，一次验证整棵树（贪心解码）".into(),
-    )];
-    let ks: Vec<String> = DEMO3_TOP_K.iter().map(u32::to_string).collect();
-    for (i, draft) in d.drafts.iter().enumerate() {
-        let fractions: Vec<String> = draft
-            .top_k_fraction
-            .iter()
-            .map(|f| format!("{f:.2}"))
-            .collect();
-        blocks.push(Block::Text(format!(
-            "\n草稿：{}；正确答案在草稿的前 {} 名里的比例：{}",
-            draft.name,
-            ks.join("/"),
-            fractions.join(" / ")
-        )));
-        let mut columns = vec![
-            Column::text("草稿形状"),
-            Column::number("每轮验证的草稿 token", "tokens"),
-            Column::number("τ = 每轮产出的 token", "tokens"),
-        ];
-        for (k, b) in DEMO3_BATCHES.iter().enumerate() {
-            let header = if k == 0 {
-                format!("{} 加速 批 {b}", hw.name)
-            } else {
-                format!("批 {b}")
-            };
-            columns.push(Column::number(header, "×"));
-        }
-        let mut table = Table::new(
-            format!("demo3_draft{}", i + 1),
-            format!(
-                "演示 3：草稿「{}」的各种形状（{}、{}、上下文 {DEMO3_CTX}）",
-                draft.name, hw.name, target.name
-            ),
-            columns,
-        );
-        for sf in &draft.shapes {
-            let mut row = vec![
-                Cell::text(sf.label.clone()),
-                Cell::int(sf.nodes as i64),
-                Cell::number(format!("{:.2}", sf.tau), sf.tau),
-            ];
-            row.extend(sf.speedup.iter().map(|s| match s {
-                Some(s) => Cell::number(format!("{s:.2}×"), *s),
-                None => Cell::missing("放不下", 1),
-            }));
-            table = table.row(row);
-        }
-        blocks.push(Block::Table(table));
-    }
-    blocks.push(Block::Text(format!(
-        "\n（换算到 {hw} 时：目标 = {tgt}、上下文 {ctx}；草稿每层的代价假设为目标一步的 {cost}（EAGLE 式的单层草稿），\
-         树有几层就草稿几次；验证 = 一次送进\"节点数 + 1\"个 token。）",
-        hw = hw.name,
-        tgt = target.name,
-        ctx = DEMO3_CTX,
-        cost = percent(DEMO3_DRAFT_COST),
-    )));
-    let observations = if setup.seed_wording_holds(&READS) {
-        vec![
-            DEMO3_TREES.to_string(),
-            DEMO3_COST.to_string(),
-            DEMO3_EAGLE.to_string(),
-        ]
-    } else {
-        vec![
-            DEMO3_TREES.to_string(),
-            summary(setup, d),
-            default_only(DEMO3_COST),
-            DEMO3_EAGLE.to_string(),
-        ]
+/// 演示 3: per draft of the toy model, how often its top k holds the target's token, and each
+/// shape's τ and speedup on the setup's cards (none where a batch, or the target, does not fit).
+pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
+    let (hw, tgt, cards) = (setup.hw_name(), setup.base.target.name, setup.cards());
+    out.header("演示 3：树形验证——每层取草稿的前 k 名，一次验证整棵树（贪心解码）");
+    let target_fits = setup.base.memory()?.target_fits();
+    let fits = target_fits
+        .then(|| setup.max_batch(CTX))
+        .transpose()?
+        .unwrap_or(0);
+    let draft = Draft::FixedCost(LEVEL_COST);
+    let at = |b| Scenario {
+        draft,
+        ..setup.scenario(b, CTX, setup.base.alpha)
     };
-    blocks.push(Block::Observations(observations));
-    blocks.push(Block::Figure(trees_figure(setup, d)));
-    blocks
-}
-
-/// The observation computed for a non-default setup: each draft's fastest shape at each
-/// batch of [`DEMO3_BATCHES`].
-fn summary(setup: &Setup, d: &Demo3) -> String {
-    let nothing_fits = d.drafts.iter().all(|d| {
-        d.shapes
-            .iter()
-            .all(|s| s.speedup.iter().all(Option::is_none))
-    });
-    let mut summary = format!(
-        "本配置（一块 {}、目标 {}）：",
-        setup.base.hw.name, setup.base.target.name
-    );
-    if nothing_fits {
-        summary.push_str(&setup.does_not_fit_line());
-        return summary;
+    let mut drafts = Vec::new();
+    for (i, d) in toy_model::shared()?.ranks.iter().enumerate() {
+        let all: Vec<u32> = d.ranks.iter().flatten().copied().collect();
+        let top_k_fraction =
+            TOP_K.map(|k| all.iter().filter(|&&r| r < k).count() as f64 / all.len() as f64);
+        let fractions = top_k_fraction.map(|f| fixed(f, 2).to_string()).join(" / ");
+        let name = d.name;
+        out.print(format!(
+            "\n草稿：{name}；正确答案在草稿的前 1/2/4/8 名里的比例：{fractions}"
+        ));
+        let (mut shapes, mut rows) = (Vec::new(), Vec::new());
+        for br in DEMO3_SHAPES {
+            let acc = tree_accept_lengths(&d.ranks, &TreeShape::new(br)?)?;
+            let (tau, depth, nodes) = (acc.tau(), br.len() as u64, acc.nodes);
+            let tree = TreeRound { tau, depth, nodes };
+            let x = |b| (b <= fits).then(|| tree_speedup(&at(b), &tree)).transpose();
+            let speedup: Vec<_> = DEMO3_BATCHES.map(x).into_iter().collect::<Result<_, _>>()?;
+            let cell = |s: Option<f64>| s.map_or(missing("放不下"), lecture_kit::value::speedup);
+            let (n, t) = (int(nodes).unit("tokens"), fixed(tau, 2).unit("tokens"));
+            rows.push(row![
+                label(shape_label(br)),
+                n,
+                t,
+                cell(speedup[0]),
+                cell(speedup[1])
+            ]);
+            let (label, branching) = (shape_label(br), br.to_vec());
+            shapes.push(ShapeFigures {
+                label,
+                branching,
+                nodes,
+                tau,
+                speedup,
+            });
+        }
+        let [b1, b32] = DEMO3_BATCHES;
+        let headers = [
+            "草稿形状".into(),
+            "每轮验证的草稿 token".into(),
+            "τ = 每轮产出的 token".into(),
+            format!("{hw} 加速 批 {b1}"),
+            format!("批 {b32}"),
+        ];
+        let caption = format!("演示 3：草稿「{name}」的各种形状（{hw}、{tgt}、上下文 {CTX}）");
+        let id = format!("demo3_draft{}", i + 1);
+        out.table(headers, rows).id(id).caption(caption);
+        let top_k_fraction = top_k_fraction.to_vec();
+        drafts.push(DraftFigures {
+            name,
+            top_k_fraction,
+            shapes,
+        });
     }
-    let parts: Vec<String> = d
-        .drafts
-        .iter()
-        .map(|d| {
-            let best: Vec<String> = DEMO3_BATCHES
+    let cost = percent(LEVEL_COST);
+    out.print(format!("\n（换算到 {hw} 时：目标 = {tgt}、上下文 {CTX}；草稿每层的代价假设为目标一步的 {cost}（EAGLE 式的单层草稿），树有几层就草稿几次；验证 = 一次送进\"节点数 + 1\"个 token。）"));
+    // Each draft's fastest shape at each batch.
+    let mut per_draft = Vec::new();
+    for f in &drafts {
+        let mut at = Vec::new();
+        for (i, b) in DEMO3_BATCHES.iter().enumerate() {
+            let speedups = f
+                .shapes
                 .iter()
-                .enumerate()
-                .map(|(i, b)| {
-                    let fastest = d
-                        .shapes
-                        .iter()
-                        .filter_map(|s| s.speedup[i].map(|v| (v, s)))
-                        .max_by(|a, b| a.0.total_cmp(&b.0))
-                        .map_or("放不下".to_string(), |(v, s)| {
-                            format!("{} {v:.2}×", s.label)
-                        });
-                    format!("批 {b} 最快是 {fastest}")
-                })
-                .collect();
-            format!("草稿「{}」{}", d.name, best.join("，"))
-        })
-        .collect();
-    summary.push_str(&parts.join("；"));
-    summary.push('。');
-    summary
+                .filter_map(|s| Some((s.speedup[i]?, &s.label)));
+            let best = speedups.max_by(|a, b| a.0.total_cmp(&b.0));
+            let best = best.map_or("放不下".into(), |(v, l)| format!("{l} {}", speedup(v)));
+            at.push(format!("批 {b} 最快是 {best}"));
+        }
+        per_draft.push(format!("草稿「{}」{}", f.name, at.join("，")));
+    }
+    let summary = match target_fits {
+        true => format!("本配置（{cards}、目标 {tgt}）：{}。", per_draft.join("；")),
+        false => format!(
+            "本配置（{cards}、目标 {tgt}）：{}",
+            setup.does_not_fit_line()
+        ),
+    };
+    out.observations([
+        always(DEMO3_TREES),
+        what_if(summary),
+        seed(DEMO3_COST),
+        always(DEMO3_EAGLE),
+    ]);
+    let (batches, top_k) = (DEMO3_BATCHES.to_vec(), TOP_K.to_vec());
+    let (ctx_tokens, draft_cost_per_level) = (CTX, LEVEL_COST);
+    let d = Demo3 {
+        ctx_tokens,
+        batches,
+        draft_cost_per_level,
+        top_k,
+        drafts,
+    };
+    out.figure(trees_figure(setup, &d));
+    out.data(d);
+    Ok(())
 }
 
-/// Figure `trees.svg`: dot plots over the draft shapes — τ of each draft (top panel),
-/// then the speedup of each draft at each batch of [`DEMO3_BATCHES`] on one shared scale,
-/// with the 1.0× break-even line. A batch at which the target does not fit says so in words.
+/// Figure `trees.svg`: dot plots over the draft shapes — each draft's τ (top panel), then
+/// its speedup at batch 1 and 32 on one shared scale with the 1.0× line; a batch that does
+/// not fit on the cards says so in words.
 pub fn trees_figure(setup: &Setup, d: &Demo3) -> Figure {
+    let (hw, tgt, cards) = (setup.hw_name(), setup.base.target.name, setup.cards());
     let labels: Vec<String> = DEMO3_SHAPES.iter().map(|b| shape_label(b)).collect();
     let axis = || Axis::categories("草稿形状", labels.clone());
-    let mut tau = Panel::new(
-        "τ = 每轮产出的 token（玩具模型上实测的接受长度）",
-        axis(),
-        Axis::linear("τ（token）"),
-    );
-    for draft in &d.drafts {
-        let points = draft
+    let dots = |f: &DraftFigures, y: &dyn Fn(&ShapeFigures) -> Option<f64>| {
+        let points = f
             .shapes
             .iter()
             .enumerate()
-            .map(|(i, s)| (i as f64, s.tau))
-            .collect();
-        tau.series.push(Series::dots(draft.name, points));
-    }
-    let mut panels = vec![tau];
-    // One speedup scale for every batch, so that the panels compare at a glance; it
-    // always shows 1×, the break-even line.
-    let (lo, hi) = d
-        .drafts
-        .iter()
-        .flat_map(|d| d.shapes.iter().flat_map(|s| s.speedup.iter().flatten()))
-        .fold((1.0f64, 1.0f64), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+            .filter_map(|(i, s)| Some((i as f64, y(s)?)));
+        Series::dots(f.name, points.collect())
+    };
+    let title = "τ = 每轮产出的 token（玩具模型上实测的接受长度）";
+    let tau = Panel::new(title, axis(), Axis::linear("τ（token）"));
+    let mut panels = vec![tau.with(d.drafts.iter().map(|f| dots(f, &|s| Some(s.tau))))];
+    // One speedup scale for every batch, so the panels compare at a glance; it shows 1×.
+    let shapes = d.drafts.iter().flat_map(|f| &f.shapes);
+    let all = shapes.flat_map(|s| s.speedup.iter().flatten());
+    let (lo, hi) = all.fold((1.0f64, 1.0f64), |(lo, hi), &v| (lo.min(v), hi.max(v)));
     let pad = ((hi - lo) * 0.06).max(0.05);
-    let speedup_axis = Axis::linear("加速比")
-        .times()
-        .range((lo - pad).max(0.0), hi + pad);
     for (k, b) in DEMO3_BATCHES.iter().enumerate() {
-        let mut panel = Panel::new(
-            format!(
-                "批 {b}：{} 上的加速比（目标 {}）",
-                setup.base.hw.name, setup.base.target.name
-            ),
-            axis(),
-            speedup_axis.clone(),
-        );
-        for draft in &d.drafts {
-            let points = draft
-                .shapes
-                .iter()
-                .enumerate()
-                .filter_map(|(i, s)| s.speedup[k].map(|v| (i as f64, v)))
-                .collect();
-            panel.series.push(Series::dots(draft.name, points));
-        }
-        if panel.has_points() {
-            panel.hlines.push(RefLine {
-                y: 1.0,
-                label: "1.0×：不投机".into(),
-            });
-        } else {
-            panel.message = Some(format!(
-                "批 {b} 放不下：{} 在一块 {} 上装不下 {b} 个上下文 {DEMO3_CTX} 的序列。",
-                setup.base.target.name, setup.base.hw.name
-            ));
-        }
+        let y = Axis::linear("加速比")
+            .times()
+            .range((lo - pad).max(0.0), hi + pad);
+        let title = format!("批 {b}：{hw} 上的加速比（目标 {tgt}）");
+        let mut panel = Panel::new(title, axis(), y);
+        panel.series = d
+            .drafts
+            .iter()
+            .map(|f| dots(f, &|s| s.speedup[k]))
+            .collect();
+        let why = || format!("批 {b} 放不下：{tgt} 在{cards} 上装不下 {b} 个上下文 {CTX} 的序列。");
+        break_even(&mut panel, why);
         panels.push(panel);
     }
-    Figure {
-        id: "trees".into(),
-        title: format!(
-            "树形验证：τ 与 {} 上的加速比（目标 {}）",
-            setup.base.hw.name, setup.base.target.name
-        ),
-        panels,
-    }
+    let title = format!("树形验证：τ 与 {hw} 上的加速比（目标 {tgt}）");
+    Figure::new(title, panels).id("trees")
 }

@@ -4,13 +4,14 @@
 //! figure `measured.svg`.
 
 use decode_lab::{Sampling, SpecStats, TreeShape, speculative_generate_batch, tree_accept_lengths};
-use lecture_kit::{Axis, Block, Cell, Column, Error, Figure, Panel, Series, Table};
+use lecture_kit::{Axis, Block, Cell, Column, Error, Figure, Out, Panel, Series, Table};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::Serialize;
 
 use super::demo3::{DEMO3_SHAPES, shape_label};
+use super::setup::{Input, Setup};
 use super::toy_model::{self, ToyRun};
 
 /// Prompts demo 4 runs speculative decoding on: the first 16 of demo 3's 64, so the demo
@@ -56,6 +57,17 @@ pub struct MeasuredShape {
     pub tau_ranks: f64,
     /// Whether every prompt's output equals the target's own greedy output.
     pub identical_to_target: bool,
+}
+
+/// The setup inputs demo 4 reads: none (the toy model and its drafts are fixed).
+pub const READS: &[Input] = &[];
+
+/// 实测: speculative decoding for real on the toy model, shared with demo 3.
+pub fn run(out: &mut Out, _: &Setup) -> Result<(), Error> {
+    let d = figures(toy_model::shared()?)?;
+    blocks(&d).into_iter().for_each(|b| out.block(b));
+    out.data(d);
+    Ok(())
 }
 
 /// Runs speculative decoding for real — every demo 3 draft and shape on the first

@@ -5,8 +5,10 @@
 
 use super::validation_doc;
 use decode_lab::validation::{self, FITTED, Prediction, Quantity, Role};
-use lecture_kit::{Block, Cell, Column, Error, Table};
+use lecture_kit::{Block, Cell, Column, Error, Out, Table};
 use serde::Serialize;
+
+use super::setup::{Input, Setup};
 
 /// The figures demo 5 prints.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -57,6 +59,18 @@ pub struct Summary {
     pub median_ratio: f64,
     /// The ratio farthest from 1.
     pub worst_ratio: f64,
+}
+
+/// The setup inputs demo 5 reads: none (it holds the script's assumptions and the fitted
+/// profile against published measurements).
+pub const READS: &[Input] = &[];
+
+/// 模型 vs 实测: the roofline against published measurements.
+pub fn run(out: &mut Out, _: &Setup) -> Result<(), Error> {
+    let d = figures()?;
+    blocks(&d).into_iter().for_each(|b| out.block(b));
+    out.data(d);
+    Ok(())
 }
 
 /// Computes demo 5: every measurement of `decode_lab::validation` with both predictions.

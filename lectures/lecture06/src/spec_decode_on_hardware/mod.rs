@@ -27,10 +27,11 @@
 //! random-initialised small model: they show the mechanism ("how much more does a tree
 //! accept than a chain"), not the figures of a trained model.
 //!
-//! Every demo is computed for a [`Setup`] (accelerator, target, draft, α); the default
-//! is the original script's, and prints exactly its text. For any other setup, headers
-//! and figures follow the setup, and the script's sentences ([`text`]) follow one rule,
-//! [`Setup::seed_wording_holds`].
+//! Every demo is a function that prints to the kit's `Out` for a [`Setup`], registered in
+//! [`REGISTRY`] with the setup inputs it reads (its `READS`); the default setup is the
+//! original script's, and prints exactly its text. For any other setup, headers and figures
+//! follow the setup, and the script's sentences ([`text`]) follow the kit's one rule: as
+//! written when none of a demo's inputs changed, else marked, after the demo's own line.
 
 pub mod demo1;
 pub mod demo2;
@@ -43,10 +44,10 @@ pub mod text;
 pub mod toy_model;
 pub mod validation_doc;
 
-use lecture_kit::{Error, Report, Script, Section};
+use lecture_kit::{Demo, Error, Report, Script};
 
 pub use round::{Plan, Round};
-pub use setup::Setup;
+pub use setup::{Input, Setup, UNITS};
 
 /// The script's name, as `--script` takes it.
 pub const NAME: &str = "05_spec_decode_on_hardware";
@@ -57,72 +58,29 @@ pub const DEMOS: [u8; 5] = [1, 2, 3, 4, 5];
 /// The demos the original script prints.
 pub const DEFAULT_DEMOS: [u8; 3] = [1, 2, 3];
 
+/// The demos, each with the inputs it reads.
+pub const REGISTRY: &[Demo<Setup>] = &[
+    Demo::new(1, demo1::READS, demo1::run),
+    Demo::new(2, demo2::READS, demo2::run),
+    Demo::new(3, demo3::READS, demo3::run),
+    Demo::new(4, demo4::READS, demo4::run),
+    Demo::new(5, demo5::READS, demo5::run),
+];
+
 /// The script as lecture 6's registry lists it.
 pub const SCRIPT: Script<crate::Cli> = Script {
     name: NAME,
     title: TITLE,
     demos: &DEMOS,
     default_demos: &DEFAULT_DEMOS,
-    report: |cli, demos| report(&cli.setup()?, demos),
+    report: |cli, chosen| lecture_kit::demos(&cli.setup()?, REGISTRY, chosen),
 };
 
-/// The units of the raw numbers in the JSON export, by field-name pattern.
-pub const UNITS: [(&str, &str); 6] = [
-    ("*_s", "seconds"),
-    ("*_tokens, n, gamma, nodes", "tokens"),
-    ("*_bytes, *_bytes_per_token", "bytes"),
-    ("peak_flops_bf16", "FLOP/s"),
-    ("hbm_bandwidth", "bytes/s"),
-    (
-        "speedup, c, *_ratio, expected_tokens, tau*, *_fraction, alpha",
-        "dimensionless",
-    ),
-];
-
-/// Computes the report of `demos` (in lecture order) for `setup`.
+/// The report of `demos` (in lecture order) for `setup`.
 pub fn report(setup: &Setup, demos: &[u8]) -> Result<Report, Error> {
-    let mut report = Report::new(6, NAME);
-    report.setup = serde_json::to_value(setup.data())?;
-    report.units = UNITS
-        .iter()
-        .map(|&(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let wants = |n: u8| demos.contains(&n);
-    if wants(1) {
-        let d = demo1::figures(setup)?;
-        report
-            .sections
-            .push(Section::new("demo1", demo1::blocks(setup, &d)?, &d)?);
-    }
-    if wants(2) {
-        let d = demo2::figures(setup)?;
-        report
-            .sections
-            .push(Section::new("demo2", demo2::blocks(setup, &d)?, &d)?);
-    }
-    let toy = if wants(3) || wants(4) {
-        Some(toy_model::run()?)
-    } else {
-        None
-    };
-    if let (true, Some(toy)) = (wants(3), &toy) {
-        let d = demo3::from_ranks(setup, &toy.ranks)?;
-        report
-            .sections
-            .push(Section::new("demo3", demo3::blocks(setup, &d), &d)?);
-    }
-    if let (true, Some(toy)) = (wants(4), &toy) {
-        let d = demo4::figures(toy)?;
-        report
-            .sections
-            .push(Section::new("demo4", demo4::blocks(&d), &d)?);
-    }
-    if wants(5) {
-        let d = demo5::figures()?;
-        report
-            .sections
-            .push(Section::new("demo5", demo5::blocks(&d), &d)?);
-    }
+    let mut report = lecture_kit::demos(setup, REGISTRY, demos)?;
+    report.lecture = 6;
+    report.script = NAME.to_string();
     Ok(report)
 }
 

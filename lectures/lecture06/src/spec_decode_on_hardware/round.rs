@@ -1,6 +1,8 @@
 //! One speculative round as the lecture reports and exports it.
 
 use decode_lab::{BestRound, RoundPlan, Scenario, best_round, round_plan};
+use lecture_kit::value::speedup;
+use lecture_kit::{Panel, RefLine, Value};
 use serde::Serialize;
 
 /// One speculative round as the lecture reports it: [`BestRound`] as data.
@@ -89,18 +91,17 @@ impl Round {
             None => Round::from(&best_round(s)?),
         })
     }
+}
 
-    /// The speedup as printed: "1.93×", or "0.54×（变慢）" below 1.
-    pub fn speedup_text(&self) -> String {
-        speedup_text(self.speedup)
+/// A speedup panel's 1.0× break-even line, or, when it has no point, why (`why()`).
+pub fn break_even(panel: &mut Panel, why: impl FnOnce() -> String) {
+    match panel.has_points() {
+        true => panel.hlines.push(RefLine::new(1.0, "1.0×：不投机")),
+        false => panel.message = Some(why()),
     }
 }
 
-/// A speedup as printed: "1.93×", or "0.54×（变慢）" for a slow-down.
-pub fn speedup_text(speedup: f64) -> String {
-    if speedup < 1.0 {
-        format!("{speedup:.2}×（变慢）")
-    } else {
-        format!("{speedup:.2}×")
-    }
+/// A speedup as a typed value: `1.93×`, or `0.54×（变慢）` for a slow-down.
+pub fn slow_down(x: f64) -> Value {
+    speedup(x).suffix(if x < 1.0 { "（变慢）" } else { "" })
 }

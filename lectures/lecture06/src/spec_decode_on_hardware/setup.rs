@@ -1,11 +1,14 @@
-//! What the roofline demos are computed for, and the one rule for when the original
-//! script's sentences hold as written.
+//! What the roofline demos are computed for, as the named inputs each demo declares
+//! ([`lecture_kit::Inputs`]): the kit gives a demo a view of the setup in which what it does
+//! not declare is the default's, and prints the original script's sentences as written
+//! exactly when none of its declared inputs changed.
 
 use decode_lab::{Draft, Scenario, TreeRound};
+use lecture_kit::Inputs;
 use llm_math::ModelConfig;
 use serde::Serialize;
 
-use super::text::{cards, draft_label, memory_line};
+use super::text::{self, cards, draft_label, memory_line};
 
 /// What the roofline demos are computed for: a [`Scenario`] (card or `tp` cards, target,
 /// draft, demo 2's α, and the model's assumptions — [`Scenario::LECTURE`] by default, so
@@ -52,18 +55,133 @@ pub const DEMO1_CTX: u64 = Scenario::LECTURE.ctx;
 /// An input of the setup that a demo reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Input {
-    /// The accelerator.
+    /// The accelerator (`--hw`).
     Hw,
-    /// The target model.
+    /// The target model (`--target`).
     Target,
-    /// What drafts.
+    /// What drafts (`--draft`, `--draft-head`, `--draft-cost`, `--draft-kv-window`).
     Draft,
-    /// The acceptance rate α.
+    /// Demo 2's acceptance rate α (`--alpha`).
     Alpha,
-    /// The model's assumptions: deployment, overheads, verification cost, fixed γ.
+    /// The model's assumptions: cards, dtypes, efficiencies, overheads, verification cost
+    /// (`--tp`, `--weights`, `--kv`, `--eff-*`, `--overhead-*`, `--calibration`).
     Assumptions,
-    /// Demo 2's batch and context grid (and demo 1's point on it).
+    /// A fixed draft length instead of the best one (`--gamma`).
+    Gamma,
+    /// A measured tree (`--tau`, `--tree-nodes`).
+    Tree,
+    /// Demo 2's batch and context grid and demo 1's point on it (`--batch`, `--ctx`).
     Grid,
+}
+
+/// The units of the raw numbers in the JSON export, by field-name pattern.
+pub const UNITS: [(&str, &str); 6] = [
+    ("*_s", "seconds"),
+    ("*_tokens, n, gamma, nodes", "tokens"),
+    ("*_bytes, *_bytes_per_token", "bytes"),
+    ("peak_flops_bf16", "FLOP/s"),
+    ("hbm_bandwidth", "bytes/s"),
+    (
+        "speedup, c, *_ratio, expected_tokens, tau*, *_fraction, alpha",
+        "dimensionless",
+    ),
+];
+
+impl Inputs for Setup {
+    type Input = Input;
+    const INPUTS: &'static [Input] = &[
+        Input::Hw,
+        Input::Target,
+        Input::Draft,
+        Input::Alpha,
+        Input::Assumptions,
+        Input::Gamma,
+        Input::Tree,
+        Input::Grid,
+    ];
+    const UNITS: &'static [(&'static str, &'static str)] = &UNITS;
+
+    fn flags(input: Input) -> &'static [&'static str] {
+        match input {
+            Input::Hw => &["--hw"],
+            Input::Target => &["--target"],
+            Input::Draft => &[
+                "--draft",
+                "--draft-head",
+                "--draft-cost",
+                "--draft-kv-window",
+            ],
+            Input::Alpha => &["--alpha"],
+            Input::Assumptions => &[
+                "--tp",
+                "--weights",
+                "--kv",
+                "--eff-compute",
+                "--eff-bandwidth",
+                "--overhead-target",
+                "--overhead-draft",
+                "--calibration",
+            ],
+            Input::Gamma => &["--gamma"],
+            Input::Tree => &["--tau", "--tree-nodes"],
+            Input::Grid => &["--batch", "--ctx"],
+        }
+    }
+
+    fn same(&self, other: &Self, input: Input) -> bool {
+        let (a, b) = (&self.base, &other.base);
+        match input {
+            Input::Hw => a.hw == b.hw,
+            Input::Target => a.target == b.target,
+            Input::Draft => a.draft == b.draft,
+            Input::Alpha => a.alpha == b.alpha,
+            Input::Assumptions => {
+                a.deployment == b.deployment
+                    && a.overhead_target == b.overhead_target
+                    && a.overhead_draft == b.overhead_draft
+                    && a.verify_cost_per_token == b.verify_cost_per_token
+            }
+            Input::Gamma => self.gamma == other.gamma,
+            Input::Tree => self.measured_tree == other.measured_tree,
+            Input::Grid => {
+                self.batches == other.batches
+                    && self.ctxs == other.ctxs
+                    && (a.batch, a.ctx) == (b.batch, b.ctx)
+            }
+        }
+    }
+
+    fn take(&mut self, input: Input, from: &Self) {
+        let (a, b) = (&mut self.base, &from.base);
+        match input {
+            Input::Hw => a.hw = b.hw,
+            Input::Target => a.target = b.target,
+            Input::Draft => a.draft = b.draft,
+            Input::Alpha => a.alpha = b.alpha,
+            Input::Assumptions => {
+                a.deployment = b.deployment;
+                a.overhead_target = b.overhead_target;
+                a.overhead_draft = b.overhead_draft;
+                a.verify_cost_per_token = b.verify_cost_per_token;
+                self.calibration = from.calibration;
+            }
+            Input::Gamma => self.gamma = from.gamma,
+            Input::Tree => self.measured_tree = from.measured_tree,
+            Input::Grid => {
+                (a.batch, a.ctx) = (b.batch, b.ctx);
+                self.batches.clone_from(&from.batches);
+                self.ctxs.clone_from(&from.ctxs);
+            }
+        }
+    }
+
+    fn default_only(sentence: &str) -> String {
+        text::default_only(sentence)
+    }
+
+    fn export(&self) -> Result<serde_json::Value, serde_json::Error> {
+        serde_json::to_value(self.data())
+    }
 }
 
 impl Setup {
@@ -83,35 +201,23 @@ impl Setup {
         (self.base.batch, self.base.ctx)
     }
 
-    /// The one rule for the original sentences: a demo's seed observations hold as written
-    /// exactly when every input the demo `reads` is the default setup's. Otherwise the
-    /// demo prints a line computed for this setup and marks the seed's sentences with
-    /// [`DEFAULT_ONLY`](super::text::DEFAULT_ONLY).
-    pub fn seed_wording_holds(&self, reads: &[Input]) -> bool {
-        let d = Setup::default();
-        reads.iter().all(|input| match input {
-            Input::Hw => self.base.hw == d.base.hw,
-            Input::Target => self.base.target == d.base.target,
-            Input::Draft => self.base.draft == d.base.draft,
-            Input::Alpha => self.base.alpha == d.base.alpha,
-            Input::Assumptions => {
-                self.base.deployment == d.base.deployment
-                    && self.base.overhead_target == d.base.overhead_target
-                    && self.base.overhead_draft == d.base.overhead_draft
-                    && self.base.verify_cost_per_token == d.base.verify_cost_per_token
-                    && self.gamma == d.gamma
-            }
-            Input::Grid => {
-                self.batches == d.batches
-                    && self.ctxs == d.ctxs
-                    && self.demo1_point() == d.demo1_point()
-            }
-        })
+    /// The largest batch the target holds at `ctx` on the setup's cards, at its dtypes
+    /// (the draft not counted, the script's rule).
+    pub fn max_batch(&self, ctx: u64) -> Result<u64, decode_lab::Error> {
+        Ok(self.scenario(1, ctx, self.base.alpha).memory()?.max_batch)
     }
 
     /// How the lecture names the cards: "一块 H100", "2 块 H100".
     pub fn cards(&self) -> String {
         cards(self.base.deployment.tp, self.base.hw.name)
+    }
+
+    /// The card by its name alone, or the cards when there are several: "H100", "4 块 H100".
+    pub fn hw_name(&self) -> String {
+        match self.base.deployment.tp {
+            1 => self.base.hw.name.to_string(),
+            _ => self.cards(),
+        }
     }
 
     /// How the lecture names this setup: "一块 H200、Llama-3.1-70B + Llama-3.2-1B".
@@ -290,29 +396,9 @@ impl ModelData {
     }
 }
 
-/// Python's `f"{x:.0%}"`: a ratio as a whole percentage.
-pub fn percent(x: f64) -> String {
-    format!("{:.0}%", x * 100.0)
-}
-
-/// Python's `f"{alpha}"` (its `repr`): `0.8`, `1.0`, `5e-324` — the shortest form that
-/// reads back the same number, with an exponent when it is very small or large.
-pub fn python_float(x: f64) -> String {
-    format!("{x:?}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn floats_print_as_python_prints_them() {
-        assert_eq!(python_float(0.8), "0.8");
-        assert_eq!(python_float(0.6), "0.6");
-        assert_eq!(python_float(1.0), "1.0");
-        assert_eq!(python_float(5e-324), "5e-324");
-        assert_eq!(python_float(1e-7), "1e-7");
-    }
 
     #[test]
     fn demo1_runs_at_the_first_of_each_list_given() {
@@ -328,25 +414,67 @@ mod tests {
         assert_eq!(setup(&["--ctx", "512,4096,32768"]).demo1_point(), (1, 512));
     }
 
+    fn setup(args: &[&str]) -> Setup {
+        use clap::Parser;
+        let argv = std::iter::once("lecture06").chain(args.iter().copied());
+        crate::Cli::try_parse_from(argv).unwrap().setup().unwrap()
+    }
+
+    /// One flag for each input, each changing only that input.
+    const ONE_FLAG_EACH: [(&[&str], Input); 8] = [
+        (&["--hw", "H200"], Input::Hw),
+        (&["--target", "Llama-3.2-3B"], Input::Target),
+        (&["--draft-head"], Input::Draft),
+        (&["--alpha", "0.7"], Input::Alpha),
+        (&["--tp", "2"], Input::Assumptions),
+        (&["--gamma", "3"], Input::Gamma),
+        (
+            &["--tau", "2.5", "--tree-nodes", "6", "--gamma", "3"],
+            Input::Tree,
+        ),
+        (&["--ctx", "8192"], Input::Grid),
+    ];
+
     #[test]
-    fn the_seed_wording_rule_looks_only_at_what_a_demo_reads() {
-        let alpha_only = Setup {
-            base: Scenario {
-                alpha: 0.7,
-                ..Scenario::LECTURE
-            },
-            ..Setup::default()
+    fn each_flag_changes_the_one_input_that_names_it() {
+        assert!(Setup::default().changed().is_empty());
+        for (args, input) in ONE_FLAG_EACH {
+            let s = setup(args);
+            assert_eq!(s.changed(), [input], "{args:?}");
+            assert!(Setup::flags(input).contains(&args[0]), "{args:?}");
+        }
+        let calibrated = setup(&["--calibration", "fitted"]);
+        assert_eq!(calibrated.changed(), [Input::Assumptions]);
+    }
+
+    #[test]
+    fn every_field_belongs_to_an_input_so_a_view_of_nothing_is_the_default() {
+        // Every flag at once: each input differs from the default.
+        let mut all: Vec<&str> = ONE_FLAG_EACH
+            .iter()
+            .filter(|(_, i)| *i != Input::Gamma) // --gamma is the tree's depth with --tau
+            .flat_map(|(a, _)| a.iter().copied())
+            .collect();
+        all.extend(["--calibration", "fitted", "--batch", "4,8"]);
+        let s = setup(&all);
+        assert_eq!(
+            s.changed(),
+            Setup::INPUTS
+                .iter()
+                .copied()
+                .filter(|&i| i != Input::Gamma)
+                .collect::<Vec<_>>()
+        );
+        let s = Setup {
+            gamma: Some(5),
+            ..s
         };
-        assert!(alpha_only.seed_wording_holds(&[Input::Hw, Input::Target, Input::Draft]));
-        assert!(!alpha_only.seed_wording_holds(&[Input::Alpha]));
-        let h200 = Setup {
-            base: Scenario {
-                hw: hw_specs::H200,
-                ..Scenario::LECTURE
-            },
-            ..Setup::default()
-        };
-        assert!(!h200.seed_wording_holds(&[Input::Hw]));
-        assert!(h200.seed_wording_holds(&[Input::Target, Input::Draft, Input::Alpha]));
+        assert_eq!(s.changed(), Setup::INPUTS, "every input differs");
+        assert_eq!(s.view(&[]), Setup::default(), "no field outside the inputs");
+        assert_eq!(s.view(Setup::INPUTS), s);
+        for &input in Setup::INPUTS {
+            let view = s.view(&[input]);
+            assert_eq!(view.changed(), [input], "{input:?}");
+        }
     }
 }

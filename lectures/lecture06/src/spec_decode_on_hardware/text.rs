@@ -1,11 +1,10 @@
-//! The original script's sentences, in one place, and the marker for the ones that hold
-//! only for the default setup.
+//! The original script's sentences, in one place, the marker for the ones that hold only
+//! for the default setup, and how the lecture names drafts, cards and memory.
 //!
-//! Each demo prints these as written when [`Setup::seed_wording_holds`] for the inputs it
-//! reads; otherwise it prints a line computed for the setup and these behind
-//! [`DEFAULT_ONLY`] ([`default_only`]).
-//!
-//! [`Setup::seed_wording_holds`]: super::setup::Setup::seed_wording_holds
+//! A demo lists these as `seed` observations: the kit prints them as written when none of
+//! the demo's declared inputs differs from the default, and otherwise prints the demo's
+//! computed sentence and these (as the default setup makes them) behind [`DEFAULT_ONLY`]
+//! ([`default_only`], the lecture's [`lecture_kit::Inputs::default_only`]).
 
 /// The marker put before an observation that only holds for the default setup.
 pub const DEFAULT_ONLY: &str = "【此条针对默认配置：一块 H100、Llama-3.1-8B + Llama-3.2-1B】";

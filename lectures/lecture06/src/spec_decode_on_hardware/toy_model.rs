@@ -1,6 +1,8 @@
 //! Lecture 3's toy model as demos 3 and 4 use it: the target generates greedily after
 //! sampled prompts, and two drafts rank the target's tokens among their candidates.
 
+use std::sync::OnceLock;
+
 use decode_lab::{TransformerLM, autoregressive_generate, draft_ranks};
 use lecture_kit::Error;
 use ndarray::{Axis, concatenate, s};
@@ -124,7 +126,10 @@ pub fn run() -> Result<ToyRun, Error> {
     Ok(run)
 }
 
-/// The draft ranks of [`run`].
-pub fn ranks() -> Result<Vec<DraftRanks>, Error> {
-    Ok(run()?.ranks)
+/// [`run`], computed once per process: demos 3 and 4 share it (and the kit's pass over
+/// the default setup for the wording rule reuses it). It depends on no flag.
+pub fn shared() -> Result<&'static ToyRun, Error> {
+    static TOY: OnceLock<Result<ToyRun, String>> = OnceLock::new();
+    let toy = TOY.get_or_init(|| run().map_err(|e| e.to_string()));
+    toy.as_ref().map_err(|e| Error::Library(e.clone().into()))
 }

@@ -12,10 +12,16 @@ pub static SETUP: Lazy<Setup> = Lazy::new(Setup::default);
 pub static DEMO1: Lazy<demo1::Demo1> =
     Lazy::new(|| demo1::figures(&SETUP).unwrap().expect("8B fits on an H100"));
 pub static DEMO2: Lazy<demo2::Demo2> = Lazy::new(|| demo2::figures(&SETUP).unwrap());
-pub static DEMO3: Lazy<Vec<DraftFigures>> =
-    Lazy::new(|| demo3::from_ranks(&SETUP, &RANKS).unwrap().drafts);
+pub static DEMO3: Lazy<Vec<DraftFigures>> = Lazy::new(|| demo3::figures(&SETUP).unwrap().drafts);
 pub static TOY: Lazy<ToyRun> = Lazy::new(|| toy_model::run().unwrap());
 pub static RANKS: Lazy<Vec<DraftRanks>> = Lazy::new(|| TOY.ranks.clone());
+
+/// What demo `n` prints for `setup`, as blocks (its observations resolved as the lecture
+/// resolves them: seed sentences marked when one of its inputs changed).
+pub fn blocks(setup: &Setup, n: u8) -> Vec<Block> {
+    let report = lecture06::spec_decode_on_hardware::report(setup, &[n]).unwrap();
+    report.sections.into_iter().next().unwrap().blocks
+}
 
 /// Blocks rendered as the terminal shows them.
 pub fn text_of(blocks: Vec<Block>) -> String {

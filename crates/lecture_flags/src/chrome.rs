@@ -1,0 +1,30 @@
+//! The words `--list` prints around the registries, and the default-only marker of
+//! [`crate::ModelArgs`]: the course's shared page words for its card and model flags (a
+//! lecture's own sentences live in the lecture).
+
+/// The accelerators table: its caption, the line before it, its headers.
+pub const ACCELERATORS: &str = "加速卡（--hw）";
+/// The line printed before the accelerators table.
+pub const ACCELERATORS_LINE: &str = "\n加速卡（--hw）：";
+/// The accelerators table's headers: name, bf16 TFLOP/s, bandwidth, memory, aliases.
+pub const ACCELERATOR_HEADERS: [&str; 5] = ["名称", "bf16 TFLOP/s", "带宽 TB/s", "显存 GB", "别名"];
+/// The models table's caption.
+pub const MODELS: &str = "模型（--target、--draft）";
+/// The line printed before the models table.
+pub const MODELS_LINE: &str = "\n模型（--target、--draft）：";
+/// The models table's headers: name, parameters, layers, d_model, heads/KV heads, KV per token.
+pub const MODEL_HEADERS: [&str; 6] = [
+    "名称",
+    "参数（B）",
+    "层数",
+    "d_model",
+    "头/KV 头",
+    "KV KiB/token",
+];
+/// The fields of the heads column.
+pub const HEADS_FIELDS: [&str; 2] = ["头", "KV 头"];
+
+/// A sentence marked as holding for the default cards and models only.
+pub fn default_only(hw: &str, target: &str, draft: &str, sentence: &str) -> String {
+    format!("【此条针对默认配置：一块 {hw}、{target} + {draft}】{sentence}")
+}

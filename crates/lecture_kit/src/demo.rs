@@ -1,0 +1,486 @@
+//! Writing a demo: a plain function that prints to one [`Out`] in the order of the Python
+//! script it ports, registered as a [`Demo`].
+//!
+//! | Python | Rust |
+//! |---|---|
+//! | `print_header(title)` | [`out.header(title)`](Out::header) |
+//! | `print(f"… {fmt_time(t)} …")` | [`out.print(format!("… {} …", time(t)))`](Out::print) |
+//! | `print_table(headers, rows)` | [`out.table(headers, rows)`](Out::table), each row a [`row!`](crate::row) of typed [`Value`]s |
+//! | `print_observations([...])` | [`out.observations([...])`](Out::observations), each a [`seed`], [`what_if`] or [`always`] sentence |
+//! | a figure | [`out.figure(figure)`](Out::figure) |
+//!
+//! The kit does the rest: the section and table ids (`demo2`, `demo2_table1`), the
+//! captions (the line printed just before a table, else the header), the lecture number,
+//! the setup and units in the JSON export, and the default-only wording (see
+//! [`crate::inputs`]). A demo may attach its typed figures for the JSON export
+//! ([`Out::data`]) but need not.
+//!
+//! ```
+//! use lecture_kit::value::{fixed, time};
+//! use lecture_kit::{Demo, Error, Out, always, row, what_if};
+//!
+//! /// 演示 1: how long n steps of 7 ms take.
+//! fn demo1(out: &mut Out, _: &()) -> Result<(), Error> {
+//!     out.header("演示 1：n 步要多久");
+//!     let rows = (1..=3).map(|n| row![n, time(7e-3 * n as f64), fixed(n as f64 / 3.0, 2)]);
+//!     out.table(["n", "时间", "占 3 步"], rows);
+//!     out.observations(["时间与步数成正比。".into(), always("这条对任何配置都成立。")]);
+//!     Ok(())
+//! }
+//!
+//! const DEMOS: &[Demo<()>] = &[Demo { number: 1, reads: &[], run: demo1 }];
+//! let report = lecture_kit::demos(&(), DEMOS, &[1])?;
+//! let mut text = Vec::new();
+//! lecture_kit::render::text(&mut text, &report)?;
+//! let text = String::from_utf8(text).unwrap();
+//! assert!(text.contains("| 3 | 21.00 ms |    1.00 |"), "{text}");
+//! # Ok::<(), lecture_kit::Error>(())
+//! ```
+
+use std::any::Any;
+
+use serde::Serialize;
+
+use crate::chrome;
+use crate::error::Error;
+use crate::figure::Figure;
+use crate::inputs::Inputs;
+use crate::report::{Block, Cell, Column, Datum, Field, Line, Report, Section, Table};
+use crate::value::Value;
+
+/// One demo of a script: its number (`--demo N`), the setup inputs it reads, and the
+/// function that prints it.
+pub struct Demo<S: Inputs> {
+    /// The number `--demo` takes.
+    pub number: u8,
+    /// The inputs of the setup the demo reads; it is given a view of the setup in which
+    /// every other input is the default's ([`Inputs::view`]).
+    pub reads: &'static [S::Input],
+    /// Prints the demo for a setup.
+    pub run: fn(&mut Out, &S) -> Result<(), Error>,
+}
+
+impl<S: Inputs> Demo<S> {
+    /// Demo `number`, reading `reads`, printed by `run`: `Demo::new(1, &[Hw, Target], demo1)`.
+    pub const fn new(
+        number: u8,
+        reads: &'static [S::Input],
+        run: fn(&mut Out, &S) -> Result<(), Error>,
+    ) -> Self {
+        Demo { number, reads, run }
+    }
+}
+
+/// One sentence of a demo's observations, and for which setups it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observation {
+    text: String,
+    holds: Holds,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Holds {
+    /// The original script's sentence: holds for the default setup.
+    Default,
+    /// A sentence computed for the setup: printed only when the demo's inputs changed.
+    WhatIf,
+    /// Holds for every setup.
+    Always,
+}
+
+/// A sentence of the original script, true for the default setup (a plain string is one
+/// too). Printed as written when none of the demo's inputs changed; otherwise printed as the
+/// default setup makes it, marked by [`Inputs::default_only`].
+pub fn seed(text: impl Into<String>) -> Observation {
+    Observation {
+        text: text.into(),
+        holds: Holds::Default,
+    }
+}
+
+/// A sentence computed for the setup at hand, printed only when one of the demo's inputs
+/// differs from the default (in its place in the list).
+pub fn what_if(text: impl Into<String>) -> Observation {
+    Observation {
+        text: text.into(),
+        holds: Holds::WhatIf,
+    }
+}
+
+/// A sentence that holds for every setup: always printed as written.
+pub fn always(text: impl Into<String>) -> Observation {
+    Observation {
+        text: text.into(),
+        holds: Holds::Always,
+    }
+}
+
+impl From<&str> for Observation {
+    fn from(s: &str) -> Self {
+        seed(s)
+    }
+}
+
+impl From<String> for Observation {
+    fn from(s: String) -> Self {
+        seed(s)
+    }
+}
+
+enum Piece {
+    Block(Block),
+    Observations(Vec<Observation>),
+}
+
+/// Where a demo prints: headers, lines, tables, observations, figures, in order.
+pub struct Out {
+    number: u8,
+    pieces: Vec<Piece>,
+    data: serde_json::Value,
+    typed: Option<Box<dyn Any>>,
+    errors: Vec<String>,
+    tables: usize,
+    figures: usize,
+    header: Option<String>,
+    last_line: Option<String>,
+}
+
+/// The table just printed, to give it an id or a caption of its own.
+pub struct TableRef<'a>(&'a mut Table);
+
+impl TableRef<'_> {
+    /// Names the table (its CSV file name), instead of `demo{N}_table{k}`.
+    pub fn id(self, id: impl Into<String>) -> Self {
+        self.0.id = id.into();
+        self
+    }
+
+    /// Gives the table a caption (its Markdown heading), instead of the line before it.
+    pub fn caption(self, caption: impl Into<String>) -> Self {
+        self.0.caption = caption.into();
+        self
+    }
+}
+
+impl Out {
+    /// An empty output for demo `number`.
+    pub fn new(number: u8) -> Self {
+        Out {
+            number,
+            pieces: Vec::new(),
+            data: serde_json::Value::Null,
+            typed: None,
+            errors: Vec::new(),
+            tables: 0,
+            figures: 0,
+            header: None,
+            last_line: None,
+        }
+    }
+
+    /// The demo's number.
+    pub fn number(&self) -> u8 {
+        self.number
+    }
+
+    /// `print_header(title)`.
+    pub fn header(&mut self, title: impl Into<String>) {
+        let title = title.into();
+        self.header = Some(title.clone());
+        self.last_line = None;
+        self.pieces.push(Piece::Block(Block::Header(title)));
+    }
+
+    /// `print(line)`: a string, or a value ([`crate::value::parts`] for a line with values in
+    /// it). A line holding a measured value is masked with it.
+    pub fn print(&mut self, line: impl Into<Value>) {
+        let line = line.into();
+        let text = line.text();
+        let trimmed = text.trim().trim_end_matches([chrome::COLON, ':']).trim();
+        if !trimmed.is_empty() {
+            self.last_line = Some(trimmed.to_string());
+        }
+        let block = if line.is_measured() {
+            let (template, pieces) = match line.pieces().as_slice() {
+                [one] if one.template() == line.template() => ("{}".to_string(), vec![one.clone()]),
+                many => (line.template().to_string(), many.to_vec()),
+            };
+            Block::Line(Line {
+                text,
+                template,
+                parts: pieces.iter().map(|p| cell(p, 1)).collect(),
+            })
+        } else {
+            Block::Text(text)
+        };
+        self.pieces.push(Piece::Block(block));
+    }
+
+    /// `print_table(headers, rows)`: one row of [`Value`]s per row. Each column's data
+    /// fields and units come from its values (a [`crate::value::parts`] value gives one field
+    /// per part). The table is `demo{N}_table{k}`, captioned by the line printed just before
+    /// it (else the header); the returned handle renames it.
+    pub fn table<H: Into<String>>(
+        &mut self,
+        headers: impl IntoIterator<Item = H>,
+        rows: impl IntoIterator<Item = Vec<Value>>,
+    ) -> TableRef<'_> {
+        self.tables += 1;
+        let id = format!("demo{}_table{}", self.number, self.tables);
+        let caption = match (self.last_line.take(), &self.header) {
+            (Some(line), _) => line,
+            (None, Some(h)) if self.tables == 1 => h.clone(),
+            (None, Some(h)) => chrome::table_caption(h, self.tables),
+            (None, None) => id.clone(),
+        };
+        let headers: Vec<String> = headers.into_iter().map(Into::into).collect();
+        let rows: Vec<Vec<Value>> = rows.into_iter().collect();
+        let table = match build(id.clone(), caption, &headers, &rows) {
+            Ok(t) => t,
+            Err(e) => {
+                self.errors.push(e);
+                Table::new(id, "", Vec::new())
+            }
+        };
+        self.pieces.push(Piece::Block(Block::Table(table)));
+        match self.pieces.last_mut() {
+            Some(Piece::Block(Block::Table(t))) => TableRef(t),
+            _ => unreachable!("a table was just pushed"),
+        }
+    }
+
+    /// `print_observations(items)`: the numbered sentences that close a demo.
+    pub fn observations(&mut self, items: impl IntoIterator<Item = Observation>) {
+        self.last_line = None;
+        self.pieces
+            .push(Piece::Observations(items.into_iter().collect()));
+    }
+
+    /// A figure (drawn by `--plot` and the HTML page, carried by the JSON export). One
+    /// without an id is written to `demo{N}.svg` (`demo{N}_{k}.svg` after the first).
+    pub fn figure(&mut self, mut figure: Figure) {
+        self.figures += 1;
+        if figure.id.is_empty() {
+            figure.id = match self.figures {
+                1 => format!("demo{}", self.number),
+                k => format!("demo{}_{k}", self.number),
+            };
+        }
+        self.pieces.push(Piece::Block(Block::Figure(figure)));
+    }
+
+    /// Attaches the demo's typed figures to its section of the JSON export, and keeps them
+    /// for [`figures`] (a lecture's claim tests read them there). Only figures computed
+    /// from the setup belong here: the mask does not reach into them, so a value measured at
+    /// run time goes into a table or a line, where it is masked.
+    pub fn data<T: Serialize + 'static>(&mut self, data: T) {
+        match serde_json::to_value(&data) {
+            Ok(v) => self.data = v,
+            Err(e) => self.errors.push(format!("its data is not JSON: {e}")),
+        }
+        self.typed = Some(Box::new(data));
+    }
+
+    /// Any block as is (for what the calls above do not cover).
+    pub fn block(&mut self, block: Block) {
+        self.pieces.push(Piece::Block(block));
+    }
+
+    /// The demo's seed sentences, in order.
+    fn seeds(&self) -> Vec<String> {
+        self.pieces
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Observations(items) => Some(items),
+                Piece::Block(_) => None,
+            })
+            .flatten()
+            .filter(|o| o.holds == Holds::Default)
+            .map(|o| o.text.clone())
+            .collect()
+    }
+
+    /// The section: observations resolved — as written when `as_written`, else the what-if
+    /// sentences and the `default_seeds` marked by `mark`.
+    fn finish(
+        self,
+        as_written: bool,
+        default_seeds: &[String],
+        mark: fn(&str) -> String,
+    ) -> Result<Section, Error> {
+        if !self.errors.is_empty() {
+            return Err(Error::Library(
+                format!("demo {}: {}", self.number, self.errors.join("; ")).into(),
+            ));
+        }
+        let mut seed_index = 0;
+        let mut blocks = Vec::new();
+        for piece in self.pieces {
+            let items = match piece {
+                Piece::Block(b) => {
+                    blocks.push(b);
+                    continue;
+                }
+                Piece::Observations(items) => items,
+            };
+            let mut printed = Vec::new();
+            for o in items {
+                match (o.holds, as_written) {
+                    (Holds::Always, _) | (Holds::Default, true) | (Holds::WhatIf, false) => {
+                        printed.push(o.text);
+                    }
+                    (Holds::WhatIf, true) => {}
+                    (Holds::Default, false) => {
+                        let text = default_seeds.get(seed_index).unwrap_or(&o.text);
+                        printed.push(mark(text));
+                    }
+                }
+                seed_index += usize::from(o.holds == Holds::Default);
+            }
+            blocks.push(Block::Observations(printed));
+        }
+        Ok(Section {
+            id: format!("demo{}", self.number),
+            blocks,
+            data: self.data,
+            unread_flags: Vec::new(),
+        })
+    }
+}
+
+/// One value as a cell of a column of `n_fields` fields.
+fn cell(v: &Value, n_fields: usize) -> Cell {
+    let values = if v.is_missing() {
+        vec![Datum::Missing; n_fields]
+    } else {
+        v.data()
+    };
+    Cell {
+        text: v.text(),
+        values,
+        measured: v.is_measured(),
+    }
+}
+
+/// The table of `rows` under `headers`; errs when a row or a value does not fit its column.
+fn build(
+    id: String,
+    caption: String,
+    headers: &[String],
+    rows: &[Vec<Value>],
+) -> Result<Table, String> {
+    let mut columns = Vec::new();
+    for (j, header) in headers.iter().enumerate() {
+        let mut fields = None;
+        for v in rows.iter().filter_map(|r| r.get(j)) {
+            let f = v.fields(header).map_err(|e| format!("table {id}: {e}"))?;
+            if let (None, Some(f)) = (&fields, f) {
+                fields = Some(f);
+            }
+        }
+        let fields = fields.unwrap_or_else(|| vec![(header.clone(), String::new())]);
+        columns.push(Column {
+            header: header.clone(),
+            fields: fields
+                .iter()
+                .map(|(n, u)| Field::new(n.clone(), u))
+                .collect(),
+        });
+    }
+    let mut table = Table::new(id, caption, columns);
+    for (i, row) in rows.iter().enumerate() {
+        if row.len() != headers.len() {
+            return Err(format!(
+                "table {}: row {i} has {} values for {} headers",
+                table.id,
+                row.len(),
+                headers.len()
+            ));
+        }
+        table.rows.push(
+            row.iter()
+                .zip(&table.columns)
+                .map(|(v, c)| cell(v, c.fields.len()))
+                .collect(),
+        );
+    }
+    table.check()?;
+    Ok(table)
+}
+
+/// The report of the `chosen` demos (in the order given) of `registry`, for `setup`: each
+/// demo runs on its view of the setup; its observations follow the default-only rule (see
+/// [`crate::inputs`]). What a script's `report` function returns:
+///
+/// ```ignore
+/// report: |cli, chosen| lecture_kit::demos(&cli.setup()?, DEMOS, chosen),
+/// ```
+///
+/// Errs when a demo fails, prints a table that does not fit its headers, is not in
+/// `registry`, or is given a view the setup's [`Inputs::take`] did not reset.
+pub fn demos<S: Inputs>(setup: &S, registry: &[Demo<S>], chosen: &[u8]) -> Result<Report, Error> {
+    let mut report = Report::new(0, "");
+    report.setup = setup.export()?;
+    report.units = S::UNITS
+        .iter()
+        .map(|&(k, v)| (k.into(), v.into()))
+        .collect();
+    for &number in chosen {
+        let demo = registry
+            .iter()
+            .find(|d| d.number == number)
+            .ok_or_else(|| {
+                Error::Library(format!("demo {number} is not in the script's registry").into())
+            })?;
+        report.sections.push(section(setup, demo)?);
+    }
+    Ok(report)
+}
+
+/// The typed figures `demo` attaches ([`Out::data`]) when it runs on `setup` (its view of
+/// it); `None` when it attaches none. Errs as the demo does, or when its figures are not a
+/// `T`. A lecture's `figures(setup)` for its claim tests is this one call.
+pub fn figures<S: Inputs, T: 'static>(demo: &Demo<S>, setup: &S) -> Result<Option<T>, Error> {
+    let mut out = Out::new(demo.number);
+    (demo.run)(&mut out, &setup.view(demo.reads))?;
+    match out.typed.map(|d| d.downcast::<T>()) {
+        None => Ok(None),
+        Some(Ok(d)) => Ok(Some(*d)),
+        Some(Err(_)) => Err(Error::Library(
+            format!(
+                "demo {}: its figures are not a {}",
+                demo.number,
+                std::any::type_name::<T>()
+            )
+            .into(),
+        )),
+    }
+}
+
+/// One demo's section for `setup`.
+fn section<S: Inputs>(setup: &S, demo: &Demo<S>) -> Result<Section, Error> {
+    let view = setup.view(demo.reads);
+    let changed = view.changed();
+    if let Some(input) = changed.iter().find(|i| !demo.reads.contains(i)) {
+        return Err(Error::Library(
+            format!(
+                "demo {}: the setup's view still differs from the default in {input:?}, which \
+                 the demo does not read (Inputs::take does not reset it)",
+                demo.number
+            )
+            .into(),
+        ));
+    }
+    let mut out = Out::new(demo.number);
+    (demo.run)(&mut out, &view)?;
+    let default_seeds = if !changed.is_empty() && !out.seeds().is_empty() {
+        let mut default = Out::new(demo.number);
+        (demo.run)(&mut default, &S::default())?;
+        default.seeds()
+    } else {
+        Vec::new()
+    };
+    let mut section = out.finish(changed.is_empty(), &default_seeds, S::default_only)?;
+    section.unread_flags = setup.unread_flags(demo.reads);
+    Ok(section)
+}

@@ -1,0 +1,248 @@
+//! The authoring API on a made-up lecture (`tests/support`): what a demo written like its
+//! Python script prints and exports, and the default-only wording of its inputs.
+
+mod support;
+
+use lecture_kit::testing::{output, report, run, run_with};
+use lecture_kit::value::MASKED;
+use lecture_kit::{Datum, Demo, Error, Inputs, Options, Out};
+use support::{Input, Setup, Toy};
+
+/// What `print_header`, `print`, `print_table` and `print_observations` print for demo 1
+/// of the default setup, written out by hand from the Python formats: fmt_time, .3f, .0%,
+/// .2f×, repr, ,.0f.
+const DEMO1: &str = "
+==========================
+演示 1：3 步，每步 7.00 ms
+==========================
+
+前 n 步的时间：
+
+| n |     时间 | 占全部 | 百分比 | 快多少 |
+|---|----------|--------|--------|--------|
+| 1 |  7.00 ms |  0.333 |    33% |  3.00× |
+| 2 | 14.00 ms |  0.667 |    67% |  1.50× |
+| 3 | 21.00 ms |  1.000 |   100% |  1.00× |
+步长 0.007 秒，一千步 7,000 毫秒，每步 20,000 次加法
+
+观察：
+  1. 3 步共 21.00 ms，正好 3 步。
+  2. 时间与步数成正比。
+";
+
+#[test]
+fn a_demo_prints_what_its_python_script_prints() {
+    assert_eq!(output::<Toy>(&["--demo", "1"]), DEMO1);
+}
+
+#[test]
+fn csv_and_json_get_each_value_once_as_a_raw_number_with_its_unit() {
+    let csv = output::<Toy>(&["--demo", "1", "--format", "csv"]);
+    assert_eq!(
+        csv.lines().collect::<Vec<_>>(),
+        [
+            "n,时间 [s],占全部 [×],百分比,快多少 [×]",
+            "1,0.007,0.3333333333333333,0.3333333333333333,3.0",
+            "2,0.014,0.6666666666666666,0.6666666666666666,1.5",
+            "3,0.021,1.0,1.0,1.0",
+        ]
+    );
+    let r = report::<Toy>(&["--demo", "1"]);
+    assert_eq!((r.lecture, r.script.as_str()), (97, "01_steps"));
+    assert_eq!(r.sections[0].id, "demo1");
+    let t = r.table("demo1_table1").expect("the kit names the table");
+    assert_eq!(t.caption, "前 n 步的时间", "the line printed before it");
+    assert_eq!(t.numbers("时间"), [0.007, 0.014, 0.021]);
+    assert_eq!(r.figures().next().unwrap().id, "demo1");
+    assert_eq!(r.units, [("*_s".to_string(), "seconds".to_string())]);
+}
+
+#[test]
+fn a_demos_typed_figures_come_back_from_its_run_and_into_the_json() {
+    let setup = Setup {
+        steps: 4,
+        ..Setup::default()
+    };
+    let d: support::Steps = lecture_kit::figures(&support::DEMOS[0], &setup)
+        .unwrap()
+        .unwrap();
+    assert_eq!(d.step_s, [0.007, 0.014, 0.021, 0.028]);
+    assert!((d.total_s - 0.028).abs() < 1e-15);
+    let wrong = lecture_kit::figures::<_, String>(&support::DEMOS[0], &setup).unwrap_err();
+    assert!(
+        wrong.to_string().contains("not a alloc::string::String"),
+        "{wrong}"
+    );
+    let none: Option<support::Steps> = lecture_kit::figures(&support::DEMOS[1], &setup).unwrap();
+    assert!(none.is_none(), "demo 2 attaches nothing");
+    let r = report::<Toy>(&["--demo", "1"]);
+    assert_eq!(r.sections[0].data["total_s"], 0.021);
+}
+
+#[test]
+fn an_input_a_demo_does_not_declare_leaves_its_figures_unchanged() {
+    let default = report::<Toy>(&["--demo", "1"]);
+    for work in ["1", "7", "100000", "999999"] {
+        let other = report::<Toy>(&["--demo", "1", "--work", work]);
+        assert_eq!(
+            other.sections[0].blocks, default.sections[0].blocks,
+            "--work {work}"
+        );
+        assert_eq!(
+            other.sections[0].unread_flags,
+            ["--work"],
+            "and the kit knows it"
+        );
+    }
+    // A declared input does move them.
+    let longer = report::<Toy>(&["--demo", "1", "--step-time", "0.01"]);
+    assert_eq!(
+        longer.table("demo1_table1").unwrap().numbers("时间"),
+        [0.01, 0.02, 0.03]
+    );
+    assert!(longer.sections[0].unread_flags.is_empty());
+}
+
+#[test]
+fn when_a_declared_input_changes_the_seed_sentence_is_marked_and_quotes_the_default() {
+    let text = output::<Toy>(&["--demo", "1", "--steps", "5"]);
+    let observations = text.split("观察：\n").nth(1).unwrap();
+    assert_eq!(
+        observations,
+        "  1. 本配置：5 步共 35.00 ms。\n  2. 【默认 3 步】3 步共 21.00 ms，正好 3 步。\n  3. 时间与步数成正比。\n"
+    );
+    // As written when nothing the demo reads changed (demo 1 does not read --work).
+    assert!(
+        output::<Toy>(&["--demo", "1", "--work", "5"])
+            .ends_with(DEMO1.split("观察：").nth(1).unwrap())
+    );
+}
+
+/// A setup whose `take` forgets to reset one input: a demo would see what it did not declare.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Leaky(Setup);
+
+impl Inputs for Leaky {
+    type Input = Input;
+    const INPUTS: &'static [Input] = Setup::INPUTS;
+    fn flags(input: Input) -> &'static [&'static str] {
+        Setup::flags(input)
+    }
+    fn same(&self, other: &Self, input: Input) -> bool {
+        self.0.same(&other.0, input)
+    }
+    fn take(&mut self, input: Input, from: &Self) {
+        if input != Input::Work {
+            self.0.take(input, &from.0);
+        }
+    }
+    fn default_only(sentence: &str) -> String {
+        sentence.into()
+    }
+}
+
+#[test]
+fn a_view_that_still_differs_in_an_undeclared_input_is_refused() {
+    fn demo(out: &mut Out, s: &Leaky) -> Result<(), Error> {
+        out.print(format!("{}", s.0.work));
+        Ok(())
+    }
+    let demos = [Demo {
+        number: 1,
+        reads: &[Input::Steps][..],
+        run: demo,
+    }];
+    let leaky = Leaky(Setup {
+        work: 5,
+        ..Setup::default()
+    });
+    let e = lecture_kit::demos(&leaky, &demos, &[1]).unwrap_err();
+    assert!(e.to_string().contains("Work"), "{e}");
+    assert!(lecture_kit::demos(&Leaky::default(), &demos, &[1]).is_ok());
+}
+
+#[test]
+fn a_table_that_does_not_fit_its_headers_is_an_error_naming_it() {
+    fn demo(out: &mut Out, _: &()) -> Result<(), Error> {
+        out.table(["a", "b"], [lecture_kit::row![1, 2], lecture_kit::row![3]]);
+        Ok(())
+    }
+    let e = lecture_kit::demos(
+        &(),
+        &[Demo {
+            number: 4,
+            reads: &[],
+            run: demo,
+        }],
+        &[4],
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "demo 4: table demo4_table1: row 1 has 1 values for 2 headers"
+    );
+    assert_eq!(e.exit_code(), 1);
+}
+
+/// Demo 2's checksum column, by hand: Σ_{k<20000} (k xor 1) = Σ k = 199,990,000 =
+/// 7 × 28,570,000, so 0 (for the first run; it is computed, not measured).
+#[test]
+fn measured_values_print_or_mask_and_the_json_says_which() {
+    let masked = output::<Toy>(&["--demo", "2"]);
+    assert!(
+        masked.contains(&format!("|      1 | 20000 | {MASKED} |    0 |")),
+        "{masked}"
+    );
+    assert!(
+        masked.contains(&format!("本次运行的时刻：{MASKED}")),
+        "{masked}"
+    );
+    let live = run_with::<Toy>(&["--demo", "2"], Options::default()).stdout;
+    assert!(!live.contains(MASKED), "{live}");
+
+    let json = |options| {
+        let out = run_with::<Toy>(&["--demo", "2", "--format", "json"], options).stdout;
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let cell =
+        |doc: &serde_json::Value| doc["sections"][0]["blocks"][1]["content"]["rows"][0][2].clone();
+    let live = json(Options::default());
+    assert_eq!(cell(&live)["measured"], true);
+    assert!(
+        cell(&live)["values"][0].as_f64().unwrap() > 0.0,
+        "the number when not masked"
+    );
+    let masked = json(Options {
+        mask_measured: true,
+    });
+    assert_eq!(cell(&masked)["measured"], true);
+    assert_eq!(
+        cell(&masked)["values"][0],
+        serde_json::Value::Null,
+        "no number when masked"
+    );
+    assert_eq!(cell(&masked)["text"], MASKED);
+    let plain = &masked["sections"][0]["blocks"][1]["content"]["rows"][0][1];
+    assert!(
+        plain.get("measured").is_none(),
+        "a computed cell says nothing: {plain}"
+    );
+    assert_eq!(plain["values"][0], 20000);
+    // The measured panel draws words instead of points.
+    let figure = &masked["sections"][0]["blocks"][3]["content"];
+    assert_eq!(figure["panels"][0]["message"], MASKED);
+    assert_eq!(figure["panels"][0]["series"], serde_json::json!([]));
+}
+
+#[test]
+fn the_csv_of_a_masked_table_has_empty_fields_where_the_measurements_were() {
+    let csv = run::<Toy>(&["--demo", "2", "--format", "csv"]).stdout;
+    assert_eq!(csv.lines().nth(1), Some("1,20000,,0"), "{csv}");
+    assert_eq!(
+        csv.lines().next(),
+        Some("第几次,加法 [additions],用时 [s],校验")
+    );
+    assert!(
+        matches!(report::<Toy>(&["--demo", "2"]).table("demo2_table1").unwrap().rows[0][2].values[0], Datum::Number(t) if t > 0.0)
+    );
+}
