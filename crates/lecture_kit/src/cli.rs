@@ -16,15 +16,15 @@
 //! [`main`] and [`exit_code`], and passed down as [`Options`].
 
 use std::ffi::OsString;
-use std::fs;
-use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 
 use crate::chrome;
 use crate::error::Error;
+use crate::files;
 use crate::render;
 use crate::report::{Block, Cell, Column, Report, Section, Table};
 
@@ -223,8 +223,20 @@ pub fn run_with<L: Lecture>(cli: &L, out: &mut dyn Write, options: Options) -> R
         ));
     }
     let n_tables = report.tables().count();
+    // Every output is rendered whole before a byte is written: a file is then written
+    // whole or not at all (`files`), and a closed pipe is an io error in every format.
     match (common.format, &common.out) {
-        (Format::Csv, Some(dir)) => write_csv_files(&report, dir)?,
+        (Format::Csv, Some(dir)) => {
+            let tables = report
+                .tables()
+                .map(|t| {
+                    let mut bytes = Vec::new();
+                    render::csv::write(&mut bytes, t)?;
+                    Ok((format!("{}.csv", t.id), bytes))
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            files::write_folder(dir, &tables).map_err(Error::Output)?;
+        }
         (Format::Csv, None) if n_tables != 1 => {
             return Err(Error::Usage(format!(
                 "--format csv prints one table to standard output, but the chosen demos have \
@@ -233,60 +245,43 @@ pub fn run_with<L: Lecture>(cli: &L, out: &mut dyn Write, options: Options) -> R
             )));
         }
         (format, Some(path)) => {
-            let file = fs::File::create(path)
-                .map_err(|e| Error::Output(format!("cannot create {}: {e}", path.display())))?;
-            write_report(&report, format, &mut BufWriter::new(file))?;
+            files::write_file(path, &rendered(&report, format)?).map_err(Error::Output)?;
         }
-        (format, None) => write_report(&report, format, &mut BufWriter::new(out))?,
+        (format, None) => {
+            out.write_all(&rendered(&report, format)?)?;
+            out.flush()?;
+        }
     }
     if let Some(dir) = &common.plot {
-        create_dir(dir)?;
-        for figure in report.figures() {
-            render::svg::write(figure, &dir.join(format!("{}.svg", figure.id)))
-                .map_err(Error::Output)?;
-        }
+        let figures = report
+            .figures()
+            .map(|f| {
+                Ok((
+                    format!("{}.svg", f.id),
+                    render::svg::to_string(f)?.into_bytes(),
+                ))
+            })
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(Error::Output)?;
+        files::write_folder(dir, &figures).map_err(Error::Output)?;
     }
     Ok(())
 }
 
-/// Renders `report` in `format` into `out`, flushing once at the end.
-fn write_report<W: Write>(
-    report: &Report,
-    format: Format,
-    out: &mut BufWriter<W>,
-) -> Result<(), Error> {
+/// `report` rendered in `format`, as bytes.
+fn rendered(report: &Report, format: Format) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
     match format {
-        Format::Text => render::text(out, report)?,
-        Format::Markdown => render::markdown(out, report)?,
-        Format::Json => render::json(out, report)?,
-        Format::Html => render::html::write(out, report)?,
+        Format::Text => render::text(&mut out, report)?,
+        Format::Markdown => render::markdown(&mut out, report)?,
+        Format::Json => render::json(&mut out, report)?,
+        Format::Html => render::html::write(&mut out, report)?,
         Format::Csv => {
             let table = report.tables().next().expect("exactly one table, checked");
-            render::csv::write(out, table)?;
+            render::csv::write(&mut out, table)?;
         }
     }
-    out.flush()?;
-    Ok(())
-}
-
-fn create_dir(dir: &Path) -> Result<(), Error> {
-    fs::create_dir_all(dir)
-        .map_err(|e| Error::Output(format!("cannot create the folder {}: {e}", dir.display())))
-}
-
-/// `--format csv --out DIR`: one file per table, named by the table's id.
-fn write_csv_files(report: &Report, dir: &Path) -> Result<(), Error> {
-    create_dir(dir)?;
-    for table in report.tables() {
-        let path = dir.join(format!("{}.csv", table.id));
-        let file = fs::File::create(&path)
-            .map_err(|e| Error::Output(format!("cannot create {}: {e}", path.display())))?;
-        let mut w = BufWriter::new(file);
-        render::csv::write(&mut w, table)
-            .and_then(|()| w.flush())
-            .map_err(|e| Error::Output(format!("cannot write {}: {e}", path.display())))?;
-    }
-    Ok(())
+    Ok(out)
 }
 
 fn pick_script<'a, L>(

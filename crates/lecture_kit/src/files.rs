@@ -73,7 +73,10 @@ pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
 
 /// A temporary name beside `path`: `.NAME.tmp-PID`.
 fn temporary(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
 }
 
@@ -105,8 +108,14 @@ mod tests {
         assert_eq!(fs::read(&p).unwrap(), b"better");
         // A folder that does not exist: an error naming the file, nothing left behind.
         let e = write_file(&d.join("no/such/x.json"), b"{}").unwrap_err();
-        assert!(e.starts_with("cannot write ") && e.contains("x.json"), "{e}");
-        let left: Vec<_> = fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(
+            e.starts_with("cannot write ") && e.contains("x.json"),
+            "{e}"
+        );
+        let left: Vec<_> = fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(left, ["page.html"]);
         fs::remove_dir_all(&d).unwrap();
     }

@@ -15,6 +15,7 @@
 //! | [`report`] | the report model: sections, blocks, tables, cells with values and units |
 //! | [`figure`] | the figure model: panels, axes, series, reference lines, regions, messages |
 //! | [`render`] | text (the script's exact bytes, via `console`), Markdown, tidy CSV, JSON (serde), SVG, one HTML page |
+//! | [`files`] | output files written whole or not at all, folders without stale files |
 //! | [`cli`] | the runner: shared flags ([`CommonArgs`]), the script registry, exit codes, masking measured values |
 //! | [`error`] | one [`Error`] for lectures; any library's error passes through one boxed variant |
 //! | [`testing`] | run a lecture's command line into a string, check what every lecture's command line must do |
@@ -37,6 +38,7 @@ pub mod cli;
 pub mod demo;
 pub mod error;
 pub mod figure;
+pub mod files;
 pub mod inputs;
 pub mod render;
 pub mod report;

@@ -329,7 +329,7 @@ pub fn legend(
 /// its title of `title_h` pixels: wrapped at 76 columns, centred in a frame as wide as the
 /// plotting area would be (or the default message when the panel has none).
 pub fn message_strip((w, h): (i32, i32), title_h: i32, message: Option<&str>) -> MessageStrip {
-    let lines = console::wrap(message.unwrap_or("（没有可画的数据）"), 76);
+    let lines = console::wrap(message.unwrap_or(crate::chrome::NO_DATA), 76);
     let line_h = (MESSAGE_PX * 1.6) as i32;
     let box_h = (lines.len() as i32 * line_h + 48).min(h - title_h - 2 * MARGIN);
     let top = title_h + (h - title_h - box_h) / 2;
