@@ -27,7 +27,14 @@ pub mod measurement;
 pub mod profile;
 pub mod summary;
 
-pub use fit::{FIT_GRID, fit_calibration};
-pub use measurement::{Measurement, Published, Quantity, Role, measurements, parse_measurements};
-pub use profile::{CALIBRATIONS, Calibration, FITTED, SEED, calibration};
-pub use summary::{Prediction, ProfileSummary, RatioSummary, predictions, summarize, summary};
+pub use fit::{FIT_GRID, FITTED_ROWS, fit_calibration};
+pub use measurement::{
+    DraftKind, Kind, Measurement, Published, Quantity, Role, measurements, parse_measurements,
+};
+pub use profile::{CALIBRATIONS, Calibration, FITTED, MEASURED, SEED, calibration};
+pub use summary::{
+    BatchSeries, KindSummary, PROFILES, Prediction, ProfileSummary, RatioSummary, batch_series,
+    predictions, summarize, summary, summary_by_kind,
+};
+pub mod fit_measured;
+pub use fit_measured::{GridAxis, MEASURED_GRID, fit_measured, measured_at};
