@@ -1,6 +1,6 @@
 //! Named profiles of the roofline's free constants: the seed's assumptions, the profile
 //! fitted on the first published measurements ([`super::fit_calibration`]), and the
-//! profile with every cost term fitted on all calibration rows ([`super::fit_measured`]).
+//! profile with every cost term fitted on all calibration rows ([`super::fit_measured()`]).
 
 use crate::{Error, Scenario};
 use llm_math::{CostTerms, Deployment, verify_time_per_token};
@@ -64,7 +64,7 @@ pub const FITTED: Calibration = Calibration {
     verify_efficiency: None,
 };
 
-/// The constants [`super::fit_measured`] finds on every calibration row (a test recomputes
+/// The constants [`super::fit_measured()`] finds on every calibration row (a test recomputes
 /// them), written as grid index × step ([`super::MEASURED_GRID`]) so the equality is
 /// exact: the seed's model plus every cost term of [`CostTerms`] that a row constrains.
 pub const MEASURED: Calibration = Calibration {
