@@ -5,7 +5,10 @@
 use crate::scenario::check_overhead;
 use crate::{Draft, Error, Scenario};
 use hw_specs::Accelerator;
-use llm_math::{Deployment, ForwardShape, ModelConfig, forward_cost};
+use llm_math::{
+    AllReduceLatencies, Deployment, ForwardShape, ModelConfig, draft_layer_time, forward_cost,
+    pass_time_with_overlap, verify_extra_time,
+};
 
 /// The seed's `verify_time(cfg, hw, B, ctx, n, overhead)`: one forward pass of `cfg` on
 /// one card of `hw` at the lecture's deployment ([`Deployment::LECTURE`]) over `batch`
@@ -46,23 +49,56 @@ pub fn verify_time(
     Ok(forward_cost(cfg, hw, shape, &Deployment::LECTURE)?.checked_time()? + overhead)
 }
 
+/// The deployment every pass of `s` runs at: `s.deployment` with the FP8 efficiency
+/// factors of `s.cost_terms` applied ([`llm_math::DtypeEfficiency::apply`]) and the
+/// all-reduce latency of the card's interconnect family added
+/// ([`llm_math::AllReduceLatencies::for_card`]). The neutral terms give `s.deployment`
+/// back unchanged.
+///
+/// Errors: a factor out of range; a card of no known interconnect family when a family
+/// latency is set.
+pub fn pass_deployment(s: &Scenario) -> Result<Deployment, Error> {
+    let d = s.deployment;
+    let t = &s.cost_terms;
+    let (bandwidth_efficiency, compute_efficiency) =
+        t.fp8
+            .apply(d.weights, d.bandwidth_efficiency, d.compute_efficiency)?;
+    let family = if t.all_reduce == AllReduceLatencies::NEUTRAL {
+        0.0
+    } else {
+        t.all_reduce.for_card(&s.hw)?
+    };
+    Ok(Deployment {
+        bandwidth_efficiency,
+        compute_efficiency,
+        all_reduce_latency: d.all_reduce_latency + family,
+        ..d
+    })
+}
+
 /// A target pass over `n` new tokens per sequence in scenario `s`, seconds: the roofline
-/// time on the `tp` cards (memory-checked), plus the target overhead, plus
+/// time on the `tp` cards (memory-checked) at [`pass_deployment`], with compute and
+/// memory overlapped by `cost_terms.overlap` ([`llm_math::overlapped_time`]; 1 is the
+/// seed's `max`), plus the target overhead, plus `batch · (n − 1) ·
+/// cost_terms.verify_per_batch_token` ([`llm_math::verify_extra_time`]), plus
 /// `(n − 1) · verify_cost_per_token · t_base`.
 ///
-/// Errors: a zero size, a batch that does not fit, a bad knob or overhead.
+/// Errors: a zero size, a batch that does not fit, a bad knob, overhead or cost term.
 pub fn target_pass_time(s: &Scenario, n: u64) -> Result<f64, Error> {
     check_overhead(s.overhead_target)?;
+    s.cost_terms.check()?;
+    let dep = pass_deployment(s)?;
     let step = |n_new| -> Result<f64, Error> {
         let shape = ForwardShape {
             batch: s.batch,
             ctx: s.ctx,
             n_new,
         };
-        let cost = forward_cost(&s.target, &s.hw, shape, &s.deployment)?;
-        Ok(cost.checked_time()? + s.overhead_target)
+        let cost = forward_cost(&s.target, &s.hw, shape, &dep)?;
+        cost.checked_time()?;
+        Ok(pass_time_with_overlap(&cost, s.cost_terms.overlap)? + s.overhead_target)
     };
-    let t = step(n)?;
+    let t = step(n)? + verify_extra_time(s.batch, n, s.cost_terms.verify_per_batch_token)?;
     if n <= 1 || s.verify_cost_per_token == 0.0 {
         return Ok(t);
     }
@@ -70,13 +106,16 @@ pub fn target_pass_time(s: &Scenario, n: u64) -> Result<f64, Error> {
 }
 
 /// One draft step in scenario `s`, seconds: a roofline pass of the draft's model over one
-/// token per sequence ([`Draft::pass_model`]) plus its overhead, or `c · t_base` for a
-/// [`Draft::FixedCost`]. The draft's memory is not checked here ([`Scenario::validate`]
+/// token per sequence ([`Draft::pass_model`]) at [`pass_deployment`] with the scenario's
+/// overlap, plus its overhead, plus `cost_terms.draft_per_layer` per layer of the draft
+/// model ([`llm_math::draft_layer_time`]; one for a head, the target's for
+/// self-speculation); or `c · t_base` for a [`Draft::FixedCost`]. The draft's memory is not checked here ([`Scenario::validate`]
 /// counts its weights; lecture 6 does not count its KV cache).
 ///
 /// Errors: a zero size, a bad knob, overhead or draft parameter.
 pub fn draft_step_time(s: &Scenario) -> Result<f64, Error> {
     s.draft.check()?;
+    s.cost_terms.check()?;
     let Some((model, ctx)) = s.draft.pass_model(&s.target, s.ctx) else {
         let Draft::FixedCost(c) = s.draft else {
             unreachable!("only a fixed-cost draft has no pass")
@@ -94,7 +133,9 @@ pub fn draft_step_time(s: &Scenario) -> Result<f64, Error> {
         ctx,
         n_new: 1,
     };
-    Ok(forward_cost(&model, &s.hw, shape, &s.deployment)?.time() + overhead)
+    let cost = forward_cost(&model, &s.hw, shape, &pass_deployment(s)?)?;
+    let layers = draft_layer_time(s.cost_terms.draft_per_layer, model.n_layers, 1)?;
+    Ok(pass_time_with_overlap(&cost, s.cost_terms.overlap)? + overhead + layers)
 }
 
 /// The draft's cost coefficient `c = t_draft / t_base`: one draft step over one plain

@@ -15,6 +15,21 @@
 
 use crate::scenario::check_alpha;
 use crate::{Draft, Error, Scenario, draft_step_time, target_pass_time};
+use llm_math::round_overhead;
+
+/// The cost of one speculative round beyond its passes in scenario `s`, seconds:
+/// `cost_terms.round_fixed + cost_terms.round_per_sequence · batch`
+/// ([`llm_math::round_overhead`]); 0 in the lecture.
+///
+/// Errors: a negative or non-finite cost.
+pub fn round_extra_time(s: &Scenario) -> Result<f64, Error> {
+    let t = &s.cost_terms;
+    Ok(round_overhead(
+        t.round_fixed,
+        t.round_per_sequence,
+        s.batch,
+    )?)
+}
 
 /// The longest draft [`best_round`] tries.
 pub const MAX_GAMMA: u32 = 16;
@@ -59,7 +74,7 @@ pub struct RoundPlan {
     pub t_draft: f64,
     /// One target pass over γ + 1 tokens, seconds.
     pub t_verify: f64,
-    /// `γ · t_draft + t_verify`, seconds.
+    /// `γ · t_draft + t_verify + round extra` ([`round_extra_time`]), seconds.
     pub t_round: f64,
 }
 
@@ -97,7 +112,7 @@ impl BestRound {
 /// with `num_speculative_tokens = γ` gets, **including a speedup below 1** when the round
 /// costs more than it yields.
 ///
-/// `t_round = γ · t_draft + t_verify(γ + 1)`, `speedup = expected_tokens(α, γ) · t_base / t_round`.
+/// `t_round = γ · t_draft + t_verify(γ + 1) + round extra` ([`round_extra_time`]), `speedup = expected_tokens(α, γ) · t_base / t_round`.
 ///
 /// Errors: γ = 0; whatever [`Scenario::validate`], [`target_pass_time`] and
 /// [`draft_step_time`] reject.
@@ -123,7 +138,7 @@ pub fn round_plan(s: &Scenario, gamma: u32) -> Result<RoundPlan, Error> {
 
 fn plan_from(s: &Scenario, gamma: u32, t_base: f64, t_draft: f64) -> Result<RoundPlan, Error> {
     let t_verify = target_pass_time(s, u64::from(gamma) + 1)?;
-    let t_round = f64::from(gamma) * t_draft + t_verify;
+    let t_round = f64::from(gamma) * t_draft + t_verify + round_extra_time(s)?;
     let tokens = expected_tokens(s.alpha, gamma)?;
     Ok(RoundPlan {
         gamma,
@@ -189,7 +204,8 @@ pub struct TreeRound {
 /// verifies the whole tree in one target pass over `nodes + 1` tokens; it yields `tau`
 /// tokens on average.
 ///
-/// `t_round = depth · t_draft + t_verify(nodes + 1)`, `speedup = tau · t_base / t_round`.
+/// `t_round = depth · t_draft + t_verify(nodes + 1) + round extra` ([`tree_round_time`]),
+/// `speedup = tau · t_base / t_round`.
 ///
 /// Errors: `tau` below 1, above `depth + 1` (a round cannot accept more levels than it
 /// drafted) or not finite; `depth` 0 or above `nodes`; and whatever
@@ -205,6 +221,18 @@ pub struct TreeRound {
 /// ```
 pub fn tree_speedup(s: &Scenario, tree: &TreeRound) -> Result<f64, Error> {
     let TreeRound { tau, depth, nodes } = *tree;
+    check_tree(depth, nodes)?;
+    if !(tau.is_finite() && tau >= 1.0 && tau <= depth as f64 + 1.0) {
+        return Err(Error::Argument(format!(
+            "τ (tokens per round) must be between 1 and depth + 1 = {}, got {tau}",
+            depth + 1
+        )));
+    }
+    let (t_base, t_round) = tree_round_time(s, depth, nodes)?;
+    Ok(tau * t_base / t_round)
+}
+
+fn check_tree(depth: u64, nodes: u64) -> Result<(), Error> {
     if depth == 0 {
         return Err(Error::Argument(
             "a draft tree needs at least one level".into(),
@@ -215,12 +243,17 @@ pub fn tree_speedup(s: &Scenario, tree: &TreeRound) -> Result<f64, Error> {
             "a draft tree of {depth} levels has at least {depth} nodes, got {nodes}"
         )));
     }
-    if !(tau.is_finite() && tau >= 1.0 && tau <= depth as f64 + 1.0) {
-        return Err(Error::Argument(format!(
-            "τ (tokens per round) must be between 1 and depth + 1 = {}, got {tau}",
-            depth + 1
-        )));
-    }
+    Ok(())
+}
+
+/// One plain target step and one round of tree (or chain) verification in scenario `s`,
+/// `(t_base, t_round)` in seconds: `t_round = depth · t_draft + t_verify(nodes + 1) +`
+/// [`round_extra_time`] (the accounting of [`tree_speedup`]).
+///
+/// Errors: `depth` 0 or above `nodes`; whatever [`Scenario::validate`] and
+/// [`target_pass_time`] reject.
+pub fn tree_round_time(s: &Scenario, depth: u64, nodes: u64) -> Result<(f64, f64), Error> {
+    check_tree(depth, nodes)?;
     s.validate()?;
     let t_base = target_pass_time(s, 1)?;
     let t_verify = target_pass_time(s, nodes.saturating_add(1))?;
@@ -229,5 +262,5 @@ pub fn tree_speedup(s: &Scenario, tree: &TreeRound) -> Result<f64, Error> {
         Draft::FixedCost(c) => depth as f64 * c * t_base,
         _ => depth as f64 * draft_step_time(s)?,
     };
-    Ok(tau * t_base / (drafting + t_verify))
+    Ok((t_base, drafting + t_verify + round_extra_time(s)?))
 }

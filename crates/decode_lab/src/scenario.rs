@@ -3,7 +3,7 @@
 
 use crate::{Draft, Error, LLAMA32_1B};
 use hw_specs::Accelerator;
-use llm_math::{Deployment, ModelConfig};
+use llm_math::{CostTerms, Deployment, ModelConfig};
 
 /// One speculative-decoding setup, every knob named: what a lecture demo or a command
 /// line asks the roofline about.
@@ -43,6 +43,13 @@ pub struct Scenario {
     /// 0 in the lecture (the roofline alone); engines measure more (tree masks, rejection
     /// sampling, bookkeeping), which a calibration profile fits.
     pub verify_cost_per_token: f64,
+    /// The cost terms the lecture's roofline leaves out ([`llm_math::CostTerms`]): overlap
+    /// of compute and memory in every pass, verification per verified token of the batch,
+    /// a per-round cost with a batch term, a per-layer draft cost, FP8 efficiency factors
+    /// and the all-reduce latency of the card's interconnect family (added to
+    /// `deployment.all_reduce_latency`). [`CostTerms::NEUTRAL`] in the lecture, where each
+    /// term changes nothing.
+    pub cost_terms: CostTerms,
 }
 
 impl Scenario {
@@ -63,6 +70,7 @@ impl Scenario {
         overhead_target: 1e-3,
         overhead_draft: 0.3e-3,
         verify_cost_per_token: 0.0,
+        cost_terms: CostTerms::NEUTRAL,
     };
 
     /// The lecture's assumptions for another card, target and draft.
@@ -118,7 +126,7 @@ impl Scenario {
     }
 
     /// The checks of [`Scenario::validate`] that need no model arithmetic: sizes, α,
-    /// overheads, the draft's parameter and the verification cost.
+    /// overheads, the draft's parameter, the verification cost and the cost terms.
     pub(crate) fn check_knobs(&self) -> Result<(), Error> {
         if self.batch == 0 {
             return Err(llm_math::Error::Zero("batch size").into());
@@ -136,6 +144,7 @@ impl Scenario {
                 self.verify_cost_per_token
             )));
         }
+        self.cost_terms.check()?;
         Ok(())
     }
 }

@@ -47,6 +47,29 @@ impl CostTerms {
     };
 }
 
+impl CostTerms {
+    /// Checks every term: overlap in [0, 1]; costs and latencies finite and ≥ 0; FP8
+    /// factors in (0, 1].
+    ///
+    /// Errors: the first term out of range, named.
+    pub fn check(&self) -> Result<(), Error> {
+        overlapped_time(0.0, 0.0, self.overlap)?;
+        seconds("verification cost per token", self.verify_per_batch_token)?;
+        round_overhead(self.round_fixed, self.round_per_sequence, 1)?;
+        seconds("draft cost per layer", self.draft_per_layer)?;
+        self.fp8.apply(WeightDtype::Fp8, 1.0, 1.0)?;
+        let l = self.all_reduce;
+        for (what, x) in [
+            ("NVLink", l.nvlink),
+            ("Infinity Fabric", l.infinity_fabric),
+            ("PCIe", l.pcie),
+        ] {
+            seconds(&format!("{what} all-reduce latency"), x)?;
+        }
+        Ok(())
+    }
+}
+
 impl Default for CostTerms {
     /// [`CostTerms::NEUTRAL`].
     fn default() -> Self {
@@ -269,6 +292,37 @@ mod tests {
     use super::*;
     use crate::{Deployment, ForwardShape, LLAMA31_8B, LLAMA31_70B, forward_cost};
     use hw_specs::{ACCELERATORS, H100, H100_PCIE, MI300X};
+
+    #[test]
+    fn a_bad_term_is_named_and_the_neutral_terms_pass() {
+        assert_eq!(CostTerms::NEUTRAL.check(), Ok(()));
+        let bad = |t: CostTerms| t.check().unwrap_err().to_string();
+        let n = CostTerms::NEUTRAL;
+        assert!(bad(CostTerms { overlap: 1.5, ..n }).contains("overlap"));
+        assert!(
+            bad(CostTerms {
+                round_per_sequence: -1.0,
+                ..n
+            })
+            .contains("per sequence")
+        );
+        let ar = AllReduceLatencies {
+            pcie: f64::NAN,
+            ..AllReduceLatencies::NEUTRAL
+        };
+        assert!(
+            bad(CostTerms {
+                all_reduce: ar,
+                ..n
+            })
+            .contains("PCIe")
+        );
+        let fp8 = DtypeEfficiency {
+            compute: 2.0,
+            bandwidth: 1.0,
+        };
+        assert!(bad(CostTerms { fp8, ..n }).contains("FP8 compute"));
+    }
 
     #[test]
     fn overlap_runs_from_the_seeds_max_to_a_sum_by_hand() {

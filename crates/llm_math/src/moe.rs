@@ -4,7 +4,7 @@
 //! routing `k` of `E` experts, about `E · (1 − (1 − k/E)^t)` distinct experts are read
 //! (uniform routing), so at large batch nearly all of them.
 //!
-//! Motivated by SpecForge issue 339's Qwen3-30B-A3B series (H100, TP2, batch 1–64),
+//! Motivated by the Qwen3-30B-A3B series of a SpecForge issue thread (H100, TP2, batch 1–64),
 //! where an EAGLE-3 head slows a 3B-active target down (rows M44–M55 of the research
 //! measurements).
 

@@ -1,7 +1,7 @@
 //! Published measurements and the setup each was taken in: a data file
 //! (`crates/decode_lab/data/measurements.json`) embedded in the crate and parsed once.
 
-use crate::{Draft, Error, Scenario, TreeRound, target_pass_time, tree_speedup};
+use crate::{Draft, Error, Scenario, TreeRound, target_pass_time, tree_round_time, tree_speedup};
 use hw_specs::Accelerator;
 use llm_math::{Deployment, KvDtype, ModelConfig, WeightDtype};
 use once_cell::sync::Lazy;
@@ -20,7 +20,7 @@ pub enum Role {
 }
 
 /// A published figure, in the units its source prints.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Published {
     /// Output tokens per second of one sequence at batch 1 (the step time is its inverse).
@@ -41,6 +41,14 @@ pub enum Published {
         /// Without.
         without: f64,
     },
+    /// As published (`text`, verbatim), and the figure in the model's units (`value`:
+    /// seconds for a step or a round, × for a speedup, a plain ratio for a verification).
+    AsPublished {
+        /// The figure as the source prints it.
+        text: String,
+        /// The same figure in SI units.
+        value: f64,
+    },
 }
 
 impl Published {
@@ -51,6 +59,7 @@ impl Published {
             Published::ItlMs(ms) => ms * 1e-3,
             Published::ThroughputPair { with, without } => with / without,
             Published::TpotPair { with, without } => without / with,
+            Published::AsPublished { value, .. } => value,
         }
     }
 
@@ -63,13 +72,16 @@ impl Published {
                 format!("{without} → {with} tokens/s")
             }
             Published::TpotPair { with, without } => format!("TPOT {without} → {with} ms"),
+            Published::AsPublished { ref text, .. } => text.clone(),
         }
     }
 
     fn is_finite_positive(&self) -> bool {
         let ok = |x: f64| x.is_finite() && x > 0.0;
         match *self {
-            Published::TokensPerSecond(x) | Published::ItlMs(x) => ok(x),
+            Published::TokensPerSecond(x)
+            | Published::ItlMs(x)
+            | Published::AsPublished { value: x, .. } => ok(x),
             Published::ThroughputPair { with, without } | Published::TpotPair { with, without } => {
                 ok(with) && ok(without)
             }
@@ -85,6 +97,68 @@ pub enum Quantity {
     /// The speedup of a speculative round with a draft head and a measured acceptance
     /// length ([`tree_speedup`] with τ = the published acceptance length).
     Speedup(TreeRound),
+    /// One speculative round of `depth` draft steps and a pass over `nodes + 1` tokens
+    /// per sequence, seconds ([`tree_round_time`]).
+    RoundTime {
+        /// Draft steps.
+        depth: u64,
+        /// Draft tokens verified per sequence.
+        nodes: u64,
+    },
+    /// A pass verifying `nodes` drafted tokens per sequence over a plain step:
+    /// `target_pass_time(nodes + 1) / target_pass_time(1)`.
+    VerifyRatio {
+        /// Draft tokens verified per sequence.
+        nodes: u64,
+    },
+}
+
+/// The three kinds a profile is judged on, each summarised on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// A plain decode step, seconds.
+    StepTime,
+    /// The cost of verification or of a whole round (a ratio or seconds).
+    VerifyOrRound,
+    /// A speculative speedup, ×.
+    Speedup,
+}
+
+impl Kind {
+    /// Every kind, in table order.
+    pub const ALL: [Kind; 3] = [Kind::StepTime, Kind::VerifyOrRound, Kind::Speedup];
+
+    /// `step_time`, `verify_or_round`, `speedup`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::StepTime => "step_time",
+            Kind::VerifyOrRound => "verify_or_round",
+            Kind::Speedup => "speedup",
+        }
+    }
+}
+
+impl Quantity {
+    /// The kind it is judged as.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Quantity::StepTime => Kind::StepTime,
+            Quantity::RoundTime { .. } | Quantity::VerifyRatio { .. } => Kind::VerifyOrRound,
+            Quantity::Speedup(_) => Kind::Speedup,
+        }
+    }
+}
+
+/// The draft a speculative row was measured with; both are modelled as [`Draft::Head`]
+/// (one decoder layer of the target's shape and its LM head).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum DraftKind {
+    /// EAGLE(-1/-2)'s one-layer head on the target's last features.
+    #[serde(rename = "eagle1_head")]
+    Eagle1Head,
+    /// EAGLE-3's one-layer head on features fused from three target layers.
+    #[serde(rename = "eagle3_head")]
+    Eagle3Head,
 }
 
 /// One published measurement and the setup it was taken in.
@@ -92,6 +166,19 @@ pub enum Quantity {
 pub struct Measurement {
     /// Short id used in the tables (M1, M2, …).
     pub id: String,
+    /// Who published it (one organisation or group of authors).
+    pub publisher: String,
+    /// The series it belongs to (rows of one table or page that vary one knob), if any.
+    pub series: Option<String>,
+    /// The source's words the figure is read from, verbatim, when recorded.
+    pub quote: Option<String>,
+    /// The draft of a speculative row.
+    pub draft: Option<DraftKind>,
+    /// Whether the acceptance length is borrowed from another source (the row's setup
+    /// says from where): the source prints none.
+    pub tau_assumed: bool,
+    /// Whether the figure is computed from a published fitted model, not measured.
+    pub derived: bool,
     /// Who published it, and where (title, table or comment).
     pub source: String,
     /// Its address.
@@ -149,6 +236,10 @@ impl Measurement {
         match self.quantity {
             Quantity::StepTime => target_pass_time(&s, 1),
             Quantity::Speedup(tree) => tree_speedup(&s, &tree),
+            Quantity::RoundTime { depth, nodes } => Ok(tree_round_time(&s, depth, nodes)?.1),
+            Quantity::VerifyRatio { nodes } => {
+                Ok(target_pass_time(&s, nodes + 1)? / target_pass_time(&s, 1)?)
+            }
         }
     }
 }
@@ -158,9 +249,14 @@ impl Measurement {
 #[serde(deny_unknown_fields)]
 struct Row {
     id: String,
+    publisher: String,
     source: String,
     url: String,
     setup: String,
+    #[serde(default)]
+    series: Option<String>,
+    #[serde(default)]
+    quote: Option<String>,
     hw: String,
     target: String,
     tp: u64,
@@ -168,8 +264,14 @@ struct Row {
     kv: String,
     batch: u64,
     ctx: u64,
-    /// `"step_time"` or `"speedup"`.
+    /// `"step_time"`, `"speedup"`, `"round_time"` or `"verify_ratio"`.
     quantity: String,
+    #[serde(default)]
+    draft: Option<DraftKind>,
+    #[serde(default)]
+    tau_assumed: bool,
+    #[serde(default)]
+    derived: bool,
     /// τ of a speedup row.
     #[serde(default)]
     acceptance_length: Option<f64>,
@@ -199,10 +301,15 @@ impl Row {
             ("speedup", Some(tau), Some(depth), Some(nodes)) if tau >= 1.0 && depth >= 1 => {
                 Quantity::Speedup(TreeRound { tau, depth, nodes })
             }
+            ("round_time", None, Some(depth), Some(nodes)) if depth >= 1 => {
+                Quantity::RoundTime { depth, nodes }
+            }
+            ("verify_ratio", None, Some(_), Some(nodes)) => Quantity::VerifyRatio { nodes },
             (q, ..) => {
                 return Err(format!(
                     "quantity \"{q}\" needs acceptance_length ≥ 1, gamma ≥ 1 and tree_nodes \
-                     for a speedup, none of them for a step_time"
+                     for a speedup, gamma ≥ 1 and tree_nodes for a round_time or a \
+                     verify_ratio, none of them for a step_time"
                 ));
             }
         };
@@ -214,6 +321,12 @@ impl Row {
         }
         Ok(Measurement {
             id: self.id,
+            publisher: self.publisher,
+            series: self.series,
+            quote: self.quote,
+            draft: self.draft,
+            tau_assumed: self.tau_assumed,
+            derived: self.derived,
             source: self.source,
             url: self.url,
             setup: self.setup,
@@ -285,6 +398,35 @@ mod tests {
         assert!(cal >= 3 && ms.len() - cal >= 5);
     }
 
+    /// The split rule of `docs/validation.md`, written before the fit: rows M1–M13 keep
+    /// their roles; after them, within each (publisher, series) — rows without a series
+    /// form their publisher's own group — the rows alternate in file order, calibration
+    /// first.
+    #[test]
+    fn roles_follow_the_split_rule_written_before_the_fit() {
+        let ms = measurements().unwrap();
+        let mut seen: Vec<(&str, Option<&str>, usize)> = Vec::new();
+        for m in &ms[super::super::FITTED_ROWS..] {
+            let key = (m.publisher.as_str(), m.series.as_deref());
+            let n = match seen.iter_mut().find(|(p, s, _)| (*p, *s) == key) {
+                Some(e) => {
+                    e.2 += 1;
+                    e.2
+                }
+                None => {
+                    seen.push((key.0, key.1, 0));
+                    0
+                }
+            };
+            let want = if n % 2 == 0 {
+                Role::Calibration
+            } else {
+                Role::HeldOut
+            };
+            assert_eq!(m.role, want, "{}", m.id);
+        }
+    }
+
     #[test]
     fn the_first_row_reads_as_its_source_prints_it() {
         let m1 = &measurements().unwrap()[0];
@@ -297,7 +439,7 @@ mod tests {
     }
 
     fn one_row(patch: &str) -> String {
-        let base = r#"{"id": "X1", "source": "s", "url": "u", "setup": "t", "hw": "H100",
+        let base = r#"{"id": "X1", "publisher": "p", "source": "s", "url": "u", "setup": "t", "hw": "H100",
             "target": "Llama-3.1-8B", "tp": 1, "weights": "bf16", "kv": "bf16", "batch": 1,
             "ctx": 512, "quantity": "step_time", "published": {"itl_ms": 7.0},
             "role": "held_out""#;

@@ -8,12 +8,18 @@
 //!   costed by the roofline alone, free all-reduces), read from [`Scenario::LECTURE`];
 //!   [`FITTED`] is the same model with its overheads, bandwidth efficiency, all-reduce
 //!   latency and verification cost per extra token fitted on the measurements marked
-//!   [`Role::Calibration`], and judged on the [`Role::HeldOut`] rest.
+//!   [`Role::Calibration`] among the first [`FITTED_ROWS`], and judged on the
+//!   [`Role::HeldOut`] rest; [`MEASURED`] adds every cost term of [`llm_math::CostTerms`]
+//!   (overlap, a round cost with a batch term, FP8 factors, all-reduce latency per card
+//!   family, …) fitted on every calibration row ([`fit_measured()`]).
 //! - [`measurement`]: the published figures, a data file (`data/measurements.json`) read
 //!   once ([`measurements`]), and the scenario each one runs in.
 //! - [`fit`]: the grid search that finds [`FITTED`] ([`fit_calibration`]).
-//! - [`summary`]: every prediction ([`predictions`]) and the median and worst ratio of each
-//!   profile on each subset ([`summary()`]).
+//! - [`fit_measured`](mod@fit_measured): the coordinate grid search that finds [`MEASURED`]
+//!   ([`fit_measured()`], on [`MEASURED_GRID`]).
+//! - [`summary`](mod@summary): every prediction ([`predictions`]), the median and worst ratio of each
+//!   profile on each subset ([`summary()`]) and kind ([`summary_by_kind`]), and the batch
+//!   series of the data ([`batch_series`]).
 //!
 //! Every prediction is computed here; nothing predicted is typed in. A measured figure
 //! often depends on things the roofline does not see (the context length the benchmark
@@ -23,11 +29,18 @@
 //! [`Scenario::LECTURE`]: crate::Scenario::LECTURE
 
 pub mod fit;
+pub mod fit_measured;
 pub mod measurement;
 pub mod profile;
 pub mod summary;
 
-pub use fit::{FIT_GRID, fit_calibration};
-pub use measurement::{Measurement, Published, Quantity, Role, measurements, parse_measurements};
-pub use profile::{CALIBRATIONS, Calibration, FITTED, SEED, calibration};
-pub use summary::{Prediction, ProfileSummary, RatioSummary, predictions, summarize, summary};
+pub use fit::{FIT_GRID, FITTED_ROWS, fit_calibration};
+pub use fit_measured::{GridAxis, MEASURED_GRID, fit_measured, measured_at};
+pub use measurement::{
+    DraftKind, Kind, Measurement, Published, Quantity, Role, measurements, parse_measurements,
+};
+pub use profile::{CALIBRATIONS, Calibration, FITTED, MEASURED, SEED, calibration};
+pub use summary::{
+    BatchSeries, KindSummary, PROFILES, Prediction, ProfileSummary, RatioSummary, batch_series,
+    predictions, summarize, summary, summary_by_kind,
+};

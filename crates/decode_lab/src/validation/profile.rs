@@ -1,8 +1,9 @@
-//! Named profiles of the roofline's free constants: the seed's assumptions and the
-//! profile fitted on published measurements ([`super::fit_calibration`]).
+//! Named profiles of the roofline's free constants: the seed's assumptions, the profile
+//! fitted on the first published measurements ([`super::fit_calibration`]), and the
+//! profile with every cost term fitted on all calibration rows ([`super::fit_measured()`]).
 
 use crate::{Error, Scenario};
-use llm_math::Deployment;
+use llm_math::{CostTerms, Deployment, verify_time_per_token};
 
 /// A named set of the roofline's free constants.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -23,6 +24,15 @@ pub struct Calibration {
     /// Fixed cost of one tensor-parallel all-reduce, seconds
     /// ([`Deployment::all_reduce_latency`]).
     pub all_reduce_latency: f64,
+    /// The cost terms the seed leaves out ([`CostTerms`]); its `verify_per_batch_token`
+    /// is replaced by the scenario's own figure when `verify_efficiency` is set.
+    pub cost_terms: CostTerms,
+    /// Fraction of the weights' dtype peak at which each extra verified token of the
+    /// batch is multiplied by the target's weights on each card
+    /// ([`llm_math::verify_time_per_token`] of `n_params / tp`; times the FP8 compute
+    /// factor for FP8 weights), or `None` to keep
+    /// `cost_terms.verify_per_batch_token` as it is.
+    pub verify_efficiency: Option<f64>,
 }
 
 /// Lecture 6's assumptions, as the seed script states them.
@@ -35,6 +45,8 @@ pub const SEED: Calibration = Calibration {
     overhead_draft: Scenario::LECTURE.overhead_draft,
     verify_cost_per_token: Scenario::LECTURE.verify_cost_per_token,
     all_reduce_latency: Scenario::LECTURE.deployment.all_reduce_latency,
+    cost_terms: Scenario::LECTURE.cost_terms,
+    verify_efficiency: None,
 };
 
 /// The constants [`super::fit_calibration`] finds on the calibration subset (a test
@@ -48,10 +60,42 @@ pub const FITTED: Calibration = Calibration {
     overhead_draft: 53.0 * 0.01e-3,
     verify_cost_per_token: 4.0 * 0.0025,
     all_reduce_latency: 50.0 * 0.5e-6,
+    cost_terms: CostTerms::NEUTRAL,
+    verify_efficiency: None,
+};
+
+/// The constants [`super::fit_measured()`] finds on every calibration row (a test recomputes
+/// them), written as grid index × step ([`super::MEASURED_GRID`]) so the equality is
+/// exact: the seed's model plus every cost term of [`CostTerms`] that a row constrains.
+pub const MEASURED: Calibration = Calibration {
+    name: "measured",
+    compute_efficiency: Scenario::LECTURE.deployment.compute_efficiency,
+    bandwidth_efficiency: 70.0 * 0.01,
+    overhead_target: 14.0 * 0.05e-3,
+    overhead_draft: 23.0 * 0.02e-3,
+    verify_cost_per_token: 0.0,
+    all_reduce_latency: 0.0,
+    cost_terms: CostTerms {
+        overlap: 0.0 * 0.05,
+        verify_per_batch_token: 0.0,
+        round_fixed: 7.0 * 0.05e-3,
+        round_per_sequence: 18.0 * 0.005e-3,
+        draft_per_layer: 0.0,
+        fp8: llm_math::DtypeEfficiency {
+            bandwidth: 93.0 * 0.01,
+            compute: 5.0 * 0.05,
+        },
+        all_reduce: llm_math::AllReduceLatencies {
+            nvlink: 14.0 * 1e-6,
+            infinity_fabric: 28.0 * 2e-6,
+            pcie: 0.0,
+        },
+    },
+    verify_efficiency: None,
 };
 
 /// Every named profile, in the order a `--list` would show them.
-pub const CALIBRATIONS: &[Calibration] = &[SEED, FITTED];
+pub const CALIBRATIONS: &[Calibration] = &[SEED, FITTED, MEASURED];
 
 /// Looks a profile up by name (case-insensitive).
 ///
@@ -71,9 +115,24 @@ pub fn calibration(name: &str) -> Result<&'static Calibration, Error> {
 
 impl Calibration {
     /// `s` with this profile's constants in place of its own (card, models, batch,
-    /// context, tensor parallelism and dtypes are kept).
+    /// context, tensor parallelism and dtypes are kept). With `verify_efficiency` set, the
+    /// verification cost per token is computed for `s`'s target, card, `tp` and weights
+    /// (a bad efficiency gives a NaN the scenario's checks refuse).
     pub fn apply(&self, s: Scenario) -> Scenario {
+        let mut cost_terms = self.cost_terms;
+        if let Some(eta) = self.verify_efficiency {
+            // The FP8 compute factor applies to verification as to every FP8 pass.
+            let (_, eta) = cost_terms
+                .fp8
+                .apply(s.deployment.weights, 1.0, eta)
+                .unwrap_or((f64::NAN, f64::NAN));
+            let per_card = s.target.n_params() as f64 / s.deployment.tp.max(1) as f64;
+            cost_terms.verify_per_batch_token =
+                verify_time_per_token(per_card, &s.hw, s.deployment.weights, eta)
+                    .unwrap_or(f64::NAN);
+        }
         Scenario {
+            cost_terms,
             deployment: Deployment {
                 compute_efficiency: self.compute_efficiency,
                 bandwidth_efficiency: self.bandwidth_efficiency,
@@ -97,7 +156,8 @@ mod tests {
         assert_eq!(calibration("Fitted").unwrap(), &FITTED);
         assert_eq!(calibration("seed").unwrap(), &SEED);
         let e = calibration("magic").unwrap_err().to_string();
-        assert!(e.contains("seed, fitted"), "{e}");
+        assert!(e.contains("seed, fitted, measured"), "{e}");
+        assert_eq!(calibration("MEASURED").unwrap(), &MEASURED);
     }
 
     #[test]

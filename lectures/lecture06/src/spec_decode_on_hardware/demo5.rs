@@ -1,12 +1,19 @@
 //! Demo 5 (opt-in, not in the original script): 模型 vs 实测 — the roofline's predictions
-//! under the script's assumptions ("seed") and under a profile fitted on a documented
-//! subset of published measurements ("fitted"), held against those measurements
+//! under the script's assumptions ("seed"), under the profile fitted on the first
+//! published rows ("fitted") and under the profile with every cost term fitted on all
+//! calibration rows ("measured"), held against those measurements
 //! (`decode_lab::validation`, `docs/validation.md`).
 
-use super::validation_doc;
-use decode_lab::validation::{self, FITTED, Prediction, Quantity, Role};
-use lecture_kit::{Block, Cell, Column, Error, Out, Table};
+use super::validation_doc::{self, shown};
+use decode_lab::validation::{
+    self, BatchSeries, CALIBRATIONS, Kind, MEASURED, PROFILES, Prediction, Quantity, Role,
+};
+use lecture_kit::{Axis, Block, Cell, Column, Datum, Error, Figure, Out, Panel, Series, Table};
 use serde::Serialize;
+
+/// The batch series demo 5 draws: EAGLE-3 on Llama-3.1-8B, one H100, SGLang, batch 2–64
+/// (the EAGLE-3 paper's Table 3).
+pub const FIGURE_SERIES: &str = "EAGLE3paper-Table3-SGLang-EAGLE-3";
 
 use super::setup::{Input, Setup};
 
@@ -15,16 +22,24 @@ use super::setup::{Input, Setup};
 pub struct Demo5 {
     /// One row per published measurement.
     pub rows: Vec<Row>,
-    /// Median and worst ratio per profile and subset.
+    /// Median and worst ratio per profile and subset, all kinds together.
     pub summary: Vec<Summary>,
+    /// Median and worst ratio per profile and kind, on the held-out rows.
+    pub held_out_by_kind: Vec<KindSummary>,
+    /// The series of [`FIGURE_SERIES`]: batch, measured, and each profile's prediction.
+    pub series: Vec<SeriesPoint>,
+    /// The speedup row where the seed is most optimistic.
+    pub seed_most_optimistic: Optimism,
 }
 
-/// One measurement and both predictions.
+/// One measurement and every profile's prediction.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
     /// M1, M2, …
     pub id: &'static str,
-    /// Who published it, where (paper and table, or page).
+    /// Who published it.
+    pub publisher: &'static str,
+    /// Where (paper and table, or page).
     pub source: &'static str,
     /// Its address.
     pub url: &'static str,
@@ -32,7 +47,7 @@ pub struct Row {
     pub setup: &'static str,
     /// The figure as published.
     pub published: String,
-    /// `"step_s"` (a decode step, seconds) or `"speedup"` (×).
+    /// `"step_s"`, `"round_s"`, `"verify_ratio"` or `"speedup"`.
     pub quantity: &'static str,
     /// The published figure in the model's units.
     pub measured: f64,
@@ -40,16 +55,18 @@ pub struct Row {
     pub seed: f64,
     /// Predicted under the fitted profile.
     pub fitted: f64,
-    /// `true` if the row was used to fit the profile, `false` if held out.
+    /// Predicted under the measured profile.
+    pub measured_profile: f64,
+    /// `true` if the row was used to fit the profiles, `false` if held out.
     pub calibration: bool,
-    /// The command that asks the lecture the same question.
+    /// The command that asks the lecture the same question (`--calibration measured`).
     pub command: String,
 }
 
 /// One profile on one subset.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Summary {
-    /// "seed" or "fitted".
+    /// "seed", "fitted" or "measured".
     pub profile: &'static str,
     /// "calibration" or "held_out".
     pub subset: &'static str,
@@ -61,8 +78,8 @@ pub struct Summary {
     pub worst_ratio: f64,
 }
 
-/// The setup inputs demo 5 reads: none (it holds the script's assumptions and the fitted
-/// profile against published measurements).
+/// The setup inputs demo 5 reads: none (it holds the profiles against published
+/// measurements, whatever the setup).
 pub const READS: &[Input] = &[];
 
 /// 模型 vs 实测: the roofline against published measurements.
@@ -73,7 +90,46 @@ pub fn run(out: &mut Out, _: &Setup) -> Result<(), Error> {
     Ok(())
 }
 
-/// Computes demo 5: every measurement of `decode_lab::validation` with both predictions.
+/// One profile on the held-out rows of one kind.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct KindSummary {
+    /// "seed", "fitted" or "measured".
+    pub profile: &'static str,
+    /// "step_time", "verify_or_round" or "speedup".
+    pub kind: &'static str,
+    /// Rows.
+    pub count: usize,
+    /// Median prediction / measurement.
+    pub median_ratio: f64,
+    /// The ratio farthest from 1.
+    pub worst_ratio: f64,
+}
+
+/// One batch of the drawn series.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SeriesPoint {
+    /// Sequences decoded together.
+    pub batch: u64,
+    /// Measured speedup, ×.
+    pub measured: f64,
+    /// Each profile's speedup (seed, fitted, measured), ×.
+    pub predicted: [f64; PROFILES],
+}
+
+/// Where the seed's `max(compute, memory)` is most optimistic on a speedup.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Optimism {
+    /// The row.
+    pub id: &'static str,
+    /// Its batch.
+    pub batch: u64,
+    /// Measured speedup, ×.
+    pub measured: f64,
+    /// The seed's, ×.
+    pub seed: f64,
+}
+
+/// Computes demo 5: every measurement of `decode_lab::validation` under each profile.
 pub fn figures() -> Result<Demo5, Error> {
     let predictions = validation::predictions()?;
     let rows = predictions.iter().map(row).collect();
@@ -89,80 +145,147 @@ pub fn figures() -> Result<Demo5, Error> {
             });
         }
     }
-    Ok(Demo5 { rows, summary })
+    let held_out_by_kind = validation::summary_by_kind(&predictions, Role::HeldOut)?
+        .into_iter()
+        .map(|k| KindSummary {
+            profile: k.profile,
+            kind: k.kind.name(),
+            count: k.ratios.count,
+            median_ratio: k.ratios.median,
+            worst_ratio: k.ratios.worst,
+        })
+        .collect();
+    let series = validation::batch_series(&predictions)
+        .into_iter()
+        .find(|s| s.name == FIGURE_SERIES)
+        .map(|s: BatchSeries| {
+            s.rows
+                .iter()
+                .map(|p| SeriesPoint {
+                    batch: p.measurement.batch,
+                    measured: p.measured,
+                    predicted: p.predicted,
+                })
+                .collect()
+        })
+        .ok_or_else(|| {
+            Error::from(decode_lab::Error::Argument(format!(
+                "no batch series named {FIGURE_SERIES}"
+            )))
+        })?;
+    let seed_most_optimistic = predictions
+        .iter()
+        .filter(|p| p.measurement.quantity.kind() == Kind::Speedup)
+        .max_by(|a, b| a.ratio(0).total_cmp(&b.ratio(0)))
+        .map(|p| Optimism {
+            id: &p.measurement.id,
+            batch: p.measurement.batch,
+            measured: p.measured,
+            seed: p.predicted[0],
+        })
+        .ok_or_else(|| Error::from(decode_lab::Error::Argument("no speedup row".into())))?;
+    Ok(Demo5 {
+        rows,
+        summary,
+        held_out_by_kind,
+        series,
+        seed_most_optimistic,
+    })
 }
 
 fn row(p: &Prediction) -> Row {
     let m = p.measurement;
     Row {
         id: &m.id,
+        publisher: &m.publisher,
         source: &m.source,
         url: &m.url,
         setup: &m.setup,
         published: m.published.as_printed(),
         quantity: match m.quantity {
             Quantity::StepTime => "step_s",
+            Quantity::RoundTime { .. } => "round_s",
+            Quantity::VerifyRatio { .. } => "verify_ratio",
             Quantity::Speedup(_) => "speedup",
         },
         measured: p.measured,
-        seed: p.seed,
-        fitted: p.fitted,
+        seed: p.predicted[0],
+        fitted: p.predicted[1],
+        measured_profile: p.predicted[2],
         calibration: m.role == Role::Calibration,
-        command: validation_doc::command(m, &FITTED),
+        command: validation_doc::command(m, &MEASURED),
     }
 }
 
-/// A figure in its unit: "6.32 ms" for a step, "2.10×" for a speedup.
-fn shown(r: &Row, x: f64) -> String {
-    if r.quantity == "step_s" {
-        format!("{:.2} ms", x * 1e3)
-    } else {
-        format!("{x:.2}×")
+/// A kind as demo 5 names it.
+fn kind_label(k: Kind) -> &'static str {
+    match k {
+        Kind::StepTime => "decode 一步",
+        Kind::VerifyOrRound => "验证 / 一轮的开销",
+        Kind::Speedup => "投机加速比",
     }
 }
 
-/// Demo 5 as blocks: header, the table, the sources with commands, the summary.
+fn quantity_of(r: &Row) -> Quantity {
+    // Only the unit matters for printing.
+    match r.quantity {
+        "step_s" => Quantity::StepTime,
+        "round_s" => Quantity::RoundTime { depth: 1, nodes: 1 },
+        "verify_ratio" => Quantity::VerifyRatio { nodes: 1 },
+        _ => Quantity::Speedup(decode_lab::TreeRound {
+            tau: 1.0,
+            depth: 1,
+            nodes: 1,
+        }),
+    }
+}
+
+fn predicted_cell(r: &Row, x: f64) -> Cell {
+    Cell::values(
+        format!("{}（{:.2}）", shown(&quantity_of(r), x), x / r.measured),
+        vec![Datum::Number(x), Datum::Number(x / r.measured)],
+    )
+}
+
+/// Demo 5 as blocks: header, the table, the held-out summary per kind, the figure, the
+/// sources with commands, the observations.
 pub fn blocks(d: &Demo5) -> Vec<Block> {
     let mut blocks = vec![Block::Header(
         "演示 5（模型 vs 实测）：屋顶线模型的预测与公开的实测数字".into(),
     )];
-    let unit = |r: &Row| if r.quantity == "step_s" { "s" } else { "×" };
     let mut table = Table::new(
         "demo5_validation",
-        "演示 5：预测 / 实测（种子假设与拟合的校准）",
+        "演示 5：预测 / 实测（种子假设、fitted 校准、measured 校准）",
         vec![
             Column::text("编号"),
             Column::text("实测的是"),
-            Column::with_fields("实测", &[("实测", "s or ×")]),
-            Column::with_fields("种子假设", &[("预测", "s or ×"), ("预测/实测", "")]),
-            Column::with_fields("校准 fitted", &[("预测", "s or ×"), ("预测/实测", "")]),
+            Column::with_fields("实测", &[("实测", "s, ratio or ×")]),
+            Column::with_fields("种子假设", &[("预测", "s, ratio or ×"), ("预测/实测", "")]),
+            Column::with_fields(
+                "校准 fitted",
+                &[("预测", "s, ratio or ×"), ("预测/实测", "")],
+            ),
+            Column::with_fields(
+                "校准 measured",
+                &[("预测", "s, ratio or ×"), ("预测/实测", "")],
+            ),
             Column::text("用途"),
         ],
     );
     for r in &d.rows {
-        let what = if unit(r) == "s" {
-            "decode 一步"
-        } else {
-            "投机加速比"
+        let what = match r.quantity {
+            "step_s" => "decode 一步",
+            "round_s" => "投机一轮",
+            "verify_ratio" => "验证 / 一步",
+            _ => "投机加速比",
         };
         table = table.row(vec![
             Cell::text(r.id),
             Cell::text(what),
-            Cell::number(shown(r, r.measured), r.measured),
-            Cell::values(
-                format!("{}（{:.2}）", shown(r, r.seed), r.seed / r.measured),
-                vec![
-                    lecture_kit::Datum::Number(r.seed),
-                    lecture_kit::Datum::Number(r.seed / r.measured),
-                ],
-            ),
-            Cell::values(
-                format!("{}（{:.2}）", shown(r, r.fitted), r.fitted / r.measured),
-                vec![
-                    lecture_kit::Datum::Number(r.fitted),
-                    lecture_kit::Datum::Number(r.fitted / r.measured),
-                ],
-            ),
+            Cell::number(shown(&quantity_of(r), r.measured), r.measured),
+            predicted_cell(r, r.seed),
+            predicted_cell(r, r.fitted),
+            predicted_cell(r, r.measured_profile),
             Cell::boolean(
                 if r.calibration {
                     "拟合用"
@@ -175,60 +298,147 @@ pub fn blocks(d: &Demo5) -> Vec<Block> {
     }
     blocks.push(Block::Table(table));
     blocks.push(Block::Text(
-        "（括号里是\"预测 / 实测\"：小于 1 表示模型比实测快。\"拟合用\"的几行决定了 fitted 校准的常数，其余几行只用来检验。）"
+        "（括号里是\"预测 / 实测\"：时间小于 1、加速比大于 1 表示模型乐观。\"拟合用\"的行决定了校准的常数，\"检验用\"的行只用来检验。）"
             .into(),
     ));
+    blocks.push(Block::Table(kind_table(d)));
+    blocks.push(Block::Figure(figure(d)));
     blocks.push(Block::Text(
         "\n来源与设置（每一行都能用命令行重算）：".into(),
     ));
     for r in &d.rows {
         blocks.push(Block::Text(format!(
-            "  {}：{}，{}（{}）。实测 {}。\n      {}",
-            r.id, r.source, r.url, r.setup, r.published, r.command
+            "  {}：{}，{}，{}（{}）。实测 {}。\n      {}",
+            r.id, r.publisher, r.source, r.url, r.setup, r.published, r.command
         )));
     }
-    let find = |profile: &str, subset: &str| {
-        d.summary
+    blocks.push(Block::Observations(observations(d)));
+    blocks
+}
+
+/// The held-out rows per kind: median and worst ratio of each profile.
+fn kind_table(d: &Demo5) -> Table {
+    let mut columns = vec![Column::text("实测的是"), Column::number("检验用行数", "")];
+    for c in CALIBRATIONS {
+        columns.push(Column::with_fields(c.name, &[("中位数", ""), ("最差", "")]));
+    }
+    let mut table = Table::new(
+        "demo5_held_out_by_kind",
+        "演示 5：检验用的行，按种类的预测 / 实测（中位数、最差）",
+        columns,
+    );
+    for kind in Kind::ALL {
+        let of: Vec<&KindSummary> = d
+            .held_out_by_kind
             .iter()
-            .find(|s| s.profile == profile && s.subset == subset)
+            .filter(|k| k.kind == kind.name())
+            .collect();
+        let Some(first) = of.first() else { continue };
+        let mut cells = vec![Cell::text(kind_label(kind)), Cell::int(first.count as i64)];
+        for k in of {
+            cells.push(Cell::values(
+                format!("{:.2} / {:.2}", k.median_ratio, k.worst_ratio),
+                vec![Datum::Number(k.median_ratio), Datum::Number(k.worst_ratio)],
+            ));
+        }
+        table = table.row(cells);
+    }
+    table
+}
+
+/// Figure `validation.svg`: the EAGLE-3 paper's Table 3 speedups against batch, measured
+/// points and each profile's line.
+pub fn figure(d: &Demo5) -> Figure {
+    let mut panel = Panel::new(
+        "EAGLE-3 头，Llama-3.1-8B，一块 H100（SGLang，EAGLE-3 论文表 3）",
+        Axis::log("批大小"),
+        Axis::linear("加速比"),
+    );
+    panel.series.push(Series::dots(
+        "实测",
+        d.series
+            .iter()
+            .map(|p| (p.batch as f64, p.measured))
+            .collect(),
+    ));
+    for (i, c) in CALIBRATIONS.iter().enumerate() {
+        panel.series.push(Series::line(
+            c.name,
+            d.series
+                .iter()
+                .map(|p| (p.batch as f64, p.predicted[i]))
+                .collect(),
+        ));
+    }
+    Figure {
+        id: "validation".into(),
+        title: "演示 5：加速比随批大小的变化，实测与三种假设".into(),
+        panels: vec![panel],
+    }
+}
+
+fn observations(d: &Demo5) -> Vec<String> {
+    let find = |profile: &str, kind: Kind| {
+        d.held_out_by_kind
+            .iter()
+            .find(|k| k.profile == profile && k.kind == kind.name())
             .copied()
     };
-    let line = |profile: &str, subset: &str| {
-        find(profile, subset).map_or(String::new(), |s| {
-            format!(
-                "{} 行中位数 {:.2}、最差 {:.2}",
-                s.count, s.median_ratio, s.worst_ratio
-            )
-        })
+    let line = |profile: &str| {
+        Kind::ALL
+            .iter()
+            .filter_map(|&k| {
+                find(profile, k).map(|s| {
+                    format!(
+                        "{} {} 行中位数 {:.2}、最差 {:.2}",
+                        kind_label(k),
+                        s.count,
+                        s.median_ratio,
+                        s.worst_ratio
+                    )
+                })
+            })
+            .collect::<Vec<_>>()
+            .join("；")
     };
-    // Whether the fitted profile is closer to 1 than the seed on the held-out rows.
-    let closer =
-        |f: fn(&Summary) -> f64| match (find("fitted", "held_out"), find("seed", "held_out")) {
-            (Some(a), Some(b)) => f(&a).ln().abs() + 0.005 < f(&b).ln().abs(),
-            _ => false,
-        };
-    let verdict = match (closer(|s| s.median_ratio), closer(|s| s.worst_ratio)) {
-        (true, true) => "中位数和最差的一行都更接近实测",
-        (true, false) => "中位数更接近实测，最差的一行没有",
-        (false, true) => "中位数没有变好，只有最差的一行更接近实测",
-        (false, false) => "中位数和最差的一行都没有变好",
+    let o = d.seed_most_optimistic;
+    let (first, last) = (d.series.first(), d.series.last());
+    let trend = match (first, last) {
+        (Some(a), Some(b)) => format!(
+            "批 {} → {}：实测从 {:.2}× 降到 {:.2}×（×{:.2}），种子假设从 {:.2}× 变成 {:.2}×（×{:.2}），measured 从 {:.2}× 变成 {:.2}×（×{:.2}）。",
+            a.batch,
+            b.batch,
+            a.measured,
+            b.measured,
+            b.measured / a.measured,
+            a.predicted[0],
+            b.predicted[0],
+            b.predicted[0] / a.predicted[0],
+            a.predicted[2],
+            b.predicted[2],
+            b.predicted[2] / a.predicted[2],
+        ),
+        _ => String::new(),
     };
-    blocks.push(Block::Observations(vec![
+    vec![
+        format!("种子假设（max(计算, 访存)、1 ms / 0.3 ms 的开销、验证只按屋顶线算）在检验用的行上：{}。", line("seed")),
+        format!("fitted 校准（前 13 行拟合）：{}。", line("fitted")),
         format!(
-            "种子假设（60% / 80% 的效率、1 ms / 0.3 ms 的开销、验证只按屋顶线算）：拟合用的 {}；检验用的 {}。",
-            line("seed", "calibration"),
-            line("seed", "held_out")
+            "measured 校准（每一项成本都在拟合用的行上拟合）：{}。常数只看过拟合用的行，要看的是检验用的行。",
+            line("measured")
         ),
         format!(
-            "fitted 校准：拟合用的 {}；检验用的 {}。常数是在拟合用的几行上拟合出来的，在那几行上贴得近并不说明什么；\
-             要看检验用的几行：{verdict}。",
-            line("fitted", "calibration"),
-            line("fitted", "held_out")
+            "种子假设的 max 在 {}（批 {}）最乐观：预测 {:.2}×，实测 {:.2}×，高出 {:.0}%——验证的每个 token 在引擎里都要付它的计算时间，屋顶线的 max 把它藏在了读权重的时间下面。",
+            o.id,
+            o.batch,
+            o.seed,
+            o.measured,
+            (o.seed / o.measured - 1.0) * 100.0
         ),
+        format!("图里那一列（EAGLE-3 论文表 3）{trend}"),
         "所以屋顶线给的是乐观的下界：它说清了\"为什么\"（读权重、临界批大小、验证何时不再免费），\
-         但具体的毫秒数还要加上每步的固定开销、通信延迟和引擎的额外工作；换自己的数字用 --overhead-target、\
-         --eff-bandwidth、--calibration 试。"
+         但具体的毫秒数还要加上每步和每轮的固定开销、通信延迟和每个验证 token 的计算；换自己的数字用 \
+         --calibration measured 或 --overhead-target、--eff-bandwidth 试。"
             .into(),
-    ]));
-    blocks
+    ]
 }

@@ -3,78 +3,260 @@
 //! part, in Markdown. Demo 5 prints the same figures as text; a test checks the page is
 //! current.
 
-use decode_lab::validation::{self, Calibration, Measurement, Prediction, Quantity, Role};
+use decode_lab::validation::{
+    self, CALIBRATIONS, Calibration, Kind, MEASURED, Measurement, Prediction, Quantity, Role,
+};
 use lecture_kit::Error;
+use llm_math::CostTerms;
 
-/// The command line that asks lecture 6 the same question as `m`, under `profile`.
+/// The command line that asks lecture 6 the same question as `m`, under `profile`
+/// (`--calibration NAME`).
 pub fn command(m: &Measurement, profile: &Calibration) -> String {
-    // Every row runs with the EAGLE-like head (`Measurement::scenario`); a step time
-    // does not depend on it, and it drafts for any target (no tokenizer to match).
-    let mut c = format!(
-        "cargo run -p lecture06 -- --hw {} --target {} --tp {} --weights {} --kv {} --batch {} --ctx {} --calibration {} --draft-head",
-        m.hw.name, m.target.name, m.tp, m.weights, m.kv, m.batch, m.ctx, profile.name
-    );
-    if let Quantity::Speedup(t) = m.quantity {
-        c.push_str(&format!(
-            " --gamma {} --tree-nodes {} --tau {}",
-            t.depth, t.nodes, t.tau
-        ));
-    }
-    c
+    format!(
+        "{} --calibration {}{}",
+        setup_flags(m),
+        profile.name,
+        question_flags(m)
+    )
 }
 
-/// `docs/validation.md`'s generated part: the table, the summary and the commands.
+/// The same command with `profile`'s constants spelled as flags instead of
+/// `--calibration`: the efficiencies and overheads, and every cost term that is not
+/// neutral (`--overlap`, `--verify-us-per-token`, `--round-overhead-ms`,
+/// `--round-overhead-per-seq-ms`, `--draft-layer-ms`, `--fp8-bandwidth-factor`,
+/// `--fp8-compute-factor`, `--all-reduce-us` for the row's card family).
+///
+/// Errors: the row's card has no known interconnect family.
+pub fn explicit_command(m: &Measurement, profile: &Calibration) -> Result<String, Error> {
+    let s = m.scenario(profile);
+    let t = s.cost_terms;
+    let n = CostTerms::NEUTRAL;
+    let mut c = format!(
+        "{} --eff-compute {} --eff-bandwidth {} --overhead-target {}ms --overhead-draft {}ms",
+        setup_flags(m),
+        fig(profile.compute_efficiency),
+        fig(profile.bandwidth_efficiency),
+        fig(profile.overhead_target * 1e3),
+        fig(profile.overhead_draft * 1e3),
+    );
+    let all_reduce = s.deployment.all_reduce_latency + t.all_reduce.for_card(&m.hw)?;
+    let terms = [
+        ("--overlap", t.overlap, n.overlap, 1.0),
+        (
+            "--verify-us-per-token",
+            t.verify_per_batch_token,
+            n.verify_per_batch_token,
+            1e6,
+        ),
+        ("--round-overhead-ms", t.round_fixed, n.round_fixed, 1e3),
+        (
+            "--round-overhead-per-seq-ms",
+            t.round_per_sequence,
+            n.round_per_sequence,
+            1e3,
+        ),
+        (
+            "--draft-layer-ms",
+            t.draft_per_layer,
+            n.draft_per_layer,
+            1e3,
+        ),
+        (
+            "--fp8-bandwidth-factor",
+            t.fp8.bandwidth,
+            n.fp8.bandwidth,
+            1.0,
+        ),
+        ("--fp8-compute-factor", t.fp8.compute, n.fp8.compute, 1.0),
+        ("--all-reduce-us", all_reduce, 0.0, 1e6),
+    ];
+    for (flag, x, neutral, scale) in terms {
+        if x != neutral {
+            c.push_str(&format!(" {flag} {}", fig(x * scale)));
+        }
+    }
+    c.push_str(&question_flags(m));
+    Ok(c)
+}
+
+/// A constant as a flag value: up to four decimals, trailing zeros dropped.
+fn fig(x: f64) -> String {
+    let s = format!("{x:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+fn setup_flags(m: &Measurement) -> String {
+    // Every row runs with the EAGLE-like head (`Measurement::scenario`); a step time
+    // does not depend on it, and it drafts for any target (no tokenizer to match).
+    format!(
+        "cargo run -p lecture06 -- --hw {} --target {} --tp {} --weights {} --kv {} --batch {} --ctx {}",
+        m.hw.name, m.target.name, m.tp, m.weights, m.kv, m.batch, m.ctx
+    )
+}
+
+fn question_flags(m: &Measurement) -> String {
+    match m.quantity {
+        Quantity::StepTime => " --draft-head".into(),
+        Quantity::Speedup(t) => format!(
+            " --draft-head --gamma {} --tree-nodes {} --tau {}",
+            t.depth, t.nodes, t.tau
+        ),
+        // The round's time does not depend on τ; 1 is the smallest it can be.
+        Quantity::RoundTime { depth, nodes } => {
+            format!(" --draft-head --gamma {depth} --tree-nodes {nodes} --tau 1")
+        }
+        // A chain of `nodes` drafts: demo 1's t_verify / t_base at γ = nodes.
+        Quantity::VerifyRatio { nodes } => format!(" --draft-head --gamma {nodes}"),
+    }
+}
+
+/// A figure in its kind's unit: milliseconds for times, × for speedups, a plain ratio
+/// for verification.
+pub fn shown(q: &Quantity, x: f64) -> String {
+    match q {
+        Quantity::StepTime | Quantity::RoundTime { .. } => format!("{:.2} ms", x * 1e3),
+        Quantity::Speedup(_) => format!("{x:.2}×"),
+        Quantity::VerifyRatio { .. } => format!("{x:.3}"),
+    }
+}
+
+/// The kind as the tables name it.
+pub fn kind_label(k: Kind) -> &'static str {
+    match k {
+        Kind::StepTime => "step time",
+        Kind::VerifyOrRound => "verification / round cost",
+        Kind::Speedup => "speedup",
+    }
+}
+
+/// `docs/validation.md`'s generated part: the held-out summary per kind, the batch
+/// series, the table of every row, and the commands.
 ///
 /// Errors: as `decode_lab::validation::predictions`.
 pub fn markdown() -> Result<String, Error> {
     let rows = validation::predictions()?;
-    let [seed, fitted] = validation::summary(&rows)?;
     let mut s = String::new();
-    let fmt = |p: &Prediction, x: f64| match p.measurement.quantity {
-        Quantity::StepTime => format!("{:.2} ms", x * 1e3),
-        Quantity::Speedup(_) => format!("{x:.2}×"),
-    };
+    s.push_str("### Held-out rows, per kind (ratio = prediction / measurement)\n\n");
+    s.push_str("| kind | rows |");
+    for c in CALIBRATIONS {
+        s.push_str(&format!(" {} median | {} worst |", c.name, c.name));
+    }
+    s.push_str("\n|---|---|");
+    for _ in CALIBRATIONS {
+        s.push_str("---|---|");
+    }
+    s.push('\n');
+    for role in [Role::HeldOut, Role::Calibration] {
+        let by_kind = validation::summary_by_kind(&rows, role)?;
+        if role == Role::Calibration {
+            s.push_str("\nCalibration rows, per kind (what the fits saw):\n\n| kind | rows |");
+            for c in CALIBRATIONS {
+                s.push_str(&format!(" {} median | {} worst |", c.name, c.name));
+            }
+            s.push_str("\n|---|---|");
+            for _ in CALIBRATIONS {
+                s.push_str("---|---|");
+            }
+            s.push('\n');
+        }
+        for kind in Kind::ALL {
+            let of: Vec<_> = by_kind.iter().filter(|k| k.kind == kind).collect();
+            s.push_str(&format!(
+                "| {} | {} |",
+                kind_label(kind),
+                of[0].ratios.count
+            ));
+            for k in of {
+                s.push_str(&format!(
+                    " {:.3} | {:.3} |",
+                    k.ratios.median, k.ratios.worst
+                ));
+            }
+            s.push('\n');
+        }
+    }
     s.push_str(
-        "| id | source | setup | published | measured | seed | ratio | fitted | ratio | role |\n\
-         |---|---|---|---|---|---|---|---|---|---|\n",
+        "\n### Batch series: last / first (largest batch over smallest)\n\n\
+         | series | batches | measured |",
     );
+    for c in CALIBRATIONS {
+        s.push_str(&format!(" {} |", c.name));
+    }
+    s.push_str("\n|---|---|---|");
+    for _ in CALIBRATIONS {
+        s.push_str("---|");
+    }
+    s.push('\n');
+    for series in validation::batch_series(&rows) {
+        let b = |p: &Prediction| p.measurement.batch;
+        s.push_str(&format!(
+            "| {} | {}–{} | ×{:.3} |",
+            series.name,
+            b(&series.rows[0]),
+            b(&series.rows[series.rows.len() - 1]),
+            series.measured_change()
+        ));
+        for i in 0..CALIBRATIONS.len() {
+            s.push_str(&format!(" ×{:.3} |", series.predicted_change(i)));
+        }
+        s.push('\n');
+    }
+    s.push_str("\n### Every row\n\n| id | publisher | source | setup | published | measured |");
+    for c in CALIBRATIONS {
+        s.push_str(&format!(" {} | ratio |", c.name));
+    }
+    s.push_str(" role |\n|---|---|---|---|---|---|");
+    for _ in CALIBRATIONS {
+        s.push_str("---|---|");
+    }
+    s.push_str("---|\n");
     for p in &rows {
         let m = p.measurement;
+        let mut flags = Vec::new();
+        if m.tau_assumed {
+            flags.push("τ borrowed");
+        }
+        if m.derived {
+            flags.push("derived");
+        }
+        let flags = if flags.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", flags.join(", "))
+        };
         s.push_str(&format!(
-            "| {} | [{}]({}) | {} | {} | {} | {} | {:.3} | {} | {:.3} | {} |\n",
+            "| {} | {} | [{}]({}) | {}{flags} | {} | {} |",
             m.id,
+            m.publisher,
             m.source,
             m.url,
             m.setup,
-            m.published.as_printed(),
-            fmt(p, p.measured),
-            fmt(p, p.seed),
-            p.seed_ratio(),
-            fmt(p, p.fitted),
-            p.fitted_ratio(),
-            match m.role {
-                Role::Calibration => "calibration",
-                Role::HeldOut => "held out",
-            }
+            m.published.as_printed().replace('|', "\\|"),
+            shown(&m.quantity, p.measured),
         ));
-    }
-    s.push_str(
-        "\n| profile | subset | rows | median ratio | worst ratio |\n|---|---|---|---|---|\n",
-    );
-    for p in [seed, fitted] {
-        for (subset, r) in [("calibration", p.calibration), ("held out", p.held_out)] {
+        for i in 0..CALIBRATIONS.len() {
             s.push_str(&format!(
-                "| {} | {subset} | {} | {:.3} | {:.3} |\n",
-                p.profile, r.count, r.median, r.worst
+                " {} | {:.3} |",
+                shown(&m.quantity, p.predicted[i]),
+                p.ratio(i)
             ));
         }
+        s.push_str(match m.role {
+            Role::Calibration => " calibration |\n",
+            Role::HeldOut => " held out |\n",
+        });
     }
-    s.push_str("\nCommands (`--calibration seed` or `fitted`):\n\n");
+    s.push_str(
+        "\nCommands (`--calibration seed`, `fitted` or `measured`; the second line spells \
+         the measured profile's constants as flags):\n\n",
+    );
     for m in validation::measurements()? {
         s.push_str(&format!(
-            "- {}: `{}`\n",
+            "- {}: `{}`\n  `{}`\n",
             m.id,
-            command(m, &validation::FITTED)
+            command(m, &MEASURED),
+            explicit_command(m, &MEASURED)?
         ));
     }
     Ok(s)
@@ -98,30 +280,82 @@ mod tests {
         );
     }
 
-    /// The prose of `docs/validation.md` quotes the fitted constants and the summary; those
-    /// quotes must be the library's figures.
+    /// The measured profile spelled as flags, by hand for M16 (MI300X, TP 4): its card
+    /// family's all-reduce latency, 56 µs, and every non-neutral term.
+    #[test]
+    fn the_explicit_command_spells_the_measured_profile_by_hand() {
+        let ms = validation::measurements().unwrap();
+        let m16 = ms.iter().find(|m| m.id == "M16").unwrap();
+        assert_eq!(
+            explicit_command(m16, &MEASURED).unwrap(),
+            "cargo run -p lecture06 -- --hw MI300X --target Llama-3.1-70B --tp 4 --weights bf16 \
+             --kv bf16 --batch 1 --ctx 512 --eff-compute 0.6 --eff-bandwidth 0.7 \
+             --overhead-target 0.7ms --overhead-draft 0.46ms --overlap 0 \
+             --round-overhead-ms 0.35 --round-overhead-per-seq-ms 0.09 \
+             --fp8-bandwidth-factor 0.93 --fp8-compute-factor 0.25 --all-reduce-us 56 --draft-head"
+        );
+        // The seed spells nothing beyond the lecture's own flags.
+        let m1 = &ms[0];
+        assert!(!explicit_command(m1, &SEED).unwrap().contains("--overlap"));
+        assert!(
+            explicit_command(m1, &FITTED)
+                .unwrap()
+                .contains("--all-reduce-us 25")
+        );
+    }
+
+    /// The prose of `docs/validation.md` quotes the fitted and measured constants and the
+    /// held-out summary; those quotes must be the library's figures.
     #[test]
     fn validation_doc_prose_quotes_the_library_figures() {
         let doc = std::fs::read_to_string(DOC).unwrap();
         let prose = &doc[..doc.find("<!-- BEGIN GENERATED -->").unwrap()];
         let f = FITTED;
-        for quote in [
+        let m = MEASURED;
+        let t = m.cost_terms;
+        let mut quotes = vec![
             format!("bandwidth efficiency {:.2}", f.bandwidth_efficiency),
             format!("target overhead {:.2} ms", f.overhead_target * 1e3),
             format!("draft overhead {:.2} ms", f.overhead_draft * 1e3),
             format!("{:.1}% of a step", f.verify_cost_per_token * 100.0),
             format!("{:.0} µs per all-reduce", f.all_reduce_latency * 1e6),
-        ] {
-            assert!(prose.contains(&quote), "{quote}");
-        }
-        let [seed, fitted] = validation::summary(&validation::predictions().unwrap()).unwrap();
-        for quote in [
             format!(
-                "{:.3} → {:.3}",
-                seed.held_out.median, fitted.held_out.median
+                "bandwidth efficiency {:.2} (measured)",
+                m.bandwidth_efficiency
             ),
-            format!("{:.3} → {:.3}", seed.held_out.worst, fitted.held_out.worst),
-        ] {
+            format!(
+                "target overhead {:.2} ms (measured)",
+                m.overhead_target * 1e3
+            ),
+            format!("draft overhead {:.2} ms (measured)", m.overhead_draft * 1e3),
+            format!("overlap {:.2}", t.overlap),
+            format!(
+                "{:.2} ms + {:.3} ms per sequence a round",
+                t.round_fixed * 1e3,
+                t.round_per_sequence * 1e3
+            ),
+            format!(
+                "FP8 factors {:.2} (bandwidth) and {:.2} (compute)",
+                t.fp8.bandwidth, t.fp8.compute
+            ),
+            format!(
+                "{:.0} µs (NVLink) and {:.0} µs (Infinity Fabric)",
+                t.all_reduce.nvlink * 1e6,
+                t.all_reduce.infinity_fabric * 1e6
+            ),
+        ];
+        let rows = validation::predictions().unwrap();
+        for k in validation::summary_by_kind(&rows, Role::HeldOut).unwrap() {
+            if k.profile == "measured" {
+                quotes.push(format!(
+                    "{}: median {:.3}, worst {:.3}",
+                    kind_label(k.kind),
+                    k.ratios.median,
+                    k.ratios.worst
+                ));
+            }
+        }
+        for quote in quotes {
             assert!(prose.contains(&quote), "{quote}");
         }
     }

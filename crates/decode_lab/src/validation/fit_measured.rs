@@ -1,0 +1,223 @@
+//! The coordinate grid search that fits the `measured` profile on every calibration row.
+
+use super::{Calibration, Measurement, Role, SEED, measurements};
+use crate::Error;
+use llm_math::{AllReduceLatencies, CostTerms, DtypeEfficiency};
+
+/// One free constant of [`super::MEASURED`]: its grid is `index · step` for `index` in
+/// `0..=max` (for the verification efficiency, index 0 means "off").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GridAxis {
+    /// What it sets.
+    pub name: &'static str,
+    /// Largest index.
+    pub max: u32,
+    /// Value per index step, in the constant's own unit (seconds or a fraction).
+    pub step: f64,
+    /// Index the search starts from (the seed's value, or neutral).
+    pub start: u32,
+}
+
+/// The grid of [`fit_measured`], in the order it is searched.
+pub const MEASURED_GRID: [GridAxis; 11] = [
+    GridAxis {
+        name: "bandwidth efficiency",
+        max: 100,
+        step: 0.01,
+        start: 80,
+    },
+    GridAxis {
+        name: "target overhead (s)",
+        max: 60,
+        step: 0.05e-3,
+        start: 20,
+    },
+    GridAxis {
+        name: "draft overhead (s)",
+        max: 100,
+        step: 0.02e-3,
+        start: 15,
+    },
+    GridAxis {
+        name: "NVLink all-reduce latency (s)",
+        max: 40,
+        step: 1e-6,
+        start: 0,
+    },
+    GridAxis {
+        name: "Infinity Fabric all-reduce latency (s)",
+        max: 60,
+        step: 2e-6,
+        start: 0,
+    },
+    GridAxis {
+        name: "FP8 bandwidth factor",
+        max: 100,
+        step: 0.01,
+        start: 100,
+    },
+    GridAxis {
+        name: "FP8 compute factor",
+        max: 20,
+        step: 0.05,
+        start: 20,
+    },
+    GridAxis {
+        name: "overlap of compute and memory",
+        max: 20,
+        step: 0.05,
+        start: 20,
+    },
+    GridAxis {
+        name: "verification efficiency (0 = off)",
+        max: 50,
+        step: 0.02,
+        start: 0,
+    },
+    GridAxis {
+        name: "round fixed cost (s)",
+        max: 60,
+        step: 0.05e-3,
+        start: 0,
+    },
+    GridAxis {
+        name: "round cost per sequence (s)",
+        max: 40,
+        step: 0.005e-3,
+        start: 0,
+    },
+];
+
+/// The profile at grid indices `ix` ([`MEASURED_GRID`]): the seed's compute efficiency,
+/// no flat all-reduce latency (the per-family one instead), no per-step verification
+/// fraction (the per-token one instead), no per-layer draft cost (no row tells it from
+/// the draft overhead of a one-layer head).
+pub fn measured_at(ix: &[u32; 11]) -> Calibration {
+    let v = |i: usize| f64::from(ix[i]) * MEASURED_GRID[i].step;
+    Calibration {
+        name: "measured",
+        bandwidth_efficiency: v(0),
+        overhead_target: v(1),
+        overhead_draft: v(2),
+        verify_cost_per_token: 0.0,
+        all_reduce_latency: 0.0,
+        cost_terms: CostTerms {
+            overlap: v(7),
+            verify_per_batch_token: 0.0,
+            round_fixed: v(9),
+            round_per_sequence: v(10),
+            draft_per_layer: 0.0,
+            fp8: DtypeEfficiency {
+                bandwidth: v(5),
+                compute: v(6),
+            },
+            all_reduce: AllReduceLatencies {
+                nvlink: v(3),
+                infinity_fabric: v(4),
+                pcie: 0.0,
+            },
+        },
+        verify_efficiency: (ix[8] > 0).then(|| v(8)),
+        ..SEED
+    }
+}
+
+/// Sum of squared log ratios (prediction / measurement) of `c` over `rows`; infinite
+/// when a constant is out of its range (a zero efficiency or factor).
+fn loss(c: &Calibration, rows: &[&Measurement]) -> Result<f64, Error> {
+    if c.bandwidth_efficiency <= 0.0
+        || c.cost_terms.fp8.bandwidth <= 0.0
+        || c.cost_terms.fp8.compute <= 0.0
+    {
+        return Ok(f64::INFINITY);
+    }
+    let mut sum = 0.0;
+    for m in rows {
+        let r = m.predict(c)? / m.published.measured();
+        sum += r.ln() * r.ln();
+    }
+    Ok(sum)
+}
+
+/// Fits [`super::MEASURED`] on every [`Role::Calibration`] row (all kinds together),
+/// minimising the sum of squared log ratios by coordinate search on [`MEASURED_GRID`]:
+/// starting from the seed's values, each constant in turn is set to the grid point that
+/// minimises the loss with the others held (ties to the smaller index), and the sweep is
+/// repeated until a whole sweep changes nothing. Returns the grid indices and the profile.
+///
+/// Errors: a setup the roofline rejects, or the data file does not parse.
+pub fn fit_measured() -> Result<([u32; 11], Calibration), Error> {
+    let rows: Vec<&Measurement> = measurements()?
+        .iter()
+        .filter(|m| m.role == Role::Calibration)
+        .collect();
+    let mut ix: [u32; 11] = MEASURED_GRID.map(|a| a.start);
+    let mut best = loss(&measured_at(&ix), &rows)?;
+    for _sweep in 0..50 {
+        let mut changed = false;
+        for (axis, a) in MEASURED_GRID.iter().enumerate() {
+            for i in 0..=a.max {
+                let mut trial = ix;
+                trial[axis] = i;
+                let l = loss(&measured_at(&trial), &rows)?;
+                if l < best || (l == best && i < ix[axis]) {
+                    if i != ix[axis] {
+                        changed = true;
+                    }
+                    best = l;
+                    ix = trial;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    Ok((ix, measured_at(&ix)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::validation::{MEASURED, batch_series, predictions};
+    use llm_math::WeightDtype;
+
+    #[test]
+    fn the_measured_profile_is_what_the_fit_finds_on_the_calibration_rows() {
+        let (ix, c) = fit_measured().unwrap();
+        assert_eq!(c, MEASURED, "grid indices {ix:?}");
+    }
+
+    /// What the fit has to work with: enough rows, publishers and kinds of setup.
+    #[test]
+    fn the_measured_profile_is_fitted_and_judged_on_a_broad_set() {
+        let ms = measurements().unwrap();
+        assert!(ms.len() >= 40);
+        let mut publishers: Vec<&str> = ms.iter().map(|m| m.publisher.as_str()).collect();
+        publishers.sort_unstable();
+        publishers.dedup();
+        assert!(publishers.len() >= 8, "{publishers:?}");
+        assert!(ms.iter().any(|m| m.weights == WeightDtype::Fp8));
+        assert!(ms.iter().any(|m| m.tp >= 4));
+        assert!(ms.iter().any(|m| m.hw.name == "MI300X"));
+        let rows = predictions().unwrap();
+        let long = batch_series(&rows)
+            .into_iter()
+            .filter(|s| {
+                s.rows[0].measurement.batch <= 2 && s.rows[s.rows.len() - 1].measurement.batch >= 64
+            })
+            .count();
+        assert!(long >= 3, "{long}");
+    }
+
+    #[test]
+    fn a_grid_point_reads_as_index_times_step() {
+        let mut ix = MEASURED_GRID.map(|a| a.start);
+        let seedlike = measured_at(&ix);
+        assert_eq!(seedlike.bandwidth_efficiency, 0.8);
+        assert_eq!(seedlike.overhead_target, 20.0 * 0.05e-3);
+        assert_eq!(seedlike.verify_efficiency, None);
+        ix[8] = 25;
+        assert_eq!(measured_at(&ix).verify_efficiency, Some(0.5));
+    }
+}

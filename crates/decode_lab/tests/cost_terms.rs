@@ -1,0 +1,251 @@
+//! The cost terms of `llm_math::cost_terms` wired into a [`Scenario`]: at their neutral
+//! values every figure is the seed's, bit for bit; each term, set alone, moves a figure
+//! by what a hand computation says.
+
+use decode_lab::{
+    Draft, Scenario, TreeRound, draft_step_time, round_extra_time, round_plan, target_pass_time,
+    tree_round_time, tree_speedup,
+};
+use hw_specs::{H100, MI300X};
+use llm_math::{
+    AllReduceLatencies, CostTerms, Deployment, DtypeEfficiency, ForwardShape, LLAMA31_70B,
+    WeightDtype, forward_cost,
+};
+
+/// The seed's pass: `max(compute, memory) + all-reduces` of the one roofline, plus an overhead.
+fn seed_pass(s: &Scenario, n_new: u64) -> f64 {
+    let shape = ForwardShape {
+        batch: s.batch,
+        ctx: s.ctx,
+        n_new,
+    };
+    forward_cost(&s.target, &s.hw, shape, &s.deployment)
+        .unwrap()
+        .time()
+        + s.overhead_target
+}
+
+fn with(terms: CostTerms) -> Scenario {
+    Scenario {
+        cost_terms: terms,
+        ..Scenario::LECTURE
+    }
+}
+
+/// 8B on one H100, batch 1, context 1024: (2 · 7,504,924,672 + 1025 · 131,072) B at
+/// 80% of 3.35 TB/s, + 1 ms — the seed script's 6.6508 ms.
+#[test]
+fn neutral_terms_give_the_seeds_figures_bit_for_bit() {
+    let s = with(CostTerms::NEUTRAL);
+    assert_eq!(s, Scenario::LECTURE);
+    let by_hand = 15_144_198_144.0 / (3.35e12 * 0.8) + 1e-3;
+    assert_eq!(target_pass_time(&s, 1).unwrap(), by_hand);
+    assert!((by_hand - 6.6508e-3).abs() < 1e-7);
+    for n in [2, 5, 9, 64] {
+        assert_eq!(
+            target_pass_time(&s, n).unwrap(),
+            seed_pass(&s, n),
+            "n = {n}"
+        );
+    }
+    // The draft step: the 1B model's pass plus 0.3 ms.
+    let Draft::Model(m) = s.draft else { panic!() };
+    let shape = ForwardShape {
+        batch: 1,
+        ctx: 1024,
+        n_new: 1,
+    };
+    let draft = forward_cost(&m, &H100, shape, &Deployment::LECTURE)
+        .unwrap()
+        .time()
+        + 0.3e-3;
+    assert_eq!(draft_step_time(&s).unwrap(), draft);
+    // A round of γ = 4: 4 draft steps and a pass over 5 tokens, nothing else.
+    let plan = round_plan(&s, 4).unwrap();
+    assert_eq!(plan.t_round, 4.0 * draft + seed_pass(&s, 5));
+    assert_eq!(round_extra_time(&s).unwrap(), 0.0);
+    // demo 3's accounting: τ · t_base / (depth · c · t_base + t_verify).
+    let fixed = Scenario {
+        draft: Draft::FixedCost(0.05),
+        batch: 16,
+        ..s
+    };
+    let tree = TreeRound {
+        tau: 3.0,
+        depth: 4,
+        nodes: 9,
+    };
+    let t_base = seed_pass(&fixed, 1);
+    let x = 3.0 * t_base / (4.0 * 0.05 * t_base + seed_pass(&fixed, 10));
+    assert_eq!(tree_speedup(&fixed, &tree).unwrap(), x);
+}
+
+/// Half the compute overlapped: memory + 0.5 · compute, compute being
+/// (2 · 7,504,924,672 + 4 · 131,072 · 1024) FLOP at 60% of 989 TFLOP/s = 26.2 µs.
+#[test]
+fn partial_overlap_adds_the_unhidden_compute_by_hand() {
+    let s = with(CostTerms {
+        overlap: 0.5,
+        ..CostTerms::NEUTRAL
+    });
+    let memory = 15_144_198_144.0 / (3.35e12 * 0.8);
+    let compute: f64 = 15_546_720_256.0 / (989e12 * 0.6);
+    assert!((compute - 26.20e-6).abs() < 0.01e-6, "{compute}");
+    let t = target_pass_time(&s, 1).unwrap();
+    assert!((t - (memory + 0.5 * compute + 1e-3)).abs() < 1e-15, "{t}");
+    // No overlap at all: the whole compute time on top.
+    let sum = with(CostTerms {
+        overlap: 0.0,
+        ..CostTerms::NEUTRAL
+    });
+    let t = target_pass_time(&sum, 1).unwrap();
+    assert!((t - (memory + compute + 1e-3)).abs() < 1e-15);
+}
+
+/// 4 sequences verifying 5 tokens each at 21 µs per extra token: 4 · 4 · 21 µs = 336 µs.
+#[test]
+fn verification_costs_each_extra_token_of_the_batch_by_hand() {
+    let s = Scenario {
+        batch: 4,
+        ..with(CostTerms {
+            verify_per_batch_token: 21e-6,
+            ..CostTerms::NEUTRAL
+        })
+    };
+    let seed = Scenario {
+        cost_terms: CostTerms::NEUTRAL,
+        ..s
+    };
+    assert_eq!(target_pass_time(&s, 1).unwrap(), seed_pass(&seed, 1));
+    let extra = target_pass_time(&s, 5).unwrap() - seed_pass(&seed, 5);
+    assert!((extra - 336e-6).abs() < 1e-15, "{extra}");
+}
+
+/// 1 ms a round plus 0.1 ms per sequence at batch 8: 1.8 ms on every round, none on t_base.
+#[test]
+fn a_round_costs_its_fixed_and_per_sequence_terms_by_hand() {
+    let s = Scenario {
+        batch: 8,
+        ..with(CostTerms {
+            round_fixed: 1e-3,
+            round_per_sequence: 0.1e-3,
+            ..CostTerms::NEUTRAL
+        })
+    };
+    let seed = Scenario {
+        cost_terms: CostTerms::NEUTRAL,
+        ..s
+    };
+    assert!((round_extra_time(&s).unwrap() - 1.8e-3).abs() < 1e-15);
+    let (a, b) = (round_plan(&s, 3).unwrap(), round_plan(&seed, 3).unwrap());
+    assert_eq!(a.t_base, b.t_base);
+    assert!((a.t_round - b.t_round - 1.8e-3).abs() < 1e-15);
+    assert!((a.speedup - a.expected_tokens * b.t_base / (b.t_round + 1.8e-3)).abs() < 1e-12);
+    let (base, round) = tree_round_time(&s, 3, 3).unwrap();
+    let (_, seed_round) = tree_round_time(&seed, 3, 3).unwrap();
+    assert!((round - seed_round - 1.8e-3).abs() < 1e-15);
+    let tree = TreeRound {
+        tau: 2.5,
+        depth: 3,
+        nodes: 3,
+    };
+    let x = tree_speedup(&s, &tree).unwrap();
+    assert!((x - 2.5 * base / (seed_round + 1.8e-3)).abs() < 1e-12);
+}
+
+/// 0.05 ms per draft layer: Llama-3.2-1B has 16 layers (+0.8 ms a step), a head one.
+#[test]
+fn a_draft_pays_per_layer_by_hand() {
+    let terms = CostTerms {
+        draft_per_layer: 0.05e-3,
+        ..CostTerms::NEUTRAL
+    };
+    let model = with(terms);
+    let extra = draft_step_time(&model).unwrap() - draft_step_time(&Scenario::LECTURE).unwrap();
+    assert!((extra - 0.8e-3).abs() < 1e-15, "{extra}");
+    let head = Scenario {
+        draft: Draft::Head,
+        ..model
+    };
+    let seed_head = Scenario {
+        draft: Draft::Head,
+        ..Scenario::LECTURE
+    };
+    let extra = draft_step_time(&head).unwrap() - draft_step_time(&seed_head).unwrap();
+    assert!((extra - 0.05e-3).abs() < 1e-15, "{extra}");
+    // A fixed-cost draft is a fraction of a target step, whatever its layers.
+    let fixed = Scenario {
+        draft: Draft::FixedCost(0.1),
+        ..model
+    };
+    let t = draft_step_time(&fixed).unwrap();
+    assert_eq!(t, 0.1 * target_pass_time(&Scenario::LECTURE, 1).unwrap());
+}
+
+/// FP8 weights at half the bandwidth efficiency: (7,504,924,672 + 1025 · 131,072) B at
+/// 0.5 · 80% of 3.35 TB/s, + 1 ms; bf16 weights are not touched.
+#[test]
+fn fp8_efficiency_factors_slow_fp8_passes_only_by_hand() {
+    let terms = CostTerms {
+        fp8: DtypeEfficiency {
+            bandwidth: 0.5,
+            compute: 1.0,
+        },
+        ..CostTerms::NEUTRAL
+    };
+    let fp8 = Scenario {
+        deployment: Deployment {
+            weights: WeightDtype::Fp8,
+            ..Deployment::LECTURE
+        },
+        ..with(terms)
+    };
+    let by_hand = 7_639_273_472.0 / (3.35e12 * (0.8 * 0.5)) + 1e-3;
+    assert!((target_pass_time(&fp8, 1).unwrap() - by_hand).abs() < 1e-15);
+    assert_eq!(
+        target_pass_time(&with(terms), 1).unwrap(),
+        target_pass_time(&Scenario::LECTURE, 1).unwrap()
+    );
+}
+
+/// Llama-3.1-70B on two cards: 2 · 80 all-reduces a pass, at 20 µs over NVLink (3.2 ms)
+/// and 40 µs over Infinity Fabric (6.4 ms).
+#[test]
+fn all_reduce_latency_is_the_cards_familys_by_hand() {
+    let terms = CostTerms {
+        all_reduce: AllReduceLatencies {
+            nvlink: 20e-6,
+            infinity_fabric: 40e-6,
+            pcie: 0.0,
+        },
+        ..CostTerms::NEUTRAL
+    };
+    for (hw, extra) in [(H100, 3.2e-3), (MI300X, 6.4e-3)] {
+        let seed = Scenario {
+            hw,
+            target: LLAMA31_70B,
+            draft: Draft::Head,
+            deployment: Deployment {
+                tp: 2,
+                ..Deployment::LECTURE
+            },
+            ..Scenario::LECTURE
+        };
+        let s = Scenario {
+            cost_terms: terms,
+            ..seed
+        };
+        let d = target_pass_time(&s, 1).unwrap() - target_pass_time(&seed, 1).unwrap();
+        assert!((d - extra).abs() < 1e-12, "{} {d}", hw.name);
+    }
+}
+
+#[test]
+fn a_bad_cost_term_is_refused_by_the_scenario() {
+    let s = with(CostTerms {
+        overlap: -0.1,
+        ..CostTerms::NEUTRAL
+    });
+    assert!(s.validate().unwrap_err().to_string().contains("overlap"));
+    assert!(target_pass_time(&s, 1).is_err());
+}

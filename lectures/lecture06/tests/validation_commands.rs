@@ -1,0 +1,124 @@
+//! The validation table recomputed through the command line (every row, every profile,
+//! every kind), and demo 5's held-out summary against an independent recomputation.
+
+use decode_lab::validation::{self, CALIBRATIONS, Kind, Quantity, Role};
+use lecture_kit::testing::run;
+use lecture06::Cli;
+use lecture06::spec_decode_on_hardware::validation_doc;
+use serde_json::Value;
+
+/// The typed figures of demo `id` from `--format json` with `args`.
+fn data(args: &[&str], id: &str) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["--format", "json"]);
+    let r = run::<Cli>(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .map(|s| s["data"].clone())
+        .unwrap_or_else(|| panic!("no {id}"))
+}
+
+/// What demo 1 prints for the question of `q`: a plain step, the measured tree's
+/// speedup, its round time (`t_base / speedup` at τ = 1), or γ's verify ratio.
+fn asked(d: &Value, q: &Quantity) -> f64 {
+    let f = |v: &Value| v.as_f64().unwrap();
+    match q {
+        Quantity::StepTime => f(&d["t_base_s"]),
+        Quantity::Speedup(_) => f(&d["measured_tree"]["speedup"]),
+        Quantity::RoundTime { .. } => f(&d["t_base_s"]) / f(&d["measured_tree"]["speedup"]),
+        Quantity::VerifyRatio { .. } => f(&d["best"][0]["round"]["plan"]["verify_ratio"]),
+    }
+}
+
+#[test]
+fn every_validation_row_is_recomputed_by_its_command() {
+    let predictions = validation::predictions().unwrap();
+    for p in &predictions {
+        let m = &p.measurement;
+        for (i, profile) in CALIBRATIONS.iter().enumerate() {
+            let want = p.predicted[i];
+            let command = validation_doc::command(m, profile);
+            let args: Vec<&str> = command
+                .strip_prefix("cargo run -p lecture06 -- ")
+                .unwrap()
+                .split(' ')
+                .collect();
+            let d = data(&[&args[..], &["--demo", "1"]].concat(), "demo1");
+            let got = asked(&d, &m.quantity);
+            assert!(
+                (got - want).abs() <= 1e-12 * want,
+                "{} under {}: {got} vs {want}",
+                m.id,
+                profile.name
+            );
+        }
+    }
+    let text = run::<Cli>(&["--demo", "5"]).stdout;
+    for p in &predictions {
+        assert!(
+            text.contains(&p.measurement.url),
+            "{} cited",
+            p.measurement.id
+        );
+    }
+}
+
+/// Demo 5's held-out median and worst per kind, recomputed here from each row's own
+/// prediction: sorted by hand, the middle one (or the mean of two), and the ratio with
+/// the largest |ln|.
+#[test]
+fn demo5_summarises_the_held_out_rows_per_kind() {
+    let d = data(&["--demo", "5"], "demo5");
+    let ms = validation::measurements().unwrap();
+    for profile in CALIBRATIONS {
+        for kind in Kind::ALL {
+            let mut r: Vec<f64> = ms
+                .iter()
+                .filter(|m| m.role == Role::HeldOut && m.quantity.kind() == kind)
+                .map(|m| m.predict(profile).unwrap() / m.published.measured())
+                .collect();
+            r.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            let n = r.len();
+            let median = if n % 2 == 1 {
+                r[n / 2]
+            } else {
+                0.5 * (r[n / 2 - 1] + r[n / 2])
+            };
+            let worst = r
+                .iter()
+                .copied()
+                .max_by(|a, b| a.ln().abs().partial_cmp(&b.ln().abs()).unwrap())
+                .unwrap();
+            let row = d["held_out_by_kind"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|k| k["profile"] == profile.name && k["kind"] == kind.name())
+                .unwrap();
+            assert_eq!(row["count"].as_u64().unwrap() as usize, n);
+            assert!((row["median_ratio"].as_f64().unwrap() - median).abs() < 1e-12);
+            assert!((row["worst_ratio"].as_f64().unwrap() - worst).abs() < 1e-12);
+        }
+    }
+    // The figure's series: EAGLE-3 Table 3, batch 2 to 64, its measured points as published.
+    let s = d["series"].as_array().unwrap();
+    assert_eq!(s.len(), 9);
+    assert_eq!(s[0]["batch"], 2);
+    assert_eq!(s[8]["batch"], 64);
+    assert_eq!(s[0]["measured"].as_f64().unwrap(), 1.81);
+    assert_eq!(s[8]["measured"].as_f64().unwrap(), 1.38);
+    // The sentence's row: the largest seed / measured over every speedup row.
+    let o = &d["seed_most_optimistic"];
+    let best = ms
+        .iter()
+        .filter(|m| m.quantity.kind() == Kind::Speedup)
+        .map(|m| m.predict(&CALIBRATIONS[0]).unwrap() / m.published.measured())
+        .fold(0.0_f64, f64::max);
+    let ratio = o["seed"].as_f64().unwrap() / o["measured"].as_f64().unwrap();
+    assert!((ratio - best).abs() < 1e-12);
+}
