@@ -16,9 +16,14 @@
 mod cpu;
 pub mod host;
 pub mod int4;
+mod int4_lm;
+mod lm;
 pub mod measure;
 
 use std::fmt;
+
+pub use int4_lm::{Int4Cache, Int4Lm};
+pub use lm::{Lm, f32_weight_bytes};
 
 /// What went wrong in this crate.
 #[derive(Debug)]
