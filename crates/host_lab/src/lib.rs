@@ -19,6 +19,8 @@ pub mod int4;
 mod int4_lm;
 mod lm;
 pub mod measure;
+pub mod scaled;
+pub mod spec;
 
 use std::fmt;
 
