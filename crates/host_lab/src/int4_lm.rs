@@ -258,6 +258,10 @@ impl Lm for Int4Lm {
     fn kv_bytes_per_token(&self) -> u64 {
         (2 * self.cfg.n_layers * self.cfg.d_model * 4) as u64
     }
+
+    fn config(&self) -> Config {
+        self.cfg
+    }
 }
 
 /// The checks every [`Lm::extend`] makes: one feed per cache, tokens in range, no

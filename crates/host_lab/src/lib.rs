@@ -14,16 +14,20 @@
 //! lecture), never to stdout.
 
 mod cpu;
+pub mod device;
 pub mod host;
 pub mod int4;
 mod int4_lm;
 mod lm;
+pub mod machine;
 pub mod measure;
+pub mod predict;
 pub mod scaled;
 pub mod spec;
 
 use std::fmt;
 
+pub use device::{CpuDevice, Device};
 pub use int4_lm::{Int4Cache, Int4Lm};
 pub use lm::{Lm, f32_weight_bytes};
 

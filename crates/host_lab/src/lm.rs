@@ -3,7 +3,7 @@
 //! [`transformer_lab::TransformerLM`]s; the INT4 draft is [`crate::Int4Lm`].
 
 use ndarray::Array2;
-use transformer_lab::{Feed, KvCache, TransformerLM};
+use transformer_lab::{Config, Feed, KvCache, TransformerLM};
 
 use crate::Error;
 
@@ -43,6 +43,16 @@ pub trait Lm: Sync {
 
     /// Bytes of KV cache one position of one sequence occupies.
     fn kv_bytes_per_token(&self) -> u64;
+
+    /// The model's shape.
+    fn config(&self) -> Config;
+
+    /// FLOPs of one pass feeding `n_new` tokens to each of `batch` sequences after `ctx`
+    /// cached positions (`transformer_lab::Config::forward_flops`: the matrix products and
+    /// attention under the causal mask).
+    fn flops(&self, batch: usize, ctx: usize, n_new: usize) -> f64 {
+        self.config().forward_flops(batch, ctx, n_new)
+    }
 }
 
 impl Lm for TransformerLM<'_> {
@@ -83,6 +93,10 @@ impl Lm for TransformerLM<'_> {
     fn kv_bytes_per_token(&self) -> u64 {
         let c = self.cfg();
         (2 * c.n_layers * c.d_model * 4) as u64
+    }
+
+    fn config(&self) -> Config {
+        *self.cfg()
     }
 }
 
