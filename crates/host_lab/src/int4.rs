@@ -276,19 +276,25 @@ fn product_body(
         while r0 < m {
             let r = ROWS.min(m - r0);
             macro_rules! block {
-                ($r:literal) => {{
-                    let t =
-                        tile::<$r>(&a[r0 * k..], &asum[r0 * groups..], k, groups, codes, scales);
+                ($r:literal, $u:literal) => {{
+                    let t = tile::<$r, $u>(
+                        &a[r0 * k..],
+                        &asum[r0 * groups..],
+                        k,
+                        groups,
+                        codes,
+                        scales,
+                    );
                     for (row, t) in rows[r0..r0 + $r].iter_mut().zip(&t) {
                         row[col..col + width].copy_from_slice(&t[..width]);
                     }
                 }};
             }
             match r {
-                4 => block!(4),
-                3 => block!(3),
-                2 => block!(2),
-                _ => block!(1),
+                4 => block!(4, 1),
+                3 => block!(3, 1),
+                2 => block!(2, 2),
+                _ => block!(1, 4),
             }
             r0 += r;
         }
@@ -296,9 +302,11 @@ fn product_body(
 }
 
 /// `R` rows of `a` times one panel: per group, partial sums of `a · nibble` in registers,
-/// folded into the result with the group's scales.
+/// folded into the result with the group's scales. The group's rows are dealt round-robin
+/// to `U` sets of partial sums, so that `U · R · 2` independent chains of fused
+/// multiply-adds hide the instruction's latency even for a single row.
 #[inline(always)]
-fn tile<const R: usize>(
+fn tile<const R: usize, const U: usize>(
     a: &[f32],
     asum: &[f32],
     k: usize,
@@ -309,21 +317,30 @@ fn tile<const R: usize>(
     let mut total = [[0.0f32; PANEL]; R];
     let a: [&[f32]; R] = std::array::from_fn(|r| &a[r * k..(r + 1) * k]);
     for g in 0..groups {
-        let mut part = [[0.0f32; PANEL]; R];
-        let rows = g * GROUP..(g + 1) * GROUP;
-        for (kk, b) in rows
-            .clone()
-            .zip(codes[rows.start * 8..rows.end * 8].chunks_exact(8))
-        {
-            let mut wv = [0.0f32; PANEL];
-            for j in 0..8 {
-                wv[j] = f32::from(b[j] & 0x0f);
-                wv[j + 8] = f32::from(b[j] >> 4);
-            }
-            for r in 0..R {
-                let x = a[r][kk];
-                for j in 0..PANEL {
-                    part[r][j] = x.mul_add(wv[j], part[r][j]);
+        let mut part = [[[0.0f32; PANEL]; R]; U];
+        let g0 = g * GROUP;
+        // Fixed-size views: every index below is checked at compile time.
+        let group_codes: &[u8; GROUP * 8] = codes[g0 * 8..(g0 + GROUP) * 8]
+            .try_into()
+            .expect("a group of codes");
+        let ag: [&[f32; GROUP]; R] =
+            std::array::from_fn(|r| a[r][g0..g0 + GROUP].try_into().expect("a group of inputs"));
+        for step in 0..GROUP / U {
+            for u in 0..U {
+                let kk = step * U + u;
+                // One 8-byte row, zero-extended to 32-bit lanes once; the low nibbles are
+                // columns 0..8, the high ones 8..16.
+                let z: [i32; 8] = std::array::from_fn(|j| i32::from(group_codes[kk * 8 + j]));
+                let mut wv = [0.0f32; PANEL];
+                for j in 0..8 {
+                    wv[j] = (z[j] & 0x0f) as f32;
+                    wv[j + 8] = (z[j] >> 4) as f32;
+                }
+                for r in 0..R {
+                    let x = ag[r][kk];
+                    for j in 0..PANEL {
+                        part[u][r][j] = x.mul_add(wv[j], part[u][r][j]);
+                    }
                 }
             }
         }
@@ -331,7 +348,11 @@ fn tile<const R: usize>(
         for r in 0..R {
             let shift = 8.0 * asum[r * groups + g];
             for j in 0..PANEL {
-                total[r][j] = s[j].mul_add(part[r][j] - shift, total[r][j]);
+                let mut p = part[0][r][j];
+                for pu in &part[1..] {
+                    p += pu[r][j];
+                }
+                total[r][j] = s[j].mul_add(p - shift, total[r][j]);
             }
         }
     }

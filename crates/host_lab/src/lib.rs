@@ -15,6 +15,7 @@
 
 mod cpu;
 pub mod device;
+pub mod figures;
 pub mod host;
 pub mod int4;
 mod int4_lm;

@@ -1,0 +1,58 @@
+//! Runs demo 6's measurements and prints the figures (`cargo run --release -p host_lab
+//! --example figures`). The lecture words them; this prints them raw.
+#![allow(clippy::print_stdout)]
+fn main() -> Result<(), host_lab::Error> {
+    let f = host_lab::figures::run(&host_lab::figures::Plan::demo(), &mut std::io::stderr())?;
+    let m = &f.machine;
+    println!(
+        "peak {:.1} GFLOP/s {:?}",
+        m.machine.peak_flops() / 1e9,
+        m.machine.peak.range()
+    );
+    println!(
+        "bandwidth {:.2} GB/s {:?}",
+        m.machine.bandwidth_bytes() / 1e9,
+        m.machine.bandwidth.range()
+    );
+    println!(
+        "ridge {:.2} FLOP/B, critical f32 {:.1}, int4 {:.1} tokens",
+        m.ridge_point, m.critical_tokens_f32, m.critical_tokens_int4
+    );
+    println!(
+        "model {:?}\n target {} B, first {} B, int4 {} B, llc {} B ({:.2}x)",
+        f.model.cfg,
+        f.model.target_bytes,
+        f.model.first_layer_bytes,
+        f.model.int4_bytes,
+        f.model.llc_bytes,
+        f.model.target_bytes as f64 / f.model.llc_bytes as f64
+    );
+    for p in &f.sweep {
+        let t = p.measured.median();
+        println!(
+            "b{:>2} n{:>3}: {:>9.2} ms  roof {:>9.2} ({:+.0}%)  add {:>9.2} ({:+.0}%)  runs {}",
+            p.batch,
+            p.n_new,
+            t * 1e3,
+            p.predicted.roofline() * 1e3,
+            (p.predicted.roofline() / t - 1.0) * 100.0,
+            p.predicted.additive() * 1e3,
+            (p.predicted.additive() / t - 1.0) * 100.0,
+            p.measured.runs.len()
+        );
+    }
+    for k in &f.knees {
+        println!("{k:?}");
+    }
+    for d in &f.drafts {
+        println!(
+            "{:?}: c measured {:.3} roofline {:.3} additive {:.3} ({} B)",
+            d.draft, d.measured, d.roofline, d.additive, d.weight_bytes
+        );
+    }
+    for s in &f.spec {
+        println!("{s:?}");
+    }
+    println!("total {:.1} s", f.seconds);
+    Ok(())
+}

@@ -1,0 +1,475 @@
+//! The figures a lecture prints about this machine, computed once as typed data: its
+//! measured roofline, forward time against tokens fed (measured and predicted), the draft
+//! cost c of each draft, and speculative decoding timed for real.
+//!
+//! [`run`] does everything [`Plan`] asks for and returns [`HostFigures`]; the lecture words
+//! them. Every time in here is measured on this machine now, so it changes from run to run:
+//! print ratios and say that they are measured.
+
+use std::io::Write;
+use std::time::Instant;
+
+use transformer_lab::Config;
+
+use crate::device::CpuDevice;
+use crate::machine::Machine;
+use crate::measure::Sample;
+use crate::predict::{
+    PassPrediction, TimeModel, knee, predict, predicted_knee, speculative_speedup,
+};
+use crate::scaled::{Models, params, scaled_config};
+use crate::spec::{greedy, speculative};
+use crate::{Error, Lm};
+
+/// What [`run`] measures, and how hard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Seed of the scaled model's parameters.
+    pub seed: u64,
+    /// Runs of each machine measurement (peak, bandwidth).
+    pub machine_runs: usize,
+    /// Most runs of each timed pass shape.
+    pub runs: usize,
+    /// Seconds after which a pass shape stops being repeated (it runs at least once).
+    pub pass_budget: f64,
+    /// Tokens already cached per sequence in the forward-time sweep.
+    pub ctx: usize,
+    /// Batches of the sweep: 1 and two larger ones.
+    pub batches: [usize; 3],
+    /// The sweep feeds n = 1, 2, 4, … up to this many tokens per sequence.
+    pub max_n: usize,
+    /// Prompt length of the speculative decoding runs.
+    pub prompt_len: usize,
+    /// Tokens generated per sequence in the speculative decoding runs.
+    pub n_new: usize,
+    /// Drafted tokens per round.
+    pub gamma: usize,
+    /// Batch 1 and the batch at which the roofline says speculation stops paying.
+    pub spec_batches: [usize; 2],
+}
+
+impl Plan {
+    /// The plan demo 6 runs: batches 1, 4, 16; n up to 512 after 64 cached tokens; 48
+    /// tokens after 16-token prompts with γ = 4 at batches 1 and 16.
+    pub fn demo() -> Plan {
+        Plan {
+            seed: 0,
+            machine_runs: 7,
+            runs: 5,
+            pass_budget: 0.4,
+            ctx: 64,
+            batches: [1, 4, 16],
+            max_n: 512,
+            prompt_len: 16,
+            n_new: 48,
+            gamma: 4,
+            spec_batches: [1, 16],
+        }
+    }
+}
+
+/// This machine's roofline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineFigures {
+    /// What was measured and read.
+    pub machine: Machine,
+    /// FLOPs per byte where compute and memory take equally long.
+    pub ridge_point: f64,
+    /// Critical batch for f32 weights (4 bytes), tokens per pass.
+    pub critical_tokens_f32: f64,
+    /// Critical batch for the INT4 draft's weights (4.25 bits), tokens per pass.
+    pub critical_tokens_int4: f64,
+}
+
+/// The scaled model and its drafts, in bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelFigures {
+    /// The target's shape.
+    pub cfg: Config,
+    /// The last-level cache it was scaled against, bytes.
+    pub llc_bytes: u64,
+    /// Weight bytes one pass of the target reads (f32).
+    pub target_bytes: u64,
+    /// Weight bytes of the first-layer draft (f32).
+    pub first_layer_bytes: u64,
+    /// Weight bytes of the INT4 draft (codes and bf16 scales, f32 norms).
+    pub int4_bytes: u64,
+}
+
+/// One point of the forward-time sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPoint {
+    /// Sequences.
+    pub batch: usize,
+    /// Tokens fed per sequence.
+    pub n_new: usize,
+    /// The timed runs, seconds.
+    pub measured: Sample,
+    /// The roofline's counts and times for this pass.
+    pub predicted: PassPrediction,
+}
+
+/// Where time against tokens fed turns up, at one batch (see [`crate::predict::knee`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Knee {
+    /// Sequences.
+    pub batch: usize,
+    /// From the measured medians (`None`: not reached by `max_n`).
+    pub measured: Option<f64>,
+    /// Under the roofline (max) prediction.
+    pub roofline: Option<f64>,
+    /// Under the additive prediction.
+    pub additive: Option<f64>,
+}
+
+/// Which draft.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DraftKind {
+    /// The target's first layer and head.
+    FirstLayer,
+    /// The whole target with INT4 weights.
+    Int4,
+}
+
+impl DraftKind {
+    /// Both drafts.
+    pub const ALL: [DraftKind; 2] = [DraftKind::FirstLayer, DraftKind::Int4];
+}
+
+/// The draft cost coefficient c of one draft at batch 1: draft step / target step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DraftCost {
+    /// Which draft.
+    pub draft: DraftKind,
+    /// Weight bytes of one draft step.
+    pub weight_bytes: u64,
+    /// The draft's step, timed runs, seconds.
+    pub draft_step: Sample,
+    /// The target's step, timed runs, seconds.
+    pub target_step: Sample,
+    /// Measured c (ratio of the medians).
+    pub measured: f64,
+    /// c under the roofline prediction.
+    pub roofline: f64,
+    /// c under the additive prediction.
+    pub additive: f64,
+}
+
+/// One run of real speculative decoding against plain decoding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecFigures {
+    /// Sequences decoded together.
+    pub batch: usize,
+    /// Which draft.
+    pub draft: DraftKind,
+    /// Drafted tokens per round.
+    pub gamma: usize,
+    /// Measured τ: tokens per sequence-round.
+    pub tau: f64,
+    /// Plain greedy decoding, tokens per second (all sequences).
+    pub plain_tokens_per_s: f64,
+    /// Speculative decoding, tokens per second.
+    pub spec_tokens_per_s: f64,
+    /// `spec / plain`.
+    pub measured_speedup: f64,
+    /// `decode_lab`'s round accounting at the measured τ with roofline (max) times.
+    pub predicted_roofline: f64,
+    /// The same with additive times.
+    pub predicted_additive: f64,
+    /// The same accounting with the measured pass times (step, draft step, verification).
+    pub accounted_measured: f64,
+    /// Whether the speculative output is token for token the plain output.
+    pub lossless: bool,
+}
+
+/// Everything [`run`] returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostFigures {
+    /// (a) The machine.
+    pub machine: MachineFigures,
+    /// The scaled model.
+    pub model: ModelFigures,
+    /// (b) Forward time against tokens fed, every batch, n increasing.
+    pub sweep: Vec<SweepPoint>,
+    /// (b) The knee at each batch.
+    pub knees: Vec<Knee>,
+    /// (c) c of each draft.
+    pub drafts: Vec<DraftCost>,
+    /// (d) Speculative decoding at batch 1 (both drafts) and at the large batch (the
+    /// better draft).
+    pub spec: Vec<SpecFigures>,
+    /// Seconds the whole run took.
+    pub seconds: f64,
+}
+
+impl HostFigures {
+    /// The sweep's points at one batch.
+    pub fn sweep_at(&self, batch: usize) -> impl Iterator<Item = &SweepPoint> {
+        self.sweep.iter().filter(move |p| p.batch == batch)
+    }
+}
+
+/// Measures everything `plan` asks for, with progress lines on `progress`.
+///
+/// Errors: a plan with a zero size, a `max_n` beyond the model's `max_seq` after `ctx`,
+/// a last-level cache that cannot be read, and the errors of the measurements.
+pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> {
+    let start = Instant::now();
+    if plan.batches.contains(&0)
+        || plan.spec_batches.contains(&0)
+        || plan.max_n == 0
+        || plan.gamma == 0
+    {
+        return Err(Error::Argument(
+            "every batch, max_n and γ must be at least 1".into(),
+        ));
+    }
+    writeln!(progress, "measuring this machine…")?;
+    let machine = Machine::measure(plan.machine_runs, progress)?;
+    let llc = machine.caches.last_level().ok_or_else(|| {
+        Error::Measure(format!(
+            "no cache size to scale the model against: {}",
+            machine.caches.source
+        ))
+    })?;
+    let (peak, bw) = (machine.peak_flops(), machine.bandwidth_bytes());
+    let cfg = scaled_config(llc)?;
+    if plan.ctx + plan.max_n > cfg.max_seq || plan.prompt_len + plan.n_new > cfg.max_seq {
+        return Err(Error::Argument(format!(
+            "the plan needs sequences longer than the scaled model's {} tokens",
+            cfg.max_seq
+        )));
+    }
+    writeln!(
+        progress,
+        "building the scaled model ({} layers)…",
+        cfg.n_layers
+    )?;
+    let p = params(&cfg, plan.seed)?;
+    let models = Models::new(&p, cfg)?;
+    let model = ModelFigures {
+        cfg,
+        llc_bytes: llc,
+        target_bytes: models.target.weight_bytes(),
+        first_layer_bytes: models.first_layer.weight_bytes(),
+        int4_bytes: models.int4.weight_bytes(),
+    };
+    let int4_bpw = 8.0 * model.int4_bytes as f64 / (8.0 * model.target_bytes as f64 / 4.0) / 8.0;
+    let machine = MachineFigures {
+        ridge_point: machine.ridge_point(),
+        critical_tokens_f32: machine.critical_tokens(4.0),
+        critical_tokens_int4: machine.critical_tokens(int4_bpw),
+        machine,
+    };
+
+    let mut target = CpuDevice::new(&models.target, "target", plan.runs, plan.pass_budget)?;
+    let ns: Vec<usize> = std::iter::successors(Some(1usize), |n| Some(n * 2))
+        .take_while(|&n| n <= plan.max_n)
+        .collect();
+    let mut sweep = Vec::new();
+    let mut knees = Vec::new();
+    for &batch in &plan.batches {
+        for &n in &ns {
+            let measured = target.measure(batch, n, plan.ctx)?;
+            writeln!(
+                progress,
+                "forward pass, batch {batch}, {n} tokens: {:.2} ms",
+                measured.median() * 1e3
+            )?;
+            sweep.push(SweepPoint {
+                batch,
+                n_new: n,
+                measured,
+                predicted: predict(&models.target, peak, bw, batch, plan.ctx, n),
+            });
+        }
+        let points: Vec<(f64, f64)> = sweep
+            .iter()
+            .filter(|p| p.batch == batch)
+            .map(|p| (p.n_new as f64, p.measured.median()))
+            .collect();
+        let at = |m: TimeModel| {
+            predicted_knee(plan.max_n, |n| {
+                predict(&models.target, peak, bw, batch, plan.ctx, n).time(m)
+            })
+        };
+        knees.push(Knee {
+            batch,
+            measured: knee(&points),
+            roofline: at(TimeModel::Roofline),
+            additive: at(TimeModel::Additive),
+        });
+    }
+
+    // (c) c at batch 1, mid-generation context.
+    let ctx = plan.prompt_len + plan.n_new / 2;
+    let target_step = target.measure(1, 1, ctx)?;
+    let pred_t = predict(&models.target, peak, bw, 1, ctx, 1);
+    let mut drafts = Vec::new();
+    for kind in DraftKind::ALL {
+        let (step, pred, bytes) = match kind {
+            DraftKind::FirstLayer => (
+                CpuDevice::new(
+                    &models.first_layer,
+                    "first layer",
+                    plan.runs,
+                    plan.pass_budget,
+                )?
+                .measure(1, 1, ctx)?,
+                predict(&models.first_layer, peak, bw, 1, ctx, 1),
+                model.first_layer_bytes,
+            ),
+            DraftKind::Int4 => (
+                CpuDevice::new(&models.int4, "INT4", plan.runs, plan.pass_budget)?
+                    .measure(1, 1, ctx)?,
+                predict(&models.int4, peak, bw, 1, ctx, 1),
+                model.int4_bytes,
+            ),
+        };
+        writeln!(
+            progress,
+            "draft step ({kind:?}): {:.3} ms",
+            step.median() * 1e3
+        )?;
+        drafts.push(DraftCost {
+            draft: kind,
+            weight_bytes: bytes,
+            measured: step.median() / target_step.median(),
+            roofline: pred.roofline() / pred_t.roofline(),
+            additive: pred.additive() / pred_t.additive(),
+            draft_step: step,
+            target_step: target_step.clone(),
+        });
+    }
+
+    // (d) Real speculative decoding.
+    let mut spec = Vec::new();
+    let [small, large] = plan.spec_batches;
+    for kind in DraftKind::ALL {
+        spec.push(spec_run(plan, &models, peak, bw, small, kind, progress)?);
+    }
+    let better = spec
+        .iter()
+        .max_by(|a, b| a.measured_speedup.total_cmp(&b.measured_speedup))
+        .map_or(DraftKind::Int4, |s| s.draft);
+    spec.push(spec_run(plan, &models, peak, bw, large, better, progress)?);
+    Ok(HostFigures {
+        machine,
+        model,
+        sweep,
+        knees,
+        drafts,
+        spec,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+fn prompts(batch: usize, len: usize, vocab: usize, seed: u64) -> Vec<Vec<u32>> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..batch)
+        .map(|_| {
+            (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % vocab as u64) as u32
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn spec_run(
+    plan: &Plan,
+    models: &Models<'_>,
+    peak: f64,
+    bw: f64,
+    batch: usize,
+    kind: DraftKind,
+    progress: &mut dyn Write,
+) -> Result<SpecFigures, Error> {
+    let ps = prompts(batch, plan.prompt_len, models.target.vocab(), plan.seed + 1);
+    let plain = greedy(&models.target, &ps, plan.n_new)?;
+    let (run, draft_pred, draft_step) = match kind {
+        DraftKind::FirstLayer => (
+            speculative(
+                &models.target,
+                &models.first_layer,
+                &ps,
+                plan.n_new,
+                plan.gamma,
+            )?,
+            predict(
+                &models.first_layer,
+                peak,
+                bw,
+                batch,
+                plan.prompt_len + plan.n_new / 2,
+                1,
+            ),
+            CpuDevice::new(&models.first_layer, "d", plan.runs, plan.pass_budget)?.measure(
+                batch,
+                1,
+                plan.prompt_len + plan.n_new / 2,
+            )?,
+        ),
+        DraftKind::Int4 => (
+            speculative(&models.target, &models.int4, &ps, plan.n_new, plan.gamma)?,
+            predict(
+                &models.int4,
+                peak,
+                bw,
+                batch,
+                plan.prompt_len + plan.n_new / 2,
+                1,
+            ),
+            CpuDevice::new(&models.int4, "d", plan.runs, plan.pass_budget)?.measure(
+                batch,
+                1,
+                plan.prompt_len + plan.n_new / 2,
+            )?,
+        ),
+    };
+    let ctx = plan.prompt_len + plan.n_new / 2;
+    let step = predict(&models.target, peak, bw, batch, ctx, 1);
+    let verify = predict(&models.target, peak, bw, batch, ctx, plan.gamma + 1);
+    let tau = run.tau();
+    let accounted = |m: TimeModel| {
+        speculative_speedup(
+            tau,
+            plan.gamma,
+            step.time(m),
+            draft_pred.time(m),
+            verify.time(m),
+        )
+    };
+    let mut device = CpuDevice::new(&models.target, "target", plan.runs, plan.pass_budget)?;
+    let m_step = device.measure(batch, 1, ctx)?.median();
+    let m_verify = device.measure(batch, plan.gamma + 1, ctx)?.median();
+    let out = SpecFigures {
+        batch,
+        draft: kind,
+        gamma: plan.gamma,
+        tau,
+        plain_tokens_per_s: plain.tokens_per_second(),
+        spec_tokens_per_s: run.tokens_per_second(),
+        measured_speedup: run.tokens_per_second() / plain.tokens_per_second(),
+        predicted_roofline: accounted(TimeModel::Roofline),
+        predicted_additive: accounted(TimeModel::Additive),
+        accounted_measured: speculative_speedup(
+            tau,
+            plan.gamma,
+            m_step,
+            draft_step.median(),
+            m_verify,
+        ),
+        lossless: run.tokens == plain.tokens,
+    };
+    writeln!(
+        progress,
+        "speculative decoding, batch {batch}, {kind:?} draft: τ = {tau:.2}, {:.2}× measured, {:.2}× predicted",
+        out.measured_speedup, out.predicted_additive
+    )?;
+    Ok(out)
+}
