@@ -24,8 +24,8 @@ pub trait Device {
 ///
 /// Caches for `batch` sequences of `ctx` random tokens are prefilled once and reused
 /// (each timed pass is rolled back); every pass is repeated up to `runs` times or until
-/// `budget` seconds have gone by (at least once, plus one untimed warm-up when a pass is
-/// short), and the median is the answer.
+/// one more run would take it past `budget` seconds (at least once, after one untimed
+/// warm-up when a pass is shorter than 50 ms), and the median is the answer.
 pub struct CpuDevice<'m, L: Lm> {
     model: &'m L,
     name: String,
@@ -59,6 +59,23 @@ impl<'m, L: Lm> CpuDevice<'m, L> {
 
     /// Every timed run of one pass shape, seconds (see [`Device::forward_time`]).
     pub fn measure(&mut self, batch: usize, n_new: usize, ctx: usize) -> Result<Sample, Error> {
+        let first = self.pass(batch, n_new, ctx)?;
+        let mut runs = Vec::with_capacity(self.runs);
+        if first > 0.05 {
+            runs.push(first); // long enough to be warm from the start
+        }
+        let start = Instant::now();
+        while runs.len() < self.runs
+            && (runs.is_empty() || start.elapsed().as_secs_f64() + first < self.budget)
+        {
+            runs.push(self.pass(batch, n_new, ctx)?);
+        }
+        Sample::new(runs)
+    }
+
+    /// Times exactly one pass, seconds (prefilling the caches first if the last pass had
+    /// another batch or context). Errors on a zero size or a pass past `max_seq`.
+    pub fn pass(&mut self, batch: usize, n_new: usize, ctx: usize) -> Result<f64, Error> {
         if batch == 0 || n_new == 0 {
             return Err(Error::Argument(
                 "a pass feeds at least one token to one sequence".into(),
@@ -94,28 +111,14 @@ impl<'m, L: Lm> CpuDevice<'m, L> {
             .map(|s| (0..n_new).map(|i| token(s + 1, ctx + i)).collect())
             .collect();
         let feeds: Vec<&[u32]> = fed.iter().map(Vec::as_slice).collect();
-        let one = |caches: &mut Vec<L::Cache>| -> Result<f64, Error> {
-            let mut refs: Vec<&mut L::Cache> = caches.iter_mut().collect();
-            let t0 = Instant::now();
-            std::hint::black_box(self.model.extend(&mut refs, &feeds)?);
-            let secs = t0.elapsed().as_secs_f64();
-            for c in caches.iter_mut() {
-                L::truncate(c, ctx);
-            }
-            Ok(secs)
-        };
-        let first = one(caches)?;
-        let mut runs = Vec::with_capacity(self.runs);
-        if first > 0.05 {
-            runs.push(first); // long enough to be warm from the start
+        let mut refs: Vec<&mut L::Cache> = caches.iter_mut().collect();
+        let t0 = Instant::now();
+        std::hint::black_box(self.model.extend(&mut refs, &feeds)?);
+        let secs = t0.elapsed().as_secs_f64();
+        for c in caches.iter_mut() {
+            L::truncate(c, ctx);
         }
-        let start = Instant::now();
-        while runs.len() < self.runs
-            && (runs.is_empty() || start.elapsed().as_secs_f64() < self.budget)
-        {
-            runs.push(one(caches)?);
-        }
-        Sample::new(runs)
+        Ok(secs)
     }
 }
 

@@ -305,6 +305,8 @@ fn product_body(
 /// folded into the result with the group's scales. The group's rows are dealt round-robin
 /// to `U` sets of partial sums, so that `U · R · 2` independent chains of fused
 /// multiply-adds hide the instruction's latency even for a single row.
+// Indices, not iterators: the register tile reads as the arithmetic it does.
+#[allow(clippy::needless_range_loop)]
 #[inline(always)]
 fn tile<const R: usize, const U: usize>(
     a: &[f32],

@@ -182,7 +182,7 @@ pub fn read_bandwidth(
             "read bandwidth, run {}/{runs}: {:.1} GB/s over {} MiB",
             run + 1,
             bw / 1e9,
-            len * 4 >> 20
+            (len * 4) >> 20
         )?;
         values.push(bw);
     }
