@@ -13,7 +13,7 @@ use transformer_lab::Config;
 
 use crate::device::CpuDevice;
 use crate::machine::Machine;
-use crate::measure::Sample;
+use crate::measure::{Sample, int4_peak};
 use crate::predict::{
     PassPrediction, TimeModel, knee, predict, predicted_knee, speculative_speedup,
 };
@@ -50,7 +50,7 @@ pub struct Plan {
 
 impl Plan {
     /// The plan demo 6 runs: batches 1, 4, 16; n up to 512 after 64 cached tokens; 48
-    /// tokens after 16-token prompts with γ = 4 at batches 1 and 16.
+    /// tokens after 16-token prompts with γ = 3 at batches 1 and 16.
     pub fn demo() -> Plan {
         Plan {
             seed: 0,
@@ -62,7 +62,7 @@ impl Plan {
             max_n: 512,
             prompt_len: 16,
             n_new: 48,
-            gamma: 4,
+            gamma: 3,
             spec_batches: [1, 16],
         }
     }
@@ -77,8 +77,25 @@ pub struct MachineFigures {
     pub ridge_point: f64,
     /// Critical batch for f32 weights (4 bytes), tokens per pass.
     pub critical_tokens_f32: f64,
-    /// Critical batch for the INT4 draft's weights (4.25 bits), tokens per pass.
+    /// Critical batch for the INT4 draft's weights (4.25 bits), tokens per pass, at the
+    /// f32 kernel's peak.
     pub critical_tokens_int4: f64,
+    /// The INT4 kernel's measured compute ceiling at the rows of each speculative-decoding
+    /// batch (`(rows, FLOP/s per run)`): the peak the INT4 draft's predictions use, since
+    /// unpacking 4-bit codes makes its products slower than the f32 kernel's.
+    pub int4_peaks: Vec<(usize, Sample)>,
+}
+
+impl MachineFigures {
+    /// The INT4 kernel's ceiling at `rows` rows (the nearest measured row count at or
+    /// above it; the largest if none is).
+    pub fn int4_peak(&self, rows: usize) -> f64 {
+        self.int4_peaks
+            .iter()
+            .find(|(r, _)| *r >= rows)
+            .or(self.int4_peaks.last())
+            .map_or(f64::NAN, |(_, s)| s.median())
+    }
 }
 
 /// The scaled model and its drafts, in bytes.
@@ -255,10 +272,15 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         int4_bytes: models.int4.weight_bytes(),
     };
     let int4_bpw = 8.0 * model.int4_bytes as f64 / (8.0 * model.target_bytes as f64 / 4.0) / 8.0;
+    let mut int4_peaks = Vec::new();
+    for rows in plan.spec_batches {
+        int4_peaks.push((rows, int4_peak(rows, plan.machine_runs, 0.1, progress)?));
+    }
     let machine = MachineFigures {
         ridge_point: machine.ridge_point(),
         critical_tokens_f32: machine.critical_tokens(4.0),
         critical_tokens_int4: machine.critical_tokens(int4_bpw),
+        int4_peaks,
         machine,
     };
 
@@ -322,7 +344,7 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
             DraftKind::Int4 => (
                 CpuDevice::new(&models.int4, "INT4", plan.runs, plan.pass_budget)?
                     .measure(1, 1, ctx)?,
-                predict(&models.int4, peak, bw, 1, ctx, 1),
+                predict(&models.int4, machine.int4_peak(1), bw, 1, ctx, 1),
                 model.int4_bytes,
             ),
         };
@@ -346,13 +368,13 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
     let mut spec = Vec::new();
     let [small, large] = plan.spec_batches;
     for kind in DraftKind::ALL {
-        spec.push(spec_run(plan, &models, peak, bw, small, kind, progress)?);
+        spec.push(spec_run(plan, &models, &machine, small, kind, progress)?);
     }
     let better = spec
         .iter()
         .max_by(|a, b| a.measured_speedup.total_cmp(&b.measured_speedup))
         .map_or(DraftKind::Int4, |s| s.draft);
-    spec.push(spec_run(plan, &models, peak, bw, large, better, progress)?);
+    spec.push(spec_run(plan, &models, &machine, large, better, progress)?);
     Ok(HostFigures {
         machine,
         model,
@@ -383,12 +405,15 @@ fn prompts(batch: usize, len: usize, vocab: usize, seed: u64) -> Vec<Vec<u32>> {
 fn spec_run(
     plan: &Plan,
     models: &Models<'_>,
-    peak: f64,
-    bw: f64,
+    machine: &MachineFigures,
     batch: usize,
     kind: DraftKind,
     progress: &mut dyn Write,
 ) -> Result<SpecFigures, Error> {
+    let (peak, bw) = (
+        machine.machine.peak_flops(),
+        machine.machine.bandwidth_bytes(),
+    );
     let ps = prompts(batch, plan.prompt_len, models.target.vocab(), plan.seed + 1);
     let plain = greedy(&models.target, &ps, plan.n_new)?;
     let (run, draft_pred, draft_step) = match kind {

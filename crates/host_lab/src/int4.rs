@@ -195,10 +195,24 @@ impl Int4Matrix {
 /// matmul(a.view(), &q, out.view_mut()).unwrap();
 /// assert!((out[[0, 0]] - 1.3).abs() < 0.01); // 0.7 + 2 · 0.3, bf16 scale
 /// ```
-pub fn matmul(
+pub fn matmul(a: ArrayView2<f32>, w: &Int4Matrix, out: ArrayViewMut2<f32>) -> Result<(), Error> {
+    matmul_with(a, w, out, true)
+}
+
+/// [`matmul`] on the calling thread only (for measuring the kernel on every thread at once).
+pub fn matmul_single_thread(
+    a: ArrayView2<f32>,
+    w: &Int4Matrix,
+    out: ArrayViewMut2<f32>,
+) -> Result<(), Error> {
+    matmul_with(a, w, out, false)
+}
+
+fn matmul_with(
     a: ArrayView2<f32>,
     w: &Int4Matrix,
     mut out: ArrayViewMut2<f32>,
+    parallel: bool,
 ) -> Result<(), Error> {
     if a.ncols() != w.k || out.dim() != (a.nrows(), w.n) {
         return Err(Error::Argument(format!(
@@ -237,13 +251,18 @@ pub fn matmul(
             )
         })
         .collect();
-    pieces.into_par_iter().for_each(|(range, mut o)| {
+    let piece = |(range, mut o): (Range<usize>, ArrayViewMut2<f32>)| {
         let mut rows: Vec<&mut [f32]> = o
             .outer_iter_mut()
             .map(|r| r.into_slice().expect("contiguous output rows"))
             .collect();
         product(a, &asum, groups, w, range, &mut rows);
-    });
+    };
+    if parallel {
+        pieces.into_par_iter().for_each(piece);
+    } else {
+        pieces.into_iter().for_each(piece);
+    }
     Ok(())
 }
 

@@ -127,6 +127,64 @@ pub fn kernel_peak(
     Sample::new(values)
 }
 
+/// Shape of the per-thread product of [`int4_peak`]: `[rows, K] · [K, N]` with INT4 weights
+/// (`K · N / 2` bytes of codes: 64 KiB, in L2).
+const INT4_SHAPE: (usize, usize) = (512, 256);
+
+/// FLOP/s of the INT4 kernel ([`crate::int4`]) on all threads of rayon's pool, each thread
+/// multiplying `rows` rows by its own L2-resident INT4 matrix: the kernel's compute ceiling
+/// at that many rows (at one row it is bound by unpacking the codes, not by the
+/// multiply-adds; more rows share the unpacking). Median of `runs` runs of about
+/// `seconds_per_run`; one line per run on `progress`. Errors: `rows` or `runs` 0, a
+/// duration that is not positive, a failed write.
+pub fn int4_peak(
+    rows: usize,
+    runs: usize,
+    seconds_per_run: f64,
+    progress: &mut dyn Write,
+) -> Result<Sample, Error> {
+    check_runs(runs, seconds_per_run)?;
+    if rows == 0 {
+        return Err(Error::Measure(
+            "an INT4 product needs at least one row".into(),
+        ));
+    }
+    let (k, n) = INT4_SHAPE;
+    let w = Array2::from_shape_fn((k, n), |(i, j)| ((i * 7 + j * 3) % 17) as f32 * 0.01 - 0.08);
+    let q = crate::int4::Int4Matrix::quantize(&[w.view()])?;
+    let a = Array2::from_shape_fn((rows, k), |(i, j)| ((i * 5 + j) % 13) as f32 * 0.02 - 0.1);
+    let threads = rayon::current_num_threads();
+    let flops_per_call = 2.0 * (rows * k * n) as f64;
+    let calls = |reps: usize| {
+        rayon::broadcast(|_| {
+            let mut out = Array2::<f32>::zeros((rows, n));
+            for _ in 0..reps {
+                crate::int4::matmul_single_thread(a.view(), &q, out.view_mut())
+                    .expect("shapes agree");
+            }
+            out[[0, 0]]
+        })
+    };
+    let t0 = Instant::now();
+    std::hint::black_box(calls(4));
+    let per_call = t0.elapsed().as_secs_f64() / 4.0;
+    let reps = ((seconds_per_run / per_call.max(1e-9)) as usize).max(1);
+    let mut values = Vec::with_capacity(runs);
+    for run in 0..runs {
+        let t0 = Instant::now();
+        std::hint::black_box(calls(reps));
+        let flops = flops_per_call * (reps * threads) as f64 / t0.elapsed().as_secs_f64();
+        writeln!(
+            progress,
+            "INT4 kernel at {rows} rows, run {}/{runs}: {:.1} GFLOP/s ({threads} threads)",
+            run + 1,
+            flops / 1e9
+        )?;
+        values.push(flops);
+    }
+    Sample::new(values)
+}
+
 /// The smallest buffer [`read_bandwidth`] streams, bytes.
 pub const MIN_STREAM_BYTES: usize = 256 << 20;
 
@@ -266,8 +324,10 @@ mod tests {
         let mut log = Vec::new();
         let bw = read_bandwidth(8 << 20, 2, &mut log).unwrap();
         let peak = kernel_peak(2, 0.01, &mut log).unwrap();
-        assert_eq!((bw.runs.len(), peak.runs.len()), (2, 2));
-        assert!(bw.median() > 0.0 && peak.median() > 0.0);
-        assert_eq!(String::from_utf8(log).unwrap().lines().count(), 4);
+        let int4 = int4_peak(3, 1, 0.01, &mut log).unwrap();
+        assert_eq!((bw.runs.len(), peak.runs.len(), int4.runs.len()), (2, 2, 1));
+        assert!(bw.median() > 0.0 && peak.median() > 0.0 && int4.median() > 0.0);
+        assert_eq!(String::from_utf8(log).unwrap().lines().count(), 5);
+        assert!(int4_peak(0, 1, 0.01, &mut Vec::new()).is_err());
     }
 }
