@@ -5,10 +5,11 @@
 //! pool — not a vendor's peak. A roofline built on them therefore uses efficiencies of
 //! 1.0 ([`crate::machine`]).
 //!
-//! - **Peak**: every thread runs [`transformer_lab::gemm::matmul`] (the packed,
-//!   register-blocked kernel the model's products use) on its own `[200, 256] · [256, 256]`
-//!   product, sized so that a 5-row block of the input and one 16-column panel of the
-//!   weights (16 KiB) sit in L1 and the whole product in L2: compute-bound by construction.
+//! - **Peak**: rayon's threads run [`transformer_lab::gemm::matmul`] (the packed,
+//!   register-blocked kernel the model's products use) on `[200, 256] · [256, 256]`
+//!   products, as many tasks as the pool steals, sized so that a 5-row block of the input
+//!   and one 16-column panel of the weights (16 KiB) sit in L1 and the whole product in L2:
+//!   compute-bound by construction.
 //! - **Bandwidth**: every thread sums its share of a buffer of at least 8× the last-level
 //!   cache (at least 256 MiB) with 64 independent accumulators (eight 8-float registers), so
 //!   that the loop waits on memory, not on its own additions.
@@ -96,14 +97,19 @@ pub fn kernel_peak(
     let a = Array2::from_shape_fn((m, k), |(i, j)| ((i * 5 + j) % 13) as f32 * 0.02 - 0.1);
     let threads = rayon::current_num_threads();
     let flops_per_call = 2.0 * (m * k * n) as f64;
-    let calls = |reps: usize| {
-        rayon::broadcast(|_| {
-            let mut out = Array2::<f32>::zeros((m, n));
-            for _ in 0..reps {
-                matmul(a.view(), &packed, out.view_mut()).expect("shapes agree");
-            }
-            out[[0, 0]]
-        })
+    // Many small tasks, work-stolen: on a shared host a thread that loses its core does not
+    // hold the others up (a fixed share per thread would measure the slowest thread).
+    let calls = |reps: usize| -> f32 {
+        (0..reps * threads)
+            .into_par_iter()
+            .map_init(
+                || Array2::<f32>::zeros((m, n)),
+                |out, _| {
+                    matmul(a.view(), &packed, out.view_mut()).expect("shapes agree");
+                    out[[0, 0]]
+                },
+            )
+            .sum()
     };
     // Calibrate: how many calls per thread make one run last `seconds_per_run`.
     let t0 = Instant::now();
@@ -128,8 +134,8 @@ pub fn kernel_peak(
 }
 
 /// Shape of the per-thread product of [`int4_peak`]: `[rows, K] · [K, N]` with INT4 weights
-/// (`K · N / 2` bytes of codes: 64 KiB, in L2).
-const INT4_SHAPE: (usize, usize) = (512, 256);
+/// (`K · N / 2` bytes of codes: 256 KiB, in L2).
+const INT4_SHAPE: (usize, usize) = (1024, 512);
 
 /// FLOP/s of the INT4 kernel ([`crate::int4`]) on all threads of rayon's pool, each thread
 /// multiplying `rows` rows by its own L2-resident INT4 matrix: the kernel's compute ceiling
@@ -155,15 +161,18 @@ pub fn int4_peak(
     let a = Array2::from_shape_fn((rows, k), |(i, j)| ((i * 5 + j) % 13) as f32 * 0.02 - 0.1);
     let threads = rayon::current_num_threads();
     let flops_per_call = 2.0 * (rows * k * n) as f64;
-    let calls = |reps: usize| {
-        rayon::broadcast(|_| {
-            let mut out = Array2::<f32>::zeros((rows, n));
-            for _ in 0..reps {
-                crate::int4::matmul_single_thread(a.view(), &q, out.view_mut())
-                    .expect("shapes agree");
-            }
-            out[[0, 0]]
-        })
+    let calls = |reps: usize| -> f32 {
+        (0..reps * threads)
+            .into_par_iter()
+            .map_init(
+                || Array2::<f32>::zeros((rows, n)),
+                |out, _| {
+                    crate::int4::matmul_single_thread(a.view(), &q, out.view_mut())
+                        .expect("shapes agree");
+                    out[[0, 0]]
+                },
+            )
+            .sum()
     };
     let t0 = Instant::now();
     std::hint::black_box(calls(4));
