@@ -1,5 +1,6 @@
 //! Weights stored and read as 4-bit integers in groups, each group with its scale: the
-//! INT4 draft's matrices, and the decode-shaped product that dequantizes them in registers.
+//! INT4 draft's matrices, and the decode-shaped product that reads them without expanding
+//! them to floats.
 //!
 //! A quantized copy kept in f32 ("fake quantization", as `quant_lab` measures accuracy)
 //! reads exactly as many bytes as the model it copies, so as a draft it could never be
@@ -13,14 +14,24 @@
 //! stored rounded to bf16 (`s'`), so a weight reads back as `(nibble − 8) · s'`, which is
 //! `quant_lab`'s dequantized value to within bf16 rounding of the scale (2⁻⁹ relative).
 //!
-//! # Layout and kernel
-//! Columns are cut into panels of 16 (as `transformer_lab::gemm` does for f32). In a
-//! panel, input row `k` is 8 bytes: byte `j` holds column `j` in its low nibble and
-//! column `j + 8` in its high nibble, so one 8-byte load, a mask and a shift give the 16
-//! codes of the row as two 8-lane vectors. The product keeps per row of the input and per
-//! group a 16-column partial sum `Σ a·nibble` in registers, then folds it into the output
-//! as `s' ⊙ (partial − 8 · Σ a)` (the `− 8` of every code paid once per group and row).
-//! It runs on all threads, split by whole panels, with AVX2 + FMA where the CPU has them.
+//! # The product (W4A8)
+//! Turning every 4-bit code into a float costs more instructions than the multiply-add it
+//! feeds, so at one row of input the product would be bound by unpacking, not by memory.
+//! As llama.cpp's `Q4_0 × Q8_0` does, [`matmul`] instead quantizes each row of the
+//! *activations* per group of [`GROUP`] to int8 (`s_a = absmax / 127`, round half to even)
+//! and sums `a_q · nibble` in 32-bit integers — exact — then folds each group into the f32
+//! result: `out += ((Σ a_q · nibble) − 8 · Σ a_q) · s' · s_a`. So the result is exactly (to
+//! f32 rounding of the fold) the product of the int8-dequantized activations with the
+//! INT4-dequantized weights ([`matmul_reference`] computes that in f64 for the tests).
+//!
+//! # Layout
+//! Columns are cut into panels of [`PANEL`] = 8 (one 8-lane register of sums). In a panel,
+//! each *octet* of 8 input rows is 32 bytes: byte `4c + i` holds column `c`'s code of row
+//! `i` in its low nibble and of row `4 + i` in its high nibble. One 32-byte load, a mask
+//! and a shift give two registers of 32 codes (4 rows × 8 columns), each multiplied with 4
+//! broadcast activation bytes by `vpmaddubsw` + `vpmaddwd` (AVX2) into the 8 column sums.
+//! The portable twin ([`portable`](self)) runs the same integer arithmetic in plain loops
+//! and gives the same bits.
 
 use std::fmt;
 use std::ops::Range;
@@ -33,22 +44,24 @@ use crate::Error;
 /// Input rows sharing one scale (per output column).
 pub const GROUP: usize = 64;
 /// Columns per panel.
-pub const PANEL: usize = 16;
+pub const PANEL: usize = 8;
+/// Input rows per octet (32 bytes of codes per panel).
+const OCTET: usize = 8;
 /// Rows of the input per register block of the kernel (at most).
-const ROWS: usize = 4;
+pub(crate) const ROWS: usize = 4;
 /// Panels per parallel piece.
-const PANELS_PER_PIECE: usize = 4;
+const PANELS_PER_PIECE: usize = 8;
 
 /// A weight matrix `W [k, n]` of `y = x · W`, stored as 4-bit codes with one bf16 scale
 /// per [`GROUP`] input rows of each column (see the module documentation).
 #[derive(Clone)]
 pub struct Int4Matrix {
-    k: usize,
+    pub(crate) k: usize,
     n: usize,
-    /// Panel p, row r: 8 bytes at `(p · k + r) · 8`.
-    codes: Vec<u8>,
-    /// Panel p, group g: 16 bf16 scales at `(p · groups + g) · 16`.
-    scales: Vec<u16>,
+    /// Panel p, octet o: 32 bytes at `(p · k/8 + o) · 32`.
+    pub(crate) codes: Vec<u8>,
+    /// Panel p, group g: 8 bf16 scales at `(p · groups + g) · 8`.
+    pub(crate) scales: Vec<u16>,
 }
 
 impl fmt::Debug for Int4Matrix {
@@ -72,8 +85,15 @@ fn to_bf16(x: f32) -> u16 {
 
 /// bf16 → f32 (exact).
 #[inline(always)]
-fn from_bf16(b: u16) -> f32 {
+pub(crate) fn from_bf16(b: u16) -> f32 {
     f32::from_bits(u32::from(b) << 16)
+}
+
+/// Where column `c`'s code of input row `r` lives: (byte index, high nibble?).
+fn code_at(k: usize, r: usize, c: usize) -> (usize, bool) {
+    let (p, lane) = (c / PANEL, c % PANEL);
+    let (o, i) = (r / OCTET, r % OCTET);
+    ((p * (k / OCTET) + o) * 32 + 4 * lane + i % 4, i >= 4)
 }
 
 impl Int4Matrix {
@@ -105,19 +125,18 @@ impl Int4Matrix {
         let n: usize = parts.iter().map(|p| p.ncols()).sum();
         let panels = n.div_ceil(PANEL);
         let groups = k / GROUP;
-        let mut codes = vec![0x88u8; panels * k * 8]; // padding columns: code 8 = 0
+        let mut codes = vec![0x88u8; panels * k / OCTET * 32]; // padding columns: code 8 = 0
         let mut scales = vec![0u16; panels * groups * PANEL];
         let mut c0 = 0;
         for part in parts {
             for j in 0..part.ncols() {
                 let c = c0 + j;
-                let (p, lane) = (c / PANEL, c % PANEL);
                 let col = part.column(j);
                 for g in 0..groups {
                     let rows = g * GROUP..(g + 1) * GROUP;
                     let absmax = rows.clone().map(|r| col[r].abs()).fold(0.0f32, f32::max);
                     let s = absmax / 7.0;
-                    scales[(p * groups + g) * PANEL + lane] = to_bf16(s);
+                    scales[((c / PANEL) * groups + g) * PANEL + c % PANEL] = to_bf16(s);
                     for r in rows {
                         let q = if s == 0.0 {
                             0.0
@@ -125,11 +144,12 @@ impl Int4Matrix {
                             round_half_even((col[r] / s).clamp(-8.0, 7.0))
                         };
                         let nib = (q as i32 + 8) as u8;
-                        let byte = &mut codes[(p * k + r) * 8 + lane % 8];
-                        *byte = if lane < 8 {
-                            (*byte & 0xf0) | nib
-                        } else {
+                        let (at, high) = code_at(k, r, c);
+                        let byte = &mut codes[at];
+                        *byte = if high {
                             (*byte & 0x0f) | (nib << 4)
+                        } else {
+                            (*byte & 0xf0) | nib
                         };
                     }
                 }
@@ -163,10 +183,10 @@ impl Int4Matrix {
     pub fn dequantize(&self) -> Array2<f32> {
         let groups = self.k / GROUP;
         Array2::from_shape_fn((self.k, self.n), |(r, c)| {
-            let (p, lane) = (c / PANEL, c % PANEL);
-            let byte = self.codes[(p * self.k + r) * 8 + lane % 8];
-            let nib = if lane < 8 { byte & 0x0f } else { byte >> 4 };
-            let s = from_bf16(self.scales[(p * groups + r / GROUP) * PANEL + lane]);
+            let (at, high) = code_at(self.k, r, c);
+            let byte = self.codes[at];
+            let nib = if high { byte >> 4 } else { byte & 0x0f };
+            let s = from_bf16(self.scales[((c / PANEL) * groups + r / GROUP) * PANEL + c % PANEL]);
             (f32::from(nib) - 8.0) * s
         })
     }
@@ -176,7 +196,49 @@ impl Int4Matrix {
     }
 }
 
-/// `out = a · W` for `a [m, k]`, `out [m, n]`, on all threads of rayon's pool.
+/// Activations quantized per row and group to int8 for [`matmul`].
+pub(crate) struct QuantRows {
+    /// `[m, k]` codes in −127..=127.
+    pub(crate) q: Vec<i8>,
+    /// `[m, groups]` scales.
+    pub(crate) scale: Vec<f32>,
+    /// `[m, groups]`: Σ of the codes of each group.
+    pub(crate) sum: Vec<i32>,
+}
+
+/// Quantizes each row of `a` (contiguous, `k` floats per row) per group of [`GROUP`].
+pub(crate) fn quantize_rows(a: &[f32]) -> QuantRows {
+    let groups = a.len() / GROUP;
+    let mut out = QuantRows {
+        q: vec![0; a.len()],
+        scale: vec![0.0; groups],
+        sum: vec![0; groups],
+    };
+    for (g, (src, dst)) in a
+        .chunks_exact(GROUP)
+        .zip(out.q.chunks_exact_mut(GROUP))
+        .enumerate()
+    {
+        let absmax = src.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        let s = absmax / 127.0;
+        out.scale[g] = s;
+        if s == 0.0 || !s.is_finite() {
+            continue;
+        }
+        let inv = 1.0 / s;
+        let mut sum = 0i32;
+        for (d, &x) in dst.iter_mut().zip(src) {
+            let q = round_half_even((x * inv).clamp(-127.0, 127.0)) as i32;
+            *d = q as i8;
+            sum += q;
+        }
+        out.sum[g] = sum;
+    }
+    out
+}
+
+/// `out = a · W` for `a [m, k]`, `out [m, n]`, on all threads of rayon's pool: the W4A8
+/// product of the module documentation (activations quantized to int8 per group).
 ///
 /// Errors when the shapes do not agree or the rows of `out` are not contiguous.
 ///
@@ -193,7 +255,7 @@ impl Int4Matrix {
 /// a[[0, 1]] = 2.0;
 /// let mut out = Array2::zeros((1, 1));
 /// matmul(a.view(), &q, out.view_mut()).unwrap();
-/// assert!((out[[0, 0]] - 1.3).abs() < 0.01); // 0.7 + 2 · 0.3, bf16 scale
+/// assert!((out[[0, 0]] - 1.3).abs() < 0.01); // 0.7 + 2 · 0.3, bf16 scale, int8 input
 /// ```
 pub fn matmul(a: ArrayView2<f32>, w: &Int4Matrix, out: ArrayViewMut2<f32>) -> Result<(), Error> {
     matmul_with(a, w, out, true)
@@ -206,6 +268,24 @@ pub fn matmul_single_thread(
     out: ArrayViewMut2<f32>,
 ) -> Result<(), Error> {
     matmul_with(a, w, out, false)
+}
+
+/// What [`matmul`] computes, in f64 from the dequantized operands: `â · Ŵ` with `â` the
+/// int8-dequantized activations and `Ŵ` [`Int4Matrix::dequantize`] (for tests).
+pub fn matmul_reference(a: ArrayView2<f32>, w: &Int4Matrix) -> Array2<f64> {
+    let a = a.as_standard_layout();
+    let qa = quantize_rows(a.as_slice().expect("standard layout"));
+    let k = a.ncols();
+    let groups = k / GROUP;
+    let wd = w.dequantize();
+    Array2::from_shape_fn((a.nrows(), w.n), |(r, c)| {
+        (0..k)
+            .map(|kk| {
+                let ah = f64::from(qa.q[r * k + kk]) * f64::from(qa.scale[r * groups + kk / GROUP]);
+                ah * f64::from(wd[[kk, c]])
+            })
+            .sum()
+    })
 }
 
 fn matmul_with(
@@ -232,13 +312,7 @@ fn matmul_with(
         return Ok(());
     }
     let a = a.as_standard_layout();
-    let a = a.as_slice().expect("standard layout");
-    let groups = w.k / GROUP;
-    // Σ a over each group of each row: [m, groups].
-    let asum: Vec<f32> = a
-        .chunks_exact(GROUP)
-        .map(|g| g.iter().sum::<f32>())
-        .collect();
+    let qa = quantize_rows(a.as_slice().expect("standard layout"));
     let cols = PANELS_PER_PIECE * PANEL;
     let panels = w.panels();
     let pieces: Vec<(Range<usize>, ArrayViewMut2<f32>)> = out
@@ -256,7 +330,7 @@ fn matmul_with(
             .outer_iter_mut()
             .map(|r| r.into_slice().expect("contiguous output rows"))
             .collect();
-        product(a, &asum, groups, w, range, &mut rows);
+        product(&qa, w, range, &mut rows);
     };
     if parallel {
         pieces.into_par_iter().for_each(piece);
@@ -266,118 +340,58 @@ fn matmul_with(
     Ok(())
 }
 
-crate::cpu::with_avx2! {
-    /// [`product_body`], with AVX2 + FMA where the CPU has them.
-    fn product(a: &[f32], asum: &[f32], groups: usize, w: &Int4Matrix, panels: Range<usize>, rows: &mut [&mut [f32]])
-        => product_body
+/// `rows = a · W[:, panels]`: the AVX2 kernel where the CPU has AVX2, the portable one
+/// otherwise (same bits).
+fn product(a: &QuantRows, w: &Int4Matrix, panels: Range<usize>, rows: &mut [&mut [f32]]) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::cpu::has_avx2_fma() {
+        // SAFETY: the AVX2 kernel needs nothing but a CPU with AVX2 and FMA, which was
+        // checked on the line above.
+        #[allow(unsafe_code)]
+        return unsafe { crate::int4_avx2::product(a, w, panels, rows) };
+    }
+    product_portable(a, w, panels, rows);
 }
 
-/// `rows = a · W[:, panels]`, `a` being `rows.len()` rows of `k` floats.
-#[inline(always)]
-fn product_body(
-    a: &[f32],
-    asum: &[f32],
-    groups: usize,
+/// The kernel in plain loops: per panel, row and group, the integer sums of
+/// `a_q · nibble` over the group's octets, folded into f32 as the module documentation says.
+pub(crate) fn product_portable(
+    a: &QuantRows,
     w: &Int4Matrix,
     panels: Range<usize>,
     rows: &mut [&mut [f32]],
 ) {
-    let k = w.k;
+    let (k, groups) = (w.k, w.k / GROUP);
     let c0 = panels.start * PANEL;
     let n_out = rows.first().map_or(0, |r| r.len());
-    let m = rows.len();
     for p in panels {
-        let codes = &w.codes[p * k * 8..(p + 1) * k * 8];
-        let scales = &w.scales[p * groups * PANEL..(p + 1) * groups * PANEL];
         let col = p * PANEL - c0;
         let width = PANEL.min(n_out - col);
-        let mut r0 = 0;
-        while r0 < m {
-            let r = ROWS.min(m - r0);
-            macro_rules! block {
-                ($r:literal, $u:literal) => {{
-                    let t = tile::<$r, $u>(
-                        &a[r0 * k..],
-                        &asum[r0 * groups..],
-                        k,
-                        groups,
-                        codes,
-                        scales,
-                    );
-                    for (row, t) in rows[r0..r0 + $r].iter_mut().zip(&t) {
-                        row[col..col + width].copy_from_slice(&t[..width]);
-                    }
-                }};
-            }
-            match r {
-                4 => block!(4, 1),
-                3 => block!(3, 1),
-                2 => block!(2, 2),
-                _ => block!(1, 4),
-            }
-            r0 += r;
-        }
-    }
-}
-
-/// `R` rows of `a` times one panel: per group, partial sums of `a · nibble` in registers,
-/// folded into the result with the group's scales. The group's rows are dealt round-robin
-/// to `U` sets of partial sums, so that `U · R · 2` independent chains of fused
-/// multiply-adds hide the instruction's latency even for a single row.
-// Indices, not iterators: the register tile reads as the arithmetic it does.
-#[allow(clippy::needless_range_loop)]
-#[inline(always)]
-fn tile<const R: usize, const U: usize>(
-    a: &[f32],
-    asum: &[f32],
-    k: usize,
-    groups: usize,
-    codes: &[u8],
-    scales: &[u16],
-) -> [[f32; PANEL]; R] {
-    let mut total = [[0.0f32; PANEL]; R];
-    let a: [&[f32]; R] = std::array::from_fn(|r| &a[r * k..(r + 1) * k]);
-    for g in 0..groups {
-        let mut part = [[[0.0f32; PANEL]; R]; U];
-        let g0 = g * GROUP;
-        // Fixed-size views: every index below is checked at compile time.
-        let group_codes: &[u8; GROUP * 8] = codes[g0 * 8..(g0 + GROUP) * 8]
-            .try_into()
-            .expect("a group of codes");
-        let ag: [&[f32; GROUP]; R] =
-            std::array::from_fn(|r| a[r][g0..g0 + GROUP].try_into().expect("a group of inputs"));
-        for step in 0..GROUP / U {
-            for u in 0..U {
-                let kk = step * U + u;
-                // One 8-byte row, zero-extended to 32-bit lanes once; the low nibbles are
-                // columns 0..8, the high ones 8..16.
-                let z: [i32; 8] = std::array::from_fn(|j| i32::from(group_codes[kk * 8 + j]));
-                let mut wv = [0.0f32; PANEL];
-                for j in 0..8 {
-                    wv[j] = (z[j] & 0x0f) as f32;
-                    wv[j + 8] = (z[j] >> 4) as f32;
-                }
-                for r in 0..R {
-                    let x = ag[r][kk];
-                    for j in 0..PANEL {
-                        part[u][r][j] = x.mul_add(wv[j], part[u][r][j]);
+        for (r, row) in rows.iter_mut().enumerate() {
+            let mut total = [0.0f32; PANEL];
+            for g in 0..groups {
+                let mut acc = [0i32; PANEL];
+                for o in g * GROUP / OCTET..(g + 1) * GROUP / OCTET {
+                    let bytes = &w.codes[(p * (k / OCTET) + o) * 32..][..32];
+                    let act = &a.q[r * k + o * OCTET..][..OCTET];
+                    for (c, acc) in acc.iter_mut().enumerate() {
+                        for i in 0..4 {
+                            let b = i32::from(bytes[4 * c + i]);
+                            *acc +=
+                                (b & 0x0f) * i32::from(act[i]) + (b >> 4) * i32::from(act[4 + i]);
+                        }
                     }
                 }
-            }
-        }
-        let s: [f32; PANEL] = std::array::from_fn(|j| from_bf16(scales[g * PANEL + j]));
-        for r in 0..R {
-            let shift = 8.0 * asum[r * groups + g];
-            for j in 0..PANEL {
-                let mut p = part[0][r][j];
-                for pu in &part[1..] {
-                    p += pu[r][j];
+                let sa = a.scale[r * groups + g];
+                let shift = 8 * a.sum[r * groups + g];
+                for (c, t) in total.iter_mut().enumerate() {
+                    let sw = from_bf16(w.scales[(p * groups + g) * PANEL + c]);
+                    *t = ((acc[c] - shift) as f32).mul_add(sw * sa, *t);
                 }
-                total[r][j] = s[j].mul_add(p - shift, total[r][j]);
             }
+            row[col..col + width].copy_from_slice(&total[..width]);
         }
     }
-    total
 }
 
 #[cfg(test)]
@@ -396,31 +410,78 @@ mod tests {
         })
     }
 
-    #[test]
-    fn the_kernel_equals_the_dequantized_product() {
+    fn kernel(a: ArrayView2<f32>, q: &Int4Matrix) -> Array2<f32> {
+        let mut out = Array2::from_elem((a.nrows(), q.ncols()), f32::NAN);
+        matmul(a, q, out.view_mut()).unwrap();
+        out
+    }
+
+    const SHAPES: [(usize, usize, usize); 6] = [
         // Every row remainder (1..=4 and more), a padded last panel, several pieces.
-        for (m, k, n) in [
-            (1, 64, 16),
-            (3, 128, 40),
-            (5, 192, 100),
-            (9, 64, 129),
-            (32, 256, 256),
-        ] {
+        (1, 64, 8),
+        (3, 128, 40),
+        (5, 192, 100),
+        (9, 64, 129),
+        (32, 256, 256),
+        (2, 768, 2304),
+    ];
+
+    #[test]
+    fn the_kernel_is_the_product_of_the_dequantized_activations_and_weights() {
+        for (m, k, n) in SHAPES {
             let w = matrix(k, n, (m * n) as u64);
             let a = matrix(m, k, k as u64) * 20.0;
             let q = Int4Matrix::quantize(&[w.view()]).unwrap();
-            let expected = a.dot(&q.dequantize());
-            let mut out = Array2::from_elem((m, n), f32::NAN);
-            matmul(a.view(), &q, out.view_mut()).unwrap();
-            let scale = expected.iter().fold(0.0f32, |s, x| s.max(x.abs()));
-            let worst = (&out - &expected)
+            let exact = matmul_reference(a.view(), &q);
+            let out = kernel(a.view(), &q);
+            let scale = exact.iter().fold(0.0f64, |s, x| s.max(x.abs()));
+            let worst = out
                 .iter()
-                .fold(0.0f32, |s, x| s.max(x.abs()));
+                .zip(exact.iter())
+                .fold(0.0f64, |s, (x, y)| s.max((f64::from(*x) - y).abs()));
             assert!(
                 worst <= 1e-5 * scale.max(1.0),
                 "{m}×{k}×{n}: {worst} of {scale}"
             );
+            // And int8 activations cost little: close to the f32 activations' product.
+            let f32_act = a.dot(&q.dequantize());
+            let size = f32_act.iter().fold(0.0f32, |s, x| s.max(x.abs()));
+            let off = (&out - &f32_act).iter().fold(0.0f32, |s, x| s.max(x.abs()));
+            assert!(off < 0.03 * size, "{m}×{k}×{n}: {off} of {size}");
         }
+    }
+
+    #[test]
+    fn the_avx2_kernel_gives_the_portable_kernels_bits() {
+        for (m, k, n) in SHAPES {
+            let w = matrix(k, n, n as u64 + 1);
+            let a = matrix(m, k, m as u64 + 2);
+            let q = Int4Matrix::quantize(&[w.view()]).unwrap();
+            let qa = quantize_rows(a.as_slice().unwrap());
+            let mut portable = Array2::from_elem((m, n), f32::NAN);
+            {
+                let mut rows: Vec<&mut [f32]> = portable
+                    .outer_iter_mut()
+                    .map(|r| r.into_slice().unwrap())
+                    .collect();
+                product_portable(&qa, &q, 0..q.panels(), &mut rows);
+            }
+            assert_eq!(kernel(a.view(), &q), portable, "{m}×{k}×{n}");
+        }
+    }
+
+    #[test]
+    fn activations_quantize_to_int8_per_group_with_their_sums() {
+        let mut a = vec![0.0f32; 2 * GROUP];
+        a[0] = 1.27;
+        a[1] = -0.5; // −0.5 / 0.01 = −50
+        a[2] = 0.005; // 0.5 → rounds half to even: 0
+        a[3] = 0.015; // 1.5 → 2
+        let q = quantize_rows(&a);
+        assert_eq!(&q.q[..4], &[127, -50, 0, 2]);
+        assert!((q.scale[0] - 0.01).abs() < 1e-9);
+        assert_eq!(q.sum, vec![127 - 50 + 2, 0]);
+        assert_eq!(q.scale[1], 0.0); // a group of zeros
     }
 
     #[test]

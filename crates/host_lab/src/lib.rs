@@ -18,6 +18,7 @@ pub mod device;
 pub mod figures;
 pub mod host;
 pub mod int4;
+mod int4_avx2;
 mod int4_lm;
 mod lm;
 pub mod machine;
