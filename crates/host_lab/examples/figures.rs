@@ -53,6 +53,9 @@ fn main() -> Result<(), host_lab::Error> {
     for s in &f.spec {
         println!("{s:?}");
     }
-    println!("total {:.1} s", f.seconds);
+    println!(
+        "total {:.1} s; load {:?} → {:?}; drift bandwidth {:.2}, peak {:.2}",
+        f.seconds, f.load.0, f.load.1, f.drift.0, f.drift.1
+    );
     Ok(())
 }

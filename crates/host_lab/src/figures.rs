@@ -12,8 +12,9 @@ use std::time::Instant;
 use transformer_lab::Config;
 
 use crate::device::CpuDevice;
+use crate::host::load_average;
 use crate::machine::Machine;
-use crate::measure::{Sample, int4_peak};
+use crate::measure::{Sample, int4_peak, kernel_peak, read_bandwidth};
 use crate::predict::{
     PassPrediction, TimeModel, knee, predict, predicted_knee, speculative_speedup,
 };
@@ -220,6 +221,12 @@ pub struct HostFigures {
     pub spec: Vec<SpecFigures>,
     /// Seconds the whole run took.
     pub seconds: f64,
+    /// Load averages (1, 5, 15 min) at the start and at the end, where the OS gives them.
+    pub load: (Option<[f64; 3]>, Option<[f64; 3]>),
+    /// The bandwidth and the peak measured again at the end (3 runs each), over the
+    /// figures of the start: far from 1, the host's load changed during the run and the
+    /// measured times are not all comparable.
+    pub drift: (f64, f64),
 }
 
 impl HostFigures {
@@ -235,6 +242,7 @@ impl HostFigures {
 /// a last-level cache that cannot be read, and the errors of the measurements.
 pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> {
     let start = Instant::now();
+    let load_start = load_average();
     if plan.batches.contains(&0)
         || plan.spec_batches.contains(&0)
         || plan.max_n == 0
@@ -379,7 +387,16 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         .max_by(|a, b| a.measured_speedup.total_cmp(&b.measured_speedup))
         .map_or(DraftKind::Int4, |s| s.draft);
     spec.push(spec_run(plan, &models, &machine, large, better, progress)?);
+    writeln!(progress, "measuring this machine again…")?;
+    let bw_end = read_bandwidth(machine.machine.stream_bytes, 3, progress)?.median();
+    let peak_end = kernel_peak(3, 0.1, progress)?.median();
+    let drift = (
+        bw_end / machine.machine.bandwidth_bytes(),
+        peak_end / machine.machine.peak_flops(),
+    );
     Ok(HostFigures {
+        load: (load_start, load_average()),
+        drift,
         machine,
         model,
         sweep,

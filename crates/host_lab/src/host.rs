@@ -126,6 +126,18 @@ pub fn parse_meminfo(text: &str) -> Option<u64> {
     kb.checked_mul(1024)
 }
 
+/// The 1-, 5- and 15-minute load averages (`/proc/loadavg`), or `None` where they cannot
+/// be read. On a shared host they say how much the measurements competed with others.
+pub fn load_average() -> Option<[f64; 3]> {
+    parse_loadavg(&fs::read_to_string("/proc/loadavg").ok()?)
+}
+
+/// The three load averages at the start of a `/proc/loadavg` text.
+pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
+    let mut it = text.split_whitespace().map(|w| w.parse::<f64>().ok());
+    Some([it.next()??, it.next()??, it.next()??])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +150,15 @@ mod tests {
         assert_eq!(parse_size("64"), Some(64));
         assert_eq!(parse_size("12Q"), None);
         assert_eq!(parse_size("K"), None);
+    }
+
+    #[test]
+    fn load_averages_are_the_first_three_fields() {
+        assert_eq!(
+            parse_loadavg("0.52 1.30 2.00 1/345 678\n"),
+            Some([0.52, 1.3, 2.0])
+        );
+        assert_eq!(parse_loadavg("0.52 x"), None);
     }
 
     #[test]
