@@ -2,16 +2,33 @@
 //!
 //! Lecture 6 models an H100; no student can check those numbers. A CPU has a peak and a
 //! memory bandwidth too, and a model larger than its caches is memory-bound at batch 1
-//! there as well. This crate measures both figures on this machine ([`measure`]), reads
-//! its caches and memory from the OS ([`host`]), turns them into an
-//! [`hw_specs::Accelerator`] ([`machine`]), builds lecture 3's architecture scaled past
-//! the last-level cache with two drafts — its first layer, and an INT4 copy whose weights
-//! are stored and read as 4-bit groups ([`int4`], [`scaled`]) — and measures what the
-//! roofline predicts: forward time against tokens fed, the draft cost c, and real
-//! speculative decoding ([`figures`]).
+//! there as well. This crate measures both on this machine and checks the roofline's
+//! predictions against real passes of a real (random-initialised) model:
+//!
+//! - [`host`]: cache sizes and RAM from the OS, the load average.
+//! - [`measure`]: the peak FLOP/s of the workspace's packed f32 kernel
+//!   (`transformer_lab::gemm`) and of the INT4 kernel, and the sustained read bandwidth;
+//!   medians of repeated runs, progress on a writer.
+//! - [`machine`]: those figures as an [`hw_specs::Accelerator`] (efficiencies 1.0: they are
+//!   achieved figures), the ridge point and the critical batch.
+//! - [`scaled`]: lecture 3's architecture scaled to ≥ 4× the last-level cache, with its
+//!   first-layer draft and its INT4 draft ([`Int4Lm`], weights stored as 4-bit groups,
+//!   products by the W4A8 kernel of [`int4`]).
+//! - [`Lm`]: one interface over those models; [`Device`] / [`CpuDevice`]: a forward pass of
+//!   `batch × n_new` tokens, timed.
+//! - [`predict`]: the roofline (max) and additive predictions of a pass, the knee, the
+//!   speculative speedup at a measured τ.
+//! - [`spec`]: plain and speculative greedy decoding of a batch, timed, lossless.
+//! - [`figures`]: everything demo 6 prints, as typed data ([`figures::run`]).
 //!
 //! Everything returns data; progress goes to a writer the caller passes (stderr in a
-//! lecture), never to stdout.
+//! lecture), never to stdout. Times are measured on a host that may be shared: compare
+//! them as ratios, side by side, and say they are measured.
+//!
+//! # Speed
+//! `cargo bench -p host_lab` prints the batch-1 decode step's achieved read bandwidth over
+//! the measured one and the 512-token pass's FLOP/s over the measured kernel peak.
+//! `cargo run --release -p host_lab --example figures` prints the whole of [`figures::run`].
 
 mod cpu;
 pub mod device;

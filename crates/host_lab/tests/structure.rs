@@ -112,3 +112,16 @@ fn the_int4_draft_reads_about_an_eighth_of_the_targets_weight_bytes_and_the_firs
         "first layer reads {first:.4}"
     );
 }
+
+/// The whole demo on the real scaled model: the claims that hold whatever the load.
+#[test]
+#[ignore = "needs a release build and about a minute: cargo test --release -p host_lab -- --ignored"]
+fn the_demo_figures_are_lossless_and_speculation_does_not_pay_at_batch_16() {
+    let f = host_lab::figures::run(&host_lab::figures::Plan::demo(), &mut std::io::sink()).unwrap();
+    assert!(f.spec.iter().all(|s| s.lossless && s.tau >= 1.0));
+    let large = f.spec.last().unwrap();
+    assert_eq!(large.batch, 16);
+    assert!(large.predicted_roofline < 1.0 && large.measured_speedup < 1.0);
+    assert!(f.model.target_bytes >= 4 * f.model.llc_bytes);
+    assert!(f.knees.iter().all(|k| k.measured.is_some()));
+}
