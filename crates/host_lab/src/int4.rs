@@ -49,7 +49,7 @@ pub const PANEL: usize = 8;
 const OCTET: usize = 8;
 /// Rows of the input per register block of the kernel (at most).
 pub(crate) const ROWS: usize = 4;
-/// Panels per parallel piece.
+/// Panels per parallel piece, at least.
 const PANELS_PER_PIECE: usize = 8;
 
 /// A weight matrix `W [k, n]` of `y = x · W`, stored as 4-bit codes with one bf16 scale
@@ -313,17 +313,17 @@ fn matmul_with(
     }
     let a = a.as_standard_layout();
     let qa = quantize_rows(a.as_slice().expect("standard layout"));
-    let cols = PANELS_PER_PIECE * PANEL;
     let panels = w.panels();
+    // Pieces of at least 2¹⁸ multiply-adds (a rayon task costs about a microsecond), at
+    // least PANELS_PER_PIECE panels, but no fewer than two pieces per thread.
+    let per_piece = ((1usize << 18) / (w.k * PANEL * a.nrows().max(1)))
+        .min(panels / (2 * rayon::current_num_threads()).max(1))
+        .max(PANELS_PER_PIECE);
+    let cols = per_piece * PANEL;
     let pieces: Vec<(Range<usize>, ArrayViewMut2<f32>)> = out
         .axis_chunks_iter_mut(Axis(1), cols)
         .enumerate()
-        .map(|(i, o)| {
-            (
-                i * PANELS_PER_PIECE..((i + 1) * PANELS_PER_PIECE).min(panels),
-                o,
-            )
-        })
+        .map(|(i, o)| (i * per_piece..((i + 1) * per_piece).min(panels), o))
         .collect();
     let piece = |(range, mut o): (Range<usize>, ArrayViewMut2<f32>)| {
         let mut rows: Vec<&mut [f32]> = o
