@@ -13,7 +13,9 @@ use crate::device::CpuDevice;
 use crate::host::load_average;
 use crate::machine::Machine;
 use crate::measure::{int4_peak, kernel_peak, read_bandwidth};
-use crate::predict::{TimeModel, knee, predict, predicted_knee, speculative_speedup};
+use crate::predict::{
+    TimeModel, alpha_from_tau, best_round, knee, predict, predicted_knee, speculative_speedup,
+};
 use crate::scaled::{Models, params, scaled_config};
 use crate::spec::{greedy, speculative};
 use crate::{Error, Lm};
@@ -313,6 +315,15 @@ fn spec_run(
     let step = predict(&models.target, peak, bw, batch, ctx, 1);
     let verify = predict(&models.target, peak, bw, batch, ctx, plan.gamma + 1);
     let tau = run.tau();
+    let alpha = alpha_from_tau(tau, plan.gamma);
+    let best = |m: TimeModel| {
+        best_round(
+            alpha,
+            decode_lab::MAX_GAMMA as usize,
+            draft_pred.time(m),
+            |n| predict(&models.target, peak, bw, batch, ctx, n).time(m),
+        )
+    };
     let accounted = |m: TimeModel| {
         speculative_speedup(
             tau,
@@ -343,6 +354,9 @@ fn spec_run(
             m_verify,
         ),
         lossless: run.tokens == plain.tokens,
+        alpha,
+        best_round_additive: best(TimeModel::Additive),
+        best_round_roofline: best(TimeModel::Roofline),
     };
     writeln!(
         progress,

@@ -177,4 +177,30 @@ mod tests {
         assert!(!cost.is_compute_bound());
         assert!((cost.memory_time - cost.bytes / 22e9).abs() < 1e-12);
     }
+
+    #[test]
+    fn decode_labs_round_accounting_runs_on_this_machine() {
+        use decode_lab::{Draft, Scenario, best_round, target_pass_time, verify_time};
+        let m = fake();
+        let hw = m.accelerator();
+        // verify_time keeps the lecture's efficiencies (60% / 80%) and its memory check.
+        let t = verify_time(&llm_math::LLAMA31_8B, &hw, 1, 1024, 1, 0.0).unwrap();
+        let bytes = 2.0 * 7_504_924_672.0 + 1024.0 * 131_072.0 + 131_072.0;
+        assert!((t - bytes / (22e9 * 0.8)).abs() < 1e-9, "{t}");
+        // A scenario with this machine's deployment: efficiencies 1.0, no overheads.
+        let s = Scenario {
+            deployment: Machine::deployment(),
+            overhead_target: 0.0,
+            overhead_draft: 0.0,
+            ..Scenario::new(
+                hw,
+                llm_math::LLAMA31_8B,
+                Draft::Model(decode_lab::LLAMA32_1B),
+            )
+        };
+        assert!((target_pass_time(&s, 1).unwrap() - bytes / 22e9).abs() < 1e-9);
+        // Memory-bound at batch 1 on a CPU too: speculation pays, with a long draft.
+        let best = best_round(&s).unwrap();
+        assert!(best.speedup() > 1.5 && best.gamma() >= 3, "{best:?}");
+    }
 }

@@ -155,6 +155,55 @@ pub fn speculative_speedup(
     tau * t_step / (gamma as f64 * t_draft + t_verify)
 }
 
+/// The per-token acceptance rate α at which `decode_lab::expected_tokens(α, γ)` is `tau`
+/// (τ measured with chains of γ drafts), by bisection; 0 for τ ≤ 1, 1 for τ ≥ γ + 1.
+///
+/// ```
+/// // (1 − 0.8⁵) / 0.2 = 3.3616 tokens per round at γ = 4.
+/// let a = host_lab::predict::alpha_from_tau(3.3616, 4);
+/// assert!((a - 0.8).abs() < 1e-9);
+/// ```
+pub fn alpha_from_tau(tau: f64, gamma: usize) -> f64 {
+    let g = gamma as u32;
+    let tokens = |a: f64| decode_lab::expected_tokens(a, g).unwrap_or(f64::NAN);
+    if !(tau > 1.0) {
+        return 0.0;
+    }
+    if tau >= gamma as f64 + 1.0 {
+        return 1.0;
+    }
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if tokens(mid) < tau {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// The best draft length and its speedup, as `decode_lab::best_round` chooses it, at
+/// acceptance rate `alpha`, for γ = 1 … `max_gamma`: `t_pass(n)` is the target's pass
+/// feeding n tokens per sequence and `t_draft` a draft step. `(0, 1.0)` when no γ beats
+/// plain decoding.
+pub fn best_round(
+    alpha: f64,
+    max_gamma: usize,
+    t_draft: f64,
+    t_pass: impl Fn(usize) -> f64,
+) -> (usize, f64) {
+    let t1 = t_pass(1);
+    (1..=max_gamma)
+        .map(|g| {
+            let tau = decode_lab::expected_tokens(alpha.clamp(0.0, 1.0), g as u32).unwrap_or(1.0);
+            (g, speculative_speedup(tau, g, t1, t_draft, t_pass(g + 1)))
+        })
+        .filter(|&(_, s)| s > 1.0)
+        .fold((0, 1.0), |best, x| if x.1 > best.1 { x } else { best })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,6 +267,40 @@ mod tests {
             q.bytes / f.bytes
         );
         assert_eq!(q.flops, f.flops);
+    }
+
+    #[test]
+    fn the_best_round_is_decode_labs_on_the_same_times() {
+        use decode_lab::{Draft, Scenario};
+        // decode_lab with a fixed-cost draft and this machine's deployment, no overheads.
+        let m = crate::machine::Machine {
+            caches: crate::host::cache_sizes(),
+            memory: Ok(24 << 30),
+            threads: 2,
+            peak: crate::measure::Sample::new(vec![140e9]).unwrap(),
+            bandwidth: crate::measure::Sample::new(vec![22e9]).unwrap(),
+            stream_bytes: 1 << 28,
+        };
+        let s = Scenario {
+            deployment: crate::machine::Machine::deployment(),
+            overhead_target: 0.0,
+            overhead_draft: 0.0,
+            alpha: 0.7,
+            ..Scenario::new(
+                m.accelerator(),
+                llm_math::LLAMA31_8B,
+                Draft::FixedCost(0.15),
+            )
+        };
+        let theirs = decode_lab::best_round(&s).unwrap();
+        let t = |n: usize| decode_lab::target_pass_time(&s, n as u64).unwrap();
+        let ours = best_round(0.7, decode_lab::MAX_GAMMA as usize, 0.15 * t(1), t);
+        assert_eq!(ours.0 as u32, theirs.gamma());
+        assert!((ours.1 - theirs.speedup()).abs() < 1e-12);
+        assert!(
+            (alpha_from_tau(decode_lab::expected_tokens(0.7, 3).unwrap(), 3) - 0.7).abs() < 1e-9
+        );
+        assert_eq!(best_round(0.0, 4, 1.0, |_| 1.0), (0, 1.0));
     }
 
     #[test]
