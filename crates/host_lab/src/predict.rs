@@ -166,7 +166,7 @@ pub fn speculative_speedup(
 pub fn alpha_from_tau(tau: f64, gamma: usize) -> f64 {
     let g = gamma as u32;
     let tokens = |a: f64| decode_lab::expected_tokens(a, g).unwrap_or(f64::NAN);
-    if !(tau > 1.0) {
+    if tau.is_nan() || tau <= 1.0 {
         return 0.0;
     }
     if tau >= gamma as f64 + 1.0 {
