@@ -20,8 +20,7 @@ use crate::scaled::{Models, params, scaled_config};
 use crate::spec::{greedy, speculative};
 use crate::{Error, Lm};
 
-mod data;
-pub use data::{
+pub use crate::figure_data::{
     DraftCost, DraftKind, HostFigures, Knee, MachineFigures, ModelFigures, SpecFigures, SweepPoint,
 };
 

@@ -32,6 +32,7 @@
 
 mod cpu;
 pub mod device;
+mod figure_data;
 pub mod figures;
 pub mod host;
 pub mod int4;
