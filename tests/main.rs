@@ -5,6 +5,8 @@
 //! check what every lecture must share: the layout, the thin `main`, the snapshot test,
 //! files short enough to read, and no import cycles between a script's modules.
 
+mod architecture;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -154,33 +156,57 @@ fn no_two_modules_of_a_script_import_each_other() {
                 .iter()
                 .map(|(m, src)| (m, sibling_refs(src, &names)))
                 .collect();
-            // Depth-first search for a cycle.
-            fn visit<'a>(
-                m: &'a String,
-                graph: &'a BTreeMap<&String, BTreeSet<String>>,
-                path: &mut Vec<&'a String>,
-            ) {
-                assert!(!path.contains(&m), "import cycle: {path:?} → {m}");
-                path.push(m);
-                for next in &graph[m] {
-                    visit(next, graph, path);
-                }
-                path.pop();
-            }
-            for m in graph.keys() {
-                visit(m, &graph, &mut Vec::new());
+            if let Some(cycle) = find_cycle(&graph) {
+                panic!("import cycle: {}", cycle.join(" → "));
             }
         }
     }
 }
 
+/// A cycle in a module graph (module → the sibling modules it imports), if there is one,
+/// as the path that closes it (`a → b → a`).
+fn find_cycle(graph: &BTreeMap<&String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        m: &str,
+        graph: &BTreeMap<&String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(start) = path.iter().position(|p| p == m) {
+            let mut cycle = path[start..].to_vec();
+            cycle.push(m.to_string());
+            return Some(cycle);
+        }
+        path.push(m.to_string());
+        let next = graph.get(&m.to_string()).into_iter().flatten();
+        for n in next {
+            if let Some(c) = visit(n, graph, path) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        None
+    }
+    graph.keys().find_map(|m| visit(m, graph, &mut Vec::new()))
+}
+
 #[test]
-fn the_cycle_check_finds_a_cycle() {
-    let names: BTreeSet<String> = ["a", "b"].iter().map(|s| s.to_string()).collect();
+fn the_cycle_check_finds_a_cycle_and_passes_a_tree() {
+    let names: BTreeSet<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
     assert_eq!(
         sibling_refs("use super::{b::X, b};", &names),
         BTreeSet::from(["b".to_string()])
     );
     let r = std::panic::catch_unwind(|| sibling_refs("use super::Round;", &names));
     assert!(r.is_err(), "a parent item is refused");
+    let (a, b, c) = ("a".to_string(), "b".to_string(), "c".to_string());
+    let set = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    // a imports b and c, b imports c: no cycle.
+    let tree = BTreeMap::from([(&a, set(&["b", "c"])), (&b, set(&["c"])), (&c, set(&[]))]);
+    assert_eq!(find_cycle(&tree), None);
+    // ... and c importing a closes a → b → c → a.
+    let cyclic = BTreeMap::from([(&a, set(&["b"])), (&b, set(&["c"])), (&c, set(&["a"]))]);
+    assert_eq!(
+        find_cycle(&cyclic),
+        Some(vec![a.clone(), b.clone(), c.clone(), a.clone()])
+    );
 }

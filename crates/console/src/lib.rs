@@ -15,6 +15,8 @@
 //! ASCII rules only, because box-drawing characters are "ambiguous width" and render two
 //! columns wide in many CJK terminals, which would break the alignment.
 
+pub mod chrome;
+
 use std::io::{self, Write};
 
 use tabled::builder::Builder;
@@ -114,7 +116,7 @@ fn looks_numeric(cell: &str) -> bool {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub fn print_observations<S: AsRef<str>>(out: &mut dyn Write, items: &[S]) -> io::Result<()> {
-    writeln!(out, "\n观察：")?;
+    writeln!(out, "\n{}", chrome::OBSERVATIONS_LINE)?;
     for (i, item) in items.iter().enumerate() {
         let marker = format!("  {}. ", i + 1);
         let indent = " ".repeat(display_width(&marker));

@@ -211,7 +211,7 @@ mod tests {
         assert!(draft_ranks(logits.view(), array![0u32, 2].view()).is_err());
         assert_eq!(
             draft_ranks(logits.slice(ndarray::s![..1, ..]), array![1u32].view()).unwrap(),
-            vec![]
+            Vec::<u32>::new()
         );
     }
 

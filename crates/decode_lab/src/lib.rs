@@ -4,13 +4,15 @@
 //! Transformers via Speculative Decoding"; Chen et al. 2023) asks when drafting γ tokens
 //! with a small model and verifying them in one pass of the big one pays off.
 //!
-//! - [`roofline`]: how long a draft step and a verify pass take on real hardware
-//!   ([`verify_time`]), how many tokens a round yields ([`expected_tokens`]), and the
-//!   best draft length ([`best_round`]) or a fixed one ([`round_plan`]); what a tree of
-//!   drafts buys ([`tree_speedup`]). Each question is asked of a [`Scenario`]: card,
-//!   target, [`Draft`] kind (a model, an EAGLE-like head, a fixed cost, self-speculation
-//!   with a KV window), batch, context, α, and how the model is served
-//!   ([`llm_math::Deployment`]: tensor parallelism, dtypes, efficiencies).
+//! - The roofline side, each idea in its own module: a [`Scenario`] (card, target,
+//!   [`Draft`] kind — a model, an EAGLE-like head, a fixed cost, self-speculation with a
+//!   KV window — batch, context, α, and how the model is served,
+//!   [`llm_math::Deployment`]); [`Scenario::LECTURE`] is the course's one default setup.
+//!   Its passes ([`target_pass_time`], [`draft_step_time`], the cost coefficient
+//!   [`cost_coefficient`]; the seed's [`verify_time`]), its memory ([`MemoryPlan`]), and
+//!   its rounds: how many tokens a round yields ([`expected_tokens`]), the best draft
+//!   length ([`best_round`]) or a fixed one ([`round_plan`]), what a tree of drafts buys
+//!   ([`tree_speedup`]).
 //! - [`acceptance`]: acceptance measured on a real (toy) model — where the target's token ranks
 //!   among the draft's candidates ([`draft_ranks`]) and how many levels a chain or a tree
 //!   of drafts gets accepted ([`tree_accept_lengths`]).
@@ -25,16 +27,25 @@
 //! target and the drafts.
 
 pub mod acceptance;
-pub mod roofline;
+mod draft;
+mod memory;
+mod pass;
+mod round;
+mod scenario;
 pub mod speculative;
 pub mod validation;
 
 pub use acceptance::{TreeAcceptance, draft_ranks, tree_accept_lengths};
-pub use roofline::{
-    BestRound, Draft, LLAMA32_1B, MAX_GAMMA, MemoryPlan, RoundPlan, Scenario, TreeRound,
-    best_round, draft_step_time, draft_time, expected_tokens, round_plan, target_pass_time,
-    tree_speedup, verify_time,
+pub use draft::Draft;
+/// The seed imports `LLAMA32_1B` from `decode_lab`; it lives in [`llm_math`].
+pub use llm_math::LLAMA32_1B;
+pub use memory::MemoryPlan;
+pub use pass::{cost_coefficient, draft_step_time, target_pass_time, verify_time};
+pub use round::{
+    BestRound, MAX_GAMMA, RoundPlan, TreeRound, best_round, expected_tokens, round_plan,
+    tree_speedup,
 };
+pub use scenario::Scenario;
 pub use speculative::{
     Sampling, SpecStats, TreeShape, speculative_generate, speculative_generate_batch,
 };
@@ -57,7 +68,7 @@ pub enum Error {
     Model(transformer_lab::Error),
     /// The draft's weights and the target's together do not fit the cards; carries the
     /// figures ([`MemoryPlan`]) so a lecture can print them.
-    DraftDoesNotFit(MemoryPlan),
+    DraftDoesNotFit(Box<MemoryPlan>),
 }
 
 impl fmt::Display for Error {
@@ -77,7 +88,7 @@ impl fmt::Display for Error {
                 f,
                 "the draft {} does not fit: its weights ({:.1} GB) and the target {}'s \
                  ({:.1} GB) exceed the {:.1} GB of {}",
-                m.draft,
+                m.draft.name(),
                 m.draft_weights / 1e9,
                 m.target,
                 m.target_weights / 1e9,

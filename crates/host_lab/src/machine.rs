@@ -101,13 +101,13 @@ impl Machine {
         }
     }
 
-    /// The deployment to use with [`accelerator`](Self::accelerator): one device, and
+    /// The deployment to use with [`accelerator`](Self::accelerator): the lecture's, with
     /// efficiencies of 1.0, because the figures are already achieved ones.
     pub fn deployment() -> Deployment {
         Deployment {
             compute_efficiency: 1.0,
             bandwidth_efficiency: 1.0,
-            ..Deployment::default()
+            ..Deployment::LECTURE
         }
     }
 }
@@ -147,9 +147,8 @@ mod tests {
     fn the_critical_batch_is_llm_maths_without_its_efficiencies() {
         let m = fake();
         let hw = m.accelerator();
-        // llm_math: peak · 0.6 · 2 / (2 · bandwidth · 0.8), bf16 weights.
-        let theirs = llm_math::critical_tokens(&hw) * llm_math::BANDWIDTH_EFFICIENCY
-            / llm_math::COMPUTE_EFFICIENCY;
+        // llm_math with this machine's deployment: bf16 weights, efficiencies 1.0.
+        let theirs = llm_math::critical_tokens(&hw, &Machine::deployment());
         assert!((m.critical_tokens(2.0) - theirs).abs() < 1e-9 * theirs);
         assert!((m.critical_tokens(4.0) - 2.0 * 138e9 * 4.0 / (2.0 * 22e9) / 2.0).abs() < 1e-9);
         assert!((m.ridge_point() - 138.0 / 22.0).abs() < 1e-12);
@@ -159,10 +158,9 @@ mod tests {
     fn the_accelerator_answers_llm_maths_questions() {
         let m = fake();
         let hw = m.accelerator();
-        // Llama-3.1-8B in bf16 (16.06 GB) fits 24 GiB; at 8192 tokens of 1 MiB... of KV.
-        let fits =
-            llm_math::max_batch_with(&llm_math::LLAMA31_8B, &hw, 8192, &Machine::deployment())
-                .unwrap();
+        // Llama-3.1-8B in bf16 (16.06 GB) fits 24 GiB, next to its KV cache of 128 KiB a token.
+        let fits = llm_math::max_batch_on(&llm_math::LLAMA31_8B, &hw, 8192, &Machine::deployment())
+            .unwrap();
         let free = (24u64 << 30) as f64 - 2.0 * 8_030_261_248.0;
         assert_eq!(fits, (free / (8192.0 * 131_072.0)).floor() as u64);
         // One decode step: memory-bound, 15.0 GB + KV over 22 GB/s, at efficiency 1.
@@ -172,7 +170,7 @@ mod tests {
             n_new: 1,
         };
         let cost =
-            llm_math::forward_cost_with(&llm_math::LLAMA31_8B, &hw, shape, &Machine::deployment())
+            llm_math::forward_cost(&llm_math::LLAMA31_8B, &hw, shape, &Machine::deployment())
                 .unwrap();
         assert!(!cost.is_compute_bound());
         assert!((cost.memory_time - cost.bytes / 22e9).abs() < 1e-12);

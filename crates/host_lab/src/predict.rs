@@ -250,7 +250,7 @@ mod tests {
             ctx: 40,
             n_new: 5,
         };
-        let theirs = llm_math::forward_cost_with(&llm, &hw, shape, &Machine::deployment()).unwrap();
+        let theirs = llm_math::forward_cost(&llm, &hw, shape, &Machine::deployment()).unwrap();
         assert_eq!(ours.bytes, 2.0 * theirs.bytes);
         // FLOPs: llm_math counts every query against the whole context, plus the norms.
         assert!(

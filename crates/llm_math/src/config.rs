@@ -412,7 +412,7 @@ impl ModelConfig {
     /// assert_eq!(llm_math::LLAMA31_8B.kv_bytes_per_token(), 131_072);
     /// ```
     pub fn kv_bytes_per_token(&self) -> u64 {
-        2 * self.n_layers * self.n_kv_heads * self.head_dim * crate::KV_BYTES_PER_ELEMENT
+        crate::Deployment::LECTURE.kv_bytes_per_token(self)
     }
 }
 

@@ -1,10 +1,18 @@
 //! Back-of-the-envelope LLM arithmetic: parameters, FLOPs, bytes and the roofline.
 //!
 //! This is lecture 1's toolbox (§3, "the roofline", and §3.6, "the critical batch"):
-//! a [`ModelConfig`] says how big a decoder-only transformer is, and
-//! [`forward_time`] says how long one forward pass takes on an
-//! [`Accelerator`](hw_specs::Accelerator) when it is limited either by compute
-//! or by memory bandwidth, whichever is slower.
+//! a [`ModelConfig`] says how big a decoder-only transformer is, a [`Deployment`] how it
+//! is served (cards, dtypes, efficiencies), and [`forward_cost`] how long one forward
+//! pass takes on an [`Accelerator`](hw_specs::Accelerator) when it is limited either by
+//! compute or by memory bandwidth, whichever is slower.
+//!
+//! | module | idea |
+//! |---|---|
+//! | `config` | [`ModelConfig`], the registry of published models ([`MODELS`], [`model`]) |
+//! | `dtype` | [`WeightDtype`], [`KvDtype`]: bytes per element, names |
+//! | `deployment` | [`Deployment`]: tensor parallelism, dtypes, efficiencies; [`Deployment::LECTURE`] |
+//! | `pass` | [`forward_cost`]: the one pass-time formula, [`ForwardCost::time`] / [`ForwardCost::checked_time`] |
+//! | `memory` | [`max_batch`] (the seed's), [`max_batch_on`] a deployment |
 //!
 //! The model is deliberately optimistic: one `max` over the *whole* pass, as if
 //! every kernel overlapped its compute with its memory traffic perfectly.
@@ -12,25 +20,28 @@
 //! comes out up to ~35% slower at batch 512 where some operators are compute-bound
 //! and others memory-bound. The whole-pass bound is the right one to reason with
 //! in a lecture; it is not a profiler.
-//!
-//! The plain functions ([`forward_time`], [`max_batch`]) serve one card in bf16 at 60% / 80%
-//! efficiency; their `_with` twins take a [`Deployment`] (tensor parallelism with its
-//! all-reduces, FP8/INT4 weights, an FP8 KV cache, other efficiencies), and give the plain
-//! functions' figures bit for bit at [`Deployment::default()`].
 
 mod config;
-mod roofline;
+mod cost_terms;
+mod deployment;
+mod dtype;
+mod memory;
+mod moe;
+mod pass;
 
 pub use config::{
     LLAMA31_8B, LLAMA31_70B, LLAMA31_405B, LLAMA32_1B, LLAMA32_3B, LLAMA33_70B, MISTRAL_7B, MODELS,
     ModelConfig, QWEN3_0_6B, QWEN3_1_7B, QWEN3_8B, QWEN3_32B, QWEN25_7B, Tokenizer, model,
 };
-pub use roofline::{
-    BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment, ForwardCost, ForwardShape,
-    KV_BYTES_PER_ELEMENT, KvDtype, WEIGHT_BYTES_PER_PARAM, WeightDtype, all_reduce_time,
-    critical_tokens, forward_cost, forward_cost_with, forward_time, forward_time_with, max_batch,
-    max_batch_with,
+pub use cost_terms::{
+    AllReduceLatencies, CostTerms, DtypeEfficiency, draft_layer_time, overlapped_time,
+    pass_time_with_overlap, round_overhead, verify_extra_time, verify_time_per_token,
 };
+pub use deployment::{BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment};
+pub use dtype::{KvDtype, WeightDtype};
+pub use memory::{max_batch, max_batch_on};
+pub use moe::{MoeConfig, MoeStep, QWEN3_30B_A3B, expected_experts_read, moe_step};
+pub use pass::{ForwardCost, ForwardShape, all_reduce_time, critical_tokens, forward_cost};
 
 use std::fmt;
 

@@ -10,11 +10,17 @@
 //! |---|---|---|
 //! | [`spec_decode_on_hardware`] | `05_spec_decode_on_hardware.py` | when does speculative decoding pay on real hardware? |
 
+pub mod flags;
 pub mod spec_decode_on_hardware;
 
 use clap::Parser;
+use decode_lab::Scenario;
 use decode_lab::validation::{self, Calibration};
 use decode_lab::{Draft, TreeRound};
+use flags::{
+    parse_alpha, parse_batch, parse_cost, parse_ctx, parse_duration, parse_eff_bandwidth,
+    parse_eff_compute, parse_gamma, parse_nodes, parse_tau, parse_tp, parse_window,
+};
 use lecture_kit::{CommonArgs, Lecture, ModelArgs, Script};
 use llm_math::{KvDtype, WeightDtype};
 
@@ -43,8 +49,8 @@ pub struct Cli {
     #[command(flatten)]
     pub models: ModelArgs,
     /// Acceptance rate α for demo 2, in (0, 1].
-    #[arg(long, value_name = "A", default_value = "0.8", value_parser = parse_alpha,
-          allow_negative_numbers = true)]
+    #[arg(long, value_name = "A", default_value_t = Scenario::LECTURE.alpha,
+          value_parser = parse_alpha, allow_hyphen_values = true)]
     pub alpha: f64,
     /// What-if: the model's assumptions.
     #[command(flatten)]
@@ -57,51 +63,50 @@ pub struct Cli {
 pub struct WhatIf {
     /// Batch sizes of demo 2 (rows), e.g. 1,8,32; demo 1 runs at the first.
     #[arg(long = "batch", value_name = "LIST", value_delimiter = ',',
-          value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
+          value_parser = parse_batch, allow_negative_numbers = true)]
     pub batches: Vec<u64>,
     /// Context lengths of demo 2 (columns), e.g. 8192,131072; demo 1 runs at the first.
     #[arg(long = "ctx", value_name = "LIST", value_delimiter = ',',
-          value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
+          value_parser = parse_ctx, allow_negative_numbers = true)]
     pub ctxs: Vec<u64>,
     /// A fixed draft length γ (as engines run) instead of the best one; speedups below
     /// 1.0× are printed as slow-downs. With --tau: the depth of the measured tree.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64),
-          allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", value_parser = parse_gamma, allow_negative_numbers = true)]
     pub gamma: Option<u32>,
     /// Fixed cost of one target pass, with a unit: 1ms, 300us, 0.5ms (default 1ms).
-    #[arg(long, value_name = "TIME", value_parser = parse_duration, allow_negative_numbers = true)]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, allow_hyphen_values = true)]
     pub overhead_target: Option<f64>,
     /// Fixed cost of one draft step, with a unit (default 300us).
-    #[arg(long, value_name = "TIME", value_parser = parse_duration, allow_negative_numbers = true)]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, allow_hyphen_values = true)]
     pub overhead_draft: Option<f64>,
     /// Fraction of the peak FLOP/s a kernel reaches, in (0, 1] (default 0.6).
-    #[arg(long, value_name = "F", value_parser = parse_fraction, allow_negative_numbers = true)]
+    #[arg(long, value_name = "F", value_parser = parse_eff_compute, allow_hyphen_values = true)]
     pub eff_compute: Option<f64>,
     /// Fraction of the peak memory bandwidth a kernel reaches, in (0, 1] (default 0.8).
-    #[arg(long, value_name = "F", value_parser = parse_fraction, allow_negative_numbers = true)]
+    #[arg(long, value_name = "F", value_parser = parse_eff_bandwidth, allow_hyphen_values = true)]
     pub eff_bandwidth: Option<f64>,
     /// Tensor parallelism over N cards of --hw: weights and KV split N ways, two
     /// all-reduces per layer over the card's interconnect.
     #[arg(long, value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u64).range(1..=64), allow_negative_numbers = true)]
+          value_parser = parse_tp, allow_negative_numbers = true)]
     pub tp: u64,
     /// Weight dtype: bf16, fp8 (at the card's FP8 peak where it has one) or int4 (W4A16).
-    #[arg(long, value_enum, ignore_case = true, default_value_t = Weights::Bf16)]
-    pub weights: Weights,
+    #[arg(long, value_name = "DTYPE", default_value_t = Scenario::LECTURE.deployment.weights)]
+    pub weights: WeightDtype,
     /// KV-cache dtype: bf16 or fp8.
-    #[arg(long, value_enum, ignore_case = true, default_value_t = Kv::Bf16)]
-    pub kv: Kv,
+    #[arg(long, value_name = "DTYPE", default_value_t = Scenario::LECTURE.deployment.kv)]
+    pub kv: KvDtype,
     /// Draft with a one-layer head of the target (EAGLE-like) instead of --draft.
     #[arg(long, conflicts_with_all = ["draft", "draft_cost", "draft_kv_window"])]
     pub draft_head: bool,
     /// Draft at a fixed cost coefficient c (n-gram ≈ 0, MTP heads, a measured c).
     #[arg(long, value_name = "C", conflicts_with_all = ["draft", "draft_kv_window"],
-          value_parser = parse_cost, allow_negative_numbers = true)]
+          value_parser = parse_cost, allow_hyphen_values = true)]
     pub draft_cost: Option<f64>,
     /// Self-speculation: the target drafts for itself reading only the last N tokens of KV
     /// (StreamingLLM window, as in MagicDec and TriForce).
     #[arg(long, value_name = "N", conflicts_with = "draft",
-          value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
+          value_parser = parse_window, allow_negative_numbers = true)]
     pub draft_kv_window: Option<u64>,
     /// A calibration profile (seed, fitted; see --demo 5): its efficiencies, overheads and
     /// verification cost replace the script's; flags given explicitly still win.
@@ -110,32 +115,12 @@ pub struct WhatIf {
     /// A measured acceptance length τ (tokens per round): demo 1 also prints the speedup
     /// of a tree of --tree-nodes nodes and --gamma levels.
     #[arg(long, value_name = "T", requires_all = ["tree_nodes", "gamma"],
-          value_parser = parse_tau, allow_negative_numbers = true)]
+          value_parser = parse_tau, allow_hyphen_values = true)]
     pub tau: Option<f64>,
     /// Draft tokens verified per round of the measured tree (with --tau).
     #[arg(long, value_name = "N", requires = "tau",
-          value_parser = clap::value_parser!(u64).range(1..), allow_negative_numbers = true)]
+          value_parser = parse_nodes, allow_negative_numbers = true)]
     pub tree_nodes: Option<u64>,
-}
-
-/// `--weights`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Weights {
-    /// 2 bytes per weight.
-    Bf16,
-    /// 1 byte per weight.
-    Fp8,
-    /// Half a byte per weight.
-    Int4,
-}
-
-/// `--kv`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Kv {
-    /// 2 bytes per element.
-    Bf16,
-    /// 1 byte per element.
-    Fp8,
 }
 
 impl Cli {
@@ -145,49 +130,49 @@ impl Cli {
     /// lecture prints it as it prints a target that does not fit.
     pub fn setup(&self) -> Result<Setup, lecture_kit::Error> {
         let w = &self.what_if;
-        let mut s = Setup {
-            hw: self.models.hw,
-            target: self.models.target,
-            draft: Draft::Model(self.models.draft),
-            alpha: self.alpha,
-            ..Setup::default()
-        };
+        for (flag, list) in [("--batch", &w.batches), ("--ctx", &w.ctxs)] {
+            if let Some(v) = list
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| list[..i].contains(v).then_some(v))
+            {
+                return Err(lecture_kit::Error::Usage(format!(
+                    "{flag} lists {v} twice; give each value once"
+                )));
+            }
+        }
+        let mut s = Setup::default();
+        let base = &mut s.base;
+        base.hw = self.models.hw;
+        base.target = self.models.target;
+        base.draft = Draft::Model(self.models.draft);
+        base.alpha = self.alpha;
         if w.draft_head {
-            s.draft = Draft::Head;
+            base.draft = Draft::Head;
         } else if let Some(c) = w.draft_cost {
-            s.draft = Draft::FixedCost(c);
+            base.draft = Draft::FixedCost(c);
         } else if let Some(kv_window) = w.draft_kv_window {
-            s.draft = Draft::SelfSpec { kv_window };
+            base.draft = Draft::SelfSpec { kv_window };
         }
         if let Some(profile) = w.calibration {
-            let c = profile.apply(s.scenario(1, 1, s.alpha));
-            s.deployment = c.deployment;
-            s.overhead_target = c.overhead_target;
-            s.overhead_draft = c.overhead_draft;
-            s.verify_cost_per_token = c.verify_cost_per_token;
+            *base = profile.apply(*base);
             s.calibration = Some(profile.name);
         }
-        s.deployment.tp = w.tp;
-        s.deployment.weights = match w.weights {
-            Weights::Bf16 => WeightDtype::Bf16,
-            Weights::Fp8 => WeightDtype::Fp8,
-            Weights::Int4 => WeightDtype::Int4,
-        };
-        s.deployment.kv = match w.kv {
-            Kv::Bf16 => KvDtype::Bf16,
-            Kv::Fp8 => KvDtype::Fp8,
-        };
+        let dep = &mut base.deployment;
+        dep.tp = w.tp;
+        dep.weights = w.weights;
+        dep.kv = w.kv;
         if let Some(e) = w.eff_compute {
-            s.deployment.compute_efficiency = e;
+            dep.compute_efficiency = e;
         }
         if let Some(e) = w.eff_bandwidth {
-            s.deployment.bandwidth_efficiency = e;
+            dep.bandwidth_efficiency = e;
         }
         if let Some(o) = w.overhead_target {
-            s.overhead_target = o;
+            base.overhead_target = o;
         }
         if let Some(o) = w.overhead_draft {
-            s.overhead_draft = o;
+            base.overhead_draft = o;
         }
         s.gamma = w.gamma;
         if let (Some(tau), Some(nodes), Some(depth)) = (w.tau, w.tree_nodes, w.gamma) {
@@ -197,16 +182,26 @@ impl Cli {
                 nodes,
             });
             s.gamma = None; // --gamma is the tree's depth here
+            if depth as u64 > nodes || tau > f64::from(depth) + 1.0 {
+                return Err(lecture_kit::Error::Usage(format!(
+                    "a tree of --gamma {depth} levels has at least {depth} nodes (--tree-nodes {nodes}) \
+                     and yields at most depth + 1 = {} tokens a round (--tau {tau})",
+                    depth + 1
+                )));
+            }
         }
-        if !w.batches.is_empty() {
+        // Demo 1 runs at the first value of each list given.
+        if let Some(&b) = w.batches.first() {
             s.batches = w.batches.clone();
+            s.base.batch = b;
         }
-        if !w.ctxs.is_empty() {
+        if let Some(&c) = w.ctxs.first() {
             s.ctxs = w.ctxs.clone();
+            s.base.ctx = c;
         }
         // What cannot exist is a usage error; a draft that does not fit is printed.
         for &ctx in &s.ctxs {
-            match s.scenario(s.batches[0], ctx, s.alpha).validate() {
+            match s.scenario(s.batches[0], ctx, s.base.alpha).validate() {
                 Ok(()) | Err(decode_lab::Error::DraftDoesNotFit(_)) => {}
                 Err(e) => return Err(lecture_kit::Error::Usage(e.to_string())),
             }
@@ -224,79 +219,9 @@ impl Lecture for Cli {
     }
 }
 
-/// `--alpha A`: a number in (0, 1].
-fn parse_alpha(text: &str) -> Result<f64, String> {
-    let a: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("α must be a number in (0, 1], got {text:?}"))?;
-    if a > 0.0 && a <= 1.0 {
-        Ok(a)
-    } else {
-        Err(format!("α must be in (0, 1], got {a:?}"))
-    }
-}
-
-/// `--eff-compute F`, `--eff-bandwidth F`: a fraction in (0, 1].
-fn parse_fraction(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
-        _ => Err(format!(
-            "an efficiency is a fraction in (0, 1], got {text:?}"
-        )),
-    }
-}
-
-/// `--draft-cost C`: a finite c ≥ 0.
-fn parse_cost(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(c) if c.is_finite() && c >= 0.0 => Ok(c),
-        _ => Err(format!(
-            "the draft cost c is a fraction ≥ 0 of a target step, got {text:?}"
-        )),
-    }
-}
-
-/// `--tau T`: at least 1 token per round.
-fn parse_tau(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(t) if t.is_finite() && t >= 1.0 => Ok(t),
-        _ => Err(format!(
-            "τ counts tokens per round, at least 1 (the target's own), got {text:?}"
-        )),
-    }
-}
-
 /// `--calibration NAME`.
 fn parse_calibration(name: &str) -> Result<&'static Calibration, String> {
     validation::calibration(name).map_err(|e| e.to_string())
-}
-
-/// `--overhead-target TIME`: a duration with its unit — `1ms`, `300us` (or `300µs`),
-/// `0.5ms`, `2s`, `800ns` — in seconds. A bare number is refused: the unit is the point.
-pub fn parse_duration(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let scale = match unit.trim() {
-        "s" => 1.0,
-        "ms" => 1e-3,
-        "us" | "µs" => 1e-6,
-        "ns" => 1e-9,
-        _ => {
-            return Err(format!(
-                "a time needs a unit: s, ms, us or ns (e.g. 1ms, 300us), got {text:?}"
-            ));
-        }
-    };
-    match number.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v * scale),
-        _ => Err(format!(
-            "a time is a number ≥ 0 with a unit (e.g. 1ms), got {text:?}"
-        )),
-    }
 }
 
 /// Prints the whole lecture, as the original script does.
@@ -309,31 +234,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn alpha_must_be_in_the_half_open_unit_interval() {
-        assert_eq!(parse_alpha("0.7"), Ok(0.7));
-        assert_eq!(parse_alpha("1"), Ok(1.0));
-        assert!(parse_alpha("0").unwrap_err().contains("(0, 1]"));
-        assert!(parse_alpha("-0.3").unwrap_err().contains("got -0.3"));
-        assert!(
-            parse_alpha("1.5").is_err() && parse_alpha("NaN").is_err() && parse_alpha("x").is_err()
-        );
-    }
-
-    #[test]
     fn no_flags_mean_the_default_setup() {
         let cli = Cli::try_parse_from(["lecture06"]).unwrap();
         assert_eq!(cli.setup().unwrap(), Setup::default());
-    }
-
-    #[test]
-    fn durations_need_a_unit() {
-        assert_eq!(parse_duration("1ms"), Ok(1e-3));
-        assert_eq!(parse_duration("300us"), Ok(300.0 * 1e-6));
-        assert_eq!(parse_duration("300µs"), Ok(300.0 * 1e-6));
-        assert_eq!(parse_duration("0.5 ms"), Ok(0.5e-3));
-        assert_eq!(parse_duration("2s"), Ok(2.0));
-        assert!(parse_duration("1").unwrap_err().contains("needs a unit"));
-        assert!(parse_duration("-1ms").unwrap_err().contains("≥ 0"));
-        assert!(parse_duration("ms").is_err() && parse_duration("1h").is_err());
     }
 }

@@ -242,7 +242,10 @@ fn json_carries_every_point_of_every_figure() {
     use lecture06::spec_decode_on_hardware::{Setup, demo1, demo2, demo3, toy_model};
     let ranks = toy_model::ranks().unwrap();
     let big = Setup {
-        target: llm_math::LLAMA31_70B,
+        base: decode_lab::Scenario {
+            target: llm_math::LLAMA31_70B,
+            ..decode_lab::Scenario::LECTURE
+        },
         ..Setup::default()
     };
     for (setup, args) in [

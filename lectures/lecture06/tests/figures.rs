@@ -1,5 +1,5 @@
 //! The figures as a reader sees them: each test reads an SVG figure back (roxmltree) and
-//! checks one thing that once read badly (issue 14) — fonts, tick labels, markers, curves
+//! checks one thing that once read badly — fonts, tick labels, markers, curves
 //! cut short, labels outside their region, a y axis from 0, lines across categories, no
 //! break-even line, empty axes where the target does not fit.
 
@@ -24,7 +24,10 @@ fn default_setup() -> Setup {
 
 fn too_big() -> Setup {
     Setup {
-        target: LLAMA31_70B,
+        base: decode_lab::Scenario {
+            target: LLAMA31_70B,
+            ..decode_lab::Scenario::LECTURE
+        },
         ..Setup::default()
     }
 }
@@ -160,7 +163,7 @@ fn batch_curves_end_at_the_largest_batch_that_fits() {
     // Independently: the card's limit at each context (14 at 32K on an H100 is the
     // number the lecture quotes).
     for (s, ctx) in series.iter().zip(demo2::DEMO2_CTXS) {
-        let fits = max_batch(&setup.target, &setup.hw, ctx).unwrap();
+        let fits = max_batch(&setup.base.target, &setup.base.hw, ctx).unwrap();
         assert_eq!(s.points.last().unwrap().0, fits as f64, "{}", s.label);
     }
     assert_eq!(series[2].points.last().unwrap().0, 14.0);

@@ -38,7 +38,7 @@ fn demo1_the_draft_cost_coefficient_c_is_about_a_fifth() {
 #[test]
 fn demo1_the_draft_reads_about_fifteen_percent_of_the_target_bytes() {
     let share =
-        llm_math::LLAMA32_1B.streamed_params() as f64 / SETUP.target.streamed_params() as f64;
+        llm_math::LLAMA32_1B.streamed_params() as f64 / SETUP.base.target.streamed_params() as f64;
     assert!((0.14..=0.17).contains(&share), "{share}");
 }
 
@@ -106,7 +106,7 @@ fn demo2_big_batches_shrink_the_gain_to_1_6_1_4_1_1() {
 
 #[test]
 fn demo2_the_critical_batch_on_h100_is_about_220_tokens() {
-    let t = llm_math::critical_tokens(&SETUP.hw);
+    let t = llm_math::critical_tokens(&SETUP.base.hw, &SETUP.base.deployment);
     assert!((210.0..=230.0).contains(&t), "{t}");
     // And the grid shows it: verification is still free while batch·(γ+1) is below it,
     // and costs more than a plain step once it is well above.
@@ -126,7 +126,7 @@ fn demo2_the_critical_batch_on_h100_is_about_220_tokens() {
 
 #[test]
 fn demo2_at_32k_context_only_a_dozen_or_so_sequences_fit() {
-    let fit = llm_math::max_batch(&SETUP.target, &SETUP.hw, 32768).unwrap();
+    let fit = llm_math::max_batch(&SETUP.base.target, &SETUP.base.hw, 32768).unwrap();
     assert!((10..=19).contains(&fit), "{fit}");
     assert!(cell(1, 32768).is_some());
     assert!(cell(16, 32768).is_none(), "16 > {fit} does not fit");
@@ -248,16 +248,20 @@ fn every_setup_prints_finite_figures_and_marks_default_only_wording() {
             for draft in [llm_math::LLAMA32_1B, llm_math::LLAMA32_3B] {
                 for alpha in [0.6, 0.8, 1.0] {
                     let setup = Setup {
-                        hw: *hw,
-                        target: *target,
-                        draft: decode_lab::Draft::Model(draft),
-                        alpha,
+                        base: decode_lab::Scenario {
+                            hw: *hw,
+                            target: *target,
+                            draft: decode_lab::Draft::Model(draft),
+                            alpha,
+                            ..decode_lab::Scenario::LECTURE
+                        },
                         ..Setup::default()
                     };
                     let label = format!("{} {} {} {alpha}", hw.name, target.name, draft.name);
                     let d = Setup::default();
-                    let same_cards_and_models =
-                        setup.hw == d.hw && setup.target == d.target && setup.draft == d.draft;
+                    let same_cards_and_models = setup.base.hw == d.base.hw
+                        && setup.base.target == d.base.target
+                        && setup.base.draft == d.base.draft;
                     // What the command line would refuse (a draft of another tokenizer); a
                     // model that does not fit is printed as such, so it stays in.
                     match setup.scenario(1, 1024, alpha).validate() {

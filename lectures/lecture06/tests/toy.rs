@@ -181,7 +181,10 @@ fn demo3_shapes_are_labelled_as_the_script_labels_them() {
 #[test]
 fn demo3_follows_the_card_and_target_but_not_the_toy_acceptance() {
     let setup = Setup {
-        hw: hw_specs::B200,
+        base: decode_lab::Scenario {
+            hw: hw_specs::B200,
+            ..decode_lab::Scenario::LECTURE
+        },
         ..Setup::default()
     };
     let on_b200 = demo3::from_ranks(&setup, &RANKS).unwrap();
@@ -198,7 +201,10 @@ fn demo3_follows_the_card_and_target_but_not_the_toy_acceptance() {
     };
     assert_eq!(t.columns[3].header, "B200 加速 批 1");
     let too_big = Setup {
-        target: llm_math::LLAMA31_405B,
+        base: decode_lab::Scenario {
+            target: llm_math::LLAMA31_405B,
+            ..decode_lab::Scenario::LECTURE
+        },
         ..Setup::default()
     };
     let none = demo3::from_ranks(&too_big, &RANKS).unwrap();
@@ -212,7 +218,10 @@ fn demo3_follows_the_card_and_target_but_not_the_toy_acceptance() {
 #[test]
 fn demo3_what_if_names_each_drafts_fastest_shape_at_each_batch() {
     let setup = Setup {
-        hw: hw_specs::B200,
+        base: decode_lab::Scenario {
+            hw: hw_specs::B200,
+            ..decode_lab::Scenario::LECTURE
+        },
         ..Setup::default()
     };
     let d = demo3::from_ranks(&setup, &RANKS).unwrap();
@@ -244,7 +253,10 @@ fn demo3_what_if_names_each_drafts_fastest_shape_at_each_batch() {
         }
     }
     let too_big = Setup {
-        target: llm_math::LLAMA31_405B,
+        base: decode_lab::Scenario {
+            target: llm_math::LLAMA31_405B,
+            ..decode_lab::Scenario::LECTURE
+        },
         ..Setup::default()
     };
     let none = demo3::from_ranks(&too_big, &RANKS).unwrap();

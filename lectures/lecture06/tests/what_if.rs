@@ -1,9 +1,10 @@
-//! The what-if flags (issue 13), each checked against figures computed by hand from
+//! The what-if flags, each checked against figures computed by hand from
 //! SPEC §2's roofline, and the validation table recomputed through the command line.
 
 use decode_lab::validation::{self, FITTED, Quantity, SEED};
 use lecture_kit::testing::run;
 use lecture06::Cli;
+use lecture06::spec_decode_on_hardware::validation_doc;
 use lecture06::spec_decode_on_hardware::{Setup, demo1, demo2};
 use serde_json::Value;
 
@@ -233,7 +234,7 @@ fn every_validation_row_is_recomputed_by_its_command() {
     for p in &predictions {
         let m = &p.measurement;
         for (profile, want) in [(&SEED, p.seed), (&FITTED, p.fitted)] {
-            let command = m.command(profile);
+            let command = validation_doc::command(m, profile);
             let args: Vec<&str> = command
                 .strip_prefix("cargo run -p lecture06 -- ")
                 .unwrap()
@@ -255,7 +256,7 @@ fn every_validation_row_is_recomputed_by_its_command() {
     let text = run::<Cli>(&["--demo", "5"]).stdout;
     for p in &predictions {
         assert!(
-            text.contains(p.measurement.url),
+            text.contains(&p.measurement.url),
             "{} cited",
             p.measurement.id
         );
@@ -280,26 +281,29 @@ fn every_card_target_draft_and_knob_prints_finite_figures() {
                 for alpha in [0.6, 1.0] {
                     k += 1;
                     let setup = Setup {
-                        hw: *hw,
-                        target: *target,
-                        draft: *draft,
-                        alpha,
-                        deployment: Deployment {
-                            tp: [1, 2, 8][(k + i) % 3],
-                            weights: weights[k % 3],
-                            kv: if k % 2 == 0 {
-                                KvDtype::Bf16
-                            } else {
-                                KvDtype::Fp8
+                        base: decode_lab::Scenario {
+                            hw: *hw,
+                            target: *target,
+                            draft: *draft,
+                            deployment: Deployment {
+                                tp: [1, 2, 8][(k + i) % 3],
+                                weights: weights[k % 3],
+                                kv: if k % 2 == 0 {
+                                    KvDtype::Bf16
+                                } else {
+                                    KvDtype::Fp8
+                                },
+                                ..Deployment::default()
                             },
-                            ..Deployment::default()
+                            alpha,
+                            ..decode_lab::Scenario::LECTURE
                         },
                         gamma: if k % 5 == 0 { Some(8) } else { None },
                         ..Setup::default()
                     };
                     let label = format!(
                         "{} {} {draft:?} {:?}",
-                        hw.name, target.name, setup.deployment
+                        hw.name, target.name, setup.base.deployment
                     );
                     // The command line refuses what cannot exist (another tokenizer, a
                     // tensor-parallel degree that does not divide the heads); a draft that

@@ -100,7 +100,7 @@ pub fn figures(setup: &Setup) -> Result<Option<Demo1>, Error> {
     if setup.weights_problem()?.is_some() || batch > max_batch_of(setup, ctx)? {
         return Ok(None);
     }
-    let s = setup.scenario(batch, ctx, setup.alpha);
+    let s = setup.scenario(batch, ctx, setup.base.alpha);
     let t_base_s = target_pass_time(&s, 1)?;
     let t_draft_s = draft_step_time(&s)?;
     let forward = DEMO1_NS
@@ -142,17 +142,17 @@ pub fn figures(setup: &Setup) -> Result<Option<Demo1>, Error> {
 
 /// The largest batch the target holds at `ctx` on the setup's cards.
 pub fn max_batch_of(setup: &Setup, ctx: u64) -> Result<u64, Error> {
-    Ok(setup.scenario(1, ctx, setup.alpha).memory()?.max_batch)
+    Ok(setup.scenario(1, ctx, setup.base.alpha).memory()?.max_batch)
 }
 
 /// Demo 1 as blocks: header, the c line, the two tables, observations, the knee figure.
 pub fn blocks(setup: &Setup, d: &Option<Demo1>) -> Result<Vec<Block>, Error> {
-    let Setup { target, draft, .. } = setup;
+    let decode_lab::Scenario { target, draft, .. } = &setup.base;
     let (batch, ctx) = setup.demo1_point();
     let title = format!(
         "演示 1：{} + {}，{}，批大小 {batch}、上下文 {ctx}",
         target.name,
-        draft.label(),
+        super::text::draft_label(draft),
         setup.cards(),
     );
     let mut blocks = vec![Block::Header(title)];
@@ -175,7 +175,7 @@ pub fn blocks(setup: &Setup, d: &Option<Demo1>) -> Result<Vec<Block>, Error> {
             m.n_params() as f64 / 1e9,
             percent(m.n_params() as f64 / target.n_params() as f64)
         ),
-        other => format!("草稿：{}", other.label()),
+        other => format!("草稿：{}", super::text::draft_label(other)),
     };
     blocks.push(Block::Text(format!(
         "目标模型普通 decode 一步 {}；草稿模型一步 {} → c = {:.3}（{draft_line}）",
@@ -242,7 +242,7 @@ pub fn blocks(setup: &Setup, d: &Option<Demo1>) -> Result<Vec<Block>, Error> {
             python_float(t.tau),
             t.depth,
             t.nodes,
-            draft.label(),
+            super::text::draft_label(draft),
             speedup_text(t.speedup)
         )));
     }
@@ -285,7 +285,7 @@ pub fn blocks(setup: &Setup, d: &Option<Demo1>) -> Result<Vec<Block>, Error> {
 /// (log axes), at the batches of [`KNEE_BATCHES`] that fit, context [`DEMO1_CTX`]: flat
 /// while the pass only reads weights, rising once `batch · n` passes the critical batch.
 pub fn knee(setup: &Setup) -> Result<Figure, Error> {
-    let Setup { target, .. } = setup;
+    let decode_lab::Scenario { target, .. } = &setup.base;
     let (_, ctx) = setup.demo1_point();
     let fits = if setup.weights_problem()?.is_some() {
         0
@@ -303,7 +303,7 @@ pub fn knee(setup: &Setup) -> Result<Figure, Error> {
             .map(|&n| {
                 Ok((
                     n as f64,
-                    1e3 * target_pass_time(&setup.scenario(b, ctx, setup.alpha), n)?,
+                    1e3 * target_pass_time(&setup.scenario(b, ctx, setup.base.alpha), n)?,
                 ))
             })
             .collect::<Result<Vec<_>, Error>>()?;

@@ -5,7 +5,7 @@ use console::fmt_time;
 use decode_lab::target_pass_time;
 use lecture_kit::figure::RefLine;
 use lecture_kit::{Axis, Block, Cell, Column, Datum, Error, Figure, Panel, Region, Series, Table};
-use llm_math::forward_time_with;
+use llm_math::{critical_tokens, forward_cost};
 use serde::Serialize;
 
 use super::demo1::max_batch_of;
@@ -99,7 +99,7 @@ pub fn figures(setup: &Setup) -> Result<Demo2, Error> {
         let mut cells = Vec::new();
         for (&ctx, &fits) in setup.ctxs.iter().zip(&max_batch) {
             cells.push(if batch <= fits {
-                let s = setup.scenario(batch, ctx, setup.alpha);
+                let s = setup.scenario(batch, ctx, setup.base.alpha);
                 Some(Round::of(&s, setup.gamma)?)
             } else {
                 None
@@ -113,13 +113,18 @@ pub fn figures(setup: &Setup) -> Result<Demo2, Error> {
         n,
     } = DEMO2_EXAMPLE;
     let example = if weights_fit && batch <= max_batch_of(setup, ctx)? {
-        let s = setup.scenario(batch, ctx, setup.alpha);
+        let s = setup.scenario(batch, ctx, setup.base.alpha);
         let shape = llm_math::ForwardShape {
             batch,
             ctx,
             n_new: n,
         };
-        let pass = forward_time_with(&setup.target, &setup.hw, shape, &setup.deployment)?;
+        let pass = forward_cost(
+            &setup.base.target,
+            &setup.base.hw,
+            shape,
+            &setup.base.deployment,
+        )?;
         Some(ExampleFigures {
             t_base_s: target_pass_time(&s, 1)?,
             t_verify_s: target_pass_time(&s, n)?,
@@ -128,12 +133,9 @@ pub fn figures(setup: &Setup) -> Result<Demo2, Error> {
     } else {
         None
     };
-    let dep = &setup.deployment;
-    let critical_tokens =
-        dep.weights.peak_flops(&setup.hw) * dep.compute_efficiency * dep.weights.bytes()
-            / (2.0 * setup.hw.hbm_bandwidth * dep.bandwidth_efficiency);
+    let critical_tokens = critical_tokens(&setup.base.hw, &setup.base.deployment);
     Ok(Demo2 {
-        alpha: setup.alpha,
+        alpha: setup.base.alpha,
         ctxs_tokens: setup.ctxs.clone(),
         grid,
         example,
@@ -169,8 +171,8 @@ fn cell(c: &Option<Round>) -> Cell {
 
 /// Demo 2 as blocks: header, the grid, the worked example, observations, the figure.
 pub fn blocks(setup: &Setup, d: &Demo2) -> Result<Vec<Block>, Error> {
-    let Setup { target, .. } = setup;
-    let alpha = python_float(setup.alpha);
+    let decode_lab::Scenario { target, .. } = &setup.base;
+    let alpha = python_float(setup.base.alpha);
     let gamma = if setup.gamma.is_some() {
         "固定 γ"
     } else {
@@ -178,7 +180,7 @@ pub fn blocks(setup: &Setup, d: &Demo2) -> Result<Vec<Block>, Error> {
     };
     let title = format!(
         "演示 2：批大小 × 上下文长度（α = {alpha}）——每格：{gamma}、加速比；\"放不下\"= KV 超出 {} GB 显存",
-        setup.deployment.tp as f64 * setup.hw.memory_bytes / 1e9
+        setup.base.deployment.tp as f64 * setup.base.hw.memory_bytes / 1e9
     );
     let mut blocks = vec![Block::Header(title)];
     let mut columns = vec![Column::number("批大小", "sequences")];
@@ -279,7 +281,7 @@ const FIGURE_MAX_BATCH: u64 = 8192;
 /// [`DEMO2_CTXS`]. Each curve runs to the largest batch that fits; the batches beyond are
 /// a region in the curve's colour labelled "放不下".
 pub fn batch_figure(setup: &Setup, d: &Demo2) -> Result<Figure, Error> {
-    let alpha = &setup.alpha;
+    let alpha = &setup.base.alpha;
     // 1, 2, 3, 4, 6, 8, 11, …, FIGURE_MAX_BATCH: two batches per doubling.
     let mut sampled: Vec<u64> = (0..=2 * FIGURE_MAX_BATCH.ilog2())
         .map(|k| (2f64.powf(k as f64 / 2.0)).round() as u64)

@@ -88,7 +88,7 @@ pub fn figures(setup: &Setup) -> Result<Demo3, Error> {
 
 /// [`figures`] from ranks already computed.
 pub fn from_ranks(setup: &Setup, ranks: &[DraftRanks]) -> Result<Demo3, Error> {
-    let Setup { hw, target, .. } = setup;
+    let decode_lab::Scenario { hw, target, .. } = &setup.base;
     let fits = max_batch(target, hw, DEMO3_CTX)?;
     let drafts = ranks
         .iter()
@@ -112,7 +112,7 @@ pub fn from_ranks(setup: &Setup, ranks: &[DraftRanks]) -> Result<Demo3, Error> {
                             let depth = br.len() as u64;
                             let scenario = Scenario {
                                 draft: Draft::FixedCost(DEMO3_DRAFT_COST),
-                                ..setup.scenario(b, DEMO3_CTX, setup.alpha)
+                                ..setup.scenario(b, DEMO3_CTX, setup.base.alpha)
                             };
                             let tree = TreeRound {
                                 tau,
@@ -161,7 +161,7 @@ pub fn shape_label(branching: &[u32]) -> String {
 /// Demo 3 as blocks: header, per draft its top-k line and table, the footnote,
 /// observations, the figure.
 pub fn blocks(setup: &Setup, d: &Demo3) -> Vec<Block> {
-    let Setup { hw, target, .. } = setup;
+    let decode_lab::Scenario { hw, target, .. } = &setup.base;
     let mut blocks = vec![Block::Header(
         "演示 3：树形验证——每层取草稿的前 k 名，一次验证整棵树（贪心解码）".into(),
     )];
@@ -250,7 +250,7 @@ fn summary(setup: &Setup, d: &Demo3) -> String {
     });
     let mut summary = format!(
         "本配置（一块 {}、目标 {}）：",
-        setup.hw.name, setup.target.name
+        setup.base.hw.name, setup.base.target.name
     );
     if nothing_fits {
         summary.push_str(&setup.does_not_fit_line());
@@ -319,7 +319,7 @@ pub fn trees_figure(setup: &Setup, d: &Demo3) -> Figure {
         let mut panel = Panel::new(
             format!(
                 "批 {b}：{} 上的加速比（目标 {}）",
-                setup.hw.name, setup.target.name
+                setup.base.hw.name, setup.base.target.name
             ),
             axis(),
             speedup_axis.clone(),
@@ -341,7 +341,7 @@ pub fn trees_figure(setup: &Setup, d: &Demo3) -> Figure {
         } else {
             panel.message = Some(format!(
                 "批 {b} 放不下：{} 在一块 {} 上装不下 {b} 个上下文 {DEMO3_CTX} 的序列。",
-                setup.target.name, setup.hw.name
+                setup.base.target.name, setup.base.hw.name
             ));
         }
         panels.push(panel);
@@ -350,7 +350,7 @@ pub fn trees_figure(setup: &Setup, d: &Demo3) -> Figure {
         id: "trees".into(),
         title: format!(
             "树形验证：τ 与 {} 上的加速比（目标 {}）",
-            setup.hw.name, setup.target.name
+            setup.base.hw.name, setup.base.target.name
         ),
         panels,
     }

@@ -3,6 +3,7 @@
 //! subset of published measurements ("fitted"), held against those measurements
 //! (`decode_lab::validation`, `docs/validation.md`).
 
+use super::validation_doc;
 use decode_lab::validation::{self, FITTED, Prediction, Quantity, Role};
 use lecture_kit::{Block, Cell, Column, Error, Table};
 use serde::Serialize;
@@ -78,12 +79,12 @@ pub fn figures() -> Result<Demo5, Error> {
 }
 
 fn row(p: &Prediction) -> Row {
-    let m = &p.measurement;
+    let m = p.measurement;
     Row {
-        id: m.id,
-        source: m.source,
-        url: m.url,
-        setup: m.setup,
+        id: &m.id,
+        source: &m.source,
+        url: &m.url,
+        setup: &m.setup,
         published: m.published.as_printed(),
         quantity: match m.quantity {
             Quantity::StepTime => "step_s",
@@ -93,7 +94,7 @@ fn row(p: &Prediction) -> Row {
         seed: p.seed,
         fitted: p.fitted,
         calibration: m.role == Role::Calibration,
-        command: m.command(&FITTED),
+        command: validation_doc::command(m, &FITTED),
     }
 }
 

@@ -41,11 +41,12 @@ pub mod round;
 pub mod setup;
 pub mod text;
 pub mod toy_model;
+pub mod validation_doc;
 
 use lecture_kit::{Error, Report, Script, Section};
 
 pub use round::{Plan, Round};
-pub use setup::{DEMO2_ALPHA, OVERHEAD_D, OVERHEAD_T, Setup};
+pub use setup::Setup;
 
 /// The script's name, as `--script` takes it.
 pub const NAME: &str = "05_spec_decode_on_hardware";

@@ -2,44 +2,24 @@
 //! script's sentences hold as written.
 
 use decode_lab::{Draft, Scenario, TreeRound};
-use hw_specs::{Accelerator, H100};
-use llm_math::{Deployment, LLAMA31_8B, LLAMA32_1B, ModelConfig, WeightDtype};
+use llm_math::ModelConfig;
 use serde::Serialize;
 
-/// Fixed per-pass overhead of the target, seconds (the script's assumption).
-pub const OVERHEAD_T: f64 = 1e-3;
-/// Fixed per-pass overhead of the draft, seconds (the script's assumption).
-pub const OVERHEAD_D: f64 = 0.3e-3;
-/// Demo 2's default acceptance rate.
-pub const DEMO2_ALPHA: f64 = 0.8;
+use super::text::{cards, draft_label, memory_line};
 
-/// What the roofline demos are computed for: an accelerator (one or `tp` of them), a
-/// target, what drafts for it, demo 2's acceptance rate, and the assumptions of the model
-/// (the seed's by default; every one can be replaced from the command line).
+/// What the roofline demos are computed for: a [`Scenario`] (card or `tp` cards, target,
+/// draft, demo 2's α, and the model's assumptions — [`Scenario::LECTURE`] by default, so
+/// every default is the library's), demo 1's point on the grid (the scenario's batch and
+/// context), and what only the lecture asks (demo 2's grid, a fixed γ, a measured tree).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Setup {
-    /// The accelerator.
-    pub hw: Accelerator,
-    /// The target model.
-    pub target: ModelConfig,
-    /// What drafts: a model (the seed's Llama-3.2-1B), an EAGLE-like head, a fixed cost, or
-    /// the target itself with a bounded KV window.
-    pub draft: Draft,
-    /// Demo 2's acceptance rate α.
-    pub alpha: f64,
-    /// Tensor parallelism, dtypes and efficiencies.
-    pub deployment: Deployment,
-    /// Fixed cost of one target pass, seconds.
-    pub overhead_target: f64,
-    /// Fixed cost of one draft step, seconds.
-    pub overhead_draft: f64,
-    /// Extra cost of each verified token beyond the first, in plain target steps.
-    pub verify_cost_per_token: f64,
+    /// Card, models, α, deployment and overheads; its batch and context are demo 1's.
+    pub base: Scenario,
     /// A fixed draft length instead of the best one (engines run a fixed γ).
     pub gamma: Option<u32>,
-    /// Demo 2's batch sizes (rows); demo 1 runs at the first.
+    /// Demo 2's batch sizes (rows).
     pub batches: Vec<u64>,
-    /// Demo 2's context lengths (columns); demo 1 runs at the first.
+    /// Demo 2's context lengths (columns).
     pub ctxs: Vec<u64>,
     /// A measured acceptance length and tree (`--tau`, `--tree-nodes`, depth `--gamma`):
     /// demo 1 then also prints the speedup of that tree.
@@ -49,18 +29,10 @@ pub struct Setup {
 }
 
 impl Default for Setup {
-    /// The original script's setup: one H100, Llama-3.1-8B + Llama-3.2-1B, α = 0.8, and
-    /// its assumptions.
+    /// The original script's setup: [`Scenario::LECTURE`] and its grid.
     fn default() -> Self {
         Setup {
-            hw: H100,
-            target: LLAMA31_8B,
-            draft: Draft::Model(LLAMA32_1B),
-            alpha: DEMO2_ALPHA,
-            deployment: Deployment::default(),
-            overhead_target: OVERHEAD_T,
-            overhead_draft: OVERHEAD_D,
-            verify_cost_per_token: 0.0,
+            base: Scenario::LECTURE,
             gamma: None,
             batches: DEMO2_BATCHES.to_vec(),
             ctxs: DEMO2_CTXS.to_vec(),
@@ -74,8 +46,8 @@ impl Default for Setup {
 pub const DEMO2_BATCHES: [u64; 6] = [1, 16, 64, 128, 256, 512];
 /// Demo 2's context lengths (columns), the original script's.
 pub const DEMO2_CTXS: [u64; 3] = [512, 4096, 32768];
-/// Demo 1's context length, the original script's.
-pub const DEMO1_CTX: u64 = 1024;
+/// Demo 1's context length, the original script's (the lecture scenario's).
+pub const DEMO1_CTX: u64 = Scenario::LECTURE.ctx;
 
 /// An input of the setup that a demo reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,33 +70,17 @@ impl Setup {
     /// The roofline scenario of this setup at `batch`, `ctx` and `alpha`.
     pub fn scenario(&self, batch: u64, ctx: u64, alpha: f64) -> Scenario {
         Scenario {
-            hw: self.hw,
-            target: self.target,
-            draft: self.draft,
             batch,
             ctx,
             alpha,
-            deployment: self.deployment,
-            overhead_target: self.overhead_target,
-            overhead_draft: self.overhead_draft,
-            verify_cost_per_token: self.verify_cost_per_token,
+            ..self.base
         }
     }
 
-    /// Demo 1's batch and context: batch 1 and context 1024, or the first of `--batch`,
-    /// the first of `--ctx`, each when that grid is not the script's.
+    /// Demo 1's batch and context: the first of `--batch` and the first of `--ctx`, each
+    /// when given; batch 1 and context 1024 otherwise.
     pub fn demo1_point(&self) -> (u64, u64) {
-        let batch = if self.batches == DEMO2_BATCHES {
-            1
-        } else {
-            self.batches[0]
-        };
-        let ctx = if self.ctxs == DEMO2_CTXS {
-            DEMO1_CTX
-        } else {
-            self.ctxs[0]
-        };
-        (batch, ctx)
+        (self.base.batch, self.base.ctx)
     }
 
     /// The one rule for the original sentences: a demo's seed observations hold as written
@@ -134,28 +90,28 @@ impl Setup {
     pub fn seed_wording_holds(&self, reads: &[Input]) -> bool {
         let d = Setup::default();
         reads.iter().all(|input| match input {
-            Input::Hw => self.hw == d.hw,
-            Input::Target => self.target == d.target,
-            Input::Draft => self.draft == d.draft,
-            Input::Alpha => self.alpha == d.alpha,
+            Input::Hw => self.base.hw == d.base.hw,
+            Input::Target => self.base.target == d.base.target,
+            Input::Draft => self.base.draft == d.base.draft,
+            Input::Alpha => self.base.alpha == d.base.alpha,
             Input::Assumptions => {
-                self.deployment == d.deployment
-                    && self.overhead_target == d.overhead_target
-                    && self.overhead_draft == d.overhead_draft
-                    && self.verify_cost_per_token == d.verify_cost_per_token
+                self.base.deployment == d.base.deployment
+                    && self.base.overhead_target == d.base.overhead_target
+                    && self.base.overhead_draft == d.base.overhead_draft
+                    && self.base.verify_cost_per_token == d.base.verify_cost_per_token
                     && self.gamma == d.gamma
             }
-            Input::Grid => self.batches == d.batches && self.ctxs == d.ctxs,
+            Input::Grid => {
+                self.batches == d.batches
+                    && self.ctxs == d.ctxs
+                    && self.demo1_point() == d.demo1_point()
+            }
         })
     }
 
     /// How the lecture names the cards: "一块 H100", "2 块 H100".
     pub fn cards(&self) -> String {
-        if self.deployment.tp == 1 {
-            format!("一块 {}", self.hw.name)
-        } else {
-            format!("{} 块 {}", self.deployment.tp, self.hw.name)
-        }
+        cards(self.base.deployment.tp, self.base.hw.name)
     }
 
     /// How the lecture names this setup: "一块 H200、Llama-3.1-70B + Llama-3.2-1B".
@@ -163,8 +119,8 @@ impl Setup {
         format!(
             "{}、{} + {}",
             self.cards(),
-            self.target.name,
-            self.draft.label()
+            self.base.target.name,
+            draft_label(&self.base.draft)
         )
     }
 
@@ -172,13 +128,13 @@ impl Setup {
     /// not fit ("放不下"), or the target's and the draft's together do not. `None` when
     /// both fit.
     pub fn weights_problem(&self) -> Result<Option<String>, decode_lab::Error> {
-        let (batch, ctx) = self.demo1_point();
-        let mem = self.scenario(batch, ctx, self.alpha).memory()?;
-        Ok(if mem.target_weights > mem.capacity {
+        let mem = self.base.memory()?;
+        Ok(if !mem.target_fits() {
             Some(self.does_not_fit_line())
         } else if !mem.weights_fit() {
             Some(format!(
-                "{mem}，这个演示在这块卡上算不出来。换一个小一些的草稿（--draft）、草稿头（--draft-head），或者更多的卡（--tp）。"
+                "{}，这个演示在这块卡上算不出来。换一个小一些的草稿（--draft）、草稿头（--draft-head），或者更多的卡（--tp）。",
+                memory_line(&mem)
             ))
         } else {
             None
@@ -187,57 +143,63 @@ impl Setup {
 
     /// The line a demo prints instead of its figures when the target does not fit at all.
     pub fn does_not_fit_line(&self) -> String {
-        let dtype = match self.deployment.weights {
-            WeightDtype::Bf16 => "bf16",
-            WeightDtype::Fp8 => "FP8",
-            WeightDtype::Int4 => "INT4",
-        };
-        let cards = if self.deployment.tp == 1 {
-            format!(
-                "一块 {} 只有 {} GB 显存",
-                self.hw.name,
-                self.hw.memory_bytes / 1e9
-            )
+        let Scenario {
+            hw,
+            target,
+            deployment: dep,
+            ..
+        } = self.base;
+        let memory = if dep.tp == 1 {
+            format!("一块 {} 只有 {} GB 显存", hw.name, hw.memory_bytes / 1e9)
         } else {
             format!(
                 "{} 块 {} 一共只有 {} GB 显存",
-                self.deployment.tp,
-                self.hw.name,
-                self.deployment.tp as f64 * self.hw.memory_bytes / 1e9
+                dep.tp,
+                hw.name,
+                dep.tp as f64 * hw.memory_bytes / 1e9
             )
         };
         format!(
-            "{} 的 {dtype} 权重有 {:.1} GB，{cards}：放不下，这个演示在这块卡上算不出来。\
+            "{} 的 {} 权重有 {:.1} GB，{memory}：放不下，这个演示在这块卡上算不出来。\
              换一块显存更大的卡（--hw），或者换一个小一些的目标模型（--target）。",
-            self.target.name,
-            self.deployment.weights.bytes() * self.target.n_params() as f64 / 1e9,
+            target.name,
+            dep.weights,
+            dep.weights.bytes() * target.n_params() as f64 / 1e9,
         )
     }
 
     /// The setup as data, for the JSON export.
     pub fn data(&self) -> SetupData {
+        let Scenario {
+            hw,
+            target,
+            draft,
+            alpha,
+            deployment,
+            ..
+        } = self.base;
         SetupData {
             hw: HwData {
-                name: self.hw.name,
-                peak_flops_bf16: self.hw.peak_flops_bf16,
-                hbm_bandwidth: self.hw.hbm_bandwidth,
-                memory_bytes: self.hw.memory_bytes,
+                name: hw.name,
+                peak_flops_bf16: hw.peak_flops_bf16,
+                hbm_bandwidth: hw.hbm_bandwidth,
+                memory_bytes: hw.memory_bytes,
             },
-            target: ModelData::of(&self.target),
-            draft: self.draft.label(),
-            draft_model: match self.draft {
+            target: ModelData::of(&target),
+            draft: draft_label(&draft),
+            draft_model: match draft {
                 Draft::Model(m) => Some(ModelData::of(&m)),
                 _ => None,
             },
-            alpha: self.alpha,
-            tp: self.deployment.tp,
-            weights: format!("{:?}", self.deployment.weights).to_lowercase(),
-            kv: format!("{:?}", self.deployment.kv).to_lowercase(),
-            overhead_target_s: self.overhead_target,
-            overhead_draft_s: self.overhead_draft,
-            compute_efficiency: self.deployment.compute_efficiency,
-            bandwidth_efficiency: self.deployment.bandwidth_efficiency,
-            verify_cost_per_token: self.verify_cost_per_token,
+            alpha,
+            tp: deployment.tp,
+            weights: deployment.weights.to_string(),
+            kv: deployment.kv.to_string(),
+            overhead_target_s: self.base.overhead_target,
+            overhead_draft_s: self.base.overhead_draft,
+            compute_efficiency: deployment.compute_efficiency,
+            bandwidth_efficiency: deployment.bandwidth_efficiency,
+            verify_cost_per_token: self.base.verify_cost_per_token,
             gamma: self.gamma,
             batches: self.batches.clone(),
             ctxs_tokens: self.ctxs.clone(),
@@ -355,28 +317,33 @@ mod tests {
     #[test]
     fn demo1_runs_at_the_first_of_each_list_given() {
         assert_eq!(Setup::default().demo1_point(), (1, DEMO1_CTX));
-        let batch_only = Setup {
-            batches: vec![8, 64],
-            ..Setup::default()
+        use clap::Parser;
+        let setup = |args: &[&str]| {
+            let argv = std::iter::once("lecture06").chain(args.iter().copied());
+            crate::Cli::try_parse_from(argv).unwrap().setup().unwrap()
         };
-        assert_eq!(batch_only.demo1_point(), (8, DEMO1_CTX));
-        let ctx_only = Setup {
-            ctxs: vec![32768],
-            ..Setup::default()
-        };
-        assert_eq!(ctx_only.demo1_point(), (1, 32768));
+        assert_eq!(setup(&["--batch", "8,64"]).demo1_point(), (8, DEMO1_CTX));
+        assert_eq!(setup(&["--ctx", "32768"]).demo1_point(), (1, 32768));
+        // The script's grid typed out: demo 1 still runs at the first value given.
+        assert_eq!(setup(&["--ctx", "512,4096,32768"]).demo1_point(), (1, 512));
     }
 
     #[test]
     fn the_seed_wording_rule_looks_only_at_what_a_demo_reads() {
         let alpha_only = Setup {
-            alpha: 0.7,
+            base: Scenario {
+                alpha: 0.7,
+                ..Scenario::LECTURE
+            },
             ..Setup::default()
         };
         assert!(alpha_only.seed_wording_holds(&[Input::Hw, Input::Target, Input::Draft]));
         assert!(!alpha_only.seed_wording_holds(&[Input::Alpha]));
         let h200 = Setup {
-            hw: hw_specs::H200,
+            base: Scenario {
+                hw: hw_specs::H200,
+                ..Scenario::LECTURE
+            },
             ..Setup::default()
         };
         assert!(!h200.seed_wording_holds(&[Input::Hw]));

@@ -54,3 +54,41 @@ pub const DEMO3_COST: &str = "代价是每轮要验证的 token 多得多（几�
 /// Demo 3, observation 3: EAGLE's published figures (every setup).
 pub const DEMO3_EAGLE: &str = "EAGLE 报告树形验证让平均接受长度多 0.6–0.8、加速比多 0.3–0.5（表 5、图 7）：接受长度涨得多，加速比涨得少，\
      就是因为每次前向的 token 变多了。EAGLE-2 进一步按草稿的置信度动态决定树的形状。";
+
+/// How the lecture names what drafts: the model's name, "一层草稿头（EAGLE 式）", …
+pub fn draft_label(draft: &decode_lab::Draft) -> String {
+    use decode_lab::Draft;
+    match draft {
+        Draft::Model(m) => m.name.to_string(),
+        Draft::Head => "一层草稿头（EAGLE 式）".to_string(),
+        Draft::FixedCost(c) => format!("固定成本 c = {c}"),
+        Draft::SelfSpec { kv_window } => format!("自投机（KV 窗口 {kv_window}）"),
+    }
+}
+
+/// How the lecture names the cards: "一块 H100", "2 块 H100".
+pub fn cards(tp: u64, hw: &str) -> String {
+    if tp == 1 {
+        format!("一块 {hw}")
+    } else {
+        format!("{tp} 块 {hw}")
+    }
+}
+
+/// "目标模型 … 的权重 … 加上草稿 … 的权重 …，一块 H100 只有 80 GB 显存：放不下".
+pub fn memory_line(m: &decode_lab::MemoryPlan) -> String {
+    format!(
+        "目标模型 {} 的权重 {:.1} GB 加上草稿 {} 的权重 {:.1} GB，{} 只有 {} GB 显存：{}",
+        m.target,
+        m.target_weights / 1e9,
+        draft_label(&m.draft),
+        m.draft_weights / 1e9,
+        cards(m.cards, m.hw),
+        m.capacity / 1e9,
+        if m.weights_fit() {
+            "放得下"
+        } else {
+            "放不下"
+        }
+    )
+}

@@ -1,0 +1,78 @@
+//! What proposes the γ tokens of a speculative round, and what one of its steps reads.
+
+use crate::Error;
+use llm_math::ModelConfig;
+
+/// What proposes the γ tokens of a round.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Draft {
+    /// A separate, smaller model of the target's tokenizer family (classic draft–target
+    /// speculation), served like the target (same cards, tensor parallelism and dtypes).
+    /// One draft step is a roofline pass of this model over one token per sequence.
+    Model(ModelConfig),
+    /// A draft head on the target's own features, EAGLE-style: one decoder layer of the
+    /// target's shape plus the target's LM head (`vocab × d_model`), read once per draft
+    /// step, with its one layer of KV cache. (EAGLE's small fusion layer, 2·d_model² weights,
+    /// about 4% of the head's bytes for an 8B target, is left out.)
+    Head,
+    /// A draft whose step costs a fixed fraction `c` of a plain target step, whatever the
+    /// batch: n-gram / prompt-lookup drafting (c ≈ 0), multi-token-prediction heads, or a
+    /// measured c. `t_draft = c · t_base`; the draft overhead is not added on top.
+    FixedCost(f64),
+    /// Self-speculation (MagicDec, TriForce): the target drafts for itself while reading
+    /// only the last `kv_window` tokens of each sequence's cache (StreamingLLM-style), so a
+    /// draft step reads all the weights but only `min(ctx, kv_window)` tokens of KV. It uses
+    /// the target's overhead: it runs the target's kernels.
+    SelfSpec {
+        /// Tokens of KV the draft reads per sequence (StreamingLLM's sink + window).
+        kv_window: u64,
+    },
+}
+
+impl Draft {
+    /// A plain-English name for errors and logs ("Llama-3.2-1B", "a one-layer draft head");
+    /// a lecture words drafts in its own language.
+    pub fn name(&self) -> String {
+        match self {
+            Draft::Model(m) => m.name.to_string(),
+            Draft::Head => "a one-layer draft head".to_string(),
+            Draft::FixedCost(c) => format!("a draft at fixed cost c = {c}"),
+            Draft::SelfSpec { kv_window } => {
+                format!("self-speculation with a {kv_window}-token KV window")
+            }
+        }
+    }
+
+    /// The model one draft step runs as a roofline pass, and the context it reads, for
+    /// a target `target` at context `ctx`; `None` for [`Draft::FixedCost`], which costs
+    /// a fraction of a target step instead.
+    pub fn pass_model(&self, target: &ModelConfig, ctx: u64) -> Option<(ModelConfig, u64)> {
+        match *self {
+            Draft::Model(m) => Some((m, ctx)),
+            // One layer of the target's shape, and the target's (untied) LM head.
+            Draft::Head => Some((
+                ModelConfig {
+                    n_layers: 1,
+                    tied_embeddings: false,
+                    ..*target
+                },
+                ctx,
+            )),
+            Draft::SelfSpec { kv_window } => Some((*target, ctx.min(kv_window))),
+            Draft::FixedCost(_) => None,
+        }
+    }
+
+    /// Checks the draft's own parameter: a finite c ≥ 0, a window of at least 1 token.
+    pub fn check(&self) -> Result<(), Error> {
+        match *self {
+            Draft::FixedCost(c) if !(c.is_finite() && c >= 0.0) => Err(Error::Argument(format!(
+                "the draft cost per level must be a finite fraction ≥ 0 of a target step, got {c}"
+            ))),
+            Draft::SelfSpec { kv_window: 0 } => Err(Error::Argument(
+                "a self-speculation KV window must hold at least 1 token".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+}

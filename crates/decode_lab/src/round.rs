@@ -1,0 +1,233 @@
+//! A speculative round on a roofline: tokens per round, the best (or a fixed) draft
+//! length γ, and what a tree of drafts buys.
+//!
+//! A round drafts γ tokens with the small model (γ draft steps) and verifies them with
+//! one forward pass of the target over γ + 1 tokens. With per-token acceptance rate α the
+//! round yields [`expected_tokens`]`(α, γ)` tokens on average (Leviathan et al. 2023,
+//! eq. 1), so the speedup over plain decoding is
+//!
+//! `speedup = expected_tokens(α, γ) · t_base / (γ · t_draft + t_verify)`.
+//!
+//! Leviathan's analysis assumes verifying γ + 1 tokens costs the same as decoding one,
+//! and that the draft costs a known fraction c of a target step. Here both come from the
+//! roofline ([`crate::target_pass_time`], [`crate::draft_step_time`]): verification is
+//! free only while the batch's `batch · (γ + 1)` tokens stay under the critical batch.
+
+use crate::scenario::check_alpha;
+use crate::{Draft, Error, Scenario, draft_step_time, target_pass_time};
+
+/// The longest draft [`best_round`] tries.
+pub const MAX_GAMMA: u32 = 16;
+
+/// Expected tokens one round yields when each of γ drafted tokens is accepted
+/// independently with probability α: `(1 − α^(γ+1)) / (1 − α)`, and `γ + 1` at α = 1.
+///
+/// It counts the accepted drafts plus the one token the target always adds (the
+/// correction at the first rejection, or a bonus token when all γ are accepted).
+/// Errors when α is outside [0, 1] or NaN.
+///
+/// ```
+/// let t = decode_lab::expected_tokens(0.8, 4)?;
+/// assert!((t - 3.3616).abs() < 1e-12); // (1 − 0.8⁵) / 0.2
+/// assert_eq!(decode_lab::expected_tokens(1.0, 4)?, 5.0);
+/// # Ok::<(), decode_lab::Error>(())
+/// ```
+pub fn expected_tokens(alpha: f64, gamma: u32) -> Result<f64, Error> {
+    check_alpha(alpha)?;
+    if alpha == 1.0 {
+        return Ok(f64::from(gamma) + 1.0);
+    }
+    Ok((1.0 - alpha.powf(f64::from(gamma) + 1.0)) / (1.0 - alpha))
+}
+
+/// The figures of one speculative round with draft length γ.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoundPlan {
+    /// Drafted tokens per round.
+    pub gamma: u32,
+    /// Tokens the round yields on average, [`expected_tokens`]`(α, γ)`.
+    pub expected_tokens: f64,
+    /// `expected_tokens · t_base / t_round`: how much faster than plain decoding.
+    pub speedup: f64,
+    /// `t_verify / t_base`: what verifying γ + 1 tokens costs, in plain decode steps.
+    pub verify_ratio: f64,
+    /// `t_draft / t_base`: the draft's cost coefficient c.
+    pub c: f64,
+    /// One plain decode step of the target, seconds.
+    pub t_base: f64,
+    /// One decode step of the draft, seconds.
+    pub t_draft: f64,
+    /// One target pass over γ + 1 tokens, seconds.
+    pub t_verify: f64,
+    /// `γ · t_draft + t_verify`, seconds.
+    pub t_round: f64,
+}
+
+/// The answer of [`best_round`]: speculate with the best γ, or don't speculate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BestRound {
+    /// Some γ beats plain decoding; this is the best one.
+    Speculate(RoundPlan),
+    /// No γ in 1..=[`MAX_GAMMA`] beats plain decoding; carries the best one tried,
+    /// whose speedup is ≤ 1.
+    NoSpeculation(RoundPlan),
+}
+
+impl BestRound {
+    /// The chosen plan, or `None` when speculation does not pay.
+    pub fn plan(&self) -> Option<&RoundPlan> {
+        match self {
+            BestRound::Speculate(p) => Some(p),
+            BestRound::NoSpeculation(_) => None,
+        }
+    }
+
+    /// The draft length to use: the best γ, or 0 (plain decoding).
+    pub fn gamma(&self) -> u32 {
+        self.plan().map_or(0, |p| p.gamma)
+    }
+
+    /// The speedup obtained: the best plan's, or exactly 1 for plain decoding.
+    pub fn speedup(&self) -> f64 {
+        self.plan().map_or(1.0, |p| p.speedup)
+    }
+}
+
+/// The figures of a round with a fixed draft length γ ≥ 1 — what an engine configured
+/// with `num_speculative_tokens = γ` gets, **including a speedup below 1** when the round
+/// costs more than it yields.
+///
+/// `t_round = γ · t_draft + t_verify(γ + 1)`, `speedup = expected_tokens(α, γ) · t_base / t_round`.
+///
+/// Errors: γ = 0; whatever [`Scenario::validate`], [`target_pass_time`] and
+/// [`draft_step_time`] reject.
+///
+/// ```
+/// use decode_lab::{round_plan, Scenario};
+/// // γ = 8 at batch 512: verifying 9 tokens per sequence (4,608 tokens) is compute-bound.
+/// let s = Scenario { batch: 512, ctx: 512, ..Scenario::LECTURE };
+/// assert!(round_plan(&s, 8)?.speedup < 1.0);
+/// # Ok::<(), decode_lab::Error>(())
+/// ```
+pub fn round_plan(s: &Scenario, gamma: u32) -> Result<RoundPlan, Error> {
+    if gamma == 0 {
+        return Err(Error::Argument(
+            "a speculative round drafts at least 1 token (γ ≥ 1)".into(),
+        ));
+    }
+    s.validate()?;
+    let t_base = target_pass_time(s, 1)?;
+    let t_draft = draft_step_time(s)?;
+    plan_from(s, gamma, t_base, t_draft)
+}
+
+fn plan_from(s: &Scenario, gamma: u32, t_base: f64, t_draft: f64) -> Result<RoundPlan, Error> {
+    let t_verify = target_pass_time(s, u64::from(gamma) + 1)?;
+    let t_round = f64::from(gamma) * t_draft + t_verify;
+    let tokens = expected_tokens(s.alpha, gamma)?;
+    Ok(RoundPlan {
+        gamma,
+        expected_tokens: tokens,
+        speedup: tokens * t_base / t_round,
+        verify_ratio: t_verify / t_base,
+        c: t_draft / t_base,
+        t_base,
+        t_draft,
+        t_verify,
+        t_round,
+    })
+}
+
+/// Finds the draft length γ in 1..=[`MAX_GAMMA`] with the highest speedup for scenario
+/// `s`; ties go to the smaller γ. Returns [`BestRound::NoSpeculation`] when no γ beats
+/// plain decoding. For a fixed γ, see [`round_plan`].
+///
+/// Errors: whatever [`Scenario::validate`] rejects (α outside [0, 1], a zero size, a
+/// draft of another tokenizer, …); a batch the target cannot fit at `ctx`.
+///
+/// ```
+/// use decode_lab::{best_round, BestRound, Scenario};
+/// let best = best_round(&Scenario::LECTURE)?;
+/// let BestRound::Speculate(plan) = best else { panic!("speculation pays at batch 1") };
+/// assert_eq!(plan.gamma, 4);
+/// assert!((plan.speedup - 1.929).abs() < 1e-3);
+/// # Ok::<(), decode_lab::Error>(())
+/// ```
+pub fn best_round(s: &Scenario) -> Result<BestRound, Error> {
+    s.validate()?;
+    let t_base = target_pass_time(s, 1)?;
+    let t_draft = draft_step_time(s)?;
+    let mut best: Option<RoundPlan> = None;
+    for gamma in 1..=MAX_GAMMA {
+        let plan = plan_from(s, gamma, t_base, t_draft)?;
+        if best.is_none_or(|b| plan.speedup > b.speedup) {
+            best = Some(plan);
+        }
+    }
+    let best = best.ok_or_else(|| Error::Argument("no draft length was tried".into()))?;
+    Ok(if best.speedup > 1.0 {
+        BestRound::Speculate(best)
+    } else {
+        BestRound::NoSpeculation(best)
+    })
+}
+
+/// One round of tree (or chain) verification, as lecture 6 demo 3 measures it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TreeRound {
+    /// Tokens the round yields on average (τ ≥ 1: the target always adds one).
+    pub tau: f64,
+    /// Draft levels (one draft step each).
+    pub depth: u64,
+    /// Draft tokens in the tree, all verified in one target pass over `nodes + 1` tokens.
+    pub nodes: u64,
+}
+
+/// Speedup of tree (or chain) verification over plain decoding, lecture 6 demo 3's
+/// accounting: a round drafts `depth` levels, each costing one draft step of `s.draft`
+/// (demo 3 uses [`Draft::FixedCost`]`(0.05)`, an EAGLE-style one-layer draft), then
+/// verifies the whole tree in one target pass over `nodes + 1` tokens; it yields `tau`
+/// tokens on average.
+///
+/// `t_round = depth · t_draft + t_verify(nodes + 1)`, `speedup = tau · t_base / t_round`.
+///
+/// Errors: `tau` below 1, above `depth + 1` (a round cannot accept more levels than it
+/// drafted) or not finite; `depth` 0 or above `nodes`; and whatever
+/// [`Scenario::validate`] and [`target_pass_time`] reject.
+///
+/// ```
+/// use decode_lab::{tree_speedup, Draft, Scenario, TreeRound};
+/// // A chain of 4 that yields 3 tokens a round at batch 1: ≈ 3 / 1.2 = 2.5×.
+/// let s = Scenario { draft: Draft::FixedCost(0.05), ..Scenario::LECTURE };
+/// let x = tree_speedup(&s, &TreeRound { tau: 3.0, depth: 4, nodes: 4 })?;
+/// assert!((x - 2.5).abs() < 0.01);
+/// # Ok::<(), decode_lab::Error>(())
+/// ```
+pub fn tree_speedup(s: &Scenario, tree: &TreeRound) -> Result<f64, Error> {
+    let TreeRound { tau, depth, nodes } = *tree;
+    if depth == 0 {
+        return Err(Error::Argument(
+            "a draft tree needs at least one level".into(),
+        ));
+    }
+    if depth > nodes {
+        return Err(Error::Argument(format!(
+            "a draft tree of {depth} levels has at least {depth} nodes, got {nodes}"
+        )));
+    }
+    if !(tau.is_finite() && tau >= 1.0 && tau <= depth as f64 + 1.0) {
+        return Err(Error::Argument(format!(
+            "τ (tokens per round) must be between 1 and depth + 1 = {}, got {tau}",
+            depth + 1
+        )));
+    }
+    s.validate()?;
+    let t_base = target_pass_time(s, 1)?;
+    let t_verify = target_pass_time(s, nodes.saturating_add(1))?;
+    let drafting = match s.draft {
+        // Written as demo 3 always computed it: depth · c · t_base.
+        Draft::FixedCost(c) => depth as f64 * c * t_base,
+        _ => depth as f64 * draft_step_time(s)?,
+    };
+    Ok(tau * t_base / (drafting + t_verify))
+}

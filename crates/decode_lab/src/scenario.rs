@@ -1,0 +1,158 @@
+//! One speculative-decoding setup, every knob named, and [`Scenario::LECTURE`]: the one
+//! default setup of the course, from which every other default derives.
+
+use crate::{Draft, Error, LLAMA32_1B};
+use hw_specs::Accelerator;
+use llm_math::{Deployment, ModelConfig};
+
+/// One speculative-decoding setup, every knob named: what a lecture demo or a command
+/// line asks the roofline about.
+///
+/// Command-line mapping (lecture 6): `--hw` → `hw`, `--target` → `target`, `--draft` /
+/// `--draft-head` / `--draft-cost C` / `--draft-kv-window N` → `draft`, `--batch` → `batch`,
+/// `--ctx` → `ctx`, `--alpha` → `alpha`, `--tp` → `deployment.tp`, `--weights` →
+/// `deployment.weights`, `--kv` → `deployment.kv`, `--eff-compute` / `--eff-bandwidth` →
+/// `deployment.compute_efficiency` / `bandwidth_efficiency`, `--overhead-target` /
+/// `--overhead-draft` → `overhead_target` / `overhead_draft`, `--calibration NAME` →
+/// [`crate::validation::Calibration::apply`], `--gamma N` → [`crate::round_plan`] instead of
+/// [`crate::best_round`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scenario {
+    /// The card (one of `deployment.tp` identical ones).
+    pub hw: Accelerator,
+    /// The model being served.
+    pub target: ModelConfig,
+    /// What drafts for it.
+    pub draft: Draft,
+    /// Sequences decoded together.
+    pub batch: u64,
+    /// Tokens already in each sequence's KV cache.
+    pub ctx: u64,
+    /// Per-token acceptance rate α, in [0, 1].
+    pub alpha: f64,
+    /// Tensor parallelism, dtypes and efficiencies; the draft model or head is served the
+    /// same way as the target.
+    pub deployment: Deployment,
+    /// Fixed cost of one target pass (launches, sampling, scheduling), seconds.
+    pub overhead_target: f64,
+    /// Fixed cost of one draft step, seconds (not used by [`Draft::FixedCost`] and
+    /// [`Draft::SelfSpec`]).
+    pub overhead_draft: f64,
+    /// Extra cost of each verified token beyond the first, as a fraction of a plain target
+    /// step: `t_verify(n) = roofline(n) + overhead + (n − 1) · verify_cost_per_token · t_base`.
+    /// 0 in the lecture (the roofline alone); engines measure more (tree masks, rejection
+    /// sampling, bookkeeping), which a calibration profile fits.
+    pub verify_cost_per_token: f64,
+}
+
+impl Scenario {
+    /// Lecture 6's seed, as the original script states it: one H100, Llama-3.1-8B +
+    /// Llama-3.2-1B, batch 1, context 1024, α = 0.8, [`Deployment::LECTURE`] (bf16, 60% /
+    /// 80% of peak), 1 ms per target pass and 0.3 ms per draft step, verification costed by
+    /// the roofline alone. With it every function of this crate reproduces the seed's
+    /// figures; every other default (the calibration profile `seed`, a lecture's flags)
+    /// is read from here.
+    pub const LECTURE: Scenario = Scenario {
+        hw: hw_specs::H100,
+        target: llm_math::LLAMA31_8B,
+        draft: Draft::Model(LLAMA32_1B),
+        batch: 1,
+        ctx: 1024,
+        alpha: 0.8,
+        deployment: Deployment::LECTURE,
+        overhead_target: 1e-3,
+        overhead_draft: 0.3e-3,
+        verify_cost_per_token: 0.0,
+    };
+
+    /// The lecture's assumptions for another card, target and draft.
+    pub fn new(hw: Accelerator, target: ModelConfig, draft: Draft) -> Scenario {
+        Scenario {
+            hw,
+            target,
+            draft,
+            ..Scenario::LECTURE
+        }
+    }
+
+    /// Checks that the scenario can exist: sizes ≥ 1; α in [0, 1]; overheads finite and
+    /// ≥ 0; the serving knobs ([`Deployment::check`], for the draft model too); a draft
+    /// model shares the target's tokenizer; the context fits the target's and the draft
+    /// model's `max_context`; the weights of target and draft fit the `tp` cards together
+    /// ([`Scenario::memory`]). Every function of this crate that computes a round calls it.
+    ///
+    /// ```
+    /// use decode_lab::{Draft, Scenario, LLAMA32_1B};
+    /// let s = Scenario { target: llm_math::MISTRAL_7B, ..Scenario::LECTURE };
+    /// let e = s.validate().unwrap_err().to_string();
+    /// assert!(e.contains("Llama-3.2-1B cannot draft for Mistral-7B-v0.3"), "{e}");
+    /// let big = Scenario { target: LLAMA32_1B, draft: Draft::Model(llm_math::LLAMA31_405B), ..Scenario::LECTURE };
+    /// let e = big.validate().unwrap_err().to_string();
+    /// assert!(e.starts_with("the draft Llama-3.1-405B does not fit"), "{e}");
+    /// # Ok::<(), decode_lab::Error>(())
+    /// ```
+    pub fn validate(&self) -> Result<(), Error> {
+        self.check_knobs()?;
+        self.deployment.check(&self.target)?;
+        if let Draft::Model(m) = &self.draft {
+            self.target.check_same_tokenizer(m)?;
+            self.deployment.check(m)?;
+        }
+        let mut models = vec![self.target];
+        if let Draft::Model(m) = self.draft {
+            models.push(m);
+        }
+        for m in models {
+            if self.ctx > m.max_context {
+                return Err(Error::Argument(format!(
+                    "context {} is longer than {}'s maximum of {} tokens",
+                    self.ctx, m.name, m.max_context
+                )));
+            }
+        }
+        let mem = self.memory()?;
+        if !mem.weights_fit() {
+            return Err(Error::DraftDoesNotFit(Box::new(mem)));
+        }
+        Ok(())
+    }
+
+    /// The checks of [`Scenario::validate`] that need no model arithmetic: sizes, α,
+    /// overheads, the draft's parameter and the verification cost.
+    pub(crate) fn check_knobs(&self) -> Result<(), Error> {
+        if self.batch == 0 {
+            return Err(llm_math::Error::Zero("batch size").into());
+        }
+        if self.ctx == 0 {
+            return Err(llm_math::Error::Zero("context length").into());
+        }
+        check_alpha(self.alpha)?;
+        check_overhead(self.overhead_target)?;
+        check_overhead(self.overhead_draft)?;
+        self.draft.check()?;
+        if !(self.verify_cost_per_token.is_finite() && self.verify_cost_per_token >= 0.0) {
+            return Err(Error::Argument(format!(
+                "the verification cost per extra token must be a finite fraction ≥ 0 of a step, got {}",
+                self.verify_cost_per_token
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// α in [0, 1] (NaN is refused).
+pub(crate) fn check_alpha(alpha: f64) -> Result<(), Error> {
+    if (0.0..=1.0).contains(&alpha) {
+        Ok(())
+    } else {
+        Err(Error::Alpha(alpha))
+    }
+}
+
+/// A per-pass overhead: finite seconds ≥ 0.
+pub(crate) fn check_overhead(o: f64) -> Result<(), Error> {
+    if !o.is_finite() || o < 0.0 {
+        return Err(Error::Overhead(o));
+    }
+    Ok(())
+}

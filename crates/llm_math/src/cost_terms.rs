@@ -1,0 +1,405 @@
+//! Cost terms the lecture's roofline leaves out, each one function with its unit, each
+//! neutral by default (the neutral value gives back the seed's figures), each motivated
+//! by a published measurement (`crates/decode_lab/data/measurements.json`, and the
+//! research notes it was gathered with).
+//!
+//! The seed prices a pass as `max(compute, memory) + overheads`: perfect overlap, free
+//! verification of extra tokens below the ridge, one fixed overhead per pass, a draft
+//! whose cost does not depend on its depth, the same efficiency for every dtype and free
+//! all-reduces. [`CostTerms::NEUTRAL`] is exactly that.
+
+use crate::{Error, ForwardCost, WeightDtype};
+use hw_specs::Accelerator;
+
+/// The extra cost terms, all in one place; [`CostTerms::NEUTRAL`] (also `default()`)
+/// changes nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostTerms {
+    /// Overlap of compute and memory in a pass, in [0, 1]: 1 is the seed's `max`, 0 a sum
+    /// ([`overlapped_time`]).
+    pub overlap: f64,
+    /// Seconds per verified token of the whole batch beyond the first per sequence
+    /// ([`verify_extra_time`]).
+    pub verify_per_batch_token: f64,
+    /// Fixed cost of a speculative round, seconds ([`round_overhead`]).
+    pub round_fixed: f64,
+    /// Cost of a speculative round per sequence of the batch, seconds ([`round_overhead`]).
+    pub round_per_sequence: f64,
+    /// Seconds per draft layer per draft step ([`draft_layer_time`]).
+    pub draft_per_layer: f64,
+    /// Factor on the bandwidth and compute efficiencies of FP8 weights
+    /// ([`DtypeEfficiency`]).
+    pub fp8: DtypeEfficiency,
+    /// Latency of one all-reduce per interconnect family ([`AllReduceLatencies`]).
+    pub all_reduce: AllReduceLatencies,
+}
+
+impl CostTerms {
+    /// The seed's model: perfect overlap, nothing extra.
+    pub const NEUTRAL: CostTerms = CostTerms {
+        overlap: 1.0,
+        verify_per_batch_token: 0.0,
+        round_fixed: 0.0,
+        round_per_sequence: 0.0,
+        draft_per_layer: 0.0,
+        fp8: DtypeEfficiency::NEUTRAL,
+        all_reduce: AllReduceLatencies::NEUTRAL,
+    };
+}
+
+impl Default for CostTerms {
+    /// [`CostTerms::NEUTRAL`].
+    fn default() -> Self {
+        CostTerms::NEUTRAL
+    }
+}
+
+fn seconds(what: &str, x: f64) -> Result<f64, Error> {
+    if x.is_finite() && x >= 0.0 {
+        Ok(x)
+    } else {
+        Err(Error::Invalid(format!(
+            "{what} must be a finite number of seconds ≥ 0, got {x}"
+        )))
+    }
+}
+
+/// A pass's time with partial overlap of compute and memory, seconds:
+/// `max(c, m) + (1 − overlap) · min(c, m)`. `overlap = 1` is the seed's `max` (the
+/// optimistic bound), `overlap = 0` a sum.
+///
+/// Why: engines' fitted pass models charge each extra verified token about its compute
+/// time even at batch 1, where the weight read dominates (SpecDecode-Bench's vLLM
+/// H100 Llama-3.1-8B fit: 21 µs per batched token on top of a memory-bound step; rows
+/// M41–M43): decode-shaped matrix products do not hide compute under memory.
+///
+/// Errors: a time that is negative or not finite, an overlap outside [0, 1].
+///
+/// ```
+/// // 2 ms of compute, 3 ms of memory, a quarter overlapped: 3 + 0.75 · 2 = 4.5 ms.
+/// let t = llm_math::overlapped_time(2e-3, 3e-3, 0.25).unwrap();
+/// assert!((t - 4.5e-3).abs() < 1e-15);
+/// ```
+pub fn overlapped_time(compute: f64, memory: f64, overlap: f64) -> Result<f64, Error> {
+    let (c, m) = (
+        seconds("compute time", compute)?,
+        seconds("memory time", memory)?,
+    );
+    if !(0.0..=1.0).contains(&overlap) {
+        return Err(Error::Invalid(format!(
+            "overlap of compute and memory must be in [0, 1], got {overlap}"
+        )));
+    }
+    Ok(c.max(m) + (1.0 - overlap) * c.min(m))
+}
+
+/// [`ForwardCost::time`] with partial overlap ([`overlapped_time`]) in place of `max`,
+/// seconds (all-reduces added as they are).
+///
+/// Errors: as [`overlapped_time`].
+pub fn pass_time_with_overlap(cost: &ForwardCost, overlap: f64) -> Result<f64, Error> {
+    Ok(overlapped_time(cost.compute_time, cost.memory_time, overlap)? + cost.comm_time)
+}
+
+/// The compute time of one verified token, seconds per token of the batch:
+/// `2 · params / (efficiency · peak(dtype))`, the dense matrix products' FLOPs at a
+/// fraction of the card's peak for the weights' dtype.
+///
+/// Why: SpecDecode-Bench's fitted vLLM pass model (H100, Llama-3.1-8B bf16) charges
+/// 2.10e-5 s per batched token — 16 GFLOP at about 77% of the bf16 peak; GPUStack's FP8
+/// runs put the FP8 figure near half of it (rows M37–M43, M23–M32).
+///
+/// Errors: zero parameters, an efficiency outside (0, 1].
+///
+/// ```
+/// // Llama-3.1-8B (8.03e9 parameters) in bf16 on an H100 (989 TFLOP/s) at 77%: ≈ 21 µs.
+/// let t = llm_math::verify_time_per_token(8.03e9, &hw_specs::H100, llm_math::WeightDtype::Bf16, 0.77).unwrap();
+/// assert!((t - 2.109e-5).abs() < 1e-8, "{t}");
+/// ```
+pub fn verify_time_per_token(
+    params: f64,
+    hw: &Accelerator,
+    weights: WeightDtype,
+    efficiency: f64,
+) -> Result<f64, Error> {
+    if !(params.is_finite() && params > 0.0) {
+        return Err(Error::Invalid(format!(
+            "parameter count must be finite and > 0, got {params}"
+        )));
+    }
+    if !(efficiency > 0.0 && efficiency <= 1.0) {
+        return Err(Error::Invalid(format!(
+            "compute efficiency must be a fraction of peak in (0, 1], got {efficiency}"
+        )));
+    }
+    Ok(2.0 * params / (efficiency * weights.peak_flops(hw)))
+}
+
+/// The verification cost beyond the seed's roofline, seconds: `batch · (n − 1) ·
+/// per_token`, where `per_token` is in seconds per verified token of the whole batch
+/// ([`verify_time_per_token`]); 0 for `n ≤ 1` or `per_token = 0` (the seed).
+///
+/// Why: see [`verify_time_per_token`]; the EAGLE-3 paper's SGLang table (rows of its
+/// batch 2–64 series) shows the gain shrinking with batch faster than the roofline says.
+///
+/// Errors: a per-token cost that is negative or not finite.
+pub fn verify_extra_time(batch: u64, n: u64, per_token: f64) -> Result<f64, Error> {
+    let p = seconds("verification cost per token", per_token)?;
+    Ok(batch as f64 * n.saturating_sub(1) as f64 * p)
+}
+
+/// The fixed cost of one speculative round beyond its passes, seconds:
+/// `fixed + per_sequence · batch` (sampling, acceptance, KV bookkeeping, scheduling).
+///
+/// Why: vLLM's K-sweeps at batch 1 (round time = TPOT × acceptance length, linear in
+/// K) put the K = 0 intercept ≈ 0.6 ms (EAGLE-1) and ≈ 1.3 ms (EAGLE-3) above a plain
+/// step; GPUStack's EAGLE-3 round grows from 8.74 ms at batch 1 to 13.06 ms at batch 8
+/// (rows M56–M64, M28–M32).
+///
+/// Errors: a negative or non-finite cost.
+pub fn round_overhead(fixed: f64, per_sequence: f64, batch: u64) -> Result<f64, Error> {
+    Ok(seconds("round fixed cost", fixed)?
+        + seconds("round cost per sequence", per_sequence)? * batch as f64)
+}
+
+/// The cost of `steps` draft steps of a `layers`-layer draft, seconds:
+/// `per_layer · layers · steps` (on top of the draft's roofline and overhead).
+///
+/// Why: vLLM's K-sweeps add 0.74 ms per draft step with an EAGLE-1 head and 1.02 ms with
+/// an EAGLE-3 head on the same 8B target; SpecDecode-Bench reports a draft pass at 12.5%
+/// (70B target) to 37.5% (8B) of the target's (rows M39, M40, M56–M64).
+///
+/// Errors: a negative or non-finite cost.
+pub fn draft_layer_time(per_layer: f64, layers: u64, steps: u64) -> Result<f64, Error> {
+    Ok(seconds("draft cost per layer", per_layer)? * layers as f64 * steps as f64)
+}
+
+/// Factors on the bandwidth and compute efficiencies for one weight dtype (1 = the same
+/// fraction of peak as bf16).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DtypeEfficiency {
+    /// Factor on the bandwidth efficiency, in (0, 1].
+    pub bandwidth: f64,
+    /// Factor on the compute efficiency, in (0, 1].
+    pub compute: f64,
+}
+
+impl DtypeEfficiency {
+    /// No change: the seed's efficiencies for every dtype.
+    pub const NEUTRAL: DtypeEfficiency = DtypeEfficiency {
+        bandwidth: 1.0,
+        compute: 1.0,
+    };
+
+    /// `(bandwidth, compute)` efficiencies for `weights`: the factors apply to FP8 only.
+    ///
+    /// Why: SGLang on an H100 runs Qwen3-8B at batch 4 in 5.65 ms (FP8) against 7.19 ms
+    /// (bf16): 0.79, where halving the weight bytes would give ≈ 0.5 (GPUStack rows).
+    ///
+    /// Errors: a factor outside (0, 1], or an efficiency that leaves (0, 1].
+    pub fn apply(
+        &self,
+        weights: WeightDtype,
+        bandwidth_efficiency: f64,
+        compute_efficiency: f64,
+    ) -> Result<(f64, f64), Error> {
+        for (what, f) in [("bandwidth", self.bandwidth), ("compute", self.compute)] {
+            if !(f > 0.0 && f <= 1.0) {
+                return Err(Error::Invalid(format!(
+                    "FP8 {what} efficiency factor must be in (0, 1], got {f}"
+                )));
+            }
+        }
+        Ok(match weights {
+            WeightDtype::Fp8 => (
+                bandwidth_efficiency * self.bandwidth,
+                compute_efficiency * self.compute,
+            ),
+            WeightDtype::Bf16 | WeightDtype::Int4 => (bandwidth_efficiency, compute_efficiency),
+        })
+    }
+}
+
+/// Latency of one tensor-parallel all-reduce per interconnect family, seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AllReduceLatencies {
+    /// NVLink / NVSwitch cards.
+    pub nvlink: f64,
+    /// AMD Infinity Fabric cards.
+    pub infinity_fabric: f64,
+    /// Cards that talk over PCIe.
+    pub pcie: f64,
+}
+
+impl AllReduceLatencies {
+    /// Free all-reduces everywhere (the seed).
+    pub const NEUTRAL: AllReduceLatencies = AllReduceLatencies {
+        nvlink: 0.0,
+        infinity_fabric: 0.0,
+        pcie: 0.0,
+    };
+
+    /// The latency for `hw`, by its interconnect's kind (`hw.interconnect.kind`).
+    ///
+    /// Why: AMD's MI300X TP sweep of Llama-3.1-70B (46.71 / 30.42 / 19.11 ms at TP 1/2/4)
+    /// fits ≈ 40 µs per all-reduce over Infinity Fabric; H100 rows over NVLink fit ≈ 25 µs
+    /// or less (rows M14–M16, M5, M9, M33–M34).
+    ///
+    /// Errors: an interconnect of no known family, or a latency that is negative.
+    pub fn for_card(&self, hw: &Accelerator) -> Result<f64, Error> {
+        let kind = hw.interconnect.kind;
+        let (what, x) = if kind.starts_with("NVLink") {
+            ("NVLink", self.nvlink)
+        } else if kind.starts_with("Infinity Fabric") {
+            ("Infinity Fabric", self.infinity_fabric)
+        } else if kind.starts_with("PCIe") {
+            ("PCIe", self.pcie)
+        } else {
+            return Err(Error::Invalid(format!(
+                "{}'s interconnect \"{kind}\" is of no known family",
+                hw.name
+            )));
+        };
+        seconds(&format!("{what} all-reduce latency"), x)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Deployment, ForwardShape, LLAMA31_8B, LLAMA31_70B, forward_cost};
+    use hw_specs::{ACCELERATORS, H100, H100_PCIE, MI300X};
+
+    #[test]
+    fn overlap_runs_from_the_seeds_max_to_a_sum_by_hand() {
+        assert_eq!(overlapped_time(2.0, 3.0, 1.0).unwrap(), 3.0);
+        assert_eq!(overlapped_time(2.0, 3.0, 0.0).unwrap(), 5.0);
+        assert_eq!(overlapped_time(3.0, 2.0, 0.5).unwrap(), 4.0);
+        assert!(overlapped_time(2.0, 3.0, 1.5).is_err());
+        assert!(overlapped_time(-1.0, 3.0, 1.0).is_err());
+    }
+
+    /// The neutral overlap gives back `ForwardCost::time` (the seed's `max`) for the
+    /// lecture's passes, on one card and under tensor parallelism.
+    #[test]
+    fn full_overlap_reproduces_the_seeds_pass_time() {
+        for (cfg, tp) in [(LLAMA31_8B, 1), (LLAMA31_70B, 4)] {
+            for (batch, n) in [(1, 1), (1, 5), (64, 8), (256, 1)] {
+                let dep = Deployment {
+                    tp,
+                    ..Deployment::LECTURE
+                };
+                let shape = ForwardShape {
+                    batch,
+                    ctx: 1024,
+                    n_new: n,
+                };
+                let cost = forward_cost(&cfg, &H100, shape, &dep).unwrap();
+                let t = pass_time_with_overlap(&cost, CostTerms::NEUTRAL.overlap).unwrap();
+                assert_eq!(t, cost.time(), "{} B={batch} n={n}", cfg.name);
+                // And no overlap costs exactly the smaller of the two more.
+                let sum = pass_time_with_overlap(&cost, 0.0).unwrap();
+                let gap = cost.compute_time.min(cost.memory_time);
+                assert!((sum - t - gap).abs() <= 1e-15 * sum);
+            }
+        }
+    }
+
+    /// 2 · 8.03e9 FLOP / (0.77 · 989e12 FLOP/s) = 21.09 µs (bf16); FP8 at 1979e12 FLOP/s.
+    #[test]
+    fn a_verified_token_costs_its_compute_by_hand() {
+        let bf16 = verify_time_per_token(8.03e9, &H100, WeightDtype::Bf16, 0.77).unwrap();
+        assert!((bf16 - 2.0 * 8.03e9 / (0.77 * 989e12)).abs() < 1e-18);
+        assert!((bf16 - 21.09e-6).abs() < 0.01e-6, "{bf16}");
+        let fp8 = verify_time_per_token(8.03e9, &H100, WeightDtype::Fp8, 0.77).unwrap();
+        assert!(
+            (fp8 - 2.0 * 8.03e9 / (0.77 * 1979e12)).abs() < 1e-18,
+            "{fp8}"
+        );
+        assert!(verify_time_per_token(0.0, &H100, WeightDtype::Bf16, 0.77).is_err());
+        assert!(verify_time_per_token(8e9, &H100, WeightDtype::Bf16, 0.0).is_err());
+        // 4 sequences verifying 5 tokens each: 4 · 4 · 21 µs = 336 µs; the seed adds nothing.
+        assert!((verify_extra_time(4, 5, 21e-6).unwrap() - 336e-6).abs() < 1e-15);
+        assert_eq!(verify_extra_time(4, 1, 21e-6).unwrap(), 0.0);
+        let neutral = CostTerms::NEUTRAL.verify_per_batch_token;
+        assert_eq!(verify_extra_time(256, 64, neutral).unwrap(), 0.0);
+        assert!(verify_extra_time(1, 2, f64::NAN).is_err());
+    }
+
+    #[test]
+    fn a_round_and_a_deep_draft_cost_their_terms_by_hand() {
+        // 0.6 ms + 8 sequences · 0.5 ms = 4.6 ms; 0.74 ms per layer · 1 layer · 4 steps.
+        assert!((round_overhead(0.6e-3, 0.5e-3, 8).unwrap() - 4.6e-3).abs() < 1e-15);
+        assert!((draft_layer_time(0.74e-3, 1, 4).unwrap() - 2.96e-3).abs() < 1e-15);
+        assert_eq!(draft_layer_time(1e-4, 16, 3).unwrap(), 1e-4 * 48.0);
+        let n = CostTerms::NEUTRAL;
+        assert_eq!(
+            round_overhead(n.round_fixed, n.round_per_sequence, 256).unwrap(),
+            0.0
+        );
+        assert_eq!(draft_layer_time(n.draft_per_layer, 80, 8).unwrap(), 0.0);
+        assert!(round_overhead(-1.0, 0.0, 1).is_err());
+        assert!(draft_layer_time(f64::INFINITY, 1, 1).is_err());
+    }
+
+    #[test]
+    fn an_fp8_factor_scales_fp8_only_and_the_neutral_one_nothing() {
+        let f = DtypeEfficiency {
+            bandwidth: 0.5,
+            compute: 0.8,
+        };
+        assert_eq!(
+            f.apply(WeightDtype::Fp8, 0.8, 0.6).unwrap(),
+            (0.4, 0.6 * 0.8)
+        );
+        assert_eq!(f.apply(WeightDtype::Bf16, 0.8, 0.6).unwrap(), (0.8, 0.6));
+        let lecture = Deployment::LECTURE;
+        for w in WeightDtype::ALL {
+            assert_eq!(
+                DtypeEfficiency::NEUTRAL
+                    .apply(w, lecture.bandwidth_efficiency, lecture.compute_efficiency)
+                    .unwrap(),
+                (0.8, 0.6)
+            );
+        }
+        let bad = DtypeEfficiency {
+            bandwidth: 0.0,
+            compute: 1.0,
+        };
+        assert!(bad.apply(WeightDtype::Fp8, 0.8, 0.6).is_err());
+    }
+
+    #[test]
+    fn all_reduce_latency_follows_the_cards_interconnect() {
+        let l = AllReduceLatencies {
+            nvlink: 25e-6,
+            infinity_fabric: 40e-6,
+            pcie: 60e-6,
+        };
+        assert_eq!(l.for_card(&H100).unwrap(), 25e-6);
+        assert_eq!(l.for_card(&MI300X).unwrap(), 40e-6);
+        assert_eq!(l.for_card(&H100_PCIE).unwrap(), 60e-6);
+        // Every card has a family, and the neutral latencies are the seed's free all-reduce.
+        for hw in ACCELERATORS {
+            assert_eq!(
+                AllReduceLatencies::NEUTRAL.for_card(hw).unwrap(),
+                Deployment::LECTURE.all_reduce_latency,
+                "{}",
+                hw.name
+            );
+        }
+        let odd = Accelerator {
+            interconnect: hw_specs::Interconnect {
+                kind: "smoke signals",
+                ..H100.interconnect
+            },
+            ..H100
+        };
+        assert!(
+            l.for_card(&odd)
+                .unwrap_err()
+                .to_string()
+                .contains("smoke signals")
+        );
+    }
+}

@@ -1,0 +1,113 @@
+//! What fits in device memory: the weights stay resident, the rest holds KV caches.
+
+use crate::{Deployment, Error, ModelConfig};
+use hw_specs::Accelerator;
+
+/// The seed's `max_batch(cfg, hw, ctx)`: [`max_batch_on`] one card in bf16
+/// ([`Deployment::LECTURE`]):
+/// `floor((memory − 2 · n_params) / (ctx · kv_bytes_per_token))`.
+///
+/// All weights stay resident, the embedding table included. Returns 0 when the weights
+/// alone do not fit. Errors when `ctx` is 0.
+///
+/// ```
+/// use llm_math::{max_batch, LLAMA31_8B};
+/// use hw_specs::H100;
+/// // (80e9 − 2 · 8,030,261,248) / (32768 · 131,072) = 14.89 → 14 sequences.
+/// assert_eq!(max_batch(&LLAMA31_8B, &H100, 32768)?, 14);
+/// # Ok::<(), llm_math::Error>(())
+/// ```
+pub fn max_batch(cfg: &ModelConfig, hw: &Accelerator, ctx: u64) -> Result<u64, Error> {
+    max_batch_on(cfg, hw, ctx, &Deployment::LECTURE)
+}
+
+/// The largest number of sequences of `ctx` tokens whose KV caches fit next to the
+/// weights on `dep.tp` cards at `dep`'s dtypes: the cards hold `tp · memory` bytes, the
+/// weights take `w · n_params`, each sequence `ctx` tokens of KV at the KV dtype
+/// (replicated `tp / kv_shards` times when `tp` exceeds the KV heads):
+/// `floor((tp · memory − w · n_params) / (ctx · k · tp / S))`. Errors: `ctx` 0, a bad knob.
+///
+/// ```
+/// use llm_math::{max_batch_on, Deployment, LLAMA31_70B};
+/// use hw_specs::H100;
+/// let tp = |n| Deployment { tp: n, ..Deployment::LECTURE };
+/// assert_eq!(max_batch_on(&LLAMA31_70B, &H100, 8192, &tp(1))?, 0); // 141 GB of weights
+/// // (2 · 80e9 − 141,107,412,992) / (8192 · 327,680) = 7.04 → 7.
+/// assert_eq!(max_batch_on(&LLAMA31_70B, &H100, 8192, &tp(2))?, 7);
+/// # Ok::<(), llm_math::Error>(())
+/// ```
+pub fn max_batch_on(
+    cfg: &ModelConfig,
+    hw: &Accelerator,
+    ctx: u64,
+    dep: &Deployment,
+) -> Result<u64, Error> {
+    if ctx == 0 {
+        return Err(Error::Zero("context length"));
+    }
+    dep.check(cfg)?;
+    let weights = dep.weights.bytes() * cfg.n_params() as f64;
+    let free = dep.tp as f64 * hw.memory_bytes - weights;
+    if free <= 0.0 {
+        return Ok(0);
+    }
+    let replicas = (dep.tp / dep.kv_shards(cfg)) as f64;
+    let per_seq = ctx as f64 * dep.kv_bytes_per_token(cfg) as f64 * replicas;
+    Ok((free / per_seq).floor() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{KvDtype, LLAMA31_8B, LLAMA31_70B};
+    use hw_specs::H100;
+
+    #[test]
+    fn max_batch_counts_whole_sequences_after_the_weights() {
+        // free = 80e9 − 16,060,522,496 = 63,939,477,504 bytes
+        // ctx 512: 67,108,864 B/seq → 952.8 → 952; ctx 4096 → 119; ctx 32768 → 14
+        assert_eq!(max_batch(&LLAMA31_8B, &H100, 512).unwrap(), 952);
+        assert_eq!(max_batch(&LLAMA31_8B, &H100, 4096).unwrap(), 119);
+        assert_eq!(max_batch(&LLAMA31_8B, &H100, 32768).unwrap(), 14);
+        assert_eq!(
+            max_batch(&LLAMA31_8B, &H100, 0),
+            Err(Error::Zero("context length"))
+        );
+    }
+
+    #[test]
+    fn max_batch_is_zero_when_the_weights_alone_do_not_fit() {
+        let small = Accelerator {
+            memory_bytes: 16e9,
+            ..H100
+        };
+        assert_eq!(max_batch(&LLAMA31_8B, &small, 1).unwrap(), 0);
+    }
+
+    #[test]
+    fn an_fp8_kv_cache_doubles_what_fits() {
+        let d = Deployment {
+            kv: KvDtype::Fp8,
+            ..Deployment::LECTURE
+        };
+        // free 63,939,477,504 B / (32768 · 65,536) = 29.77 → 29 (bf16: 14).
+        assert_eq!(max_batch_on(&LLAMA31_8B, &H100, 32768, &d).unwrap(), 29);
+    }
+
+    #[test]
+    fn tensor_parallelism_lets_a_70b_fit_and_replicates_kv_past_the_kv_heads() {
+        let tp = |n| Deployment {
+            tp: n,
+            ..Deployment::LECTURE
+        };
+        // TP=2 on H100: (160e9 − 141,107,412,992) / (4096 · 327,680) = 14.08 → 14.
+        assert_eq!(max_batch_on(&LLAMA31_70B, &H100, 4096, &tp(2)).unwrap(), 14);
+        assert_eq!(max_batch(&LLAMA31_70B, &H100, 4096).unwrap(), 0);
+        // TP=16 over 8 KV heads: each sequence's KV is stored twice.
+        // (16 · 80e9 − 141,107,412,992) / (4096 · 327,680 · 2) = 424.3 → 424.
+        assert_eq!(
+            max_batch_on(&LLAMA31_70B, &H100, 4096, &tp(16)).unwrap(),
+            424
+        );
+    }
+}

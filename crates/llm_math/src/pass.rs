@@ -1,0 +1,421 @@
+//! The roofline time of one forward pass: a shape and a deployment give a cost, and the
+//! cost gives a time — unchecked ([`ForwardCost::time`]) or checked against device memory
+//! ([`ForwardCost::checked_time`]). This is the one home of the pass-time formula; every
+//! other time in the course (decode_lab's `verify_time`, a scenario's target pass and
+//! draft step) is built on [`forward_cost`].
+
+use crate::{Deployment, Error, ModelConfig, max_batch_on};
+use hw_specs::Accelerator;
+
+/// The shape of one forward pass: `batch` sequences, each feeding `n_new` new tokens
+/// on top of `ctx` tokens already in its KV cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForwardShape {
+    /// Sequences in the batch.
+    pub batch: u64,
+    /// Tokens already cached per sequence.
+    pub ctx: u64,
+    /// New tokens per sequence (1 for plain decode, γ + 1 to verify γ drafts).
+    pub n_new: u64,
+}
+
+impl ForwardShape {
+    /// Tokens through the weights in this pass: `batch · n_new`.
+    pub fn tokens(&self) -> u64 {
+        self.batch.saturating_mul(self.n_new)
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        if self.batch == 0 {
+            return Err(Error::Zero("batch size"));
+        }
+        if self.ctx == 0 {
+            return Err(Error::Zero("context length"));
+        }
+        if self.n_new == 0 {
+            return Err(Error::Zero("number of new tokens"));
+        }
+        Ok(())
+    }
+}
+
+/// The roofline cost of one forward pass on each of the deployment's cards, and what the
+/// cards can hold at its context.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ForwardCost {
+    /// Floating-point operations (per card under tensor parallelism; so are `bytes`).
+    pub flops: f64,
+    /// Bytes moved to or from device memory.
+    pub bytes: f64,
+    /// `flops / (peak · compute_efficiency)`, seconds.
+    pub compute_time: f64,
+    /// `bytes / (bandwidth · bandwidth_efficiency)`, seconds.
+    pub memory_time: f64,
+    /// Tensor-parallel all-reduces, seconds ([`all_reduce_time`]); 0 on one card.
+    pub comm_time: f64,
+    /// The largest batch the cards hold at this pass's context ([`max_batch_on`]).
+    pub max_batch: u64,
+    /// The pass's shape.
+    pub shape: ForwardShape,
+    /// The model's name (for [`ForwardCost::checked_time`]'s error).
+    pub model: &'static str,
+    /// The card's name.
+    pub hw: &'static str,
+    /// Cards the model is split over.
+    pub cards: u64,
+}
+
+impl ForwardCost {
+    /// The pass's time, seconds, whether or not its batch fits: the slower of compute and
+    /// memory (perfect overlap, the optimistic bound), plus the all-reduces (which wait
+    /// for the matrix products and are waited for).
+    pub fn time(&self) -> f64 {
+        self.compute_time.max(self.memory_time) + self.comm_time
+    }
+
+    /// [`ForwardCost::time`] when the batch fits next to the weights at this context.
+    ///
+    /// Errors: [`Error::DoesNotFit`] when `batch > max_batch` (with `max_batch` 0 when
+    /// the weights alone do not fit).
+    pub fn checked_time(&self) -> Result<f64, Error> {
+        if self.shape.batch > self.max_batch {
+            return Err(Error::DoesNotFit {
+                model: self.model,
+                hw: self.hw,
+                batch: self.shape.batch,
+                ctx: self.shape.ctx,
+                max_batch: self.max_batch,
+                cards: self.cards,
+            });
+        }
+        Ok(self.time())
+    }
+
+    /// Whether compute, not bandwidth, sets the time.
+    pub fn is_compute_bound(&self) -> bool {
+        self.compute_time > self.memory_time
+    }
+}
+
+/// The roofline cost of one pass of `cfg` on each of `dep.tp` cards of `hw`.
+///
+/// Per card, with `N = dep.tp`, `w` bytes per weight, `k` KV bytes per token at the KV
+/// dtype, `S = min(N, kv_heads)` KV shards and `tokens = batch · n_new`:
+/// - FLOPs = (2 · streamed_params · tokens + 4 · layers · heads · head_dim · ctx · tokens) / N
+///   (the matrix products, then QKᵀ and PV against the cache), at the weights' peak
+///   ([`WeightDtype::peak_flops`](crate::WeightDtype::peak_flops)) × `compute_efficiency`;
+/// - bytes = w · streamed_params / N + (batch · ctx · k + tokens · k) / S (weights read
+///   once for the whole batch; each sequence's KV read once for all its `n_new` queries,
+///   as a fused attention kernel does; the new tokens' KV written), at peak bandwidth ×
+///   `bandwidth_efficiency`;
+/// - plus, when N > 1, the two all-reduces per layer ([`all_reduce_time`]), *added*: they
+///   sit between the matrix products on the critical path.
+///
+/// Errors: a zero size, or a knob out of its domain ([`Deployment::check`]). Whether the
+/// batch fits is not an error here: [`ForwardCost::checked_time`] says.
+///
+/// ```
+/// use llm_math::{forward_cost, Deployment, ForwardShape, WeightDtype, LLAMA31_8B};
+/// use hw_specs::H100;
+/// let shape = ForwardShape { batch: 1, ctx: 1024, n_new: 1 };
+/// let bf16 = forward_cost(&LLAMA31_8B, &H100, shape, &Deployment::LECTURE)?;
+/// // One decode step at batch 1, context 1024: memory-bound, 15.14 GB / 2.68 TB/s ≈ 5.65 ms.
+/// assert!(!bf16.is_compute_bound());
+/// assert!((bf16.checked_time()? - 5.6508e-3).abs() < 1e-6);
+/// let fp8 = forward_cost(&LLAMA31_8B, &H100, shape,
+///     &Deployment { weights: WeightDtype::Fp8, ..Deployment::LECTURE })?;
+/// // Weights 15.01 GB → 7.50 GB; the KV read (134 MB) stays.
+/// assert_eq!(bf16.bytes - fp8.bytes, 7_504_924_672.0);
+/// # Ok::<(), llm_math::Error>(())
+/// ```
+pub fn forward_cost(
+    cfg: &ModelConfig,
+    hw: &Accelerator,
+    shape: ForwardShape,
+    dep: &Deployment,
+) -> Result<ForwardCost, Error> {
+    shape.check()?;
+    dep.check(cfg)?;
+    let n = dep.tp as f64;
+    let shards = dep.kv_shards(cfg) as f64;
+    let p = cfg.streamed_params() as f64;
+    let tokens = shape.batch as f64 * shape.n_new as f64;
+    let ctx = shape.ctx as f64;
+    let kv = dep.kv_bytes_per_token(cfg) as f64;
+    let attn_width = (cfg.n_layers * cfg.n_heads * cfg.head_dim) as f64;
+    let flops = (2.0 * p * tokens + 4.0 * attn_width * ctx * tokens) / n;
+    let bytes =
+        dep.weights.bytes() * p / n + shape.batch as f64 * ctx * kv / shards + tokens * kv / shards;
+    Ok(ForwardCost {
+        flops,
+        bytes,
+        compute_time: flops / (dep.weights.peak_flops(hw) * dep.compute_efficiency),
+        memory_time: bytes / (hw.hbm_bandwidth * dep.bandwidth_efficiency),
+        comm_time: all_reduce_time(cfg, hw, shape.tokens(), dep),
+        max_batch: max_batch_on(cfg, hw, shape.ctx, dep)?,
+        shape,
+        model: cfg.name,
+        hw: hw.name,
+        cards: dep.tp,
+    })
+}
+
+/// Time of the tensor-parallel all-reduces of one pass, seconds: 0 on one card.
+///
+/// Each layer all-reduces its activations twice (after attention's output projection and
+/// after the MLP's down projection), `bytes = tokens · d_model · 2` (bf16) each time. A ring
+/// all-reduce over N cards sends and receives `2 (N − 1) / N · bytes` per card, each way at
+/// once, so one costs `2 (N − 1) / N · bytes / link + latency` with `link` the card's
+/// per-direction bandwidth for N cards ([`hw_specs::Interconnect::all_reduce_bandwidth`]).
+/// Total: `2 · layers` of them.
+///
+/// ```
+/// use llm_math::{all_reduce_time, Deployment, LLAMA31_70B};
+/// use hw_specs::H100;
+/// let tp2 = Deployment { tp: 2, ..Deployment::LECTURE };
+/// // Batch 1: 8192 · 2 = 16 KiB per all-reduce; 2·(1/2)·16384 B / 450 GB/s = 36.4 ns; × 160.
+/// let t = all_reduce_time(&LLAMA31_70B, &H100, 1, &tp2);
+/// assert!((t - 160.0 * 16384.0 / 450e9).abs() < 1e-15);
+/// ```
+pub fn all_reduce_time(cfg: &ModelConfig, hw: &Accelerator, tokens: u64, dep: &Deployment) -> f64 {
+    if dep.tp <= 1 {
+        return 0.0;
+    }
+    let n = dep.tp as f64;
+    let bytes = tokens as f64 * cfg.d_model as f64 * 2.0;
+    let link = hw.interconnect.all_reduce_bandwidth(dep.tp);
+    let one = 2.0 * (n - 1.0) / n * bytes / link + dep.all_reduce_latency;
+    2.0 * cfg.n_layers as f64 * one
+}
+
+/// The critical batch, in tokens per forward pass: below it a pass is limited by
+/// reading the weights, above it by the matrix products.
+///
+/// Each token costs 2 FLOPs per weight, and the weights cost `w` bytes per weight once per
+/// pass, so the two times are equal at
+/// `tokens = peak · compute_efficiency · w / (2 · bandwidth · bandwidth_efficiency)`
+/// (lecture 1 §3.6; attention and KV traffic ignored).
+///
+/// ```
+/// use llm_math::{critical_tokens, Deployment};
+/// // H100 at 60% / 80% in bf16: 989e12 · 0.6 · 2 / (2 · 3.35e12 · 0.8) ≈ 221 tokens.
+/// assert!((critical_tokens(&hw_specs::H100, &Deployment::LECTURE) - 221.4).abs() < 0.1);
+/// ```
+pub fn critical_tokens(hw: &Accelerator, dep: &Deployment) -> f64 {
+    dep.weights.peak_flops(hw) * dep.compute_efficiency * dep.weights.bytes()
+        / (2.0 * hw.hbm_bandwidth * dep.bandwidth_efficiency)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{KvDtype, LLAMA31_8B, LLAMA31_70B, LLAMA31_405B, WeightDtype};
+    use hw_specs::H100;
+
+    const BW: f64 = 3.35e12 * 0.8;
+    const PEAK: f64 = 989e12 * 0.6;
+    const P8B: f64 = 7_504_924_672.0;
+
+    fn shape(batch: u64, ctx: u64, n_new: u64) -> ForwardShape {
+        ForwardShape { batch, ctx, n_new }
+    }
+
+    fn cost(s: ForwardShape, dep: &Deployment) -> ForwardCost {
+        forward_cost(&LLAMA31_8B, &H100, s, dep).unwrap()
+    }
+
+    fn lecture(b: u64, c: u64, n: u64) -> ForwardCost {
+        cost(shape(b, c, n), &Deployment::LECTURE)
+    }
+
+    fn dep(tp: u64, weights: WeightDtype, kv: KvDtype) -> Deployment {
+        Deployment {
+            tp,
+            weights,
+            kv,
+            ..Deployment::LECTURE
+        }
+    }
+
+    #[test]
+    fn a_batch_one_decode_step_is_the_weight_read_plus_the_kv_read() {
+        let c = lecture(1, 1024, 1);
+        // bytes = 2·7,504,924,672 + 1024·131,072 + 131,072 = 15,144,198,144
+        assert_eq!(c.bytes, 15_144_198_144.0);
+        // flops = 2·7,504,924,672 + 4·32·32·128·1024 = 15,546,720,256
+        assert_eq!(c.flops, 15_546_720_256.0);
+        assert!(!c.is_compute_bound());
+        assert!((c.time() - 15_144_198_144.0 / BW).abs() < 1e-15);
+        assert!((c.checked_time().unwrap() - 5.650820e-3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_batch_512_verify_of_5_tokens_is_compute_bound() {
+        let c = lecture(512, 512, 5);
+        // tokens = 2560; flops = 2·P·2560 + 4·131,072·512·2560 = 3.9123e16 → 65.912 ms
+        assert_eq!(
+            c.flops,
+            2.0 * P8B * 2560.0 + 4.0 * 131_072.0 * 512.0 * 2560.0
+        );
+        assert_eq!(
+            c.bytes,
+            2.0 * P8B + 512.0 * 512.0 * 131_072.0 + 2560.0 * 131_072.0
+        );
+        assert!(c.is_compute_bound());
+        assert!((c.time() - 65.912e-3).abs() < 1e-5, "{}", c.time());
+    }
+
+    #[test]
+    fn an_odd_shape_gives_the_hand_computed_figures() {
+        // Batch 7, context 333, 17 new tokens (119 tokens), worked out by hand:
+        // FLOPs = 2·P·119 + 4·131,072·333·119 = 1,786,172,071,936 + 20,775,960,576
+        //       = 1,806,948,032,512 → 3.0451 ms at 593.4 TFLOP/s;
+        // bytes = 2·P + 7·333·131,072 + 119·131,072 = 15,009,849,344 + 305,528,832 + 15,597,568
+        //       = 15,330,975,744 → 5.7205 ms at 2.68 TB/s.
+        let c = lecture(7, 333, 17);
+        assert_eq!(c.flops, 1_806_948_032_512.0);
+        assert_eq!(c.bytes, 15_330_975_744.0);
+        assert!(
+            (c.compute_time - 3.045_076e-3).abs() < 1e-9,
+            "{}",
+            c.compute_time
+        );
+        assert!(
+            (c.memory_time - 5.720_513e-3).abs() < 1e-9,
+            "{}",
+            c.memory_time
+        );
+        // The seed's max: memory sets the time, and nothing is added on one card.
+        assert_eq!(c.time(), c.memory_time);
+        assert_eq!(c.comm_time, 0.0);
+    }
+
+    #[test]
+    fn zero_sizes_are_errors_that_name_the_size() {
+        let e = |b, c, n| {
+            forward_cost(&LLAMA31_8B, &H100, shape(b, c, n), &Deployment::LECTURE).unwrap_err()
+        };
+        assert_eq!(e(0, 1, 1), Error::Zero("batch size"));
+        assert_eq!(e(1, 0, 1), Error::Zero("context length"));
+        assert_eq!(e(1, 1, 0), Error::Zero("number of new tokens"));
+        assert_eq!(
+            e(0, 1, 1).to_string(),
+            "batch size must be at least 1, got 0"
+        );
+    }
+
+    #[test]
+    fn only_the_checked_time_refuses_a_batch_that_does_not_fit() {
+        let big = lecture(64, 32768, 1);
+        // 64 sequences of 32K tokens: 2P + 64·32768·131,072 + 64·131,072 bytes, by hand.
+        assert_eq!(big.bytes, 2.0 * P8B + 274_877_906_944.0 + 8_388_608.0);
+        assert!(big.time() > 0.1);
+        let err = lecture(15, 32768, 1).checked_time().unwrap_err();
+        assert_eq!(
+            err,
+            Error::DoesNotFit {
+                model: "Llama-3.1-8B",
+                hw: "H100",
+                batch: 15,
+                ctx: 32768,
+                max_batch: 14,
+                cards: 1
+            }
+        );
+        assert!(err.to_string().contains("at most 14 sequences"), "{err}");
+        assert!(lecture(14, 32768, 1).checked_time().is_ok());
+        let small = Accelerator {
+            memory_bytes: 16e9,
+            ..H100
+        };
+        let c = forward_cost(&LLAMA31_8B, &small, shape(1, 1, 1), &Deployment::LECTURE).unwrap();
+        assert!(
+            c.checked_time()
+                .unwrap_err()
+                .to_string()
+                .contains("weights alone")
+        );
+        let d = dep(2, WeightDtype::Bf16, KvDtype::Bf16);
+        let e = forward_cost(&LLAMA31_405B, &H100, shape(1, 1024, 1), &d).unwrap();
+        assert!(
+            e.checked_time()
+                .unwrap_err()
+                .to_string()
+                .contains("2 × H100")
+        );
+    }
+
+    #[test]
+    fn time_grows_with_batch_context_and_new_tokens() {
+        let t = |b, c, n| lecture(b, c, n).time();
+        for &(b, c, n) in &[(1, 512, 1), (4, 1024, 3), (64, 2048, 9), (256, 512, 2)] {
+            assert!(t(b + 1, c, n) > t(b, c, n));
+            assert!(t(b, c + 1, n) > t(b, c, n));
+            assert!(t(b, c, n + 1) > t(b, c, n));
+        }
+    }
+
+    #[test]
+    fn tp2_halves_the_weight_bytes_per_card_and_adds_the_all_reduces() {
+        let two = cost(shape(1, 1024, 1), &dep(2, WeightDtype::Bf16, KvDtype::Bf16));
+        // Per card: weights 2·P/2 = P bytes; KV (1024 + 1) · 131,072 / 2 (8 KV heads split 2 ways).
+        assert_eq!(two.bytes, P8B + 1025.0 * 131_072.0 / 2.0);
+        // 64 all-reduces of 4096 · 2 = 8 KiB, ring over 2: 2·(1/2)·8192 B at 450 GB/s each.
+        let comm = 64.0 * 8192.0 / 450e9;
+        assert!((two.comm_time - comm).abs() < 1e-18, "{}", two.comm_time);
+        // ≈ 2.8254 ms + 1.165 µs: half the single card's 5.6508 ms, plus the all-reduces.
+        assert!((two.time() - 2.826_575e-3).abs() < 1e-8, "{}", two.time());
+        assert_eq!(lecture(1, 1024, 1).comm_time, 0.0);
+    }
+
+    #[test]
+    fn fp8_and_int4_weights_cut_the_weight_bytes_and_fp8_uses_the_fp8_peak() {
+        let s = shape(512, 512, 5);
+        let bf16 = cost(s, &Deployment::LECTURE);
+        let fp8 = cost(s, &dep(1, WeightDtype::Fp8, KvDtype::Bf16));
+        assert_eq!(bf16.bytes - fp8.bytes, P8B);
+        assert_eq!(fp8.flops, bf16.flops);
+        // H100's dense FP8 peak is 1979 TFLOP/s: the compute time halves (to ≈ 32.94 ms).
+        assert!(
+            (fp8.compute_time - 32.939e-3).abs() < 1e-5,
+            "{}",
+            fp8.compute_time
+        );
+        // A100 has no FP8 tensor cores: FP8 weights still run at its bf16 peak.
+        let a = forward_cost(
+            &LLAMA31_8B,
+            &hw_specs::A100,
+            s,
+            &dep(1, WeightDtype::Fp8, KvDtype::Bf16),
+        )
+        .unwrap();
+        assert!((a.compute_time - a.flops / (312e12 * 0.6)).abs() < 1e-15);
+        // INT4: a quarter of bf16's weight bytes, bf16 peak.
+        let int4 = cost(s, &dep(1, WeightDtype::Int4, KvDtype::Bf16));
+        assert_eq!(bf16.bytes - int4.bytes, 1.5 * P8B);
+        assert_eq!(int4.compute_time, bf16.compute_time);
+        let kv8 = cost(shape(1, 1024, 1), &dep(1, WeightDtype::Bf16, KvDtype::Fp8));
+        assert_eq!(kv8.bytes, 2.0 * P8B + 1025.0 * 65_536.0);
+    }
+
+    #[test]
+    fn past_the_kv_heads_the_kv_read_stops_splitting() {
+        // TP=16 > 8 KV heads: each KV head lives on two cards, so the KV costs twice as much.
+        let d16 = dep(16, WeightDtype::Bf16, KvDtype::Bf16);
+        let c = forward_cost(&LLAMA31_70B, &H100, shape(1, 1000, 1), &d16).unwrap();
+        let p = LLAMA31_70B.streamed_params() as f64;
+        assert_eq!(
+            c.bytes,
+            2.0 * p / 16.0 + 1000.0 * 327_680.0 / 8.0 + 327_680.0 / 8.0
+        );
+    }
+
+    #[test]
+    fn the_critical_batch_on_h100_is_about_220_tokens() {
+        let t = critical_tokens(&H100, &Deployment::LECTURE);
+        assert!((t - PEAK / BW).abs() < 1e-9);
+        // FP8 weights: twice the peak and half the bytes per weight: the same 221 tokens.
+        let fp8 = critical_tokens(&H100, &dep(1, WeightDtype::Fp8, KvDtype::Bf16));
+        assert!((fp8 - 1979e12 * 0.6 / (2.0 * BW)).abs() < 1e-9, "{fp8}");
+    }
+}

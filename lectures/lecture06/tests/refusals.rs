@@ -1,0 +1,152 @@
+//! Nothing silently wrong: every input that would print an infinite, negative or wrapped
+//! number, every impossible setup and every misleading message found by running the
+//! command line many ways is refused with exit 2 and one line that names the flag and the
+//! reason (or, for units and µ, accepted).
+
+mod run;
+
+use run::{lecture06, stderr, stdout};
+
+/// Runs `args`, expects exit 2 and one line on stderr containing every `words`.
+fn refused(args: &[&str], words: &[&str]) {
+    let o = lecture06(args);
+    let err = stderr(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{args:?} should be refused: {err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+    assert!(stdout(&o).is_empty(), "{args:?}: nothing printed");
+    for w in words {
+        assert!(err.contains(w), "{args:?}: {err:?} should say {w:?}");
+    }
+}
+
+#[test]
+fn inputs_that_would_print_inf_or_nan_are_refused_naming_the_flag() {
+    refused(
+        &["--overhead-target", "1e308s"],
+        &["--overhead-target", "from 0 to 10 s"],
+    );
+    refused(
+        &["--overhead-draft", "1e308s"],
+        &["--overhead-draft", "from 0 to 10 s"],
+    );
+    refused(
+        &["--eff-compute", "5e-324"],
+        &["--eff-compute", "from 0.001 to 1"],
+    );
+    refused(
+        &["--eff-bandwidth", "5e-324"],
+        &["--eff-bandwidth", "from 0.001 to 1"],
+    );
+    refused(
+        &["--draft-cost", "1e308"],
+        &["--draft-cost", "from 0 to 10"],
+    );
+}
+
+#[test]
+fn counts_that_would_wrap_are_refused_with_their_range() {
+    refused(
+        &["--batch", "18446744073709551615"],
+        &["--batch takes batch sizes from 1 to 1000000"],
+    );
+    refused(&["--batch", "9223372036854775808"], &["from 1 to 1000000"]);
+    refused(
+        &["--ctx", "abc"],
+        &[
+            "--ctx takes context lengths in tokens from 1 to 10000000",
+            "\"abc\"",
+        ],
+    );
+    refused(&["--ctx="], &["--ctx", "got nothing"]);
+    refused(
+        &["--tp", "x"],
+        &["--tp takes numbers of cards from 1 to 64"],
+    );
+}
+
+#[test]
+fn negative_values_reach_the_value_parser_not_the_flag_detector() {
+    refused(
+        &["--overhead-target", "-1ms"],
+        &["--overhead-target", "\"-1ms\""],
+    );
+    refused(
+        &["--alpha", "-inf"],
+        &["--alpha takes an acceptance rate α in (0, 1]", "\"-inf\""],
+    );
+    refused(&["--batch", "-5"], &["--batch takes", "\"-5\""]);
+    refused(
+        &["--overhead-target", "NaNms"],
+        &["a time is a number", "\"NaNms\""],
+    );
+}
+
+#[test]
+fn units_are_accepted_in_any_case_and_with_either_mu() {
+    let with = |t: &str| {
+        let o = lecture06(&["--demo", "1", "--format", "json", "--overhead-target", t]);
+        assert!(o.status.success(), "{t}: {}", stderr(&o));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["setup"]["overhead_target_s"].as_f64().unwrap()
+    };
+    for t in ["1000us", "1000µs", "1000μs", "1MS", "1Ms", "0.001S"] {
+        assert!((with(t) - 1e-3).abs() < 1e-15, "{t}");
+    }
+}
+
+#[test]
+fn a_negative_zero_cost_prints_as_zero() {
+    let o = lecture06(&["--demo", "1", "--draft-cost", "-0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(!text.contains("-0"), "{text}");
+    assert!(text.contains("c = 0.000"), "{text}");
+}
+
+#[test]
+fn impossible_setups_are_refused_with_the_reason() {
+    refused(
+        &["--target", "Qwen2.5-7B", "--tp", "7", "--draft-head"],
+        &["7 cards", "4 KV heads"],
+    );
+    refused(
+        &["--target", "Llama-3.2-3B", "--tp", "3", "--draft-head"],
+        &["3 cards", "8 KV heads"],
+    );
+    refused(
+        &["--tau", "100", "--tree-nodes", "4", "--gamma", "4"],
+        &["--tau", "to 65"],
+    );
+    refused(
+        &["--tau", "6", "--tree-nodes", "4", "--gamma", "4"],
+        &["at most depth + 1 = 5"],
+    );
+    refused(
+        &["--tau", "2", "--tree-nodes", "2", "--gamma", "4"],
+        &["at least 4 nodes"],
+    );
+    refused(
+        &[
+            "--target",
+            "Qwen3-8B",
+            "--draft",
+            "Qwen3-0.6B",
+            "--ctx",
+            "131072",
+        ],
+        &["131072", "maximum"],
+    );
+    refused(&["--batch", "1,16,16"], &["--batch lists 16 twice"]);
+    refused(&["--ctx", "512,512"], &["--ctx lists 512 twice"]);
+}
+
+#[test]
+fn the_scripts_grid_typed_out_runs_demo_1_at_its_first_value() {
+    let o = lecture06(&["--demo", "1", "--ctx", "512,4096,32768"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("上下文 512"), "{}", stdout(&o));
+}
