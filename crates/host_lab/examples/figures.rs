@@ -51,7 +51,30 @@ fn main() -> Result<(), host_lab::Error> {
         );
     }
     for s in &f.spec {
-        println!("{s:?}");
+        println!(
+            "batch {} {:?} γ {}: τ {:.2} (α {:.3}); {:.1} → {:.1} tokens/s: measured {:.2}×, predicted roofline {:.2}× additive {:.2}×, with measured passes {:.2}×; best round roofline {:?} additive {:?}; lossless {}",
+            s.batch,
+            s.draft,
+            s.gamma,
+            s.tau,
+            s.alpha,
+            s.plain_tokens_per_s,
+            s.spec_tokens_per_s,
+            s.measured_speedup,
+            s.predicted_roofline,
+            s.predicted_additive,
+            s.accounted_measured,
+            s.best_round_roofline,
+            s.best_round_additive,
+            s.lossless
+        );
+    }
+    for (r, s) in &f.machine.int4_peaks {
+        println!(
+            "INT4 kernel at {r} rows: {:.1} GFLOP/s {:?}",
+            s.median() / 1e9,
+            s.range()
+        );
     }
     println!(
         "total {:.1} s; load {:?} → {:?}; drift bandwidth {:.2}, peak {:.2}",
