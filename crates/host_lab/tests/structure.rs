@@ -60,6 +60,7 @@ fn fastest<L: Lm>(dev: &mut CpuDevice<'_, L>, shapes: &[(usize, usize)], runs: u
 /// All timing claims in one test: tests run in parallel, and two of these at once would
 /// measure each other.
 #[test]
+#[ignore = "times passes: in the dev profile ndarray and rayon are unoptimised and their per-row costs blur the ratios; cargo test --release -p host_lab -- --ignored"]
 fn feeding_two_tokens_at_batch_1_costs_under_1_3_times_one_five_at_batch_16_over_twice_and_the_int4_step_under_half()
  {
     let cfg = scaled_config(llc()).unwrap();
