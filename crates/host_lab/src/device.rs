@@ -1,0 +1,133 @@
+//! One small trait for timing a forward pass on a device, and its CPU implementation.
+//!
+//! A demo asks a [`Device`] how long a pass of `batch × n_new` tokens after `ctx` cached
+//! ones takes; the CPU answers by running the scaled model ([`CpuDevice`]). A GPU could be
+//! measured by the same demo with another implementation.
+
+use std::time::Instant;
+
+use crate::measure::Sample;
+use crate::{Error, Lm};
+
+/// Something that runs a model's forward pass and reports how long it took.
+pub trait Device {
+    /// A short name for reports.
+    fn name(&self) -> &str;
+
+    /// Seconds one forward pass takes that feeds `n_new` tokens to each of `batch`
+    /// sequences holding `ctx` cached tokens (a median of repeated runs). Errors on a
+    /// zero size or a shape the model cannot run.
+    fn forward_time(&mut self, batch: usize, n_new: usize, ctx: usize) -> Result<f64, Error>;
+}
+
+/// A [`Device`] that times an [`Lm`] on this CPU.
+///
+/// Caches for `batch` sequences of `ctx` random tokens are prefilled once and reused
+/// (each timed pass is rolled back); every pass is repeated up to `runs` times or until
+/// one more run would take it past `budget` seconds (at least once, after one untimed
+/// warm-up when a pass is shorter than 50 ms), and the median is the answer.
+pub struct CpuDevice<'m, L: Lm> {
+    model: &'m L,
+    name: String,
+    runs: usize,
+    budget: f64,
+    state: Option<(usize, usize, Vec<L::Cache>)>,
+}
+
+impl<'m, L: Lm> CpuDevice<'m, L> {
+    /// A device running `model`, repeating each pass up to `runs` times within `budget`
+    /// seconds. Errors: `runs` 0, a budget that is not a positive number.
+    pub fn new(
+        model: &'m L,
+        name: impl Into<String>,
+        runs: usize,
+        budget: f64,
+    ) -> Result<Self, Error> {
+        if runs == 0 || !(budget.is_finite() && budget > 0.0) {
+            return Err(Error::Argument(format!(
+                "a device needs at least one run and a positive time budget, got {runs} and {budget}"
+            )));
+        }
+        Ok(CpuDevice {
+            model,
+            name: name.into(),
+            runs,
+            budget,
+            state: None,
+        })
+    }
+
+    /// Every timed run of one pass shape, seconds (see [`Device::forward_time`]).
+    pub fn measure(&mut self, batch: usize, n_new: usize, ctx: usize) -> Result<Sample, Error> {
+        let first = self.pass(batch, n_new, ctx)?;
+        let mut runs = Vec::with_capacity(self.runs);
+        if first > 0.05 {
+            runs.push(first); // long enough to be warm from the start
+        }
+        let start = Instant::now();
+        while runs.len() < self.runs
+            && (runs.is_empty() || start.elapsed().as_secs_f64() + first < self.budget)
+        {
+            runs.push(self.pass(batch, n_new, ctx)?);
+        }
+        Sample::new(runs)
+    }
+
+    /// Times exactly one pass, seconds (prefilling the caches first if the last pass had
+    /// another batch or context). Errors on a zero size or a pass past `max_seq`.
+    pub fn pass(&mut self, batch: usize, n_new: usize, ctx: usize) -> Result<f64, Error> {
+        if batch == 0 || n_new == 0 {
+            return Err(Error::Argument(
+                "a pass feeds at least one token to one sequence".into(),
+            ));
+        }
+        if ctx + n_new > self.model.max_seq() {
+            return Err(transformer_lab::Error::TooLong {
+                len: ctx + n_new,
+                max: self.model.max_seq(),
+            }
+            .into());
+        }
+        let vocab = self.model.vocab() as u64;
+        let token = |s: usize, i: usize| ((s as u64 * 7919 + i as u64 * 104_729) % vocab) as u32;
+        if !matches!(&self.state, Some((b, c, _)) if *b == batch && *c == ctx) {
+            let mut caches = (0..batch)
+                .map(|_| self.model.new_cache())
+                .collect::<Result<Vec<_>, Error>>()?;
+            if ctx > 0 {
+                let prompts: Vec<Vec<u32>> = (0..batch)
+                    .map(|s| (0..ctx).map(|i| token(s, i)).collect())
+                    .collect();
+                let feeds: Vec<&[u32]> = prompts.iter().map(Vec::as_slice).collect();
+                let mut refs: Vec<&mut L::Cache> = caches.iter_mut().collect();
+                self.model.extend(&mut refs, &feeds)?;
+            }
+            self.state = Some((batch, ctx, caches));
+        }
+        let Some((_, _, caches)) = &mut self.state else {
+            unreachable!("state set above");
+        };
+        let fed: Vec<Vec<u32>> = (0..batch)
+            .map(|s| (0..n_new).map(|i| token(s + 1, ctx + i)).collect())
+            .collect();
+        let feeds: Vec<&[u32]> = fed.iter().map(Vec::as_slice).collect();
+        let mut refs: Vec<&mut L::Cache> = caches.iter_mut().collect();
+        let t0 = Instant::now();
+        std::hint::black_box(self.model.extend(&mut refs, &feeds)?);
+        let secs = t0.elapsed().as_secs_f64();
+        for c in caches.iter_mut() {
+            L::truncate(c, ctx);
+        }
+        Ok(secs)
+    }
+}
+
+impl<L: Lm> Device for CpuDevice<'_, L> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn forward_time(&mut self, batch: usize, n_new: usize, ctx: usize) -> Result<f64, Error> {
+        Ok(self.measure(batch, n_new, ctx)?.median())
+    }
+}

@@ -1,0 +1,184 @@
+//! The figures [`crate::figures::run`] returns, as typed data (re-exported by
+//! [`crate::figures`]).
+
+use transformer_lab::Config;
+
+use crate::machine::Machine;
+use crate::measure::Sample;
+use crate::predict::PassPrediction;
+
+/// This machine's roofline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineFigures {
+    /// What was measured and read.
+    pub machine: Machine,
+    /// FLOPs per byte where compute and memory take equally long.
+    pub ridge_point: f64,
+    /// Critical batch for f32 weights (4 bytes), tokens per pass.
+    pub critical_tokens_f32: f64,
+    /// Critical batch for the INT4 draft's weights (4.25 bits), tokens per pass, at the
+    /// f32 kernel's peak.
+    pub critical_tokens_int4: f64,
+    /// The INT4 kernel's measured compute ceiling at the rows of each speculative-decoding
+    /// batch (`(rows, FLOP/s per run)`): the peak the INT4 draft's predictions use, since
+    /// unpacking 4-bit codes makes its products slower than the f32 kernel's.
+    pub int4_peaks: Vec<(usize, Sample)>,
+}
+
+impl MachineFigures {
+    /// The INT4 kernel's ceiling at `rows` rows (the nearest measured row count at or
+    /// above it; the largest if none is).
+    pub fn int4_peak(&self, rows: usize) -> f64 {
+        self.int4_peaks
+            .iter()
+            .find(|(r, _)| *r >= rows)
+            .or(self.int4_peaks.last())
+            .map_or(f64::NAN, |(_, s)| s.median())
+    }
+}
+
+/// The scaled model and its drafts, in bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelFigures {
+    /// The target's shape.
+    pub cfg: Config,
+    /// The last-level cache it was scaled against, bytes.
+    pub llc_bytes: u64,
+    /// Weight bytes one pass of the target reads (f32).
+    pub target_bytes: u64,
+    /// Weight bytes of the first-layer draft (f32).
+    pub first_layer_bytes: u64,
+    /// Weight bytes of the INT4 draft (codes and bf16 scales, f32 norms).
+    pub int4_bytes: u64,
+}
+
+/// One point of the forward-time sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPoint {
+    /// Sequences.
+    pub batch: usize,
+    /// Tokens fed per sequence.
+    pub n_new: usize,
+    /// The timed runs, seconds.
+    pub measured: Sample,
+    /// The roofline's counts and times for this pass.
+    pub predicted: PassPrediction,
+}
+
+/// Where time against tokens fed turns up, at one batch (see [`crate::predict::knee`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Knee {
+    /// Sequences.
+    pub batch: usize,
+    /// From the measured medians (`None`: not reached by `max_n`).
+    pub measured: Option<f64>,
+    /// Under the roofline (max) prediction.
+    pub roofline: Option<f64>,
+    /// Under the additive prediction.
+    pub additive: Option<f64>,
+}
+
+/// Which draft.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DraftKind {
+    /// The target's first layer and head.
+    FirstLayer,
+    /// The whole target with INT4 weights.
+    Int4,
+}
+
+impl DraftKind {
+    /// Both drafts.
+    pub const ALL: [DraftKind; 2] = [DraftKind::FirstLayer, DraftKind::Int4];
+}
+
+/// The draft cost coefficient c of one draft at batch 1: draft step / target step.
+///
+/// Each step is timed alone, repeatedly. A draft whose weights fit in the last-level cache
+/// (the first layer's 30 MB and the INT4 copy's 19 MB fit a 32 MiB L3) is then read from
+/// cache, not memory; in real speculative decoding every target pass evicts it, so the
+/// first draft step of each round pays memory bandwidth again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DraftCost {
+    /// Which draft.
+    pub draft: DraftKind,
+    /// Weight bytes of one draft step.
+    pub weight_bytes: u64,
+    /// The draft's step, timed runs, seconds.
+    pub draft_step: Sample,
+    /// The target's step, timed runs, seconds.
+    pub target_step: Sample,
+    /// Measured c (ratio of the medians).
+    pub measured: f64,
+    /// c under the roofline prediction.
+    pub roofline: f64,
+    /// c under the additive prediction.
+    pub additive: f64,
+}
+
+/// One run of real speculative decoding against plain decoding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecFigures {
+    /// Sequences decoded together.
+    pub batch: usize,
+    /// Which draft.
+    pub draft: DraftKind,
+    /// Drafted tokens per round.
+    pub gamma: usize,
+    /// Measured τ: tokens per sequence-round.
+    pub tau: f64,
+    /// Plain greedy decoding, tokens per second (all sequences).
+    pub plain_tokens_per_s: f64,
+    /// Speculative decoding, tokens per second.
+    pub spec_tokens_per_s: f64,
+    /// `spec / plain`.
+    pub measured_speedup: f64,
+    /// `decode_lab`'s round accounting at the measured τ with roofline (max) times.
+    pub predicted_roofline: f64,
+    /// The same with additive times.
+    pub predicted_additive: f64,
+    /// The same accounting with the measured pass times (step, draft step, verification).
+    pub accounted_measured: f64,
+    /// Whether the speculative output is token for token the plain output.
+    pub lossless: bool,
+    /// The per-token acceptance rate that gives the measured τ at this γ.
+    pub alpha: f64,
+    /// `decode_lab::best_round`'s choice at that α with the additive times: `(γ, speedup)`,
+    /// `(0, 1.0)` when the model says no γ pays.
+    pub best_round_additive: (usize, f64),
+    /// The same with roofline (max) times.
+    pub best_round_roofline: (usize, f64),
+}
+
+/// Everything [`crate::figures::run`] returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostFigures {
+    /// (a) The machine.
+    pub machine: MachineFigures,
+    /// The scaled model.
+    pub model: ModelFigures,
+    /// (b) Forward time against tokens fed, every batch, n increasing.
+    pub sweep: Vec<SweepPoint>,
+    /// (b) The knee at each batch.
+    pub knees: Vec<Knee>,
+    /// (c) c of each draft.
+    pub drafts: Vec<DraftCost>,
+    /// (d) Speculative decoding at batch 1 (both drafts) and at the large batch (the
+    /// better draft).
+    pub spec: Vec<SpecFigures>,
+    /// Seconds the whole run took.
+    pub seconds: f64,
+    /// Load averages (1, 5, 15 min) at the start and at the end, where the OS gives them.
+    pub load: (Option<[f64; 3]>, Option<[f64; 3]>),
+    /// The bandwidth and the peak measured again at the end (3 runs each), over the
+    /// figures of the start: far from 1, the host's load changed during the run and the
+    /// measured times are not all comparable.
+    pub drift: (f64, f64),
+}
+
+impl HostFigures {
+    /// The sweep's points at one batch.
+    pub fn sweep_at(&self, batch: usize) -> impl Iterator<Item = &SweepPoint> {
+        self.sweep.iter().filter(move |p| p.batch == batch)
+    }
+}

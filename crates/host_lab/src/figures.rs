@@ -1,0 +1,372 @@
+//! The figures a lecture prints about this machine, computed once as typed data: its
+//! measured roofline, forward time against tokens fed (measured and predicted), the draft
+//! cost c of each draft, and speculative decoding timed for real.
+//!
+//! [`run`] does everything [`Plan`] asks for and returns [`HostFigures`]; the lecture words
+//! them. Every time in here is measured on this machine now, so it changes from run to run:
+//! print ratios and say that they are measured.
+
+use std::io::Write;
+use std::time::Instant;
+
+use crate::device::CpuDevice;
+use crate::host::load_average;
+use crate::machine::Machine;
+use crate::measure::{int4_peak, kernel_peak, read_bandwidth};
+use crate::predict::{
+    TimeModel, alpha_from_tau, best_round, knee, predict, predicted_knee, speculative_speedup,
+};
+use crate::scaled::{Models, params, scaled_config};
+use crate::spec::{greedy, speculative};
+use crate::{Error, Lm};
+
+pub use crate::figure_data::{
+    DraftCost, DraftKind, HostFigures, Knee, MachineFigures, ModelFigures, SpecFigures, SweepPoint,
+};
+
+/// What [`run`] measures, and how hard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Seed of the scaled model's parameters.
+    pub seed: u64,
+    /// Runs of each machine measurement (peak, bandwidth).
+    pub machine_runs: usize,
+    /// Most runs of each timed pass shape.
+    pub runs: usize,
+    /// Seconds after which a pass shape stops being repeated (it runs at least once).
+    pub pass_budget: f64,
+    /// Tokens already cached per sequence in the forward-time sweep.
+    pub ctx: usize,
+    /// Batches of the sweep: 1 and two larger ones.
+    pub batches: [usize; 3],
+    /// The sweep feeds n = 1, 2, 4, … up to this many tokens per sequence.
+    pub max_n: usize,
+    /// Prompt length of the speculative decoding runs.
+    pub prompt_len: usize,
+    /// Tokens generated per sequence in the speculative decoding runs.
+    pub n_new: usize,
+    /// Drafted tokens per round.
+    pub gamma: usize,
+    /// Batch 1 and the batch at which the roofline says speculation stops paying.
+    pub spec_batches: [usize; 2],
+    /// Runs of plain and of speculative decoding each at batch 1 (alternating; the fastest
+    /// counts); at most 2 at the larger batch, whose runs take seconds.
+    pub spec_runs: usize,
+}
+
+impl Plan {
+    /// The plan demo 6 runs: batches 1, 4, 8; n up to 512 after 64 cached tokens; 48
+    /// tokens after 16-token prompts with γ = 3 at batches 1 and 16.
+    pub fn demo() -> Plan {
+        Plan {
+            seed: 0,
+            machine_runs: 7,
+            runs: 5,
+            pass_budget: 0.4,
+            ctx: 64,
+            batches: [1, 4, 8],
+            max_n: 512,
+            prompt_len: 16,
+            n_new: 48,
+            gamma: 3,
+            spec_batches: [1, 16],
+            spec_runs: 5,
+        }
+    }
+}
+
+/// Measures everything `plan` asks for, with progress lines on `progress`.
+///
+/// Errors: a plan with a zero size, a `max_n` beyond the model's `max_seq` after `ctx`,
+/// a last-level cache that cannot be read, and the errors of the measurements.
+pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> {
+    let start = Instant::now();
+    let load_start = load_average();
+    if plan.batches.contains(&0)
+        || plan.spec_batches.contains(&0)
+        || plan.max_n == 0
+        || plan.gamma == 0
+        || plan.spec_runs == 0
+    {
+        return Err(Error::Argument(
+            "every batch, max_n, γ and spec_runs must be at least 1".into(),
+        ));
+    }
+    writeln!(progress, "measuring this machine…")?;
+    let machine = Machine::measure(plan.machine_runs, progress)?;
+    let llc = machine.caches.last_level().ok_or_else(|| {
+        Error::Measure(format!(
+            "no cache size to scale the model against: {}",
+            machine.caches.source
+        ))
+    })?;
+    let (peak, bw) = (machine.peak_flops(), machine.bandwidth_bytes());
+    let cfg = scaled_config(llc)?;
+    if plan.ctx + plan.max_n > cfg.max_seq || plan.prompt_len + plan.n_new > cfg.max_seq {
+        return Err(Error::Argument(format!(
+            "the plan needs sequences longer than the scaled model's {} tokens",
+            cfg.max_seq
+        )));
+    }
+    writeln!(
+        progress,
+        "building the scaled model ({} layers)…",
+        cfg.n_layers
+    )?;
+    let p = params(&cfg, plan.seed)?;
+    let models = Models::new(&p, cfg)?;
+    let model = ModelFigures {
+        cfg,
+        llc_bytes: llc,
+        target_bytes: models.target.weight_bytes(),
+        first_layer_bytes: models.first_layer.weight_bytes(),
+        int4_bytes: models.int4.weight_bytes(),
+    };
+    let int4_bpw = 8.0 * model.int4_bytes as f64 / (8.0 * model.target_bytes as f64 / 4.0) / 8.0;
+    let mut int4_peaks = Vec::new();
+    for rows in plan.spec_batches {
+        int4_peaks.push((rows, int4_peak(rows, plan.machine_runs, 0.1, progress)?));
+    }
+    let machine = MachineFigures {
+        ridge_point: machine.ridge_point(),
+        critical_tokens_f32: machine.critical_tokens(4.0),
+        critical_tokens_int4: machine.critical_tokens(int4_bpw),
+        int4_peaks,
+        machine,
+    };
+
+    let mut target = CpuDevice::new(&models.target, "target", plan.runs, plan.pass_budget)?;
+    let ns: Vec<usize> = std::iter::successors(Some(1usize), |n| Some(n * 2))
+        .take_while(|&n| n <= plan.max_n)
+        .collect();
+    let mut sweep = Vec::new();
+    let mut knees = Vec::new();
+    for &batch in &plan.batches {
+        for &n in &ns {
+            let measured = target.measure(batch, n, plan.ctx)?;
+            writeln!(
+                progress,
+                "forward pass, batch {batch}, {n} tokens: {:.2} ms",
+                measured.median() * 1e3
+            )?;
+            sweep.push(SweepPoint {
+                batch,
+                n_new: n,
+                measured,
+                predicted: predict(&models.target, peak, bw, batch, plan.ctx, n),
+            });
+        }
+        let points: Vec<(f64, f64)> = sweep
+            .iter()
+            .filter(|p| p.batch == batch)
+            .map(|p| (p.n_new as f64, p.measured.median()))
+            .collect();
+        let at = |m: TimeModel| {
+            predicted_knee(plan.max_n, |n| {
+                predict(&models.target, peak, bw, batch, plan.ctx, n).time(m)
+            })
+        };
+        knees.push(Knee {
+            batch,
+            measured: knee(&points),
+            roofline: at(TimeModel::Roofline),
+            additive: at(TimeModel::Additive),
+        });
+    }
+
+    // (c) c at batch 1, mid-generation context.
+    let ctx = plan.prompt_len + plan.n_new / 2;
+    let target_step = target.measure(1, 1, ctx)?;
+    let pred_t = predict(&models.target, peak, bw, 1, ctx, 1);
+    let mut drafts = Vec::new();
+    for kind in DraftKind::ALL {
+        let (step, pred, bytes) = match kind {
+            DraftKind::FirstLayer => (
+                CpuDevice::new(
+                    &models.first_layer,
+                    "first layer",
+                    plan.runs,
+                    plan.pass_budget,
+                )?
+                .measure(1, 1, ctx)?,
+                predict(&models.first_layer, peak, bw, 1, ctx, 1),
+                model.first_layer_bytes,
+            ),
+            DraftKind::Int4 => (
+                CpuDevice::new(&models.int4, "INT4", plan.runs, plan.pass_budget)?
+                    .measure(1, 1, ctx)?,
+                predict(&models.int4, machine.int4_peak(1), bw, 1, ctx, 1),
+                model.int4_bytes,
+            ),
+        };
+        writeln!(
+            progress,
+            "draft step ({kind:?}): {:.3} ms",
+            step.median() * 1e3
+        )?;
+        drafts.push(DraftCost {
+            draft: kind,
+            weight_bytes: bytes,
+            measured: step.median() / target_step.median(),
+            roofline: pred.roofline() / pred_t.roofline(),
+            additive: pred.additive() / pred_t.additive(),
+            draft_step: step,
+            target_step: target_step.clone(),
+        });
+    }
+
+    // (d) Real speculative decoding.
+    let mut spec = Vec::new();
+    let [small, large] = plan.spec_batches;
+    for kind in DraftKind::ALL {
+        spec.push(spec_run(plan, &models, &machine, small, kind, progress)?);
+    }
+    let better = spec
+        .iter()
+        .max_by(|a, b| a.measured_speedup.total_cmp(&b.measured_speedup))
+        .map_or(DraftKind::Int4, |s| s.draft);
+    spec.push(spec_run(plan, &models, &machine, large, better, progress)?);
+    writeln!(progress, "measuring this machine again…")?;
+    let bw_end = read_bandwidth(machine.machine.stream_bytes, 3, progress)?.median();
+    let peak_end = kernel_peak(3, 0.1, progress)?.median();
+    let drift = (
+        bw_end / machine.machine.bandwidth_bytes(),
+        peak_end / machine.machine.peak_flops(),
+    );
+    Ok(HostFigures {
+        load: (load_start, load_average()),
+        drift,
+        machine,
+        model,
+        sweep,
+        knees,
+        drafts,
+        spec,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+fn prompts(batch: usize, len: usize, vocab: usize, seed: u64) -> Vec<Vec<u32>> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..batch)
+        .map(|_| {
+            (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % vocab as u64) as u32
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn spec_run(
+    plan: &Plan,
+    models: &Models<'_>,
+    machine: &MachineFigures,
+    batch: usize,
+    kind: DraftKind,
+    progress: &mut dyn Write,
+) -> Result<SpecFigures, Error> {
+    let (peak, bw) = (
+        machine.machine.peak_flops(),
+        machine.machine.bandwidth_bytes(),
+    );
+    let ctx = plan.prompt_len + plan.n_new / 2;
+    let ps = prompts(batch, plan.prompt_len, models.target.vocab(), plan.seed + 1);
+    let spec = || match kind {
+        DraftKind::FirstLayer => speculative(
+            &models.target,
+            &models.first_layer,
+            &ps,
+            plan.n_new,
+            plan.gamma,
+        ),
+        DraftKind::Int4 => speculative(&models.target, &models.int4, &ps, plan.n_new, plan.gamma),
+    };
+    // Plain and speculative runs alternate, `spec_runs` of each, and each side keeps its
+    // fastest: a burst of load on the shared host then hits both alike.
+    let mut plain = greedy(&models.target, &ps, plan.n_new)?;
+    let mut run = spec()?;
+    let runs = if batch == 1 {
+        plan.spec_runs
+    } else {
+        plan.spec_runs.min(2)
+    };
+    for _ in 1..runs {
+        let p = greedy(&models.target, &ps, plan.n_new)?;
+        if p.seconds < plain.seconds {
+            plain = p;
+        }
+        let r = spec()?;
+        if r.seconds < run.seconds {
+            run = r;
+        }
+    }
+    let (draft_pred, draft_step) = match kind {
+        DraftKind::FirstLayer => (
+            predict(&models.first_layer, peak, bw, batch, ctx, 1),
+            CpuDevice::new(&models.first_layer, "d", plan.runs, plan.pass_budget)?
+                .measure(batch, 1, ctx)?,
+        ),
+        DraftKind::Int4 => (
+            predict(&models.int4, machine.int4_peak(batch), bw, batch, ctx, 1),
+            CpuDevice::new(&models.int4, "d", plan.runs, plan.pass_budget)?
+                .measure(batch, 1, ctx)?,
+        ),
+    };
+    let step = predict(&models.target, peak, bw, batch, ctx, 1);
+    let verify = predict(&models.target, peak, bw, batch, ctx, plan.gamma + 1);
+    let tau = run.tau();
+    let alpha = alpha_from_tau(tau, plan.gamma);
+    let best = |m: TimeModel| {
+        best_round(
+            alpha,
+            decode_lab::MAX_GAMMA as usize,
+            draft_pred.time(m),
+            |n| predict(&models.target, peak, bw, batch, ctx, n).time(m),
+        )
+    };
+    let accounted = |m: TimeModel| {
+        speculative_speedup(
+            tau,
+            plan.gamma,
+            step.time(m),
+            draft_pred.time(m),
+            verify.time(m),
+        )
+    };
+    let mut device = CpuDevice::new(&models.target, "target", plan.runs, plan.pass_budget)?;
+    let m_step = device.measure(batch, 1, ctx)?.median();
+    let m_verify = device.measure(batch, plan.gamma + 1, ctx)?.median();
+    let out = SpecFigures {
+        batch,
+        draft: kind,
+        gamma: plan.gamma,
+        tau,
+        plain_tokens_per_s: plain.tokens_per_second(),
+        spec_tokens_per_s: run.tokens_per_second(),
+        measured_speedup: run.tokens_per_second() / plain.tokens_per_second(),
+        predicted_roofline: accounted(TimeModel::Roofline),
+        predicted_additive: accounted(TimeModel::Additive),
+        accounted_measured: speculative_speedup(
+            tau,
+            plan.gamma,
+            m_step,
+            draft_step.median(),
+            m_verify,
+        ),
+        lossless: run.tokens == plain.tokens,
+        alpha,
+        best_round_additive: best(TimeModel::Additive),
+        best_round_roofline: best(TimeModel::Roofline),
+    };
+    writeln!(
+        progress,
+        "speculative decoding, batch {batch}, {kind:?} draft: τ = {tau:.2}, {:.2}× measured, {:.2}× predicted",
+        out.measured_speedup, out.predicted_additive
+    )?;
+    Ok(out)
+}

@@ -1,0 +1,342 @@
+//! Measuring this machine's two roofline figures: the peak FLOP/s of the workspace's own
+//! matrix kernel, and the sustained memory read bandwidth.
+//!
+//! Both are *achieved* figures — what this code reaches here, on all threads of rayon's
+//! pool — not a vendor's peak. A roofline built on them therefore uses efficiencies of
+//! 1.0 ([`crate::machine`]).
+//!
+//! - **Peak**: rayon's threads run [`transformer_lab::gemm::matmul`] (the packed,
+//!   register-blocked kernel the model's products use) on `[200, 256] · [256, 256]`
+//!   products, as many tasks as the pool steals, sized so that a 5-row block of the input
+//!   and one 16-column panel of the weights (16 KiB) sit in L1 and the whole product in L2:
+//!   compute-bound by construction.
+//! - **Bandwidth**: every thread sums its share of a buffer of at least 8× the last-level
+//!   cache (at least 256 MiB) with 64 independent accumulators (eight 8-float registers), so
+//!   that the loop waits on memory, not on its own additions.
+//!
+//! Each is the median of `runs` timed repetitions; a line per repetition goes to the
+//! `progress` writer (stderr in a lecture; never stdout from here).
+
+use std::io::Write;
+use std::time::Instant;
+
+use ndarray::Array2;
+use rayon::prelude::*;
+use transformer_lab::gemm::{PackedMatrix, matmul};
+
+use crate::Error;
+
+/// The repeated measurements of one figure: each run's value, and their median.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// The value of each run, in the figure's unit, in the order measured.
+    pub runs: Vec<f64>,
+}
+
+impl Sample {
+    /// A sample of at least one value. Errors on an empty list or a value that is not finite.
+    pub fn new(runs: Vec<f64>) -> Result<Self, Error> {
+        if runs.is_empty() || runs.iter().any(|x| !x.is_finite()) {
+            return Err(Error::Measure(format!(
+                "a sample needs at least one finite value, got {runs:?}"
+            )));
+        }
+        Ok(Sample { runs })
+    }
+
+    /// The median (the mean of the two middle values for an even count).
+    pub fn median(&self) -> f64 {
+        median(&self.runs)
+    }
+
+    /// The smallest and the largest run.
+    pub fn range(&self) -> (f64, f64) {
+        let lo = self.runs.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = self.runs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    }
+}
+
+/// The median of `xs` (NaN for an empty slice).
+pub fn median(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+/// Shape of the per-thread product of [`kernel_peak`]: `[M, K] · [K, N]`.
+const PEAK_SHAPE: (usize, usize, usize) = (200, 256, 256);
+
+/// Peak FLOP/s of the packed kernel on all threads of rayon's current pool: the median
+/// of `runs` repetitions, each about `seconds_per_run` long. One line per run on
+/// `progress`. Errors: `runs` 0, a duration that is not positive, the kernel unavailable
+/// on this CPU ([`PackedMatrix::available`]), a failed write to `progress`.
+pub fn kernel_peak(
+    runs: usize,
+    seconds_per_run: f64,
+    progress: &mut dyn Write,
+) -> Result<Sample, Error> {
+    check_runs(runs, seconds_per_run)?;
+    if !PackedMatrix::available() {
+        return Err(Error::Measure(
+            "this CPU has no fused multiply-add kernel (transformer_lab::gemm): no peak to measure"
+                .into(),
+        ));
+    }
+    let (m, k, n) = PEAK_SHAPE;
+    let w = Array2::from_shape_fn((k, n), |(i, j)| ((i * 7 + j * 3) % 17) as f32 * 0.01 - 0.08);
+    let packed = PackedMatrix::new(&[w.view()])?;
+    let a = Array2::from_shape_fn((m, k), |(i, j)| ((i * 5 + j) % 13) as f32 * 0.02 - 0.1);
+    let threads = rayon::current_num_threads();
+    let flops_per_call = 2.0 * (m * k * n) as f64;
+    // Many small tasks, work-stolen: on a shared host a thread that loses its core does not
+    // hold the others up (a fixed share per thread would measure the slowest thread).
+    let calls = |reps: usize| -> f32 {
+        (0..reps * threads)
+            .into_par_iter()
+            .map_init(
+                || Array2::<f32>::zeros((m, n)),
+                |out, _| {
+                    matmul(a.view(), &packed, out.view_mut()).expect("shapes agree");
+                    out[[0, 0]]
+                },
+            )
+            .sum()
+    };
+    // Calibrate: how many calls per thread make one run last `seconds_per_run`.
+    let t0 = Instant::now();
+    std::hint::black_box(calls(4));
+    let per_call = t0.elapsed().as_secs_f64() / 4.0;
+    let reps = ((seconds_per_run / per_call.max(1e-9)) as usize).max(1);
+    let mut values = Vec::with_capacity(runs);
+    for run in 0..runs {
+        let t0 = Instant::now();
+        std::hint::black_box(calls(reps));
+        let secs = t0.elapsed().as_secs_f64();
+        let flops = flops_per_call * (reps * threads) as f64 / secs;
+        writeln!(
+            progress,
+            "kernel peak, run {}/{runs}: {:.1} GFLOP/s ({threads} threads)",
+            run + 1,
+            flops / 1e9
+        )?;
+        values.push(flops);
+    }
+    Sample::new(values)
+}
+
+/// Shape of the per-thread product of [`int4_peak`]: `[rows, K] · [K, N]` with INT4 weights
+/// (`K · N / 2` bytes of codes: 256 KiB, in L2).
+const INT4_SHAPE: (usize, usize) = (1024, 512);
+
+/// FLOP/s of the INT4 kernel ([`crate::int4`]) on all threads of rayon's pool, each thread
+/// multiplying `rows` rows by its own L2-resident INT4 matrix: the kernel's compute ceiling
+/// at that many rows (at one row it is bound by unpacking the codes, not by the
+/// multiply-adds; more rows share the unpacking). Median of `runs` runs of about
+/// `seconds_per_run`; one line per run on `progress`. Errors: `rows` or `runs` 0, a
+/// duration that is not positive, a failed write.
+pub fn int4_peak(
+    rows: usize,
+    runs: usize,
+    seconds_per_run: f64,
+    progress: &mut dyn Write,
+) -> Result<Sample, Error> {
+    check_runs(runs, seconds_per_run)?;
+    if rows == 0 {
+        return Err(Error::Measure(
+            "an INT4 product needs at least one row".into(),
+        ));
+    }
+    let (k, n) = INT4_SHAPE;
+    let w = Array2::from_shape_fn((k, n), |(i, j)| ((i * 7 + j * 3) % 17) as f32 * 0.01 - 0.08);
+    let q = crate::int4::Int4Matrix::quantize(&[w.view()])?;
+    let a = Array2::from_shape_fn((rows, k), |(i, j)| ((i * 5 + j) % 13) as f32 * 0.02 - 0.1);
+    let threads = rayon::current_num_threads();
+    let flops_per_call = 2.0 * (rows * k * n) as f64;
+    let calls = |reps: usize| -> f32 {
+        (0..reps * threads)
+            .into_par_iter()
+            .map_init(
+                || Array2::<f32>::zeros((rows, n)),
+                |out, _| {
+                    crate::int4::matmul_single_thread(a.view(), &q, out.view_mut())
+                        .expect("shapes agree");
+                    out[[0, 0]]
+                },
+            )
+            .sum()
+    };
+    let t0 = Instant::now();
+    std::hint::black_box(calls(4));
+    let per_call = t0.elapsed().as_secs_f64() / 4.0;
+    let reps = ((seconds_per_run / per_call.max(1e-9)) as usize).max(1);
+    let mut values = Vec::with_capacity(runs);
+    for run in 0..runs {
+        let t0 = Instant::now();
+        std::hint::black_box(calls(reps));
+        let flops = flops_per_call * (reps * threads) as f64 / t0.elapsed().as_secs_f64();
+        writeln!(
+            progress,
+            "INT4 kernel at {rows} rows, run {}/{runs}: {:.1} GFLOP/s ({threads} threads)",
+            run + 1,
+            flops / 1e9
+        )?;
+        values.push(flops);
+    }
+    Sample::new(values)
+}
+
+/// The smallest buffer [`read_bandwidth`] streams, bytes.
+pub const MIN_STREAM_BYTES: usize = 256 << 20;
+
+/// The buffer [`read_bandwidth`] streams for a last-level cache of `llc` bytes: 8× it,
+/// at least [`MIN_STREAM_BYTES`] (512 MiB when the cache size is unknown).
+pub fn stream_bytes(llc: Option<u64>) -> usize {
+    match llc {
+        Some(c) => ((8 * c) as usize).max(MIN_STREAM_BYTES),
+        None => 2 * MIN_STREAM_BYTES,
+    }
+}
+
+/// Sustained read bandwidth, bytes/s, on all threads of rayon's current pool: the median
+/// of `runs` full passes over a buffer of `bytes` (rounded down to whole blocks), after one
+/// untimed pass. One line per run on `progress`. Errors: `runs` 0, fewer than 1 MiB, a
+/// failed write.
+pub fn read_bandwidth(
+    bytes: usize,
+    runs: usize,
+    progress: &mut dyn Write,
+) -> Result<Sample, Error> {
+    check_runs(runs, 1.0)?;
+    if bytes < 1 << 20 {
+        return Err(Error::Measure(format!(
+            "a bandwidth buffer of {bytes} bytes would sit in cache; give at least 1 MiB"
+        )));
+    }
+    let threads = rayon::current_num_threads().max(1);
+    // Whole blocks of 64 floats per thread.
+    let per_thread = bytes / 4 / threads / BLOCK * BLOCK;
+    let len = per_thread * threads;
+    let mut buf = vec![0.0f32; len];
+    // Touch every page from the thread that will read it.
+    buf.par_chunks_mut(per_thread)
+        .enumerate()
+        .for_each(|(t, c)| {
+            c.iter_mut()
+                .enumerate()
+                .for_each(|(i, x)| *x = ((i + t) % 7) as f32)
+        });
+    let pass = || -> f32 {
+        let parts: Vec<f32> = buf.par_chunks(per_thread).map(sum_stream).collect();
+        parts.iter().sum()
+    };
+    std::hint::black_box(pass());
+    let mut values = Vec::with_capacity(runs);
+    for run in 0..runs {
+        let t0 = Instant::now();
+        std::hint::black_box(pass());
+        let bw = (len * 4) as f64 / t0.elapsed().as_secs_f64();
+        writeln!(
+            progress,
+            "read bandwidth, run {}/{runs}: {:.1} GB/s over {} MiB",
+            run + 1,
+            bw / 1e9,
+            (len * 4) >> 20
+        )?;
+        values.push(bw);
+    }
+    Sample::new(values)
+}
+
+fn check_runs(runs: usize, seconds: f64) -> Result<(), Error> {
+    if runs == 0 {
+        return Err(Error::Measure(
+            "a measurement needs at least one run".into(),
+        ));
+    }
+    if !(seconds.is_finite() && seconds > 0.0) {
+        return Err(Error::Measure(format!(
+            "a run's duration must be a positive number of seconds, got {seconds}"
+        )));
+    }
+    Ok(())
+}
+
+/// Floats per iteration of the streaming sum: 8 registers of 8 floats.
+const BLOCK: usize = 64;
+
+crate::cpu::with_avx2! {
+    /// The sum of `xs` (a whole number of [`BLOCK`]s) in 64 running sums, with AVX2 where
+    /// the CPU has it.
+    fn sum_stream(xs: &[f32]) -> f32 => sum_stream_body
+}
+
+#[inline(always)]
+fn sum_stream_body(xs: &[f32]) -> f32 {
+    let mut acc = [0.0f32; BLOCK];
+    for block in xs.chunks_exact(BLOCK) {
+        for (a, &x) in acc.iter_mut().zip(block) {
+            *a += x;
+        }
+    }
+    acc.iter().sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_and_ranges_of_hand_values() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        let s = Sample::new(vec![5.0, 1.0, 3.0]).unwrap();
+        assert_eq!((s.median(), s.range()), (3.0, (1.0, 5.0)));
+        assert!(Sample::new(vec![]).is_err());
+        assert!(Sample::new(vec![f64::NAN]).is_err());
+    }
+
+    #[test]
+    fn the_streaming_sum_is_the_sum() {
+        let xs: Vec<f32> = (0..BLOCK * 10).map(|i| (i % 5) as f32).collect();
+        let plain: f32 = xs.iter().sum();
+        assert_eq!(sum_stream(&xs), plain); // small integers: exact in any order
+    }
+
+    #[test]
+    fn buffers_are_8x_the_last_level_cache_at_least_256_mib() {
+        assert_eq!(stream_bytes(Some(32 << 20)), 256 << 20);
+        assert_eq!(stream_bytes(Some(96 << 20)), 768 << 20);
+        assert_eq!(stream_bytes(Some(1 << 20)), 256 << 20);
+        assert_eq!(stream_bytes(None), 512 << 20);
+    }
+
+    #[test]
+    fn bad_arguments_are_errors() {
+        let mut sink = Vec::new();
+        assert!(kernel_peak(0, 0.1, &mut sink).is_err());
+        assert!(kernel_peak(1, 0.0, &mut sink).is_err());
+        assert!(read_bandwidth(1000, 1, &mut sink).is_err());
+        assert!(read_bandwidth(4 << 20, 0, &mut sink).is_err());
+    }
+
+    #[test]
+    fn measurements_report_one_progress_line_per_run() {
+        let mut log = Vec::new();
+        let bw = read_bandwidth(8 << 20, 2, &mut log).unwrap();
+        let peak = kernel_peak(2, 0.01, &mut log).unwrap();
+        let int4 = int4_peak(3, 1, 0.01, &mut log).unwrap();
+        assert_eq!((bw.runs.len(), peak.runs.len(), int4.runs.len()), (2, 2, 1));
+        assert!(bw.median() > 0.0 && peak.median() > 0.0 && int4.median() > 0.0);
+        assert_eq!(String::from_utf8(log).unwrap().lines().count(), 5);
+        assert!(int4_peak(0, 1, 0.01, &mut Vec::new()).is_err());
+    }
+}

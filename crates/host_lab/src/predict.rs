@@ -1,0 +1,316 @@
+//! What the roofline predicts for a forward pass of one of this crate's models on this
+//! machine, and where the knee of time against tokens fed lies.
+//!
+//! A pass feeding `n` tokens to each of `B` sequences after `ctx` cached ones does
+//! `flops = Config::forward_flops(B, ctx, n)` and reads
+//! `bytes = weights + B · ctx · kv + B · n · kv` (every weight once for the whole batch,
+//! each sequence's cache once, the new keys and values written; the exact stored bytes:
+//! 4 per f32 weight, 4.25 bits per INT4 weight, 4 per KV element). Two predictions:
+//! - **roofline**: `max(flops / peak, bytes / bandwidth)` — compute hidden under memory,
+//!   the optimistic bound `llm_math` uses;
+//! - **additive**: `flops / peak + bytes / bandwidth` — no overlap at all, the pessimistic
+//!   one. Decode-shaped products on real engines sit nearer this one.
+
+use crate::Lm;
+
+/// The cost of one pass as the roofline counts it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PassPrediction {
+    /// Floating-point operations.
+    pub flops: f64,
+    /// Bytes read or written.
+    pub bytes: f64,
+    /// `flops / peak`, seconds.
+    pub compute: f64,
+    /// `bytes / bandwidth`, seconds.
+    pub memory: f64,
+}
+
+impl PassPrediction {
+    /// The roofline's time, seconds: `max(compute, memory)`.
+    pub fn roofline(&self) -> f64 {
+        self.compute.max(self.memory)
+    }
+
+    /// The additive model's time, seconds: `compute + memory`.
+    pub fn additive(&self) -> f64 {
+        self.compute + self.memory
+    }
+
+    /// The time under `model`, seconds.
+    pub fn time(&self, model: TimeModel) -> f64 {
+        match model {
+            TimeModel::Roofline => self.roofline(),
+            TimeModel::Additive => self.additive(),
+        }
+    }
+}
+
+/// Which of the two predictions (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeModel {
+    /// `max(compute, memory)`.
+    Roofline,
+    /// `compute + memory`.
+    Additive,
+}
+
+impl TimeModel {
+    /// Both, roofline first.
+    pub const BOTH: [TimeModel; 2] = [TimeModel::Roofline, TimeModel::Additive];
+}
+
+/// The prediction for `model` at `peak` FLOP/s and `bandwidth` bytes/s.
+///
+/// ```
+/// use host_lab::predict::predict;
+/// use host_lab::{scaled, Lm};
+/// let cfg = transformer_lab::Config { n_layers: 2, d_model: 64, n_heads: 2, d_ff: 128,
+///     vocab: 64, max_seq: 32, ..scaled::SCALED_BASE };
+/// let p = scaled::params(&cfg, 0)?;
+/// let m = transformer_lab::TransformerLM::new(&p, cfg, "t")?;
+/// let one = predict(&m, 100e9, 20e9, 1, 16, 1);
+/// // Weights 4 · (2 · (4·64² + 3·64·128 + 128) + 64 + 64·64) bytes, KV 2·2·64·4 per token.
+/// assert_eq!(one.bytes, m.weight_bytes() as f64 + 17.0 * 1024.0);
+/// assert!(!(one.compute > one.memory)); // one token: memory-bound
+/// # Ok::<(), host_lab::Error>(())
+/// ```
+pub fn predict<L: Lm + ?Sized>(
+    model: &L,
+    peak: f64,
+    bandwidth: f64,
+    batch: usize,
+    ctx: usize,
+    n_new: usize,
+) -> PassPrediction {
+    let flops = model.flops(batch, ctx, n_new);
+    let kv = model.kv_bytes_per_token() as f64;
+    let bytes =
+        model.weight_bytes() as f64 + (batch * ctx) as f64 * kv + (batch * n_new) as f64 * kv;
+    PassPrediction {
+        flops,
+        bytes,
+        compute: flops / peak,
+        memory: bytes / bandwidth,
+    }
+}
+
+/// How much longer than feeding one token a pass must take to be past the knee.
+pub const KNEE_FACTOR: f64 = 2.0;
+
+/// The knee of a time curve: the number of tokens fed (continuous) at which the time first
+/// reaches [`KNEE_FACTOR`] × the time at n = 1, interpolated linearly in log n and log t
+/// between the two measured or predicted points that bracket it. `points` are `(n, t)`
+/// with increasing n, the first at n = 1. `None` if no point reaches it (or no points).
+///
+/// ```
+/// use host_lab::predict::knee;
+/// // Flat to n = 4, then proportional to n: 2 × t(1) at n = 8.
+/// let pts = [(1.0, 1.0), (2.0, 1.0), (4.0, 1.0), (8.0, 2.0), (16.0, 4.0)];
+/// assert!((knee(&pts).unwrap() - 8.0).abs() < 1e-9);
+/// // Halfway in log t between 1.5 (n = 4) and 3 (n = 8): 2 is at log-fraction 0.415.
+/// let pts = [(1.0, 1.0), (4.0, 1.5), (8.0, 3.0)];
+/// assert!((knee(&pts).unwrap() - 4.0 * 2f64.powf((2.0f64 / 1.5).ln() / 2f64.ln())).abs() < 1e-9);
+/// assert_eq!(knee(&[(1.0, 1.0), (2.0, 1.5)]), None);
+/// ```
+pub fn knee(points: &[(f64, f64)]) -> Option<f64> {
+    let &(_, t1) = points.first()?;
+    let goal = KNEE_FACTOR * t1;
+    for w in points.windows(2) {
+        let ((n0, t0), (n1, t1)) = (w[0], w[1]);
+        if t1 >= goal {
+            if t0 >= goal {
+                return Some(n0);
+            }
+            let f = (goal.ln() - t0.ln()) / (t1.ln() - t0.ln());
+            return Some((n0.ln() + f * (n1.ln() - n0.ln())).exp());
+        }
+    }
+    None
+}
+
+/// The predicted knee under `time` as a function of integer n (evaluated at every n up to
+/// `n_max`, so the curve is exact rather than sampled at powers of 2).
+pub fn predicted_knee(n_max: usize, time: impl Fn(usize) -> f64) -> Option<f64> {
+    let points: Vec<(f64, f64)> = (1..=n_max).map(|n| (n as f64, time(n))).collect();
+    knee(&points)
+}
+
+/// Speedup of speculative decoding as `decode_lab::round_plan` accounts it, at a measured
+/// τ: `τ · t_step / (γ · t_draft + t_verify)` — τ tokens per round, a round costing γ draft
+/// steps and one target pass over γ + 1 tokens, against one target step per token.
+///
+/// ```
+/// // τ = 3 at γ = 4, draft 0.2 of a step, verification 1.3 steps: 3 / 2.1.
+/// let s = host_lab::predict::speculative_speedup(3.0, 4, 1.0, 0.2, 1.3);
+/// assert!((s - 3.0 / 2.1).abs() < 1e-12);
+/// ```
+pub fn speculative_speedup(
+    tau: f64,
+    gamma: usize,
+    t_step: f64,
+    t_draft: f64,
+    t_verify: f64,
+) -> f64 {
+    tau * t_step / (gamma as f64 * t_draft + t_verify)
+}
+
+/// The per-token acceptance rate α at which `decode_lab::expected_tokens(α, γ)` is `tau`
+/// (τ measured with chains of γ drafts), by bisection; 0 for τ ≤ 1, 1 for τ ≥ γ + 1.
+///
+/// ```
+/// // (1 − 0.8⁵) / 0.2 = 3.3616 tokens per round at γ = 4.
+/// let a = host_lab::predict::alpha_from_tau(3.3616, 4);
+/// assert!((a - 0.8).abs() < 1e-9);
+/// ```
+pub fn alpha_from_tau(tau: f64, gamma: usize) -> f64 {
+    let g = gamma as u32;
+    let tokens = |a: f64| decode_lab::expected_tokens(a, g).unwrap_or(f64::NAN);
+    if tau.is_nan() || tau <= 1.0 {
+        return 0.0;
+    }
+    if tau >= gamma as f64 + 1.0 {
+        return 1.0;
+    }
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if tokens(mid) < tau {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// The best draft length and its speedup, as `decode_lab::best_round` chooses it, at
+/// acceptance rate `alpha`, for γ = 1 … `max_gamma`: `t_pass(n)` is the target's pass
+/// feeding n tokens per sequence and `t_draft` a draft step. `(0, 1.0)` when no γ beats
+/// plain decoding.
+pub fn best_round(
+    alpha: f64,
+    max_gamma: usize,
+    t_draft: f64,
+    t_pass: impl Fn(usize) -> f64,
+) -> (usize, f64) {
+    let t1 = t_pass(1);
+    (1..=max_gamma)
+        .map(|g| {
+            let tau = decode_lab::expected_tokens(alpha.clamp(0.0, 1.0), g as u32).unwrap_or(1.0);
+            (g, speculative_speedup(tau, g, t1, t_draft, t_pass(g + 1)))
+        })
+        .filter(|&(_, s)| s > 1.0)
+        .fold((0, 1.0), |best, x| if x.1 > best.1 { x } else { best })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::Machine;
+    use crate::scaled::{Models, SCALED_BASE, params};
+
+    #[test]
+    fn the_f32_prediction_is_llm_maths_with_bytes_doubled_and_the_int4_one_an_eighth() {
+        let cfg = transformer_lab::Config {
+            n_layers: 2,
+            d_model: 128,
+            n_heads: 2,
+            d_ff: 256,
+            vocab: 64,
+            max_seq: 64,
+            ..SCALED_BASE
+        };
+        let p = params(&cfg, 0).unwrap();
+        let m = Models::new(&p, cfg).unwrap();
+        let ours = predict(&m.target, 100e9, 20e9, 3, 40, 5);
+        // The same model as llm_math describes it (multi-head: kv heads = heads), in bf16.
+        let llm = llm_math::ModelConfig {
+            name: "scaled",
+            n_layers: 2,
+            d_model: 128,
+            n_heads: 2,
+            n_kv_heads: 2,
+            head_dim: 64,
+            d_ff: 256,
+            vocab: 64,
+            tied_embeddings: false,
+            qkv_bias: false,
+            qk_norm: false,
+            tokenizer: llm_math::Tokenizer::Llama3,
+            max_context: 64,
+        };
+        let hw = hw_specs::Accelerator {
+            peak_flops_bf16: 100e9,
+            hbm_bandwidth: 20e9,
+            ..hw_specs::H100
+        };
+        let shape = llm_math::ForwardShape {
+            batch: 3,
+            ctx: 40,
+            n_new: 5,
+        };
+        let theirs = llm_math::forward_cost(&llm, &hw, shape, &Machine::deployment()).unwrap();
+        assert_eq!(ours.bytes, 2.0 * theirs.bytes);
+        // FLOPs: llm_math counts every query against the whole context, plus the norms.
+        assert!(
+            (ours.flops / theirs.flops - 1.0).abs() < 0.02,
+            "{} {}",
+            ours.flops,
+            theirs.flops
+        );
+        let q = predict(&m.int4, 100e9, 20e9, 1, 1, 1);
+        let f = predict(&m.target, 100e9, 20e9, 1, 1, 1);
+        assert!(
+            (q.bytes / f.bytes - 0.133).abs() < 0.01,
+            "{}",
+            q.bytes / f.bytes
+        );
+        assert_eq!(q.flops, f.flops);
+    }
+
+    #[test]
+    fn the_best_round_is_decode_labs_on_the_same_times() {
+        use decode_lab::{Draft, Scenario};
+        // decode_lab with a fixed-cost draft and this machine's deployment, no overheads.
+        let m = crate::machine::Machine {
+            caches: crate::host::cache_sizes(),
+            memory: Ok(24 << 30),
+            threads: 2,
+            peak: crate::measure::Sample::new(vec![140e9]).unwrap(),
+            bandwidth: crate::measure::Sample::new(vec![22e9]).unwrap(),
+            stream_bytes: 1 << 28,
+        };
+        let s = Scenario {
+            deployment: crate::machine::Machine::deployment(),
+            overhead_target: 0.0,
+            overhead_draft: 0.0,
+            alpha: 0.7,
+            ..Scenario::new(
+                m.accelerator(),
+                llm_math::LLAMA31_8B,
+                Draft::FixedCost(0.15),
+            )
+        };
+        let theirs = decode_lab::best_round(&s).unwrap();
+        let t = |n: usize| decode_lab::target_pass_time(&s, n as u64).unwrap();
+        let ours = best_round(0.7, decode_lab::MAX_GAMMA as usize, 0.15 * t(1), t);
+        assert_eq!(ours.0 as u32, theirs.gamma());
+        assert!((ours.1 - theirs.speedup()).abs() < 1e-12);
+        assert!(
+            (alpha_from_tau(decode_lab::expected_tokens(0.7, 3).unwrap(), 3) - 0.7).abs() < 1e-9
+        );
+        assert_eq!(best_round(0.0, 4, 1.0, |_| 1.0), (0, 1.0));
+    }
+
+    #[test]
+    fn the_roofline_knee_of_a_weight_bound_pass_is_twice_the_critical_batch() {
+        // Memory 1 s whatever n; compute n / 10 s: max crosses 2 s at n = 20.
+        let t = |n: usize| (n as f64 / 10.0).max(1.0);
+        assert!((predicted_knee(64, t).unwrap() - 20.0).abs() < 1e-9);
+        // Additive: 1 + n/10 reaches 2 · 1.1 at n = 12.
+        let a = |n: usize| 1.0 + n as f64 / 10.0;
+        assert!((predicted_knee(64, a).unwrap() - 12.0).abs() < 1e-9);
+        assert_eq!(predicted_knee(5, t), None);
+    }
+}
