@@ -69,7 +69,7 @@ impl Int4Lm {
                 })
             })
             .collect::<Result<Vec<_>, Error>>()?;
-        let (rope_cos, rope_sin) = rope_tables(cfg.max_seq, cfg.head_dim(), cfg.rope_theta);
+        let (rope_cos, rope_sin) = rope_tables(cfg.max_seq, cfg.head_dim(), cfg.rope_theta)?;
         Ok(Int4Lm {
             cfg,
             embed: params.embed.clone(),

@@ -95,8 +95,8 @@ fn pass<L: Lm>(
     for f in feeds {
         out.push(
             (r..r + f.len())
-                .map(|i| argmax(logits.index_axis(Axis(0), i)) as u32)
-                .collect(),
+                .map(|i| Ok(argmax(logits.index_axis(Axis(0), i))? as u32))
+                .collect::<Result<Vec<u32>, Error>>()?,
         );
         r += f.len();
     }

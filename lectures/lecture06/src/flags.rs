@@ -159,6 +159,55 @@ pub fn parse_duration(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `--overlap F`: how far a pass overlaps compute with memory, from 0 (a sum) to 1 (the
+/// seed's `max`).
+pub fn parse_overlap(text: &str) -> Result<f64, String> {
+    real(
+        "--overlap",
+        "a fraction from 0 (compute + memory) to 1 (max)",
+        |f| (0.0..=1.0).contains(&f),
+        text,
+    )
+}
+
+/// `--fp8-bandwidth-factor F`, `--fp8-compute-factor F`: a factor on FP8's efficiency in
+/// [0.001, 1].
+pub fn parse_fp8_factor(text: &str) -> Result<f64, String> {
+    fraction("--fp8-bandwidth-factor/--fp8-compute-factor", text)
+}
+
+/// A cost in `unit` (µs or ms) from 0 to 10 s, for `flag`; returns seconds.
+fn cost(flag: &str, unit: &str, scale: f64, text: &str) -> Result<f64, String> {
+    let max = MAX_OVERHEAD / scale;
+    let range = format!("a cost in {unit} from 0 to {max}");
+    real(flag, &range, |x| (0.0..=max).contains(&x), text).map(|x| x * scale)
+}
+
+/// `--verify-us-per-token X`: microseconds per verified token of the batch.
+pub fn parse_verify_us(text: &str) -> Result<f64, String> {
+    cost("--verify-us-per-token", "µs", 1e-6, text)
+}
+
+/// `--round-overhead-ms X`: milliseconds per speculative round.
+pub fn parse_round_ms(text: &str) -> Result<f64, String> {
+    cost("--round-overhead-ms", "ms", 1e-3, text)
+}
+
+/// `--round-overhead-per-seq-ms X`: milliseconds per round per sequence of the batch.
+pub fn parse_round_seq_ms(text: &str) -> Result<f64, String> {
+    cost("--round-overhead-per-seq-ms", "ms", 1e-3, text)
+}
+
+/// `--draft-layer-ms X`: milliseconds per draft layer per draft step.
+pub fn parse_draft_layer_ms(text: &str) -> Result<f64, String> {
+    cost("--draft-layer-ms", "ms", 1e-3, text)
+}
+
+/// `--all-reduce-us X`: microseconds per tensor-parallel all-reduce.
+pub fn parse_all_reduce_us(text: &str) -> Result<f64, String> {
+    cost("--all-reduce-us", "µs", 1e-6, text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +260,20 @@ mod tests {
         );
         assert!(parse_eff_compute("0.001").is_ok());
         assert!(parse_tau("100").is_err() && parse_tau("65").is_ok() && parse_tau("0.9").is_err());
+    }
+
+    #[test]
+    fn cost_terms_are_read_in_their_units_and_bounded() {
+        assert_eq!(parse_verify_us("20"), Ok(20.0 * 1e-6));
+        assert_eq!(parse_round_ms("0.35"), Ok(0.35 * 1e-3));
+        assert!(
+            parse_round_ms("1e308")
+                .unwrap_err()
+                .contains("from 0 to 10000")
+        );
+        assert!(parse_all_reduce_us("-1").is_err() && parse_overlap("1.5").is_err());
+        assert_eq!(parse_overlap("0"), Ok(0.0));
+        assert!(parse_fp8_factor("0").is_err() && parse_fp8_factor("0.93").is_ok());
     }
 
     #[test]

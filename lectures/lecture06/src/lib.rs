@@ -18,6 +18,10 @@ use decode_lab::Scenario;
 use decode_lab::validation::{self, Calibration};
 use decode_lab::{Draft, TreeRound};
 use flags::{
+    parse_all_reduce_us, parse_draft_layer_ms, parse_fp8_factor, parse_overlap, parse_round_ms,
+    parse_round_seq_ms, parse_verify_us,
+};
+use flags::{
     parse_alpha, parse_batch, parse_cost, parse_ctx, parse_duration, parse_eff_bandwidth,
     parse_eff_compute, parse_gamma, parse_nodes, parse_tau, parse_tp, parse_window,
 };
@@ -118,6 +122,31 @@ pub struct WhatIf {
     #[arg(long, value_name = "T", requires_all = ["tree_nodes", "gamma"],
           value_parser = parse_tau, allow_hyphen_values = true)]
     pub tau: Option<f64>,
+    /// Overlap of compute and memory in a pass, from 0 (they add, as engines measure for
+    /// decode-shaped products) to 1 (the seed's max; default).
+    #[arg(long, value_name = "F", value_parser = parse_overlap, allow_hyphen_values = true)]
+    pub overlap: Option<f64>,
+    /// Cost of each verified token of the whole batch beyond one per sequence, µs.
+    #[arg(long, value_name = "US", value_parser = parse_verify_us, allow_hyphen_values = true)]
+    pub verify_us_per_token: Option<f64>,
+    /// Fixed cost of a speculative round beyond its passes, ms.
+    #[arg(long, value_name = "MS", value_parser = parse_round_ms, allow_hyphen_values = true)]
+    pub round_overhead_ms: Option<f64>,
+    /// Cost of a speculative round per sequence of the batch, ms.
+    #[arg(long, value_name = "MS", value_parser = parse_round_seq_ms, allow_hyphen_values = true)]
+    pub round_overhead_per_seq_ms: Option<f64>,
+    /// Cost per draft layer per draft step, ms.
+    #[arg(long, value_name = "MS", value_parser = parse_draft_layer_ms, allow_hyphen_values = true)]
+    pub draft_layer_ms: Option<f64>,
+    /// Factor on the bandwidth efficiency of FP8 weights, in (0, 1].
+    #[arg(long, value_name = "F", value_parser = parse_fp8_factor, allow_hyphen_values = true)]
+    pub fp8_bandwidth_factor: Option<f64>,
+    /// Factor on the compute efficiency of FP8 weights, in (0, 1].
+    #[arg(long, value_name = "F", value_parser = parse_fp8_factor, allow_hyphen_values = true)]
+    pub fp8_compute_factor: Option<f64>,
+    /// Latency of one tensor-parallel all-reduce, µs (whatever the card's interconnect).
+    #[arg(long, value_name = "US", value_parser = parse_all_reduce_us, allow_hyphen_values = true)]
+    pub all_reduce_us: Option<f64>,
     /// Draft tokens verified per round of the measured tree (with --tau).
     #[arg(long, value_name = "N", requires = "tau",
           value_parser = parse_nodes, allow_negative_numbers = true)]
@@ -168,6 +197,23 @@ impl Cli {
         }
         if let Some(e) = w.eff_bandwidth {
             dep.bandwidth_efficiency = e;
+        }
+        let terms = &mut base.cost_terms;
+        let set = |slot: &mut f64, v: Option<f64>| {
+            if let Some(v) = v {
+                *slot = v;
+            }
+        };
+        set(&mut terms.overlap, w.overlap);
+        set(&mut terms.verify_per_batch_token, w.verify_us_per_token);
+        set(&mut terms.round_fixed, w.round_overhead_ms);
+        set(&mut terms.round_per_sequence, w.round_overhead_per_seq_ms);
+        set(&mut terms.draft_per_layer, w.draft_layer_ms);
+        set(&mut terms.fp8.bandwidth, w.fp8_bandwidth_factor);
+        set(&mut terms.fp8.compute, w.fp8_compute_factor);
+        if let Some(l) = w.all_reduce_us {
+            terms.all_reduce = llm_math::AllReduceLatencies::NEUTRAL;
+            base.deployment.all_reduce_latency = l;
         }
         if let Some(o) = w.overhead_target {
             base.overhead_target = o;

@@ -122,3 +122,37 @@ fn demo5_summarises_the_held_out_rows_per_kind() {
     let ratio = o["seed"].as_f64().unwrap() / o["measured"].as_f64().unwrap();
     assert!((ratio - best).abs() < 1e-12);
 }
+
+/// The explicit commands (every constant of the profile as its own flag, the cost terms
+/// included) recompute the same figures as `--calibration NAME`: the flags of the cost
+/// terms do what the profile does. Run on the `measured` profile, whose terms are not neutral.
+#[test]
+fn every_explicit_command_recomputes_its_row_with_the_cost_term_flags() {
+    let predictions = validation::predictions().unwrap();
+    let measured = CALIBRATIONS
+        .iter()
+        .position(|c| c.name == "measured")
+        .unwrap();
+    let mut used_terms = 0;
+    for p in &predictions {
+        let m = &p.measurement;
+        let command = validation_doc::explicit_command(m, &CALIBRATIONS[measured]).unwrap();
+        used_terms += usize::from(command.contains("--overlap"));
+        let args: Vec<&str> = command
+            .strip_prefix("cargo run -p lecture06 -- ")
+            .unwrap()
+            .split(' ')
+            .collect();
+        let d = data(&[&args[..], &["--demo", "1"]].concat(), "demo1");
+        let (got, want) = (asked(&d, &m.quantity), p.predicted[measured]);
+        assert!(
+            (got - want).abs() <= 1e-9 * want,
+            "{}: {got} vs {want}: {command}",
+            m.id
+        );
+    }
+    assert!(
+        used_terms > 0,
+        "the measured profile's commands use the cost-term flags"
+    );
+}

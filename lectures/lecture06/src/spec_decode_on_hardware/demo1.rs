@@ -2,7 +2,8 @@
 //! feeding n tokens to one forward pass costs, the best γ for each α; figure `knee.svg`.
 
 use decode_lab::{
-    Draft, TreeRound, draft_step_time, expected_tokens, target_pass_time, tree_speedup,
+    Draft, TreeRound, cost_coefficient, draft_step_time, expected_tokens, target_pass_time,
+    tree_speedup,
 };
 use lecture_kit::value::{fixed, int, percent, py, ratio, time};
 use lecture_kit::{Axis, Demo, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
@@ -103,7 +104,7 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         return Ok(());
     }
     let (t_base_s, t_draft_s) = (target_pass_time(&s, 1)?, draft_step_time(&s)?);
-    let c = t_draft_s / t_base_s;
+    let c = cost_coefficient(&s)?;
     let share = match s.draft {
         Draft::Model(m) => {
             let p = m.n_params() as f64;

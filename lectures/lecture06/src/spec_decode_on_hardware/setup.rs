@@ -121,6 +121,14 @@ impl Inputs for Setup {
                 "--overhead-target",
                 "--overhead-draft",
                 "--calibration",
+                "--overlap",
+                "--verify-us-per-token",
+                "--round-overhead-ms",
+                "--round-overhead-per-seq-ms",
+                "--draft-layer-ms",
+                "--fp8-bandwidth-factor",
+                "--fp8-compute-factor",
+                "--all-reduce-us",
             ],
             Input::Gamma => &["--gamma"],
             Input::Tree => &["--tau", "--tree-nodes"],
@@ -140,6 +148,7 @@ impl Inputs for Setup {
                     && a.overhead_target == b.overhead_target
                     && a.overhead_draft == b.overhead_draft
                     && a.verify_cost_per_token == b.verify_cost_per_token
+                    && a.cost_terms == b.cost_terms
             }
             Input::Gamma => self.gamma == other.gamma,
             Input::Tree => self.measured_tree == other.measured_tree,
@@ -163,6 +172,7 @@ impl Inputs for Setup {
                 a.overhead_target = b.overhead_target;
                 a.overhead_draft = b.overhead_draft;
                 a.verify_cost_per_token = b.verify_cost_per_token;
+                a.cost_terms = b.cost_terms;
                 self.calibration = from.calibration;
             }
             Input::Gamma => self.gamma = from.gamma,
