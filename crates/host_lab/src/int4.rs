@@ -344,7 +344,7 @@ fn matmul_with(
 /// otherwise (same bits).
 fn product(a: &QuantRows, w: &Int4Matrix, panels: Range<usize>, rows: &mut [&mut [f32]]) {
     #[cfg(target_arch = "x86_64")]
-    if crate::cpu::has_avx2_fma() {
+    if transformer_lab::cpu::has_avx2_fma() {
         // SAFETY: the AVX2 kernel needs nothing but a CPU with AVX2 and FMA, which was
         // checked on the line above.
         #[allow(unsafe_code)]

@@ -30,7 +30,6 @@
 //! the measured one and the 512-token pass's FLOP/s over the measured kernel peak.
 //! `cargo run --release -p host_lab --example figures` prints the whole of [`figures::run`].
 
-mod cpu;
 pub mod device;
 mod figure_data;
 pub mod figures;

@@ -273,7 +273,7 @@ fn check_runs(runs: usize, seconds: f64) -> Result<(), Error> {
 /// Floats per iteration of the streaming sum: 8 registers of 8 floats.
 const BLOCK: usize = 64;
 
-crate::cpu::with_avx2! {
+transformer_lab::cpu::with_avx2! {
     /// The sum of `xs` (a whole number of [`BLOCK`]s) in 64 running sums, with AVX2 where
     /// the CPU has it.
     fn sum_stream(xs: &[f32]) -> f32 => sum_stream_body

@@ -9,9 +9,10 @@
 //! order either way (Rust never fuses `a * b + c` on its own), so those copies give
 //! bit-identical results; only [`crate::gemm`] asks for fused multiply-adds explicitly.
 
-/// Whether this CPU runs the AVX2 + FMA copies.
+/// Whether this CPU runs the AVX2 + FMA copies (checked once, then cached by the standard
+/// library). Other crates' kernels dispatch on it too, through [`with_avx2!`](crate::cpu::with_avx2).
 #[cfg(target_arch = "x86_64")]
-pub(crate) fn has_avx2_fma() -> bool {
+pub fn has_avx2_fma() -> bool {
     #[cfg(test)]
     if BASELINE_ONLY.get() {
         return false;
@@ -39,8 +40,12 @@ pub(crate) fn baseline_pool() -> rayon::ThreadPool {
 }
 
 /// Defines a function that runs `$body` (an `#[inline(always)]` function with the same
-/// arguments) compiled for AVX2 + FMA when the CPU has them, and as built otherwise.
-macro_rules! with_avx2 {
+/// arguments) compiled for AVX2 + FMA when the CPU has them, and as built otherwise: the
+/// workspace's one runtime dispatch (its `unsafe` is the call of the AVX2 copy after the
+/// check). Used as `transformer_lab::cpu::with_avx2! { pub fn name(a: T) -> R => body }`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_avx2 {
     ($(#[$m:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $body:ident) => {
         $(#[$m])*
         $vis fn $name($($arg: $ty),*) $(-> $ret)? {
@@ -65,4 +70,4 @@ macro_rules! with_avx2 {
     };
 }
 
-pub(crate) use with_avx2;
+pub use crate::__with_avx2 as with_avx2;

@@ -34,7 +34,7 @@
 
 mod cache;
 mod config;
-mod cpu;
+pub mod cpu;
 mod forward;
 pub mod gemm;
 mod kernels;
