@@ -43,3 +43,19 @@ pub fn scripts_caption(lecture: u32) -> String {
 
 /// `--list`: the scripts table's headers (name, question, demos).
 pub const SCRIPTS_HEADERS: [&str; 3] = ["名称", "问题", "演示（--demo）"];
+
+/// The note after a demo that ignores flags the user changed ("--alpha" …): they cannot move
+/// its figures.
+pub fn unread_note(flags: &[&str]) -> String {
+    format!(
+        "（这个演示不读 {}，改了也不影响这里的数字。）",
+        flags.join("、")
+    )
+}
+
+/// The usage error when no chosen demo reads a flag the user changed.
+pub fn unread_by_all(flag: &str) -> String {
+    format!(
+        "{flag} changes nothing in the chosen demos (none of them reads it): drop it, or add a demo that reads it with --demo"
+    )
+}

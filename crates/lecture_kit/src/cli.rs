@@ -215,6 +215,16 @@ pub fn run_with<L: Lecture>(cli: &L, out: &mut dyn Write, options: Options) -> R
     if options.mask_measured {
         report = report.masked();
     }
+    // A flag the user changed that no chosen demo reads would be silently ignored.
+    if let Some(first) = report.sections.first() {
+        let ignored = first
+            .unread_flags
+            .iter()
+            .find(|f| report.sections.iter().all(|s| s.unread_flags.contains(f)));
+        if let Some(flag) = ignored {
+            return Err(Error::Usage(crate::chrome::unread_by_all(flag)));
+        }
+    }
     let n_figures = report.figures().count();
     if common.plot.is_some() && n_figures == 0 {
         return Err(Error::Usage(

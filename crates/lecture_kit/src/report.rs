@@ -107,8 +107,9 @@ pub struct Section {
     /// The demo's typed figures, serialised (raw numbers, units per [`Report::units`]).
     pub data: serde_json::Value,
     /// The flags the user changed that this demo does not read (so they cannot move its
-    /// figures); filled by [`crate::demos`], not printed yet.
-    #[serde(skip)]
+    /// figures); filled by [`crate::demos`]. The text renderer notes them after the demo;
+    /// JSON carries them (omitted when there are none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unread_flags: Vec<&'static str>,
 }
 

@@ -150,3 +150,32 @@ fn the_scripts_grid_typed_out_runs_demo_1_at_its_first_value() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("上下文 512"), "{}", stdout(&o));
 }
+
+#[test]
+fn a_flag_no_chosen_demo_reads_is_refused_and_one_some_ignore_is_noted() {
+    refused(
+        &["--demo", "3", "--alpha", "0.7"],
+        &["--alpha changes nothing in the chosen demos"],
+    );
+    refused(&["--demo", "5", "--hw", "H200"], &["--hw changes nothing"]);
+    // Demo 2 reads α, demo 1 does not: demo 1 says so after its figures.
+    let o = lecture06(&["--demo", "1", "--demo", "2", "--alpha", "0.7"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert_eq!(
+        text.matches("（这个演示不读 --alpha，").count(),
+        1,
+        "{text}"
+    );
+    let demo2 = text.find("\n演示 2：").unwrap();
+    assert!(
+        text.find("不读 --alpha").unwrap() < demo2,
+        "noted after demo 1"
+    );
+    let json = run::json(&["--demo", "1", "--demo", "2", "--alpha", "0.7"]);
+    assert_eq!(
+        json["sections"][0]["unread_flags"],
+        serde_json::json!(["--alpha"])
+    );
+    assert!(json["sections"][1].get("unread_flags").is_none());
+}

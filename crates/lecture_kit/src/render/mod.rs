@@ -21,14 +21,23 @@ use crate::report::{Block, Report};
 /// Prints the report the way a lecture prints in a terminal (`console`'s header, table
 /// and observation styles). Figures are skipped: a terminal cannot show them.
 pub fn text(out: &mut dyn Write, report: &Report) -> io::Result<()> {
-    for block in report.blocks() {
-        match block {
-            Block::Header(title) => console::print_header(out, title)?,
-            Block::Text(line) => writeln!(out, "{line}")?,
-            Block::Line(line) => writeln!(out, "{}", line.text)?,
-            Block::Table(t) => console::print_table(out, &t.headers(), &t.texts())?,
-            Block::Observations(items) => console::print_observations(out, items)?,
-            Block::Figure(_) => {}
+    for section in &report.sections {
+        for block in &section.blocks {
+            match block {
+                Block::Header(title) => console::print_header(out, title)?,
+                Block::Text(line) => writeln!(out, "{line}")?,
+                Block::Line(line) => writeln!(out, "{}", line.text)?,
+                Block::Table(t) => console::print_table(out, &t.headers(), &t.texts())?,
+                Block::Observations(items) => console::print_observations(out, items)?,
+                Block::Figure(_) => {}
+            }
+        }
+        if !section.unread_flags.is_empty() {
+            writeln!(
+                out,
+                "\n{}",
+                crate::chrome::unread_note(&section.unread_flags)
+            )?;
         }
     }
     Ok(())
