@@ -226,11 +226,19 @@ pub fn run_with<L: Lecture>(cli: &L, out: &mut dyn Write, options: Options) -> R
         }
     }
     let n_figures = report.figures().count();
+    // What the flags chose, for the messages: `--list`'s tables or the chosen demos.
+    let (have, draw) = if common.list {
+        ("--list prints", "--list draws")
+    } else {
+        ("the chosen demos have", "the chosen demos draw")
+    };
     if common.plot.is_some() && n_figures == 0 {
-        return Err(Error::Usage(
-            "--plot: the chosen demos draw no figure (choose another --demo, or drop --plot)"
-                .into(),
-        ));
+        let hint = if common.list {
+            "drop --plot"
+        } else {
+            "choose another --demo, or drop --plot"
+        };
+        return Err(Error::Usage(format!("--plot: {draw} no figure ({hint})")));
     }
     let n_tables = report.tables().count();
     // Every output is rendered whole before a byte is written: a file is then written
@@ -249,9 +257,13 @@ pub fn run_with<L: Lecture>(cli: &L, out: &mut dyn Write, options: Options) -> R
         }
         (Format::Csv, None) if n_tables != 1 => {
             return Err(Error::Usage(format!(
-                "--format csv prints one table to standard output, but the chosen demos have \
-                 {n_tables} tables: add --out DIR for one file per table, or pick one table's \
-                 demo with --demo"
+                "--format csv prints one table to standard output, but {have} \
+                 {n_tables} tables: add --out DIR for one file per table{}",
+                if common.list {
+                    ""
+                } else {
+                    ", or pick one table's demo with --demo"
+                }
             )));
         }
         (format, Some(path)) => {

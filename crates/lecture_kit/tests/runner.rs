@@ -99,7 +99,7 @@ fn bad_flags_exit_2_with_one_line_naming_the_choices() {
         (&["--format", "csv"], "the chosen demos have 2 tables"),
         (
             &["--list", "--plot", "/tmp/never"],
-            "--plot: the chosen demos draw no figure",
+            "--plot: --list draws no figure (drop --plot)",
         ),
     ] {
         let r = run::<Toy>(args);

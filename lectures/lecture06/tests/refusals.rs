@@ -179,3 +179,34 @@ fn a_flag_no_chosen_demo_reads_is_refused_and_one_some_ignore_is_noted() {
     );
     assert!(json["sections"][1].get("unread_flags").is_none());
 }
+
+#[test]
+fn a_reader_that_leaves_early_is_success_in_every_format() {
+    use std::process::{Command, Stdio};
+    for format in ["text", "markdown", "json", "html"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lecture06"))
+            .args(["--format", format, "--demo", "1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // `| head -c 0`: every write gets EPIPE
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{format}: {:?} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stderr.is_empty(), "{format}");
+    }
+}
+
+#[test]
+fn list_messages_speak_of_the_list_not_of_demos() {
+    refused(&["--list", "--format", "csv"], &["--list prints 3 tables"]);
+    refused(
+        &["--list", "--plot", "target/never"],
+        &["--list draws no figure"],
+    );
+}
