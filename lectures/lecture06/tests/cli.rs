@@ -206,7 +206,7 @@ fn a_flag_that_would_be_ignored_is_an_error_or_honoured() {
     let dir = std::env::temp_dir().join(format!("lecture06-noplot-{}", std::process::id()));
     let o = lecture06(&["--list", "--plot", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("draw no figure"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("draws no figure"), "{}", stderr(&o));
     assert!(!dir.exists(), "nothing written");
     // --list in another form: honoured.
     let o = lecture06(&["--list", "--format", "json"]);
