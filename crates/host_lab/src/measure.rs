@@ -111,26 +111,54 @@ pub fn kernel_peak(
             )
             .sum()
     };
-    // Calibrate: how many calls per thread make one run last `seconds_per_run`.
-    let t0 = Instant::now();
-    std::hint::black_box(calls(4));
-    let per_call = t0.elapsed().as_secs_f64() / 4.0;
-    let reps = ((seconds_per_run / per_call.max(1e-9)) as usize).max(1);
-    let mut values = Vec::with_capacity(runs);
-    for run in 0..runs {
+    let runs = Runs {
+        runs,
+        seconds_per_run,
+        threads,
+        flops_per_call,
+    };
+    runs.flops("kernel peak", calls, progress)
+}
+
+/// How a kernel's FLOP/s is timed: `runs` runs of about `seconds_per_run`, each of
+/// `reps · threads` calls of `flops_per_call` FLOPs.
+struct Runs {
+    runs: usize,
+    seconds_per_run: f64,
+    threads: usize,
+    flops_per_call: f64,
+}
+
+impl Runs {
+    /// Calibrates how many calls per thread make one run last `seconds_per_run`, then times
+    /// the runs of `calls(reps)`; one line per run on `progress`, headed `what`.
+    fn flops(
+        &self,
+        what: &str,
+        calls: impl Fn(usize) -> f32,
+        progress: &mut dyn Write,
+    ) -> Result<Sample, Error> {
+        let (runs, threads) = (self.runs, self.threads);
         let t0 = Instant::now();
-        std::hint::black_box(calls(reps));
-        let secs = t0.elapsed().as_secs_f64();
-        let flops = flops_per_call * (reps * threads) as f64 / secs;
-        writeln!(
-            progress,
-            "kernel peak, run {}/{runs}: {:.1} GFLOP/s ({threads} threads)",
-            run + 1,
-            flops / 1e9
-        )?;
-        values.push(flops);
+        std::hint::black_box(calls(4));
+        let per_call = t0.elapsed().as_secs_f64() / 4.0;
+        let reps = ((self.seconds_per_run / per_call.max(1e-9)) as usize).max(1);
+        let mut values = Vec::with_capacity(runs);
+        for run in 0..runs {
+            let t0 = Instant::now();
+            std::hint::black_box(calls(reps));
+            let secs = t0.elapsed().as_secs_f64();
+            let flops = self.flops_per_call * (reps * threads) as f64 / secs;
+            writeln!(
+                progress,
+                "{what}, run {}/{runs}: {:.1} GFLOP/s ({threads} threads)",
+                run + 1,
+                flops / 1e9
+            )?;
+            values.push(flops);
+        }
+        Sample::new(values)
     }
-    Sample::new(values)
 }
 
 /// Shape of the per-thread product of [`int4_peak`]: `[rows, K] · [K, N]` with INT4 weights
@@ -174,24 +202,13 @@ pub fn int4_peak(
             )
             .sum()
     };
-    let t0 = Instant::now();
-    std::hint::black_box(calls(4));
-    let per_call = t0.elapsed().as_secs_f64() / 4.0;
-    let reps = ((seconds_per_run / per_call.max(1e-9)) as usize).max(1);
-    let mut values = Vec::with_capacity(runs);
-    for run in 0..runs {
-        let t0 = Instant::now();
-        std::hint::black_box(calls(reps));
-        let flops = flops_per_call * (reps * threads) as f64 / t0.elapsed().as_secs_f64();
-        writeln!(
-            progress,
-            "INT4 kernel at {rows} rows, run {}/{runs}: {:.1} GFLOP/s ({threads} threads)",
-            run + 1,
-            flops / 1e9
-        )?;
-        values.push(flops);
-    }
-    Sample::new(values)
+    let runs = Runs {
+        runs,
+        seconds_per_run,
+        threads,
+        flops_per_call,
+    };
+    runs.flops(&format!("INT4 kernel at {rows} rows"), calls, progress)
 }
 
 /// The smallest buffer [`read_bandwidth`] streams, bytes.
@@ -336,7 +353,13 @@ mod tests {
         let int4 = int4_peak(3, 1, 0.01, &mut log).unwrap();
         assert_eq!((bw.runs.len(), peak.runs.len(), int4.runs.len()), (2, 2, 1));
         assert!(bw.median() > 0.0 && peak.median() > 0.0 && int4.median() > 0.0);
-        assert_eq!(String::from_utf8(log).unwrap().lines().count(), 5);
+        let log = String::from_utf8(log).unwrap();
+        assert_eq!(log.lines().count(), 5);
+        assert!(
+            log.contains("kernel peak, run 2/2: ")
+                && log.contains("INT4 kernel at 3 rows, run 1/1: "),
+            "{log}"
+        );
         assert!(int4_peak(0, 1, 0.01, &mut Vec::new()).is_err());
     }
 }
