@@ -13,7 +13,7 @@
 //!
 //! Measured values (see [`crate::value::measured`]) print as they are, or masked when the
 //! environment variable [`MASK_ENV`] (`LECTURE_MASK_MEASURED=1`) is set: read once, by
-//! [`main`] and [`exit_code`], and passed down as [`Options`].
+//! [`main`], and passed down to [`run`] as [`Options`].
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -23,8 +23,10 @@ use std::process::ExitCode;
 use clap::{Parser, ValueEnum};
 
 use crate::chrome;
+use crate::demo::{Demo, demos};
 use crate::error::Error;
 use crate::files;
+use crate::inputs::Inputs;
 use crate::render;
 use crate::report::{Block, Cell, Column, Report, Section, Table};
 
@@ -90,44 +92,53 @@ pub enum Format {
     Html,
 }
 
-/// One script of a lecture: its name, its demos, and the function that computes its
-/// report for the parsed flags and the chosen demos — the script's demo functions on the
-/// setup the flags ask for ([`crate::demos`]):
+/// One script of a lecture: its name, its demos (registered as plain functions, each with
+/// the setup inputs it reads) and the demos printed when no `--demo` is given:
 ///
 /// ```ignore
-/// pub const SCRIPT: Script<Cli> = Script {
+/// pub const SCRIPT: Script<Setup> = Script {
 ///     name: "05_spec_decode_on_hardware",
 ///     title: "投机解码在硬件上",
-///     demos: &[1, 2, 3],
-///     default_demos: &[1, 2, 3],
-///     report: |cli, chosen| lecture_kit::demos(&cli.setup()?, REGISTRY, chosen),
+///     registry: &[Demo::new(1, demo1::READS, demo1::run), Demo::new(2, demo2::READS, demo2::run)],
+///     default_demos: &[1, 2],
 /// };
 /// ```
 ///
-/// The runner fills in the report's lecture number and script name. Every demo of
-/// `demos` must be in the registry (`testing::check_command_line` runs each one).
-pub struct Script<L> {
+/// `--demo` takes the numbers of the registry; the runner runs the chosen ones on the setup
+/// the flags ask for ([`Lecture::setup`]) and fills in the report's lecture number and
+/// script name.
+pub struct Script<S: Inputs> {
     /// The name `--script` takes, e.g. `"05_spec_decode_on_hardware"`.
     pub name: &'static str,
     /// One line: what the script asks.
     pub title: &'static str,
-    /// Every demo `--demo` accepts.
-    pub demos: &'static [u8],
+    /// Every demo `--demo` accepts, in lecture order.
+    pub registry: &'static [Demo<S>],
     /// The demos printed when no `--demo` is given.
     pub default_demos: &'static [u8],
-    /// Computes the report of the chosen demos (in lecture order).
-    pub report: fn(&L, &[u8]) -> Result<Report, Error>,
 }
 
-/// A lecture's command line: its flags (a clap `Parser` that flattens [`CommonArgs`])
-/// and its scripts.
+impl<S: Inputs> Script<S> {
+    /// The numbers `--demo` takes.
+    pub fn demos(&self) -> Vec<u8> {
+        self.registry.iter().map(|d| d.number).collect()
+    }
+}
+
+/// A lecture's command line: its flags (a clap `Parser` that flattens [`CommonArgs`]), the
+/// setup they describe, and its scripts.
 pub trait Lecture: Parser + 'static {
     /// The lecture's number, e.g. 6.
     const NUMBER: u32;
+    /// What the lecture's demos are computed for (the card, the models, the assumptions).
+    type Setup: Inputs;
     /// The lecture's scripts; the first is the default.
-    const SCRIPTS: &'static [Script<Self>];
+    const SCRIPTS: &'static [Script<Self::Setup>];
     /// The flags every lecture has.
     fn common(&self) -> &CommonArgs;
+    /// The setup the flags ask for; a usage error ([`Error::Usage`]) when they describe one
+    /// that cannot exist.
+    fn setup(&self) -> Result<Self::Setup, Error>;
     /// What `--list` prints after the scripts: the registries the lecture's flags accept
     /// (`lecture_flags::catalog()` for `--hw`, `--target`, `--draft`). None by default.
     fn catalog() -> Vec<Block> {
@@ -135,28 +146,19 @@ pub trait Lecture: Parser + 'static {
     }
 }
 
-/// A lecture binary's `main`: runs the process's command line, prints to standard output,
-/// errors to standard error.
+/// A lecture binary's `main`: runs the process's command line with the [`Options`] of its
+/// environment, printing to standard output and errors to standard error.
 pub fn main<L: Lecture>() -> ExitCode {
-    ExitCode::from(exit_code::<L>(
-        std::env::args_os(),
-        &mut io::stdout().lock(),
-        &mut io::stderr().lock(),
-    ))
+    let (mut out, mut err) = (io::stdout().lock(), io::stderr().lock());
+    let options = Options::from_env();
+    ExitCode::from(run::<L>(std::env::args_os(), &mut out, &mut err, options))
 }
 
-/// Runs the command line `args` (program name first), printing to `out` and errors to
-/// `err`, with the [`Options`] of the process environment; returns the exit code (0, 1 or 2).
-pub fn exit_code<L: Lecture>(
-    args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> u8 {
-    exit_code_with::<L>(args, out, err, Options::from_env())
-}
-
-/// [`exit_code`] with the given options instead of the environment's.
-pub fn exit_code_with<L: Lecture>(
+/// Runs the command line `args` (program name first): parses the flags, runs the chosen
+/// demos of the chosen script on the setup they ask for ([`demos`]), or `--list`, and
+/// writes the report as the flags ask ([`write`]). Prints to `out`, errors to `err` as one
+/// line; returns the exit code (0, 1 or 2).
+pub fn run<L: Lecture>(
     args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -175,7 +177,14 @@ pub fn exit_code_with<L: Lecture>(
             return 2;
         }
     };
-    match run_with(&cli, out, options) {
+    let report = match choose(&cli) {
+        Ok(None) => list_report::<L>(),
+        Ok(Some((script, chosen, setup))) => {
+            demos(&setup, script.registry, &chosen).map(|r| r.named(L::NUMBER, script.name))
+        }
+        Err(e) => Err(e),
+    };
+    match report.and_then(|r| write(cli.common(), r, out, options)) {
         Ok(()) => 0,
         Err(e) => {
             let code = e.exit_code();
@@ -188,30 +197,47 @@ pub fn exit_code_with<L: Lecture>(
     }
 }
 
-/// Computes and writes what the flags ask for (measured values as they are).
-pub fn run<L: Lecture>(cli: &L, out: &mut dyn Write) -> Result<(), Error> {
-    run_with(cli, out, Options::default())
-}
+/// The script, the demos (in lecture order) and the setup the flags choose; `None` for
+/// `--list`.
+type Choice<L> = Option<(
+    &'static Script<<L as Lecture>::Setup>,
+    Vec<u8>,
+    <L as Lecture>::Setup,
+)>;
 
-/// The report the flags ask for: `--list`, or the chosen demos of the chosen script, with
-/// the lecture's number and the script's name.
-pub fn report<L: Lecture>(cli: &L) -> Result<Report, Error> {
+/// What the flags choose ([`Choice`]): usage errors for an unknown script or demo, or a
+/// setup that cannot exist.
+fn choose<L: Lecture>(cli: &L) -> Result<Choice<L>, Error> {
     let common = cli.common();
     if common.list {
-        return list_report::<L>();
+        return Ok(None);
     }
     let script = pick_script(L::SCRIPTS, common.script.as_deref())?;
-    let demos = pick_demos(script, &common.demos)?;
-    let mut report = (script.report)(cli, &demos)?;
-    report.lecture = L::NUMBER;
-    report.script = script.name.to_string();
-    Ok(report)
+    let chosen = pick_demos(script, &common.demos)?;
+    Ok(Some((script, chosen, cli.setup()?)))
 }
 
-/// Computes and writes what the flags ask for, with `options`.
-pub fn run_with<L: Lecture>(cli: &L, out: &mut dyn Write, options: Options) -> Result<(), Error> {
-    let common = cli.common();
-    let mut report = report(cli)?;
+/// The report the flags ask for (what [`run`] writes, measured values as measured): `--list`,
+/// or the chosen demos of the chosen script, with the lecture's number and the script's name.
+pub fn report<L: Lecture>(cli: &L) -> Result<Report, Error> {
+    match choose(cli)? {
+        None => list_report::<L>(),
+        Some((script, chosen, setup)) => {
+            Ok(demos(&setup, script.registry, &chosen)?.named(L::NUMBER, script.name))
+        }
+    }
+}
+
+/// Writes `report` as the flags `common` ask (`--format`, `--out`, `--plot`), measured
+/// values masked if `options` say so. Refuses a flag the user changed that no chosen demo
+/// reads, `--plot` without a figure and `--format csv` to standard output with other than
+/// one table. Every output is rendered whole before a byte is written.
+pub fn write(
+    common: &CommonArgs,
+    mut report: Report,
+    out: &mut dyn Write,
+    options: Options,
+) -> Result<(), Error> {
     if options.mask_measured {
         report = report.masked();
     }
@@ -306,10 +332,10 @@ fn rendered(report: &Report, format: Format) -> Result<Vec<u8>, Error> {
     Ok(out)
 }
 
-fn pick_script<'a, L>(
-    scripts: &'a [Script<L>],
+fn pick_script<'a, S: Inputs>(
+    scripts: &'a [Script<S>],
     name: Option<&str>,
-) -> Result<&'a Script<L>, Error> {
+) -> Result<&'a Script<S>, Error> {
     let names = || {
         scripts
             .iter()
@@ -332,21 +358,17 @@ fn pick_script<'a, L>(
 
 /// The demos `--demo` asks for, in lecture order without repeats; the script's default
 /// when none is given. Says the valid choices when one is not a demo of the script.
-pub fn pick_demos<L>(script: &Script<L>, asked: &[String]) -> Result<Vec<u8>, Error> {
+pub fn pick_demos<S: Inputs>(script: &Script<S>, asked: &[String]) -> Result<Vec<u8>, Error> {
     if asked.is_empty() {
         return Ok(script.default_demos.to_vec());
     }
-    let mut demos = Vec::new();
+    let (all, mut demos) = (script.demos(), Vec::new());
     for text in asked {
-        let demo = text
-            .trim()
-            .parse::<u8>()
-            .ok()
-            .filter(|d| script.demos.contains(d));
+        let demo = text.trim().parse::<u8>().ok().filter(|d| all.contains(d));
         let Some(demo) = demo else {
             return Err(Error::Usage(format!(
                 "--demo takes {} (got {text:?})",
-                choices(script.demos)
+                choices(&all)
             )));
         };
         demos.push(demo);
@@ -405,7 +427,7 @@ pub fn list_report<L: Lecture>() -> Result<Report, Error> {
         script_table = script_table.row(vec![
             Cell::text(s.name),
             Cell::text(s.title),
-            Cell::text(choices(s.demos)),
+            Cell::text(choices(&s.demos())),
         ]);
     }
     let mut blocks = vec![

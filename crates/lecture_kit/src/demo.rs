@@ -410,11 +410,8 @@ fn build(
 
 /// The report of the `chosen` demos (in the order given) of `registry`, for `setup`: each
 /// demo runs on its view of the setup; its observations follow the default-only rule (see
-/// [`crate::inputs`]). What a script's `report` function returns:
-///
-/// ```ignore
-/// report: |cli, chosen| lecture_kit::demos(&cli.setup()?, DEMOS, chosen),
-/// ```
+/// [`crate::inputs`]); its section lists the flags the user changed that it does not read.
+/// What the runner calls for a script's chosen demos.
 ///
 /// Errs when a demo fails, prints a table that does not fit its headers, is not in
 /// `registry`, or is given a view the setup's [`Inputs::take`] did not reset.
@@ -432,7 +429,30 @@ pub fn demos<S: Inputs>(setup: &S, registry: &[Demo<S>], chosen: &[u8]) -> Resul
             .ok_or_else(|| {
                 Error::Library(format!("demo {number} is not in the script's registry").into())
             })?;
-        report.sections.push(section(setup, demo)?);
+        let view = setup.view(demo.reads);
+        let changed = view.changed();
+        if let Some(input) = changed.iter().find(|i| !demo.reads.contains(i)) {
+            return Err(Error::Library(
+                format!(
+                    "demo {number}: the setup's view still differs from the default in \
+                     {input:?}, which the demo does not read (Inputs::take does not reset it)"
+                )
+                .into(),
+            ));
+        }
+        let mut out = Out::new(number);
+        (demo.run)(&mut out, &view)?;
+        // The script's sentences as the default setup makes them, to mark under a what-if.
+        let default_seeds = if !changed.is_empty() && !out.seeds().is_empty() {
+            let mut default = Out::new(number);
+            (demo.run)(&mut default, &S::default())?;
+            default.seeds()
+        } else {
+            Vec::new()
+        };
+        let mut section = out.finish(changed.is_empty(), &default_seeds, S::default_only)?;
+        section.unread_flags = setup.unread_flags(demo.reads);
+        report.sections.push(section);
     }
     Ok(report)
 }
@@ -455,32 +475,4 @@ pub fn figures<S: Inputs, T: 'static>(demo: &Demo<S>, setup: &S) -> Result<Optio
             .into(),
         )),
     }
-}
-
-/// One demo's section for `setup`.
-fn section<S: Inputs>(setup: &S, demo: &Demo<S>) -> Result<Section, Error> {
-    let view = setup.view(demo.reads);
-    let changed = view.changed();
-    if let Some(input) = changed.iter().find(|i| !demo.reads.contains(i)) {
-        return Err(Error::Library(
-            format!(
-                "demo {}: the setup's view still differs from the default in {input:?}, which \
-                 the demo does not read (Inputs::take does not reset it)",
-                demo.number
-            )
-            .into(),
-        ));
-    }
-    let mut out = Out::new(demo.number);
-    (demo.run)(&mut out, &view)?;
-    let default_seeds = if !changed.is_empty() && !out.seeds().is_empty() {
-        let mut default = Out::new(demo.number);
-        (demo.run)(&mut default, &S::default())?;
-        default.seeds()
-    } else {
-        Vec::new()
-    };
-    let mut section = out.finish(changed.is_empty(), &default_seeds, S::default_only)?;
-    section.unread_flags = setup.unread_flags(demo.reads);
-    Ok(section)
 }

@@ -45,7 +45,7 @@ pub mod report;
 pub mod testing;
 pub mod value;
 
-pub use cli::{CommonArgs, Format, Lecture, MASK_ENV, Options, Script, exit_code, main};
+pub use cli::{CommonArgs, Format, Lecture, MASK_ENV, Options, Script, main, run};
 pub use demo::{Demo, Observation, Out, always, demos, figures, seed, what_if};
 pub use error::Error;
 pub use figure::{Axis, Figure, Panel, RefLine, Region, Series};

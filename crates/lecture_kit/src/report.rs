@@ -40,6 +40,13 @@ impl Report {
         }
     }
 
+    /// The report as `lecture`'s `script`.
+    pub fn named(mut self, lecture: u32, script: impl Into<String>) -> Self {
+        self.lecture = lecture;
+        self.script = script.into();
+        self
+    }
+
     /// Every block of every section, in print order.
     pub fn blocks(&self) -> impl Iterator<Item = &Block> {
         self.sections.iter().flat_map(|s| s.blocks.iter())

@@ -19,7 +19,7 @@
 
 use std::process::Command;
 
-use crate::cli::{Lecture, MASK_ENV, Options, exit_code_with};
+use crate::cli::{Lecture, MASK_ENV, Options};
 use crate::report::Report;
 
 /// What one run of a lecture's command line printed, and its exit code.
@@ -47,7 +47,7 @@ pub fn run<L: Lecture>(args: &[&str]) -> Run {
 pub fn run_with<L: Lecture>(args: &[&str], options: Options) -> Run {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let argv = std::iter::once("lecture").chain(args.iter().copied());
-    let code = exit_code_with::<L>(argv, &mut out, &mut err, options);
+    let code = crate::cli::run::<L>(argv, &mut out, &mut err, options);
     Run {
         code,
         stdout: String::from_utf8(out).expect("lecture output is UTF-8"),
@@ -114,7 +114,7 @@ pub fn check_command_line_with<L: Lecture>(lecture: impl Fn() -> Command) {
     let unmasked = run_with::<L>(&[], Options::default());
     assert_eq!(unmasked.code, 0, "unmasked: {}", unmasked.stderr);
     for script in L::SCRIPTS {
-        for demo in script.demos {
+        for demo in script.demos() {
             let n = demo.to_string();
             let r = run::<L>(&["--script", script.name, "--demo", &n]);
             assert_eq!(

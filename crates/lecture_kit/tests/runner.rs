@@ -1,4 +1,4 @@
-//! The runner and the renderers on a two-demo lecture made up for the test, its report
+//! The runner and the renderers on a two-demo lecture made up for the test, its demos
 //! built by hand from blocks (the shared command-line check runs on `tests/measured.rs`).
 
 use std::io::{self, Write};
@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use lecture_kit::figure::{Axis, Figure, Panel, RefLine, Series};
 use lecture_kit::testing::run;
 use lecture_kit::{
-    Block, Cell, Column, CommonArgs, Datum, Error, Lecture, Report, Script, Section, Table,
+    Block, Cell, Column, CommonArgs, Datum, Demo, Error, Lecture, Options, Out, Script, Table,
 };
 
 #[derive(Debug, Clone, clap::Parser)]
@@ -16,60 +16,67 @@ struct Toy {
     common: CommonArgs,
 }
 
-fn report(_: &Toy, demos: &[u8]) -> Result<Report, Error> {
-    let mut r = Report::new(99, "01_toy");
-    for &d in demos {
-        let table = Table::new(
-            format!("demo{d}"),
-            format!("演示 {d}"),
-            vec![
-                Column::number("n", ""),
-                Column::with_fields("γ, 加速", &[("γ", ""), ("加速", "×")]),
-            ],
-        )
-        .row(vec![
-            Cell::int(1),
-            Cell::values("γ=4, 1.93×", vec![Datum::Int(4), Datum::Number(1.93)]),
-        ])
-        .row(vec![Cell::int(2), Cell::missing("放不下", 2)]);
-        let mut blocks = vec![
-            Block::Header(format!("演示 {d}")),
-            Block::Table(table),
-            Block::Observations(vec!["看".into()]),
-        ];
-        if d == 2 {
-            let mut panel = Panel::new("", Axis::log("n"), Axis::linear("加速").times());
-            panel.series.push(Series::line(
-                "a",
-                vec![(1.0, 1.5), (10.0, 2.0), (1000.0, 0.8)],
-            ));
-            panel.hlines.push(RefLine {
-                y: 1.0,
-                label: "1.0×".into(),
-            });
-            blocks.push(Block::Figure(Figure {
-                id: "fig".into(),
-                title: "图".into(),
-                panels: vec![panel],
-            }));
-        }
-        r.sections
-            .push(Section::new(format!("demo{d}"), blocks, &d)?);
+/// Demo `d`: a table with a two-value cell and a missing one, observations, and for demo 2
+/// a figure — built from blocks.
+fn demo(out: &mut Out, d: u8) -> Result<(), Error> {
+    let table = Table::new(
+        format!("demo{d}"),
+        format!("演示 {d}"),
+        vec![
+            Column::number("n", ""),
+            Column::with_fields("γ, 加速", &[("γ", ""), ("加速", "×")]),
+        ],
+    )
+    .row(vec![
+        Cell::int(1),
+        Cell::values("γ=4, 1.93×", vec![Datum::Int(4), Datum::Number(1.93)]),
+    ])
+    .row(vec![Cell::int(2), Cell::missing("放不下", 2)]);
+    let mut blocks = vec![
+        Block::Header(format!("演示 {d}")),
+        Block::Table(table),
+        Block::Observations(vec!["看".into()]),
+    ];
+    if d == 2 {
+        let mut panel = Panel::new("", Axis::log("n"), Axis::linear("加速").times());
+        panel.series.push(Series::line(
+            "a",
+            vec![(1.0, 1.5), (10.0, 2.0), (1000.0, 0.8)],
+        ));
+        panel.hlines.push(RefLine {
+            y: 1.0,
+            label: "1.0×".into(),
+        });
+        blocks.push(Block::Figure(Figure {
+            id: "fig".into(),
+            title: "图".into(),
+            panels: vec![panel],
+        }));
     }
-    Ok(r)
+    blocks.into_iter().for_each(|b| out.block(b));
+    out.data(d);
+    Ok(())
 }
+
+const DEMOS: &[Demo<()>] = &[
+    Demo::new(1, &[], |out, _| demo(out, 1)),
+    Demo::new(2, &[], |out, _| demo(out, 2)),
+];
 
 impl Lecture for Toy {
     const NUMBER: u32 = 99;
-    const SCRIPTS: &'static [Script<Self>] = &[Script {
+    type Setup = ();
+    const SCRIPTS: &'static [Script<()>] = &[Script {
         name: "01_toy",
         title: "玩具",
-        demos: &[1, 2],
+        registry: DEMOS,
         default_demos: &[1, 2],
-        report,
     }];
     fn common(&self) -> &CommonArgs {
         &self.common
+    }
+    fn setup(&self) -> Result<(), Error> {
+        Ok(())
     }
 }
 
@@ -146,13 +153,13 @@ fn output_is_written_in_one_buffered_pass_and_a_closed_pipe_is_success() {
     };
     let mut err = Vec::new();
     assert_eq!(
-        lecture_kit::exit_code::<Toy>(["lecture99"], &mut pipe, &mut err),
+        lecture_kit::run::<Toy>(["lecture99"], &mut pipe, &mut err, Options::default()),
         0
     );
     assert_eq!((pipe.writes, pipe.flushes), (1, 1), "one write, one flush");
     let mut closed = Pipe { limit: 10, ..pipe };
     closed.taken = 0;
-    let code = lecture_kit::exit_code::<Toy>(["lecture99"], &mut closed, &mut err);
+    let code = lecture_kit::run::<Toy>(["lecture99"], &mut closed, &mut err, Options::default());
     assert_eq!(code, 0, "a reader that leaves early is no error");
     assert!(err.is_empty(), "{}", String::from_utf8_lossy(&err));
 }

@@ -157,12 +157,24 @@ pub struct WhatIf {
     pub tree_nodes: Option<u64>,
 }
 
-impl Cli {
+impl Lecture for Cli {
+    const NUMBER: u32 = 6;
+    type Setup = Setup;
+    const SCRIPTS: &'static [Script<Setup>] = &[s05::SCRIPT];
+
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+
+    fn catalog() -> Vec<lecture_kit::Block> {
+        lecture_flags::catalog()
+    }
+
     /// The setup these flags ask for; a combination that cannot exist (a draft of another
     /// tokenizer family, a context longer than the model's maximum, a γ with --tau but …)
     /// is a usage error that says why. A draft that does not fit is not an error: the
     /// lecture prints it as it prints a target that does not fit.
-    pub fn setup(&self) -> Result<Setup, lecture_kit::Error> {
+    fn setup(&self) -> Result<Setup, lecture_kit::Error> {
         let w = &self.what_if;
         for (flag, list) in [("--batch", &w.batches), ("--ctx", &w.ctxs)] {
             if let Some(v) = list
@@ -258,19 +270,6 @@ impl Cli {
             }
         }
         Ok(s)
-    }
-}
-
-impl Lecture for Cli {
-    const NUMBER: u32 = 6;
-    const SCRIPTS: &'static [Script<Self>] = &[s05::SCRIPT];
-
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-
-    fn catalog() -> Vec<lecture_kit::Block> {
-        lecture_flags::catalog()
     }
 }
 

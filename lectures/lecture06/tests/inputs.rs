@@ -3,7 +3,7 @@
 
 use clap::Parser;
 use decode_lab::{Draft, Scenario, TreeRound, tree_accept_lengths, tree_speedup};
-use lecture_kit::{Block, Inputs};
+use lecture_kit::{Block, Inputs, Lecture as _};
 use lecture06::Cli;
 use lecture06::spec_decode_on_hardware::{Input, REGISTRY, Setup, demo3, report, toy_model};
 

@@ -110,26 +110,22 @@ pub const DEMOS: &[Demo<Setup>] = &[
 
 impl Lecture for Toy {
     const NUMBER: u32 = 97;
-    const SCRIPTS: &'static [Script<Self>] = &[Script {
+    type Setup = Setup;
+    const SCRIPTS: &'static [Script<Setup>] = &[Script {
         name: "01_steps",
         title: "步数与时间",
-        demos: &[1, 2],
+        registry: DEMOS,
         default_demos: &[1, 2],
-        report: |cli, chosen| lecture_kit::demos(&cli.setup(), DEMOS, chosen),
     }];
     fn common(&self) -> &CommonArgs {
         &self.common
     }
-}
-
-impl Toy {
-    /// The setup the flags ask for.
-    pub fn setup(&self) -> Setup {
-        Setup {
+    fn setup(&self) -> Result<Setup, Error> {
+        Ok(Setup {
             steps: self.steps,
             step_s: self.step_time,
             work: self.work,
-        }
+        })
     }
 }
 

@@ -53,8 +53,6 @@ pub use setup::{Input, Setup, UNITS};
 pub const NAME: &str = "05_spec_decode_on_hardware";
 /// The script's question, one line.
 pub const TITLE: &str = "投机解码在硬件上：c、批大小、上下文与树形验证";
-/// Every demo of the script.
-pub const DEMOS: [u8; 5] = [1, 2, 3, 4, 5];
 /// The demos the original script prints.
 pub const DEFAULT_DEMOS: [u8; 3] = [1, 2, 3];
 
@@ -67,21 +65,17 @@ pub const REGISTRY: &[Demo<Setup>] = &[
     Demo::new(5, demo5::READS, demo5::run),
 ];
 
-/// The script as lecture 6's registry lists it.
-pub const SCRIPT: Script<crate::Cli> = Script {
+/// The script as lecture 6 lists it.
+pub const SCRIPT: Script<Setup> = Script {
     name: NAME,
     title: TITLE,
-    demos: &DEMOS,
+    registry: REGISTRY,
     default_demos: &DEFAULT_DEMOS,
-    report: |cli, chosen| lecture_kit::demos(&cli.setup()?, REGISTRY, chosen),
 };
 
 /// The report of `demos` (in lecture order) for `setup`.
 pub fn report(setup: &Setup, demos: &[u8]) -> Result<Report, Error> {
-    let mut report = lecture_kit::demos(setup, REGISTRY, demos)?;
-    report.lecture = 6;
-    report.script = NAME.to_string();
-    Ok(report)
+    Ok(lecture_kit::demos(setup, REGISTRY, demos)?.named(6, NAME))
 }
 
 /// Prints the script for the default setup, demos 1–3, as text: what the original prints.

@@ -409,6 +409,7 @@ impl ModelData {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lecture_kit::Lecture as _;
 
     #[test]
     fn demo1_runs_at_the_first_of_each_list_given() {
