@@ -1,5 +1,7 @@
 //! Speculative decoding on the toy model: lossless, exact, and robust to bad input.
 
+mod common;
+use common::chi_square_critical;
 use decode_lab::{
     Error, Sampling, TreeAcceptance, TreeShape, speculative_generate, speculative_generate_batch,
 };
@@ -165,13 +167,6 @@ fn chi_square(counts: &[usize], probs: &[f64], n: usize) -> (f64, usize) {
         bins += 1;
     }
     (chi2, bins - 1)
-}
-
-/// χ² critical value at p = 0.001 (Wilson–Hilferty).
-fn chi_square_critical(df: usize) -> f64 {
-    let k = df as f64;
-    let z = 3.090_232;
-    k * (1.0 - 2.0 / (9.0 * k) + z * (2.0 / (9.0 * k)).sqrt()).powi(3)
 }
 
 #[test]

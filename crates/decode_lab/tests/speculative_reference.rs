@@ -11,6 +11,8 @@
 //! numbers the other sequences take). So for batches the test compares distributions:
 //! each sequence of a batch must be distributed as the reference's output is.
 
+mod common;
+use common::chi_square_critical;
 use decode_lab::speculative::reference;
 use decode_lab::{Sampling, TreeShape, speculative_generate, speculative_generate_batch};
 use ndarray::Array2;
@@ -305,13 +307,6 @@ fn two_sample_chi_square(a: &[usize], b: &[usize]) -> (f64, usize) {
         bins += 1;
     }
     (chi2, bins - 1)
-}
-
-/// χ² critical value at p = 0.001 (Wilson–Hilferty).
-fn chi_square_critical(df: usize) -> f64 {
-    let k = df as f64;
-    let z = 3.090_232;
-    k * (1.0 - 2.0 / (9.0 * k) + z * (2.0 / (9.0 * k)).sqrt()).powi(3)
 }
 
 #[test]

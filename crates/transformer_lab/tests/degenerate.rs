@@ -10,16 +10,8 @@ use transformer_lab::{
     sample_categorical, sample_tokens_from, softmax_weights,
 };
 
-const SMALL: Config = Config {
-    vocab: 64,
-    d_model: 32,
-    n_layers: 2,
-    n_heads: 4,
-    d_ff: 48,
-    max_seq: 24,
-    norm_eps: 1e-5,
-    rope_theta: 10000.0,
-};
+mod common;
+use common::SMALL;
 
 /// The next draw of a generator, to check that an error consumed nothing from it.
 fn next(rng: &ChaCha8Rng) -> f64 {

@@ -8,16 +8,8 @@ use transformer_lab::{
     sample_categorical,
 };
 
-const SMALL: Config = Config {
-    vocab: 64,
-    d_model: 32,
-    n_layers: 2,
-    n_heads: 4,
-    d_ff: 48,
-    max_seq: 24,
-    norm_eps: 1e-5,
-    rope_theta: 10000.0,
-};
+mod common;
+use common::SMALL;
 
 fn tokens(b: usize, t: usize, seed: u64) -> Array2<u32> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);

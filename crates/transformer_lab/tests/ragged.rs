@@ -4,18 +4,10 @@
 use ndarray::{Array2, ArrayView2, s};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use transformer_lab::{Config, Error, Feed, KvCache, TransformerLM, TreeMask, init_params};
+use transformer_lab::{Error, Feed, KvCache, TransformerLM, TreeMask, init_params};
 
-const SMALL: Config = Config {
-    vocab: 64,
-    d_model: 32,
-    n_layers: 2,
-    n_heads: 4,
-    d_ff: 48,
-    max_seq: 24,
-    norm_eps: 1e-5,
-    rope_theta: 10000.0,
-};
+mod common;
+use common::SMALL;
 
 /// One sequence of a test batch: a prefix already in its cache, then a chunk to feed.
 struct Case {
