@@ -1,6 +1,6 @@
 //! CS349E lecture 90 — 移植示例：推理服务的排队模拟 — as executable Rust. One module per script.
 
-pub mod first_script;
+pub mod serving_sim;
 
 use lecture_flags::ModelArgs;
 use lecture_kit::{Block, CommonArgs, Lecture, Script};
@@ -18,11 +18,11 @@ pub struct Cli {
 impl Lecture for Cli {
     const NUMBER: u32 = 90;
     const SCRIPTS: &'static [Script<Self>] = &[Script {
-        name: "01_first_script",
-        title: "移植示例：推理服务的排队模拟",
-        demos: &[1],
-        default_demos: &[1],
-        report: |cli, chosen| lecture_kit::demos(&cli.models, first_script::DEMOS, chosen),
+        name: "01_serving_sim",
+        title: "decode 一步的账，与请求排队的延迟",
+        demos: &[1, 2],
+        default_demos: &[1, 2],
+        report: |cli, chosen| lecture_kit::demos(&cli.models, serving_sim::DEMOS, chosen),
     }];
     fn common(&self) -> &CommonArgs {
         &self.common
