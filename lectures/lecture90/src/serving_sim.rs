@@ -52,7 +52,7 @@ pub fn demo1(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
         } else {
             "带宽"
         };
-        let util = fixed(100.0 * (c.flops / t / peak), 2).suffix("%");
+        let util = fixed(100.0 * (c.flops / t / peak), 2).suffix("%").unit("%");
         rows.push(row![b, time(t), thousands(bf / t), util, bound]);
     }
     out.table(
@@ -136,7 +136,9 @@ pub fn demo2(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
             .filter(|&i| kinds[i] == k)
             .map(|i| latency[i])
             .collect();
-        let share = fixed(100.0 * (lat.len() as f64 / n as f64), 1).suffix("%");
+        let share = fixed(100.0 * (lat.len() as f64 / n as f64), 1)
+            .suffix("%")
+            .unit("%");
         let (p50, p99) = (percentile(&lat, 50.0)?, percentile(&lat, 99.0)?);
         rows.push(row![k, lat.len(), share, time(p50), time(p99)]);
     }

@@ -18,7 +18,7 @@ fn the_command_line_behaves_like_every_lectures() {
 /// Demo 1's batch-1 step by hand: Llama-3.1-8B streams 7,504,924,672 weights of 2 bytes and
 /// reads 512 cached tokens' KV plus writes one new token's (131,072 bytes each), at 80% of the
 /// H100's 3.35 TB/s; every row is memory-bound at context 512, so batch b costs the same
-/// weights plus b times the KV.
+/// weights plus b times the KV; at batch 1 less than 1% of the peak FLOP/s is used.
 #[test]
 fn a_decode_step_reads_the_weights_once_and_every_sequences_kv() {
     let h100 = report::<Cli>(&["--demo", "1"]);
@@ -34,6 +34,13 @@ fn a_decode_step_reads_the_weights_once_and_every_sequences_kv() {
         );
     }
     assert_eq!(table.texts().iter().filter(|r| r[4] == "带宽").count(), 6);
+    // At batch 1: 2 FLOPs per weight and token, plus attention, against 989 TFLOP/s.
+    let flops = 2.0 * 7_504_924_672.0 + 4.0 * 131_072.0 * 512.0;
+    let util = table.numbers("算力利用率")[0];
+    assert!(
+        (util - 100.0 * flops / step[0] / 989e12).abs() < 1e-9 && util < 1.0,
+        "{util}%"
+    );
     // Tokens per second = batch / step on every card; they grow with the batch until compute
     // sets the time (A100 from batch 256 on), then stay: a step's FLOPs grow with the batch.
     for hw in ["H100", "H200", "A100", "B200", "MI300X"] {
