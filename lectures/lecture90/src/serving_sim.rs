@@ -32,16 +32,14 @@ fn step(m: &ModelArgs, batch: u64) -> Result<ForwardCost, Error> {
 
 /// 演示 1：批越大，一步多久、每秒多少 token、算力用了几成。
 pub fn demo1(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
-    let (hw, peak) = (m.hw.name, m.hw.peak_flops_bf16);
+    let (hw, target, peak) = (m.hw.name, m.target.name, m.hw.peak_flops_bf16);
     out.header(format!(
-        "演示 1：{} 在一块 {hw} 上 decode 一步（上下文 {CTX}）",
-        m.target.name
+        "演示 1：{target} 在一块 {hw} 上 decode 一步（上下文 {CTX}）"
     ));
-    let crit = critical_tokens(&m.hw, &Deployment::LECTURE);
+    let crit = fixed(critical_tokens(&m.hw, &Deployment::LECTURE), 0);
     let ops = py(peak / m.hw.hbm_bandwidth);
     out.print(format!(
-        "{hw} 的算力 / 带宽 = {ops} FLOP/字节；按 60% / 80% 的效率，临界批大小约 {} 个 token。",
-        fixed(crit, 0)
+        "{hw} 的算力 / 带宽 = {ops} FLOP/字节；按 60% / 80% 的效率，临界批大小约 {crit} 个 token。"
     ));
     let mut rows = Vec::new();
     for b in [1u64, 8, 32, 128, 256, 512] {
