@@ -9,8 +9,8 @@
 //!   have the member as a `fn`, a variant or an associated `const`;
 //! - a method of the value a call returns (`forward_cost(…).time()`), and `out.name` (a
 //!   method of `lecture_kit::Out`): a `fn` of that name in the crate;
-//! - `Type::member` and bare names (`Scenario::new`, `KvCache`, `full_logits`): defined in
-//!   one of the crates the cell names;
+//! - `Type::member` and bare names (`Scenario::new`, `KvCache`, `full_logits`; see [`names`]
+//!   for which single words count): defined in one of the crates the cell names;
 //! - "the same methods": every `.method` of the Python cell is a `pub fn` of the crate.
 //!
 //! Standard-library names (`std::…`, `Result`, `println!`) are not checked.
@@ -22,29 +22,24 @@ use std::path::{Path, PathBuf};
 use super::{files, root};
 
 /// Names from the standard library or the prelude a cell may mention.
-const STD_NAMES: [&str; 6] = ["Result", "Option", "Vec", "String", "Err", "Ok"];
+const STD_NAMES: [&str; 8] = [
+    "Result", "Option", "Vec", "String", "Err", "Ok", "Some", "None",
+];
 
 /// The rows of the README's porting table, `(python, rust)`.
 fn porting_rows(readme: &str) -> Vec<(String, String)> {
-    let mut lines = readme
-        .lines()
-        .skip_while(|l| l.trim() != "| Python | Rust |");
-    assert!(
-        lines.next().is_some(),
-        "README.md has a `| Python | Rust |` table"
-    );
-    lines
-        .skip(1) // the |---|---| rule
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| {
-            let cells: Vec<String> = l
-                .replace("\\|", "¦")
-                .split('|')
-                .map(|c| c.trim().to_string())
-                .collect();
-            (cells[1].clone(), cells[2].clone())
-        })
-        .collect()
+    let table = readme.split("\n| Python | Rust |\n").nth(1);
+    let table = table.expect("README.md has a `| Python | Rust |` table");
+    let rows = table.lines().skip(1).take_while(|l| l.starts_with('|')); // after the |---|
+    rows.map(|l| {
+        let cells: Vec<String> = l
+            .replace("\\|", "¦")
+            .split('|')
+            .map(|c| c.trim().into())
+            .collect();
+        (cells[1].clone(), cells[2].clone())
+    })
+    .collect()
 }
 
 /// The text between backticks.
@@ -57,7 +52,8 @@ fn code_spans(cell: &str) -> Vec<&str> {
 enum Name {
     /// `a::b::c` (a `{…}` group expanded into one path per item).
     Path(Vec<String>),
-    /// `.method` after a call or after `out`.
+    /// `.method` after a call of a path, after `out`, or opening a span (`.time()`): a method
+    /// or a public field.
     Method(String),
 }
 
@@ -66,16 +62,16 @@ fn is_ident(c: char) -> bool {
 }
 
 /// The paths and methods a code span names: `a::b::{c, d::e}` gives `a::b::c` and
-/// `a::b::d::e`; `f(x).m()` and `out.m` give the method `m`; an identifier inside a call's
-/// arguments or a struct literal is a path of one segment only if it is CamelCase.
+/// `a::b::d::e`; `krate::f(x).m()`, `out.m` and a span `.m` give the method `m`. A single identifier is a
+/// name only if it is CamelCase, or the whole span and in snake_case with an underscore
+/// (`KvCache`, `full_logits`; not `n`, `nan` or `extend`, which prose uses too).
 fn names(span: &str) -> Vec<Name> {
     let chars: Vec<char> = span.chars().collect();
-    let mut out = Vec::new();
+    let (mut out, mut path_ends) = (Vec::new(), Vec::new());
     let mut i = 0;
     while i < chars.len() {
-        let c = chars[i];
         let after_dot = i > 0 && chars[i - 1] == '.' && (i < 2 || chars[i - 2] != '.');
-        if !is_ident(c) || (i > 0 && is_ident(chars[i - 1])) {
+        if !is_ident(chars[i]) || (i > 0 && is_ident(chars[i - 1])) {
             i += 1;
             continue;
         }
@@ -85,19 +81,30 @@ fn names(span: &str) -> Vec<Name> {
             let out_dot = before
                 .strip_suffix("out")
                 .is_some_and(|b| !b.ends_with(is_ident));
-            if before.ends_with(')') || out_dot {
+            // `krate::f(…).m`: the call's `(` follows a path of the cell.
+            let mut depth = 0;
+            let open = (0..i - 1).rev().find(|&j| {
+                depth += i32::from(chars[j] == ')') - i32::from(chars[j] == '(');
+                depth == 0
+            });
+            let called =
+                i >= 2 && chars[i - 2] == ')' && open.is_some_and(|o| path_ends.contains(&o));
+            let alone = i == 1 && (end == chars.len() || chars[end] == '('); // not `.ci/run`
+            if out_dot || called || alone {
                 out.push(Name::Method(paths[0][0].clone()));
             }
         } else if end < chars.len() && chars[end] == '!' {
-            // a macro: only a workspace path is checked, as any path is
+            // a macro: only a path is checked (`lecture_kit::row!`, not `println!`)
             if paths[0].len() > 1 {
                 out.extend(paths.into_iter().map(Name::Path));
             }
         } else {
             let whole = i == 0 && end == chars.len();
             for p in paths {
-                let camel = p[0].starts_with(|c: char| c.is_uppercase());
-                if p.len() > 1 || whole || camel {
+                let camel = p[0].starts_with(char::is_uppercase);
+                let snake = p[0].trim_start_matches('_').contains('_') && !p[0].starts_with('_');
+                if p.len() > 1 || camel || whole && snake {
+                    path_ends.push(end);
                     out.push(Name::Path(p));
                 }
             }
@@ -408,12 +415,15 @@ fn check_row(crates: &Crates, python: &str, rust: &str) -> Vec<String> {
         )
         .collect();
     let mut missing = Vec::new();
-    if spans.is_empty() {
-        missing.push("the row names nothing to check".to_string());
-    }
     for name in &spans {
         let ok = match name {
-            Name::Method(m) => crates.defined_in_any(&named, m),
+            Name::Method(m) => {
+                let field = format!("pub {m}:");
+                crates.defined_in_any(&named, m)
+                    || named
+                        .iter()
+                        .any(|k| crates.sources(k).iter().any(|t| t.contains(&field)))
+            }
             Name::Path(p) if p[0] == "std" || STD_NAMES.contains(&p[0].as_str()) => true,
             Name::Path(p) if crates.src(&p[0]).is_some() => {
                 crates.resolves(&p[0], &p[1..], false, 0)
@@ -477,7 +487,7 @@ fn the_check_refuses_names_that_are_not_there() {
         "`out.no_such_method`",
         "`decode_lab::best_round(…)`, `Scenario::nope`",
         "`quant_lab::Scheme`, `NoSuchType`",
-        "prose only",
+        "`llm_math::forward_cost(…)` → `.time()`, `.no_such_field`",
     ] {
         assert!(!bad(wrong).is_empty(), "{wrong} should be refused");
     }
