@@ -8,7 +8,7 @@ CS349E · 第 90 讲（移植示例）· 01_serving_sim.py —— decode 一步�
           服务能力时，P50 / P99 延迟怎样变？模拟的平均等待与 M/G/1 的 Pollaczek–Khinchine 公式对得上吗？
 【模型的假设】每步时间 = max(FLOPs / (峰值 × 0.6), 字节 / (带宽 × 0.8))（第 1 讲的 roofline）；
   一个请求的服务时间 = 提示长度 × 每 token 预填充时间 + 输出长度 × decode 一步，再乘 (1 + 5% 的正态噪声)。
-【运行】python3 serving_sim.py   （不到 1 秒）
+【运行】python3 serving_sim.py   （约 1 秒）
 【依赖】numpy；本目录的 console（print_header / print_table / print_observations / fmt_time）。
 """
 import numpy as np
@@ -60,8 +60,8 @@ def demo2_queue():
     prompt = rng.integers(64, 2048, size=n)
     out_len = rng.geometric(1 / 200, size=n)
     noise = rng.normal(0.0, 0.05, size=n)
-    _, t_prefill, t_weights = step(1)  # 预填充每 token 按算力受限估；decode 一步读一遍权重
-    service = (prompt * t_prefill + out_len * max(t_prefill, t_weights)) * (1 + noise)
+    _, t_prefill, t_memory = step(1)  # 预填充每 token 按算力受限估；decode 一步取 roofline 的慢者
+    service = (prompt * t_prefill + out_len * max(t_prefill, t_memory)) * (1 + noise)
     es, es2 = service.mean(), (service ** 2).mean()
     print(f"{n} 个请求：平均服务时间 {fmt_time(es)}，服务能力约 {1 / es:.2f} 请求/秒；"
           f"平均输出 {out_len.mean():.1f} 个 token。")

@@ -80,7 +80,7 @@ pub fn demo2(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
     let prompt = rng.integers_n(64, 2048, n)?;
     let out_len = rng.geometric_n(1.0 / 200.0, n)?;
     let noise = rng.normal_n(0.0, 0.05, n)?;
-    let c1 = step(m, 1)?; // 预填充每 token 按算力受限估；decode 一步读一遍权重
+    let c1 = step(m, 1)?; // 预填充每 token 按算力受限估；decode 一步取 roofline 的慢者
     let (t_prefill, t_decode) = (c1.compute_time, c1.time());
     let service: Vec<f64> = (0..n)
         .map(|i| (prompt[i] as f64 * t_prefill + out_len[i] as f64 * t_decode) * (1.0 + noise[i]))
