@@ -2,14 +2,16 @@
 //! output can be diffed against the script's, byte for byte.
 //!
 //! A lecture is ported by running both and diffing their output (house style: "same random
-//! streams, same number formats"). Two things make that diff noisy unless the port copies
-//! Python exactly, and this crate is those two things:
+//! streams, same number formats"). Three things make that diff noisy unless the port copies
+//! Python exactly, and this crate is those three things:
 //!
 //! - [`random`]: `numpy.random.default_rng(seed)`, bit for bit: PCG64 seeded through
 //!   `SeedSequence`, and NumPy's own algorithms for each method (its ziggurat tables, Lemire
 //!   bounded integers with its 32-bit buffering, Floyd sampling, its shuffle).
 //! - [`format`](mod@format): Python's `repr(float)`, `float.hex()` and `format(x, spec)` /
 //!   `f"{x:spec}"` for floats and ints, character for character.
+//! - [`stats`]: NumPy's pairwise `sum` and `mean`, and `percentile` (its default linear
+//!   method), bit for bit: the reductions a script prints.
 //!
 //! ```
 //! use py_port::format::format_f64;
@@ -68,16 +70,19 @@
 //! | `format(x, spec)`, `f"{x:spec}"`, float | [`format::format_f64`] → `Result<String>` | no `#`, `z`, `n`; width and precision ≤ 100,000 |
 //! | `format(n, spec)`, int | [`format::format_i64`] → `Result<String>` | types `d` and none, or a float type (as Python, via `float(n)`); no `x o b c n` |
 //! | the format-spec grammar | [`format::FormatSpec`] (`FromStr`) | errors instead of `ValueError` |
+//! | `np.sum(x)`, `x.mean()` of float64 | [`stats::sum`], [`stats::mean`] → `Result` | pairwise, as NumPy; 1-D only; an empty mean is an error |
+//! | `np.percentile(x, q)`, `q` a list | [`stats::percentile`], [`stats::percentiles`] → `Result` | `method='linear'` only; NaN data is an error (NumPy returns `nan`) |
 //!
 //! Errors: every function that can be given bad input returns [`Error`] (with NumPy's or
 //! CPython's wording); none panics.
 //!
-//! Not here, and a trap when porting: NumPy's `sum`/`mean` of 8 or more float64 values adds
-//! pairwise in blocks, so `iter().sum()` can differ from it in the last bits; sum the way the
-//! script's figures need, and print at the script's precision.
+//! A trap when porting: NumPy's `sum`/`mean` of 8 or more float64 values adds pairwise in
+//! blocks, so `iter().sum()` can differ from it in the last bits; [`stats::sum`] adds as NumPy
+//! does.
 
 pub mod format;
 pub mod random;
+pub mod stats;
 
 mod error;
 

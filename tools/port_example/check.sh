@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs the Python script tools/port_example/serving_sim.py and its Rust port (lecture90) and
+# checks that they print the same bytes; then checks py_port::stats's golden values
+# (crates/py_port/tests/data/numpy_stats_golden.txt) against the installed NumPy.
+# Prints "SKIPPED: ..." and exits 0 when NumPy is missing and cannot be installed.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root"
+
+out=target/port_example
+mkdir -p "$out"
+golden=crates/py_port/tests/data/numpy_stats_golden.txt
+
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "SKIPPED: port example: python3 is not installed"
+    exit 0
+fi
+if ! python3 -c 'import numpy' >/dev/null 2>&1; then
+    echo "port example: installing NumPy with pip"
+    if ! python3 -m pip install --quiet numpy >/dev/null 2>&1 \
+        || ! python3 -c 'import numpy' >/dev/null 2>&1; then
+        echo "SKIPPED: port example: NumPy is not installed and pip could not install it"
+        exit 0
+    fi
+fi
+version=$(python3 -c 'import numpy; print(numpy.__version__)')
+
+python3 "$here/serving_sim.py" > "$out/python.txt"
+cargo run --quiet -p lecture90 > "$out/rust.txt"
+if cmp -s "$out/python.txt" "$out/rust.txt"; then
+    echo "port example: lecture90 prints the same $(wc -l < "$out/python.txt") lines as serving_sim.py (NumPy $version), byte for byte"
+else
+    echo "port example: lecture90 differs from serving_sim.py (NumPy $version) (< Python, > Rust):" >&2
+    diff "$out/python.txt" "$out/rust.txt" | head -20 >&2 || true
+    exit 1
+fi
+
+python3 "$here/numpy_stats.py" > "$out/numpy_stats.txt"
+if ! cmp -s <(tail -n +2 "$golden") <(tail -n +2 "$out/numpy_stats.txt"); then
+    echo "port example: NumPy $version computes the golden statistics differently from $golden:" >&2
+    diff <(tail -n +2 "$golden") <(tail -n +2 "$out/numpy_stats.txt") | cut -c1-200 | head -10 >&2 || true
+    exit 1
+fi
+echo "port example: NumPy $version's sums, means and percentiles are the golden values py_port::stats is tested on"
