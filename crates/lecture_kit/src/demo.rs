@@ -17,14 +17,14 @@
 //!
 //! ```
 //! use lecture_kit::value::{fixed, time};
-//! use lecture_kit::{Demo, Error, Out, always, row, what_if};
+//! use lecture_kit::{Demo, Error, Out, always, row, seed, what_if};
 //!
 //! /// 演示 1: how long n steps of 7 ms take.
 //! fn demo1(out: &mut Out, _: &()) -> Result<(), Error> {
 //!     out.header("演示 1：n 步要多久");
 //!     let rows = (1..=3).map(|n| row![n, time(7e-3 * n as f64), fixed(n as f64 / 3.0, 2)]);
 //!     out.table(["n", "时间", "占 3 步"], rows);
-//!     out.observations(["时间与步数成正比。".into(), always("这条对任何配置都成立。")]);
+//!     out.observations([seed("时间与步数成正比。"), always("这条对任何配置都成立。")]);
 //!     Ok(())
 //! }
 //!
@@ -250,10 +250,10 @@ impl Out {
     }
 
     /// `print_observations(items)`: the numbered sentences that close a demo.
-    pub fn observations(&mut self, items: impl IntoIterator<Item = Observation>) {
+    pub fn observations<T: Into<Observation>>(&mut self, items: impl IntoIterator<Item = T>) {
         self.last_line = None;
-        self.pieces
-            .push(Piece::Observations(items.into_iter().collect()));
+        let items = items.into_iter().map(Into::into).collect();
+        self.pieces.push(Piece::Observations(items));
     }
 
     /// A figure (drawn by `--plot` and the HTML page, carried by the JSON export). One

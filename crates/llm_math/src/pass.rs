@@ -20,6 +20,20 @@ pub struct ForwardShape {
 }
 
 impl ForwardShape {
+    /// One plain decode step: `batch` sequences, one new token each, on `ctx` cached tokens.
+    ///
+    /// ```
+    /// use llm_math::ForwardShape;
+    /// assert_eq!(ForwardShape::decode(8, 512), ForwardShape { batch: 8, ctx: 512, n_new: 1 });
+    /// ```
+    pub const fn decode(batch: u64, ctx: u64) -> Self {
+        ForwardShape {
+            batch,
+            ctx,
+            n_new: 1,
+        }
+    }
+
     /// Tokens through the weights in this pass: `batch · n_new`.
     pub fn tokens(&self) -> u64 {
         self.batch.saturating_mul(self.n_new)

@@ -3,7 +3,7 @@
 pub mod serving_sim;
 
 use lecture_flags::ModelArgs;
-use lecture_kit::{Block, CommonArgs, Lecture, Script};
+use lecture_kit::{Block, CommonArgs, Error, Lecture, Script};
 
 /// CS349E 第 90 讲 —— 移植示例：推理服务的排队模拟。
 #[derive(Debug, Clone, clap::Parser)]
@@ -17,15 +17,18 @@ pub struct Cli {
 
 impl Lecture for Cli {
     const NUMBER: u32 = 90;
-    const SCRIPTS: &'static [Script<Self>] = &[Script {
+    type Setup = ModelArgs;
+    const SCRIPTS: &'static [Script<ModelArgs>] = &[Script {
         name: "01_serving_sim",
         title: "decode 一步的账，与请求排队的延迟",
-        demos: &[1, 2],
+        registry: serving_sim::DEMOS,
         default_demos: &[1, 2],
-        report: |cli, chosen| lecture_kit::demos(&cli.models, serving_sim::DEMOS, chosen),
     }];
     fn common(&self) -> &CommonArgs {
         &self.common
+    }
+    fn setup(&self) -> Result<ModelArgs, Error> {
+        Ok(self.models)
     }
     fn catalog() -> Vec<Block> {
         lecture_flags::catalog()

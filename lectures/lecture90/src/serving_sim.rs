@@ -3,7 +3,7 @@
 //! NumPy random streams (`py_port::random`), reductions (`py_port::stats`) and number formats.
 
 use lecture_flags::{ModelArgs, ModelInput::Hw, ModelInput::Target};
-use lecture_kit::value::{fixed, percent, py, thousands, time};
+use lecture_kit::value::{fixed, percent, percent_fixed, py, thousands, time};
 use lecture_kit::{Demo, Error, Out, row};
 use llm_math::{Deployment, ForwardCost, ForwardShape, critical_tokens, forward_cost};
 use py_port::random::default_rng;
@@ -22,11 +22,7 @@ const KINDS: [&str; 3] = ["聊天", "代码", "摘要"];
 
 /// One decode step of `batch` sequences at [`CTX`] (the script's `step`).
 fn step(m: &ModelArgs, batch: u64) -> Result<ForwardCost, Error> {
-    let shape = ForwardShape {
-        batch,
-        ctx: CTX,
-        n_new: 1,
-    };
+    let shape = ForwardShape::decode(batch, CTX);
     Ok(forward_cost(&m.target, &m.hw, shape, &Deployment::LECTURE)?)
 }
 
@@ -50,7 +46,7 @@ pub fn demo1(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
         } else {
             "带宽"
         };
-        let util = fixed(100.0 * (c.flops / t / peak), 2).suffix("%").unit("%");
+        let util = percent_fixed(c.flops / t / peak, 2);
         rows.push(row![b, time(t), thousands(bf / t), util, bound]);
     }
     out.table(
@@ -63,10 +59,10 @@ pub fn demo1(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
     let kv = fixed(kv / 1e9, 1);
     let (slower, more) = (fixed(t512 / t1, 1), fixed(512.0 * t1 / t512, 0));
     out.observations([
-        format!("批 1 时一步 {}，几乎全花在读 {weights} GB 权重上；算力只用了不到 1%。", time(t1)).into(),
-        format!("批 512 一步 {}，是批 1 的 {slower} 倍，每秒 token 却多了 {more} 倍：读权重的时间被整批分摊。", time(t512)).into(),
+        format!("批 1 时一步 {}，几乎全花在读 {weights} GB 权重上；算力只用了不到 1%。", time(t1)),
+        format!("批 512 一步 {}，是批 1 的 {slower} 倍，每秒 token 却多了 {more} 倍：读权重的时间被整批分摊。", time(t512)),
         format!("可批 512 仍受带宽限制：每个序列的 KV 都要读，批 512、上下文 {CTX} 的 KV 有 {kv} GB，\
-                 比权重还多；只有权重的读取被分摊，KV 的读取随批线性增长。").into(),
+                 比权重还多；只有权重的读取被分摊，KV 的读取随批线性增长。"),
     ]);
     Ok(())
 }
@@ -134,9 +130,7 @@ pub fn demo2(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
             .filter(|&i| kinds[i] == k)
             .map(|i| latency[i])
             .collect();
-        let share = fixed(100.0 * (lat.len() as f64 / n as f64), 1)
-            .suffix("%")
-            .unit("%");
+        let share = percent_fixed(lat.len() as f64 / n as f64, 1);
         let (p50, p99) = (percentile(&lat, 50.0)?, percentile(&lat, 99.0)?);
         rows.push(row![k, lat.len(), share, time(p50), time(p99)]);
     }
@@ -144,10 +138,10 @@ pub fn demo2(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
     let p = percentiles(&latency, &[50.0, 99.0])?;
     let (rho, tail) = (percent(rho), fixed(p[1] / p[0], 1));
     out.observations([
-        "负载 ρ 越接近 1，排队时间涨得越快（P-K 公式里的 1 / (1 − ρ)）：服务时间没变，延迟却成倍上涨。".into(),
+        "负载 ρ 越接近 1，排队时间涨得越快（P-K 公式里的 1 / (1 − ρ)）：服务时间没变，延迟却成倍上涨。".to_string(),
         format!("ρ = {rho} 时 P99 是 P50 的 {tail} 倍；三类请求的 P50、P99 几乎一样：\
-                 先来先服务时延迟主要是排队，与请求本身多长关系不大。").into(),
-        "模拟的平均等待与公式在中等负载下相差不到两成；负载越高，有限个请求的模拟越难收敛到稳态。".into(),
+                 先来先服务时延迟主要是排队，与请求本身多长关系不大。"),
+        "模拟的平均等待与公式在中等负载下相差不到两成；负载越高，有限个请求的模拟越难收敛到稳态。".to_string(),
     ]);
     Ok(())
 }

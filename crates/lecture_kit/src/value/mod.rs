@@ -16,7 +16,9 @@
 //! | `f"{t / t0:.3f}"` (a ratio) | [`ratio`]`(x, 3)` | `1.000` | `1.0` \[×\] |
 //! | `f"{s:.2f}×"` | [`speedup`]`(s)` | `1.93×` | `1.93` \[×\] |
 //! | `f"{x:.0%}"` | [`percent`]`(x)` | `15%` | `0.15` |
+//! | `f"{x:.2%}"` | [`percent_fixed`]`(x, 2)` | `12.35%` | `0.123456` |
 //! | `f"{x:,.0f}"` | [`thousands`]`(x)` | `1,234,567` | `1234567.0` |
+//! | `f"{x:,.2f}"` | [`thousands_fixed`]`(x, 2)` | `1,234,567.89` | `1234567.891` |
 //! | `f"{x}"` (a float) | [`py`]`(x)` | `0.8` | `0.8` |
 //! | `"放不下"` (nothing to compute) | [`missing`]`(s)` | `放不下` | empty / `null` |
 //! | `f"γ={g}, {s:.2f}×"` | [`parts`]`("γ={}, {}", [int(g), speedup(s)])` | `γ=4, 1.93×` | one field per part |
@@ -91,9 +93,20 @@ pub fn percent(x: f64) -> Value {
     Value::one(pyfmt::percent(x, 0), Datum::Number(x), "")
 }
 
+/// A fraction as a percentage with `digits` decimals: Python's `f"{x:.2%}"` (`12.34%`,
+/// CPython's rounding of `100 · x`); exports the fraction.
+pub fn percent_fixed(x: f64, digits: usize) -> Value {
+    Value::one(pyfmt::percent(x, digits), Datum::Number(x), "")
+}
+
 /// A number with thousands separators and no decimals: Python's `f"{x:,.0f}"`.
 pub fn thousands(x: f64) -> Value {
     Value::one(pyfmt::thousands(x, 0), Datum::Number(x), "")
+}
+
+/// A number with thousands separators and `digits` decimals: Python's `f"{x:,.2f}"`.
+pub fn thousands_fixed(x: f64, digits: usize) -> Value {
+    Value::one(pyfmt::thousands(x, digits), Datum::Number(x), "")
 }
 
 /// A float as Python prints it with `f"{x}"` or `print(x)`: `0.8`, `1.0`, `1e-05`.
@@ -338,6 +351,20 @@ mod tests {
             (ratio(1.0, 3), "1.000", Datum::Number(1.0), "×"),
             (speedup(1.925), "1.93×", Datum::Number(1.925), "×"),
             (percent(0.154), "15%", Datum::Number(0.154), ""),
+            // CPython: f"{0.123456:.2%}", f"{0.0005:.1%}", f"{1234567.891:,.2f}".
+            (
+                percent_fixed(0.123456, 2),
+                "12.35%",
+                Datum::Number(0.123456),
+                "",
+            ),
+            (percent_fixed(0.0005, 1), "0.1%", Datum::Number(0.0005), ""),
+            (
+                thousands_fixed(1234567.891, 2),
+                "1,234,567.89",
+                Datum::Number(1234567.891),
+                "",
+            ),
             (
                 thousands(1234567.4),
                 "1,234,567",

@@ -205,6 +205,6 @@ pub fn demo2(out: &mut Out, s: &Setup) -> Result<(), Error> {
     panel.series.push(Series::dots("用时", points));
     panel.measured = true;
     out.figure(Figure::new("实测用时", vec![panel]).id("measured"));
-    out.observations(["实测的时间每次都不一样。".into()]);
+    out.observations(["实测的时间每次都不一样。"]);
     Ok(())
 }
