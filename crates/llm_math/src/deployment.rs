@@ -80,6 +80,10 @@ impl Deployment {
             )));
         }
         split("MLP hidden units (d_ff)", cfg.d_ff)?;
+        if let Some(x) = cfg.moe {
+            x.check()?;
+            split("expert hidden units", x.d_ff)?;
+        }
         split("model dimensions (d_model)", cfg.d_model)?;
         for (what, e) in [
             ("compute efficiency", self.compute_efficiency),
