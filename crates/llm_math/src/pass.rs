@@ -4,6 +4,7 @@
 //! other time in the course (decode_lab's `verify_time`, a scenario's target pass and
 //! draft step) is built on [`forward_cost`].
 
+use crate::moe::expected_experts_read as expert_read;
 use crate::{Deployment, Error, ModelConfig, max_batch_on};
 use hw_specs::Accelerator;
 
@@ -53,6 +54,9 @@ pub struct ForwardCost {
     pub memory_time: f64,
     /// Tensor-parallel all-reduces, seconds ([`all_reduce_time`]); 0 on one card.
     pub comm_time: f64,
+    /// An MoE model's per-expert fixed costs, `layers · experts_read · expert_latency`
+    /// seconds ([`Deployment::expert_latency`]); 0 for a dense model.
+    pub expert_time: f64,
     /// The largest batch the cards hold at this pass's context ([`max_batch_on`]).
     pub max_batch: u64,
     /// The pass's shape.
@@ -68,9 +72,9 @@ pub struct ForwardCost {
 impl ForwardCost {
     /// The pass's time, seconds, whether or not its batch fits: the slower of compute and
     /// memory (perfect overlap, the optimistic bound), plus the all-reduces (which wait
-    /// for the matrix products and are waited for).
+    /// for the matrix products and are waited for), plus an MoE model's expert latencies.
     pub fn time(&self) -> f64 {
-        self.compute_time.max(self.memory_time) + self.comm_time
+        self.compute_time.max(self.memory_time) + self.comm_time + self.expert_time
     }
 
     /// [`ForwardCost::time`] when the batch fits next to the weights at this context.
@@ -109,6 +113,8 @@ impl ForwardCost {
 ///   route to, [`ModelConfig::streamed_params_for`]; each sequence's KV read once for all
 ///   its `n_new` queries, as a fused attention kernel does; the new tokens' KV written),
 ///   at peak bandwidth × `bandwidth_efficiency`;
+/// - plus, for an MoE model, `layers · experts_read · expert_latency`
+///   ([`ForwardCost::expert_time`]), *added*;
 /// - plus, when N > 1, the two all-reduces per layer ([`all_reduce_time`]), *added*: they
 ///   sit between the matrix products on the critical path.
 ///
@@ -206,6 +212,13 @@ pub fn forward_cost_with_prefill(
     } else {
         (pc + pt) * kv / shards
     };
+    let expert_time = match cfg.moe {
+        Some(x) if dep.expert_latency > 0.0 => {
+            let per_layer = expert_read(x.routed, x.top_k, all_tokens)?;
+            cfg.n_layers as f64 * per_layer * dep.expert_latency
+        }
+        _ => 0.0,
+    };
     let flops = (2.0 * p * tokens + 4.0 * attn_width * ctx * tokens + prefill_flops) / n;
     let bytes = dep.weights.bytes() * read / n
         + shape.batch as f64 * ctx * kv / shards
@@ -216,6 +229,7 @@ pub fn forward_cost_with_prefill(
         bytes,
         compute_time: flops / (dep.weights.peak_flops(hw) * dep.compute_efficiency),
         memory_time: bytes / (hw.hbm_bandwidth * dep.bandwidth_efficiency),
+        expert_time,
         comm_time: all_reduce_time(cfg, hw, all_tokens, dep),
         max_batch: max_batch_on(cfg, hw, shape.ctx, dep)?,
         shape,

@@ -37,7 +37,8 @@ pub mod summary;
 pub use fit::{FIT_GRID, FITTED_ROWS, fit_calibration};
 pub use fit_measured::{GridAxis, MEASURED_GRID, fit_measured, measured_at};
 pub use measurement::{
-    DraftKind, Kind, Measurement, Published, Quantity, Role, measurements, parse_measurements,
+    ClosedLoop, DraftKind, Kind, Measurement, Published, Quantity, Role, measurements,
+    parse_measurements, step_time_with_prefill,
 };
 pub use profile::{CALIBRATIONS, Calibration, FITTED, MEASURED, SEED, calibration};
 pub use summary::{
