@@ -132,7 +132,7 @@ impl Calibration {
                 .fp8
                 .apply(s.deployment.weights, 1.0, eta)
                 .unwrap_or((f64::NAN, f64::NAN));
-            let per_card = s.target.n_params() as f64 / s.deployment.tp.max(1) as f64;
+            let per_card = s.target.active_params() as f64 / s.deployment.tp.max(1) as f64;
             cost_terms.verify_per_batch_token =
                 verify_time_per_token(per_card, &s.hw, s.deployment.weights, eta)
                     .unwrap_or(f64::NAN);
