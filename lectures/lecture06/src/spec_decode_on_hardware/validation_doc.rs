@@ -72,7 +72,14 @@ pub fn explicit_command(m: &Measurement, profile: &Calibration) -> Result<String
     ];
     for (flag, x, neutral, scale) in terms {
         if x != neutral {
-            c.push_str(&format!(" {flag} {}", fig(x * scale)));
+            // A per-token cost is multiplied by every verified token of the batch: spelled
+            // to nine decimals so the command recomputes the row to 1e-9.
+            let v = if flag == "--verify-us-per-token" {
+                fine(x * scale)
+            } else {
+                fig(x * scale)
+            };
+            c.push_str(&format!(" {flag} {v}"));
         }
     }
     c.push_str(&question_flags(m));
@@ -100,6 +107,12 @@ pub fn left_out(m: &Measurement, profile: &Calibration, explicit: bool) -> Vec<S
         ));
     }
     out
+}
+
+/// A computed constant as a flag value: up to nine decimals, trailing zeros dropped.
+fn fine(x: f64) -> String {
+    let s = format!("{x:.9}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// A constant as a flag value: up to four decimals, trailing zeros dropped.
@@ -310,7 +323,8 @@ mod tests {
     /// The measured profile spelled as flags, by hand for M16 (MI300X, TP 4): its card
     /// family's all-reduce latency, 56 µs; the verification cost per token at 94% of the
     /// MI300X's 1307.4 TFLOP/s for 70,553,706,496 / 4 parameters a card, 2 · 17.64e9 /
-    /// 1.229e15 = 28.7047 µs; and every other non-neutral term.
+    /// 1.229e15 = 28.704732511 µs (nine decimals: it multiplies every verified token); and
+    /// every other non-neutral term.
     #[test]
     fn the_explicit_command_spells_the_measured_profile_by_hand() {
         let ms = validation::measurements().unwrap();
@@ -320,7 +334,7 @@ mod tests {
             "cargo run -p lecture06 -- --hw MI300X --target Llama-3.1-70B --tp 4 --weights bf16 \
              --kv bf16 --batch 1 --ctx 512 --eff-compute 0.6 --eff-bandwidth 0.82 \
              --overhead-target 2.05ms --overhead-draft 0.5ms --overlap 0.7 \
-             --verify-us-per-token 28.7047 --round-overhead-ms 0.85 \
+             --verify-us-per-token 28.704732511 --round-overhead-ms 0.85 \
              --round-overhead-per-seq-ms 0.065 --fp8-bandwidth-factor 0.93 \
              --fp8-compute-factor 0.75 --all-reduce-us 56 --draft-head"
         );
