@@ -242,6 +242,13 @@ mod tests {
                 s.name
             );
         }
+        // The MoE series are among those checked (their step times rise ×3.5–4.1).
+        for name in [
+            "SpecForge339-Qwen3-30B-A3B-H100-TP2-plain",
+            "AngelSlim163-Qwen3-30B-A3B-H100-TP4-plain",
+        ] {
+            assert!(series.iter().any(|s| s.name == name), "{name}");
+        }
         // And the seed does not: its EAGLE-3 Table 3 speedups rise with batch.
         let t3 = series
             .iter()
