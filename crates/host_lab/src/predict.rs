@@ -239,6 +239,7 @@ mod tests {
             qk_norm: false,
             tokenizer: llm_math::Tokenizer::Llama3,
             max_context: 64,
+            moe: None,
         };
         let hw = hw_specs::Accelerator {
             peak_flops_bf16: 100e9,

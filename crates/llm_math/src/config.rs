@@ -1,5 +1,7 @@
 //! Model shapes and the parameter / KV-cache counts that follow from them.
 
+use crate::moe::Experts;
+
 /// The shape of a decoder-only, Llama-style transformer (GQA attention, SwiGLU MLP,
 /// RMSNorm), as far as the roofline needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +34,9 @@ pub struct ModelConfig {
     pub tokenizer: Tokenizer,
     /// The longest context the model was built for, tokens (`max_position_embeddings`).
     pub max_context: u64,
+    /// The routed experts of a mixture-of-experts MLP (in addition to a dense MLP of
+    /// `d_ff`, 0 when every layer is sparse), or `None` for a dense model ([`Experts`]).
+    pub moe: Option<Experts>,
 }
 
 /// A tokenizer family: models of one family share token ids, so one can draft for another.
@@ -80,6 +85,7 @@ pub const LLAMA31_8B: ModelConfig = ModelConfig {
     qk_norm: false,
     tokenizer: Tokenizer::Llama3,
     max_context: 131_072,
+    moe: None,
 };
 
 /// Llama-3.1-70B.
@@ -100,6 +106,7 @@ pub const LLAMA31_70B: ModelConfig = ModelConfig {
     qk_norm: false,
     tokenizer: Tokenizer::Llama3,
     max_context: 131_072,
+    moe: None,
 };
 
 /// Llama-3.1-405B.
@@ -120,6 +127,7 @@ pub const LLAMA31_405B: ModelConfig = ModelConfig {
     qk_norm: false,
     tokenizer: Tokenizer::Llama3,
     max_context: 131_072,
+    moe: None,
 };
 
 /// Llama-3.2-1B, the lecture's draft model.
@@ -141,6 +149,7 @@ pub const LLAMA32_1B: ModelConfig = ModelConfig {
     qk_norm: false,
     tokenizer: Tokenizer::Llama3,
     max_context: 131_072,
+    moe: None,
 };
 
 /// Llama-3.2-3B.
@@ -161,6 +170,7 @@ pub const LLAMA32_3B: ModelConfig = ModelConfig {
     qk_norm: false,
     tokenizer: Tokenizer::Llama3,
     max_context: 131_072,
+    moe: None,
 };
 
 /// Mistral-7B-v0.3.
@@ -182,6 +192,7 @@ pub const MISTRAL_7B: ModelConfig = ModelConfig {
     tokenizer: Tokenizer::MistralV3,
     // max_position_embeddings 32768.
     max_context: 32_768,
+    moe: None,
 };
 
 /// Qwen2.5-7B.
@@ -203,6 +214,7 @@ pub const QWEN25_7B: ModelConfig = ModelConfig {
     tokenizer: Tokenizer::Qwen,
     // max_position_embeddings 131072.
     max_context: 131_072,
+    moe: None,
 };
 
 /// Llama-3.3-70B-Instruct: Llama-3.1-70B's architecture, retrained.
@@ -237,6 +249,7 @@ pub const QWEN3_8B: ModelConfig = ModelConfig {
     qk_norm: true,
     tokenizer: Tokenizer::Qwen,
     max_context: 40_960,
+    moe: None,
 };
 
 /// Qwen3-32B (dense).
@@ -258,6 +271,7 @@ pub const QWEN3_32B: ModelConfig = ModelConfig {
     qk_norm: true,
     tokenizer: Tokenizer::Qwen,
     max_context: 40_960,
+    moe: None,
 };
 
 /// Qwen3-0.6B, a draft for the Qwen3 targets.
@@ -282,6 +296,7 @@ pub const QWEN3_0_6B: ModelConfig = ModelConfig {
     qk_norm: true,
     tokenizer: Tokenizer::Qwen,
     max_context: 40_960,
+    moe: None,
 };
 
 /// Qwen3-1.7B, a larger draft for the Qwen3 targets.
@@ -304,6 +319,7 @@ pub const QWEN3_1_7B: ModelConfig = ModelConfig {
     qk_norm: true,
     tokenizer: Tokenizer::Qwen,
     max_context: 40_960,
+    moe: None,
 };
 
 /// Every model [`model`] knows, in the order `--list` shows them.
@@ -320,6 +336,7 @@ pub const MODELS: &[ModelConfig] = &[
     QWEN3_32B,
     QWEN3_0_6B,
     QWEN3_1_7B,
+    crate::moe::QWEN3_30B_A3B,
 ];
 
 /// Looks a model up by name, ignoring case, spaces, `-`, `_` and a leading organisation
@@ -342,7 +359,8 @@ pub fn model(name: &str) -> Result<&'static ModelConfig, crate::Error> {
 impl ModelConfig {
     /// Parameters of one transformer block: q, k, v, o projections (plus q/k/v biases
     /// if any, plus Qwen3's per-head q and k norm gains, `2 · head_dim`), the three SwiGLU
-    /// matrices and the two RMSNorm gains.
+    /// matrices, an MoE model's experts and router ([`Experts::per_layer`]) and the two
+    /// RMSNorm gains.
     pub fn params_per_layer(&self) -> u64 {
         let q = self.n_heads * self.head_dim;
         let kv = self.n_kv_heads * self.head_dim;
@@ -350,7 +368,8 @@ impl ModelConfig {
         let bias = if self.qkv_bias { q + 2 * kv } else { 0 };
         let qk_norm = if self.qk_norm { 2 * self.head_dim } else { 0 };
         let mlp = 3 * self.d_model * self.d_ff;
-        attn + bias + qk_norm + mlp + 2 * self.d_model
+        let experts = self.moe.map_or(0, |x| x.per_layer(self.d_model));
+        attn + bias + qk_norm + mlp + experts + 2 * self.d_model
     }
 
     /// Whether `draft` can propose tokens for `self`: both must share a tokenizer.
@@ -387,22 +406,26 @@ impl ModelConfig {
         self.n_layers * self.params_per_layer() + embed + self.d_model
     }
 
-    /// Parameters one forward pass actually streams from memory and multiplies by.
+    /// Parameters one forward pass over one token actually streams from memory and
+    /// multiplies by (each token of any pass is multiplied by these).
     ///
     /// For an untied model the input embedding is a table lookup that touches only the
     /// rows of the tokens in the batch (negligible), so it is left out; a tied model's
     /// shared table is read in full once, as the LM head. This is how GenZ,
-    /// llm-analysis and LLM-Viewer count decode traffic.
+    /// llm-analysis and LLM-Viewer count decode traffic. An MoE model's token reads its
+    /// `k` routed experts of each layer only; a pass over more tokens reads more of them
+    /// ([`ModelConfig::streamed_params_for`]).
     ///
     /// ```
     /// assert_eq!(llm_math::LLAMA31_8B.streamed_params(), 7_504_924_672);
     /// ```
     pub fn streamed_params(&self) -> u64 {
-        if self.tied_embeddings {
+        let all = if self.tied_embeddings {
             self.n_params()
         } else {
             self.n_params() - self.vocab * self.d_model
-        }
+        };
+        all - self.n_layers * self.unused_experts_per_token()
     }
 
     /// Bytes of KV cache one token occupies: K and V, every layer, every KV head, in bf16.
@@ -452,6 +475,8 @@ mod tests {
             ("Qwen3-32B", 32_762_123_264),
             ("Qwen3-0.6B", 596_049_920),
             ("Qwen3-1.7B", 1_720_574_976),
+            // Checked against the model card's 30.5B in `moe`'s tests.
+            ("Qwen3-30B-A3B", 30_532_122_624),
         ];
         assert_eq!(MODELS.len(), want.len());
         for (name, n) in want {

@@ -117,11 +117,15 @@ pub fn overlapped_time(compute: f64, memory: f64, overlap: f64) -> Result<f64, E
 }
 
 /// [`ForwardCost::time`] with partial overlap ([`overlapped_time`]) in place of `max`,
-/// seconds (all-reduces added as they are).
+/// seconds (all-reduces and expert latencies added as they are).
 ///
 /// Errors: as [`overlapped_time`].
 pub fn pass_time_with_overlap(cost: &ForwardCost, overlap: f64) -> Result<f64, Error> {
-    Ok(overlapped_time(cost.compute_time, cost.memory_time, overlap)? + cost.comm_time)
+    Ok(
+        overlapped_time(cost.compute_time, cost.memory_time, overlap)?
+            + cost.comm_time
+            + cost.expert_time,
+    )
 }
 
 /// The compute time of one verified token, seconds per token of the batch:

@@ -29,6 +29,11 @@ pub struct Deployment {
     /// Fixed cost of one all-reduce, seconds (launch and synchronisation, independent of
     /// size); charged `2 · layers` times per pass when `tp > 1`. 0 in the lecture.
     pub all_reduce_latency: f64,
+    /// Fixed cost of each distinct routed expert a pass reads in each layer of an MoE
+    /// model, seconds (the grouped expert kernel's per-expert scheduling and small-matrix
+    /// latency, on every card at once, so not split by tensor parallelism); charged
+    /// `layers · experts_read` times per pass. 0 in the lecture; no effect on a dense model.
+    pub expert_latency: f64,
 }
 
 impl Deployment {
@@ -41,6 +46,7 @@ impl Deployment {
         compute_efficiency: COMPUTE_EFFICIENCY,
         bandwidth_efficiency: BANDWIDTH_EFFICIENCY,
         all_reduce_latency: 0.0,
+        expert_latency: 0.0,
     };
 
     /// Checks every knob against `cfg`: `tp ≥ 1`, dividing the query heads, the MLP's
@@ -80,6 +86,10 @@ impl Deployment {
             )));
         }
         split("MLP hidden units (d_ff)", cfg.d_ff)?;
+        if let Some(x) = cfg.moe {
+            x.check()?;
+            split("expert hidden units", x.d_ff)?;
+        }
         split("model dimensions (d_model)", cfg.d_model)?;
         for (what, e) in [
             ("compute efficiency", self.compute_efficiency),
@@ -90,6 +100,12 @@ impl Deployment {
                     "{what} must be a fraction of peak in (0, 1], got {e}"
                 )));
             }
+        }
+        let x = self.expert_latency;
+        if !(x.is_finite() && x >= 0.0) {
+            return Err(Error::Invalid(format!(
+                "expert latency must be a finite number of seconds ≥ 0, got {x}"
+            )));
         }
         if !(self.all_reduce_latency.is_finite() && self.all_reduce_latency >= 0.0) {
             return Err(Error::Invalid(format!(

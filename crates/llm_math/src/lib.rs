@@ -9,6 +9,7 @@
 //! | module | idea |
 //! |---|---|
 //! | `config` | [`ModelConfig`], the registry of published models ([`MODELS`], [`model`]) |
+//! | `moe` | [`Experts`]: mixture-of-experts MLPs, total against active parameters, [`expected_experts_read`] |
 //! | `dtype` | [`WeightDtype`], [`KvDtype`]: bytes per element, names |
 //! | `deployment` | [`Deployment`]: tensor parallelism, dtypes, efficiencies; [`Deployment::LECTURE`] |
 //! | `pass` | [`forward_cost`]: the one pass-time formula, [`ForwardCost::time`] / [`ForwardCost::checked_time`] |
@@ -40,8 +41,11 @@ pub use cost_terms::{
 pub use deployment::{BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment};
 pub use dtype::{KvDtype, WeightDtype};
 pub use memory::{max_batch, max_batch_on};
-pub use moe::{MoeConfig, MoeStep, QWEN3_30B_A3B, expected_experts_read, moe_step};
-pub use pass::{ForwardCost, ForwardShape, all_reduce_time, critical_tokens, forward_cost};
+pub use moe::{Experts, QWEN3_30B_A3B, expected_experts_read};
+pub use pass::{
+    ForwardCost, ForwardShape, Prefill, all_reduce_time, critical_tokens, forward_cost,
+    forward_cost_with_prefill,
+};
 
 use std::fmt;
 

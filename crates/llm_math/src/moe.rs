@@ -1,63 +1,58 @@
 //! Mixture-of-experts models in the roofline: total against active parameters, and how
-//! many experts a decode step reads. At batch 1 a step streams the attention, the
-//! router and the `k` routed experts of each layer; with `t` tokens in the step, each
-//! routing `k` of `E` experts, about `E · (1 − (1 − k/E)^t)` distinct experts are read
-//! (uniform routing), so at large batch nearly all of them.
+//! many experts a pass reads. A [`ModelConfig`] whose `moe` is set replaces (or adds to)
+//! its dense MLP with `routed` experts per layer, of which each token uses `top_k`. At
+//! batch 1 a decode step streams the attention, the router and the `k` routed experts of
+//! each layer; with `t` tokens in the pass, each routing `k` of `E` experts, about
+//! `E · (1 − (1 − k/E)^t)` distinct experts are read (uniform routing), so at large batch
+//! nearly all of them. [`crate::forward_cost`] multiplies every token by its `k` experts
+//! and reads the expected distinct ones.
 //!
-//! Motivated by the Qwen3-30B-A3B series of a SpecForge issue thread (H100, TP2, batch 1–64),
-//! where an EAGLE-3 head slows a 3B-active target down (rows M44–M55 of the research
-//! measurements).
+//! Motivated by Qwen3-30B-A3B measured on H100s with SGLang (the SpecForge and AngelSlim
+//! threads of one user, batch 1–64 at TP 2 and TP 4), where a 3B-active model's step time
+//! grows with batch far faster than a 3B dense model's would.
 
-use crate::{Deployment, Error};
-use hw_specs::Accelerator;
+use crate::Error;
+use crate::config::{ModelConfig, Tokenizer};
 
-/// A mixture-of-experts decoder (no shared dense MLP unless `shared_experts > 0`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MoeConfig {
-    /// Display name.
-    pub name: &'static str,
-    /// Decoder layers.
-    pub n_layers: u64,
-    /// Hidden size.
-    pub d_model: u64,
-    /// Query heads.
-    pub n_heads: u64,
-    /// KV heads (grouped-query attention).
-    pub n_kv_heads: u64,
-    /// Dimensions per head.
-    pub head_dim: u64,
-    /// Vocabulary size.
-    pub vocab: u64,
+/// The routed experts of a mixture-of-experts MLP, per layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Experts {
     /// Routed experts per layer (E).
-    pub experts: u64,
+    pub routed: u64,
     /// Experts each token is routed to (k).
     pub top_k: u64,
-    /// Hidden width of one expert's gated MLP.
-    pub expert_d_ff: u64,
-    /// Experts every token goes through (0 for Qwen3-MoE).
-    pub shared_experts: u64,
-    /// Whether the input embedding and the LM head share one table.
-    pub tied_embeddings: bool,
+    /// Hidden width of one expert's gated MLP (gate, up and down are `d_model × d_ff`).
+    pub d_ff: u64,
+    /// Experts every token goes through besides its routed ones (0 for Qwen3-MoE).
+    pub shared: u64,
 }
 
-/// Qwen3-30B-A3B, from its `config.json` (as mirrored in the slime repository's
-/// `scripts/models/qwen3-30B-A3B.sh`): 48 layers, hidden 2048, 32 query / 4 KV heads of
-/// 128, 128 experts of width 768, top-8, no shared expert, vocabulary 151,936, untied.
-/// The model card gives 30.5B total and 3.3B activated parameters (a test checks both).
-pub const QWEN3_30B_A3B: MoeConfig = MoeConfig {
-    name: "Qwen3-30B-A3B",
-    n_layers: 48,
-    d_model: 2048,
-    n_heads: 32,
-    n_kv_heads: 4,
-    head_dim: 128,
-    vocab: 151_936,
-    experts: 128,
-    top_k: 8,
-    expert_d_ff: 768,
-    shared_experts: 0,
-    tied_embeddings: false,
-};
+impl Experts {
+    /// Checks `1 ≤ k ≤ E` and a non-zero expert width.
+    ///
+    /// Errors: the rule broken, with the figures.
+    pub fn check(&self) -> Result<(), Error> {
+        if self.routed == 0 || self.top_k == 0 || self.top_k > self.routed || self.d_ff == 0 {
+            return Err(Error::Invalid(format!(
+                "an MoE layer routes each token to k of E experts of width ≥ 1 with 1 ≤ k ≤ E, \
+                 got k = {}, E = {}, width {}",
+                self.top_k, self.routed, self.d_ff
+            )));
+        }
+        Ok(())
+    }
+
+    /// Parameters of one expert (gate, up and down projections) in a model of width `d`.
+    pub fn per_expert(&self, d: u64) -> u64 {
+        3 * d * self.d_ff
+    }
+
+    /// Parameters of one layer's MoE MLP: every routed and shared expert, and the router
+    /// (`d × E`).
+    pub fn per_layer(&self, d: u64) -> u64 {
+        (self.routed + self.shared) * self.per_expert(d) + d * self.routed
+    }
+}
 
 /// Expected distinct experts read by one layer when `tokens` tokens each route to `k` of
 /// `e` experts, uniformly and independently: `e · (1 − (1 − k/e)^tokens)`.
@@ -79,117 +74,86 @@ pub fn expected_experts_read(e: u64, k: u64, tokens: u64) -> Result<f64, Error> 
     Ok(e as f64 * (1.0 - miss.powf(tokens as f64)))
 }
 
-impl MoeConfig {
-    /// Parameters of one layer outside the routed experts: attention (q, k, v, o), QK
-    /// norms, the two RMSNorms, the router and any shared experts.
-    fn dense_per_layer(&self) -> u64 {
-        let q = self.n_heads * self.head_dim;
-        let kv = self.n_kv_heads * self.head_dim;
-        let attn = 2 * self.d_model * q + 2 * self.d_model * kv + 2 * self.head_dim;
-        attn + 2 * self.d_model + self.d_model * self.experts + self.shared_experts * self.expert()
-    }
+/// Qwen3-30B-A3B, from its `config.json` (as mirrored in the slime repository's
+/// `scripts/models/qwen3-30B-A3B.sh`): 48 layers, hidden 2048, 32 query / 4 KV heads of
+/// 128 with q/k norms, every layer sparse (`decoder_sparse_step` 1, no `mlp_only_layers`:
+/// the config's dense `intermediate_size` 6144 is used by no layer, so `d_ff` is 0), 128
+/// experts of width 768 (`moe_intermediate_size`), top-8, no shared expert, vocabulary
+/// 151,936, untied, `max_position_embeddings` 40,960. The model card gives 30.5B total and
+/// 3.3B activated parameters (a test checks both).
+pub const QWEN3_30B_A3B: ModelConfig = ModelConfig {
+    name: "Qwen3-30B-A3B",
+    n_layers: 48,
+    d_model: 2048,
+    n_heads: 32,
+    n_kv_heads: 4,
+    head_dim: 128,
+    d_ff: 0,
+    vocab: 151_936,
+    tied_embeddings: false,
+    qkv_bias: false,
+    qk_norm: true,
+    tokenizer: Tokenizer::Qwen,
+    max_context: 40_960,
+    moe: Some(Experts {
+        routed: 128,
+        top_k: 8,
+        d_ff: 768,
+        shared: 0,
+    }),
+};
 
-    /// Parameters of one routed expert (gate, up and down projections).
-    fn expert(&self) -> u64 {
-        3 * self.d_model * self.expert_d_ff
-    }
-
-    /// Every parameter, embeddings included.
-    pub fn n_params(&self) -> u64 {
-        let embed = self.vocab * self.d_model * if self.tied_embeddings { 1 } else { 2 };
-        self.n_layers * (self.dense_per_layer() + self.experts * self.expert())
-            + embed
-            + self.d_model
-    }
-
-    /// Parameters one token is multiplied by (its `k` experts per layer), embeddings
-    /// included, as model cards count "activated" parameters.
-    pub fn active_params(&self) -> u64 {
-        let embed = self.vocab * self.d_model * if self.tied_embeddings { 1 } else { 2 };
-        self.n_layers * (self.dense_per_layer() + self.top_k * self.expert()) + embed + self.d_model
-    }
-
-    /// Parameters a step over `tokens` tokens streams from memory: every layer's dense part
-    /// and its expected distinct experts ([`expected_experts_read`]), the LM head (the
-    /// untied input embedding is a lookup and is not streamed).
+impl ModelConfig {
+    /// Parameters one token is multiplied by, as model cards count "activated" parameters:
+    /// [`ModelConfig::n_params`] less the routed experts a token does not use,
+    /// `layers · (E − k) · expert`. A dense model's are all of them.
     ///
-    /// Errors: as [`expected_experts_read`].
-    pub fn streamed_params(&self, tokens: u64) -> Result<f64, Error> {
-        let read = expected_experts_read(self.experts, self.top_k, tokens)?;
-        let layer = self.dense_per_layer() as f64 + read * self.expert() as f64;
-        Ok(self.n_layers as f64 * layer + (self.vocab * self.d_model + self.d_model) as f64)
+    /// ```
+    /// assert_eq!(llm_math::LLAMA31_8B.active_params(), llm_math::LLAMA31_8B.n_params());
+    /// ```
+    pub fn active_params(&self) -> u64 {
+        self.n_params() - self.n_layers * self.unused_experts_per_token()
     }
 
-    /// Bytes of KV cache per token in the deployment's KV dtype, all cards together.
-    pub fn kv_bytes_per_token(&self, dep: &Deployment) -> u64 {
-        2 * self.n_layers * self.n_kv_heads * self.head_dim * dep.kv.bytes()
+    /// Parameters of the routed experts one token leaves unread in a layer:
+    /// `(E − k) · expert` (0 for a dense model).
+    pub(crate) fn unused_experts_per_token(&self) -> u64 {
+        self.moe.map_or(0, |x| {
+            x.routed.saturating_sub(x.top_k) * x.per_expert(self.d_model)
+        })
     }
-}
 
-/// The roofline of one plain decode step of an MoE model, per card.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MoeStep {
-    /// Distinct experts each layer reads (expected).
-    pub experts_read: f64,
-    /// `2 · active · batch / (tp · peak · compute_efficiency)`, seconds.
-    pub compute_time: f64,
-    /// `(streamed weights / tp + KV read / kv shards) / (bandwidth · efficiency)`, seconds.
-    pub memory_time: f64,
-}
-
-impl MoeStep {
-    /// The seed's `max(compute, memory)`, seconds (no overhead, no all-reduces).
-    pub fn time(&self) -> f64 {
-        self.compute_time.max(self.memory_time)
+    /// Parameters a pass over `tokens` tokens streams from memory:
+    /// [`ModelConfig::streamed_params`] (one token's) plus, for an MoE model, the routed
+    /// experts the other tokens add, `layers · (read(tokens) − k) · expert` with
+    /// `read` = [`expected_experts_read`]. A dense model's do not depend on `tokens`.
+    ///
+    /// Errors: an MoE model whose experts break [`Experts::check`].
+    ///
+    /// ```
+    /// use llm_math::{QWEN3_30B_A3B, LLAMA31_8B};
+    /// assert_eq!(LLAMA31_8B.streamed_params_for(64)?, LLAMA31_8B.streamed_params() as f64);
+    /// // Two tokens read 15.5 experts per layer instead of 8: 48 · 7.5 · 3 · 2048 · 768 more.
+    /// let more = QWEN3_30B_A3B.streamed_params_for(2)? - QWEN3_30B_A3B.streamed_params() as f64;
+    /// assert_eq!(more, 48.0 * 7.5 * 3.0 * 2048.0 * 768.0);
+    /// # Ok::<(), llm_math::Error>(())
+    /// ```
+    pub fn streamed_params_for(&self, tokens: u64) -> Result<f64, Error> {
+        let one = self.streamed_params() as f64;
+        let Some(x) = self.moe else {
+            return Ok(one);
+        };
+        x.check()?;
+        let read = expected_experts_read(x.routed, x.top_k, tokens.max(1))?;
+        let extra = read - x.top_k as f64;
+        Ok(one + self.n_layers as f64 * extra * x.per_expert(self.d_model) as f64)
     }
-}
-
-/// One plain decode step of `batch` sequences at context `ctx` (each reads `ctx + 1`
-/// KV entries), on `dep.tp` cards: weights split evenly, the KV cache over
-/// `min(tp, kv_heads)` cards. All-reduces and overheads are left to the caller.
-///
-/// Errors: a zero batch, or a bad deployment (`Deployment::check`'s efficiency and tp
-/// rules, against the attention heads).
-pub fn moe_step(
-    cfg: &MoeConfig,
-    hw: &Accelerator,
-    batch: u64,
-    ctx: u64,
-    dep: &Deployment,
-) -> Result<MoeStep, Error> {
-    if batch == 0 {
-        return Err(Error::Zero("batch"));
-    }
-    if dep.tp == 0 || cfg.n_heads % dep.tp != 0 {
-        return Err(Error::Invalid(format!(
-            "tensor parallelism over {} cards does not divide {}'s {} query heads",
-            dep.tp, cfg.name, cfg.n_heads
-        )));
-    }
-    for e in [dep.compute_efficiency, dep.bandwidth_efficiency] {
-        if !(e > 0.0 && e <= 1.0) {
-            return Err(Error::Invalid(format!(
-                "efficiency must be in (0, 1], got {e}"
-            )));
-        }
-    }
-    let tp = dep.tp as f64;
-    let experts_read = expected_experts_read(cfg.experts, cfg.top_k, batch)?;
-    let weights = cfg.streamed_params(batch)? * dep.weights.bytes() / tp;
-    let kv_shards = dep.tp.min(cfg.n_kv_heads).max(1) as f64;
-    let kv = (batch * (ctx + 1) * cfg.kv_bytes_per_token(dep)) as f64 / kv_shards;
-    let embed = (cfg.vocab * cfg.d_model) as f64;
-    let flops = 2.0 * (cfg.active_params() as f64 - embed) * batch as f64 / tp;
-    Ok(MoeStep {
-        experts_read,
-        compute_time: flops / (dep.weights.peak_flops(hw) * dep.compute_efficiency),
-        memory_time: (weights + kv) / (hw.hbm_bandwidth * dep.bandwidth_efficiency),
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Deployment, ForwardShape, forward_cost};
     use hw_specs::H100;
 
     #[test]
@@ -198,6 +162,16 @@ mod tests {
         let active = QWEN3_30B_A3B.active_params() as f64;
         assert!((total / 30.5e9 - 1.0).abs() < 0.01, "{total}");
         assert!((active / 3.3e9 - 1.0).abs() < 0.02, "{active}");
+        // By hand, per layer: attention 2·2048·4096 + 2·2048·512 + q/k norms 256 + norms
+        // 2·2048; router 2048·128; experts 128 · 3·2048·768. Plus 2 · 151,936 · 2048 + 2048.
+        let layer = 2 * 2048 * 4096 + 2 * 2048 * 512 + 256 + 2 * 2048 + 2048 * 128;
+        let experts = 128 * 3 * 2048 * 768;
+        let embed = 2 * 151_936 * 2048 + 2048;
+        assert_eq!(QWEN3_30B_A3B.n_params(), 48 * (layer + experts) + embed);
+        assert_eq!(
+            QWEN3_30B_A3B.active_params(),
+            48 * (layer + 8 * 3 * 2048 * 768) + embed
+        );
     }
 
     #[test]
@@ -214,11 +188,17 @@ mod tests {
     /// Batch 1, context 512, bf16 on one H100 at 80% of 3.35 TB/s: 8 experts per layer;
     /// 2 B · (48 · (2·2048·4096 + 2·2048·512 + 256 + 4096 + 2048·128 + 8 · 3·2048·768)
     /// plus 151,936 · 2048 + 2048) plus 513 · 98,304 B = 6,134,165,504 B, so 2.2889 ms;
-    /// compute is light (0.0103 ms at 60% of 989 TFLOP/s).
+    /// compute is light: 2 · 3,041,867,776 FLOPs (the active parameters less the input
+    /// embedding) + 4 · 48 · 32 · 128 · 512 for attention = 6,486,388,736 FLOPs at 60% of
+    /// 989 TFLOP/s, 0.010931 ms.
     #[test]
     fn a_batch_one_step_reads_the_routed_experts_only_by_hand() {
-        let s = moe_step(&QWEN3_30B_A3B, &H100, 1, 512, &Deployment::LECTURE).unwrap();
-        assert_eq!(s.experts_read, 8.0);
+        let shape = ForwardShape {
+            batch: 1,
+            ctx: 512,
+            n_new: 1,
+        };
+        let c = forward_cost(&QWEN3_30B_A3B, &H100, shape, &Deployment::LECTURE).unwrap();
         let bytes = 2.0
             * (48.0
                 * (2.0 * 2048.0 * 4096.0
@@ -231,43 +211,98 @@ mod tests {
                 + 2048.0)
             + 513.0 * 98_304.0;
         assert_eq!(bytes, 6_134_165_504.0);
-        assert!((s.memory_time - bytes / (3.35e12 * 0.8)).abs() < 1e-15);
-        assert!((s.time() - 2.2889e-3).abs() < 1e-7, "{}", s.time());
+        assert_eq!(c.bytes, bytes);
+        assert_eq!(c.flops, 6_486_388_736.0);
+        assert!((c.memory_time - bytes / (3.35e12 * 0.8)).abs() < 1e-15);
+        assert!((c.time() - 2.2889e-3).abs() < 1e-7, "{}", c.time());
         assert!(
-            (s.compute_time - 0.010252e-3).abs() < 1e-9,
+            (c.compute_time - 0.010931e-3).abs() < 1e-9,
             "{}",
-            s.compute_time
+            c.compute_time
         );
     }
 
     /// Batch 256: 128 · (1 − (15/16)^256) = 127.99999 experts, i.e. all of them: the step
     /// streams all 30.5B parameters (less the input embedding) plus 256 · 513 KV entries:
-    /// 27.370 ms, where a dense model of 3.3B would still read only its 3.3B.
+    /// 2 · 30,220,957,696 + 256 · 513 · 98,304 = 73.35 GB at 2.68 TB/s, 27.370 ms — where a
+    /// dense model of 3.3B would still read only its 3.3B. Compute: 256 times the batch-1
+    /// step's 6.47 GFLOP, 2.79 ms, still below the memory time.
     #[test]
     fn a_large_batch_step_reads_nearly_every_expert_by_hand() {
-        let s = moe_step(&QWEN3_30B_A3B, &H100, 256, 512, &Deployment::LECTURE).unwrap();
-        assert!(
-            (s.experts_read - 127.99999145).abs() < 1e-7,
-            "{}",
-            s.experts_read
-        );
+        let shape = ForwardShape {
+            batch: 256,
+            ctx: 512,
+            n_new: 1,
+        };
+        let c = forward_cost(&QWEN3_30B_A3B, &H100, shape, &Deployment::LECTURE).unwrap();
+        let read = expected_experts_read(128, 8, 256).unwrap();
+        assert!((read - 127.99999145).abs() < 1e-7, "{read}");
         let all = (QWEN3_30B_A3B.n_params() - 151_936 * 2048) as f64;
+        assert_eq!(all, 30_220_957_696.0);
         let upper = (2.0 * all + 256.0 * 513.0 * 98_304.0) / (3.35e12 * 0.8);
         assert!(
-            s.memory_time < upper && upper - s.memory_time < 1e-6,
+            c.memory_time < upper && upper - c.memory_time < 1e-6,
             "{}",
-            s.memory_time
+            c.memory_time
         );
-        assert!((s.time() - 27.370e-3).abs() < 1e-6, "{}", s.time());
-        // Eight times the batch-1 step's compute per token, still below its memory time.
-        assert!(s.compute_time < s.memory_time);
+        assert!((c.time() - 27.370e-3).abs() < 1e-6, "{}", c.time());
+        assert!((c.compute_time - 256.0 * 6_486_388_736.0 / (989e12 * 0.6)).abs() < 1e-15);
+        assert!(c.compute_time < c.memory_time);
+    }
+
+    /// The expert latency by hand: at batch 1 each of the 48 layers reads its 8 routed
+    /// experts, so 3 µs each adds 48 · 8 · 3 µs = 1.152 ms; at batch 2, 48 · 15.5 · 3 µs =
+    /// 2.232 ms; on two cards the same (every card runs every expert's slice). At 0
+    /// (neutral) the pass is the plain one; a dense model has none.
+    #[test]
+    fn the_expert_latency_adds_per_expert_read_by_hand() {
+        let shape = |batch| ForwardShape {
+            batch,
+            ctx: 512,
+            n_new: 1,
+        };
+        let x = Deployment {
+            expert_latency: 3e-6,
+            ..Deployment::LECTURE
+        };
+        let c = |d: &Deployment, b| forward_cost(&QWEN3_30B_A3B, &H100, shape(b), d).unwrap();
+        assert!((c(&x, 1).expert_time - 1.152e-3).abs() < 1e-15);
+        assert!((c(&x, 2).expert_time - 2.232e-3).abs() < 1e-15);
+        let tp2 = Deployment { tp: 2, ..x };
+        assert!((c(&tp2, 1).expert_time - 1.152e-3).abs() < 1e-15);
+        let plain = c(&Deployment::LECTURE, 1);
+        assert_eq!(plain.expert_time, 0.0);
+        assert!((c(&x, 1).time() - plain.time() - 1.152e-3).abs() < 1e-15);
+        let dense = |d: &Deployment| forward_cost(&crate::LLAMA31_8B, &H100, shape(1), d).unwrap();
+        assert_eq!(dense(&x), dense(&Deployment::LECTURE));
+        let bad = Deployment {
+            expert_latency: -1.0,
+            ..x
+        };
+        assert!(forward_cost(&QWEN3_30B_A3B, &H100, shape(1), &bad).is_err());
     }
 
     #[test]
-    fn bad_moe_inputs_are_errors() {
-        let d = Deployment::LECTURE;
-        assert!(moe_step(&QWEN3_30B_A3B, &H100, 0, 512, &d).is_err());
-        let tp3 = Deployment { tp: 3, ..d };
-        assert!(moe_step(&QWEN3_30B_A3B, &H100, 1, 512, &tp3).is_err());
+    fn bad_experts_are_errors_not_panics() {
+        let bad = ModelConfig {
+            moe: Some(Experts {
+                top_k: 129,
+                ..QWEN3_30B_A3B.moe.unwrap()
+            }),
+            ..QWEN3_30B_A3B
+        };
+        let e = bad.streamed_params_for(1).unwrap_err().to_string();
+        assert!(e.contains("k = 129"), "{e}");
+        let shape = ForwardShape {
+            batch: 1,
+            ctx: 1,
+            n_new: 1,
+        };
+        assert!(forward_cost(&bad, &H100, shape, &Deployment::LECTURE).is_err());
+        let tp3 = Deployment {
+            tp: 3,
+            ..Deployment::LECTURE
+        };
+        assert!(forward_cost(&QWEN3_30B_A3B, &H100, shape, &tp3).is_err());
     }
 }

@@ -4,6 +4,7 @@
 //! other time in the course (decode_lab's `verify_time`, a scenario's target pass and
 //! draft step) is built on [`forward_cost`].
 
+use crate::moe::expected_experts_read as expert_read;
 use crate::{Deployment, Error, ModelConfig, max_batch_on};
 use hw_specs::Accelerator;
 
@@ -67,6 +68,9 @@ pub struct ForwardCost {
     pub memory_time: f64,
     /// Tensor-parallel all-reduces, seconds ([`all_reduce_time`]); 0 on one card.
     pub comm_time: f64,
+    /// An MoE model's per-expert fixed costs, `layers · experts_read · expert_latency`
+    /// seconds ([`Deployment::expert_latency`]); 0 for a dense model.
+    pub expert_time: f64,
     /// The largest batch the cards hold at this pass's context ([`max_batch_on`]).
     pub max_batch: u64,
     /// The pass's shape.
@@ -82,9 +86,9 @@ pub struct ForwardCost {
 impl ForwardCost {
     /// The pass's time, seconds, whether or not its batch fits: the slower of compute and
     /// memory (perfect overlap, the optimistic bound), plus the all-reduces (which wait
-    /// for the matrix products and are waited for).
+    /// for the matrix products and are waited for), plus an MoE model's expert latencies.
     pub fn time(&self) -> f64 {
-        self.compute_time.max(self.memory_time) + self.comm_time
+        self.compute_time.max(self.memory_time) + self.comm_time + self.expert_time
     }
 
     /// [`ForwardCost::time`] when the batch fits next to the weights at this context.
@@ -118,10 +122,13 @@ impl ForwardCost {
 /// - FLOPs = (2 · streamed_params · tokens + 4 · layers · heads · head_dim · ctx · tokens) / N
 ///   (the matrix products, then QKᵀ and PV against the cache), at the weights' peak
 ///   ([`WeightDtype::peak_flops`](crate::WeightDtype::peak_flops)) × `compute_efficiency`;
-/// - bytes = w · streamed_params / N + (batch · ctx · k + tokens · k) / S (weights read
-///   once for the whole batch; each sequence's KV read once for all its `n_new` queries,
-///   as a fused attention kernel does; the new tokens' KV written), at peak bandwidth ×
-///   `bandwidth_efficiency`;
+/// - bytes = w · streamed_params_for(tokens) / N + (batch · ctx · k + tokens · k) / S
+///   (weights read once for the whole batch — for an MoE model, the experts its tokens
+///   route to, [`ModelConfig::streamed_params_for`]; each sequence's KV read once for all
+///   its `n_new` queries, as a fused attention kernel does; the new tokens' KV written),
+///   at peak bandwidth × `bandwidth_efficiency`;
+/// - plus, for an MoE model, `layers · experts_read · expert_latency`
+///   ([`ForwardCost::expert_time`]), *added*;
 /// - plus, when N > 1, the two all-reduces per layer ([`all_reduce_time`]), *added*: they
 ///   sit between the matrix products on the critical path.
 ///
@@ -148,24 +155,96 @@ pub fn forward_cost(
     shape: ForwardShape,
     dep: &Deployment,
 ) -> Result<ForwardCost, Error> {
+    forward_cost_with_prefill(cfg, hw, shape, Prefill::NONE, dep)
+}
+
+/// Prompt tokens processed in the same pass as a decode step (chunked prefill, or a
+/// serving engine's prefills of new requests between the steps of running ones): `tokens`
+/// prompt tokens that each attend to `ctx` cached tokens of their own prompt on average.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prefill {
+    /// Prompt tokens through the weights in the pass.
+    pub tokens: u64,
+    /// Cached prompt tokens each attends to on average (its chunk's prefix, read once).
+    pub ctx: u64,
+}
+
+impl Prefill {
+    /// No prefill: a pure decode or verification pass.
+    pub const NONE: Prefill = Prefill { tokens: 0, ctx: 0 };
+}
+
+/// [`forward_cost`] of a pass whose tokens also include `prefill` prompt tokens: the
+/// weights are read once for all of them; every token, decode or prompt, is multiplied by
+/// the weights (`2 · streamed_params` FLOPs each) and routes to its experts (an MoE model
+/// reads the experts of `tokens + prefill.tokens` tokens); the prompt tokens add
+/// `4 · layers · heads · head_dim · prefill.ctx` attention FLOPs each, read their prefix's
+/// KV once (`prefill.ctx · k / S` bytes) and write their own (`prefill.tokens · k / S`);
+/// the all-reduces carry every token. [`Prefill::NONE`] gives [`forward_cost`] exactly.
+///
+/// Errors: as [`forward_cost`].
+///
+/// ```
+/// use llm_math::{forward_cost, forward_cost_with_prefill, Deployment, ForwardShape, Prefill, LLAMA31_8B};
+/// use hw_specs::H100;
+/// let shape = ForwardShape { batch: 8, ctx: 1024, n_new: 1 };
+/// let dep = Deployment::LECTURE;
+/// let plain = forward_cost(&LLAMA31_8B, &H100, shape, &dep)?;
+/// let mixed = forward_cost_with_prefill(&LLAMA31_8B, &H100, shape, Prefill { tokens: 512, ctx: 256 }, &dep)?;
+/// // 512 prompt tokens: 2 · 7,504,924,672 + 4 · 131,072 · 256 FLOPs each; the same weights.
+/// assert_eq!(mixed.flops - plain.flops, 512.0 * (2.0 * 7_504_924_672.0 + 4.0 * 131_072.0 * 256.0));
+/// assert_eq!(mixed.bytes - plain.bytes, (256.0 + 512.0) * 131_072.0);
+/// # Ok::<(), llm_math::Error>(())
+/// ```
+pub fn forward_cost_with_prefill(
+    cfg: &ModelConfig,
+    hw: &Accelerator,
+    shape: ForwardShape,
+    prefill: Prefill,
+    dep: &Deployment,
+) -> Result<ForwardCost, Error> {
     shape.check()?;
     dep.check(cfg)?;
     let n = dep.tp as f64;
     let shards = dep.kv_shards(cfg) as f64;
+    let all_tokens = shape.tokens().saturating_add(prefill.tokens);
+    // Per token multiplied (its k experts for an MoE model); per pass read.
     let p = cfg.streamed_params() as f64;
+    let read = cfg.streamed_params_for(all_tokens)?;
     let tokens = shape.batch as f64 * shape.n_new as f64;
     let ctx = shape.ctx as f64;
     let kv = dep.kv_bytes_per_token(cfg) as f64;
     let attn_width = (cfg.n_layers * cfg.n_heads * cfg.head_dim) as f64;
-    let flops = (2.0 * p * tokens + 4.0 * attn_width * ctx * tokens) / n;
-    let bytes =
-        dep.weights.bytes() * p / n + shape.batch as f64 * ctx * kv / shards + tokens * kv / shards;
+    let (pt, pc) = (prefill.tokens as f64, prefill.ctx as f64);
+    let prefill_flops = if prefill.tokens == 0 {
+        0.0
+    } else {
+        2.0 * p * pt + 4.0 * attn_width * pc * pt
+    };
+    let prefill_bytes = if prefill.tokens == 0 {
+        0.0
+    } else {
+        (pc + pt) * kv / shards
+    };
+    let expert_time = match cfg.moe {
+        Some(x) if dep.expert_latency > 0.0 => {
+            let per_layer = expert_read(x.routed, x.top_k, all_tokens)?;
+            cfg.n_layers as f64 * per_layer * dep.expert_latency
+        }
+        _ => 0.0,
+    };
+    let flops = (2.0 * p * tokens + 4.0 * attn_width * ctx * tokens + prefill_flops) / n;
+    let bytes = dep.weights.bytes() * read / n
+        + shape.batch as f64 * ctx * kv / shards
+        + tokens * kv / shards
+        + prefill_bytes;
     Ok(ForwardCost {
         flops,
         bytes,
         compute_time: flops / (dep.weights.peak_flops(hw) * dep.compute_efficiency),
         memory_time: bytes / (hw.hbm_bandwidth * dep.bandwidth_efficiency),
-        comm_time: all_reduce_time(cfg, hw, shape.tokens(), dep),
+        expert_time,
+        comm_time: all_reduce_time(cfg, hw, all_tokens, dep),
         max_batch: max_batch_on(cfg, hw, shape.ctx, dep)?,
         shape,
         model: cfg.name,
@@ -421,6 +500,41 @@ mod tests {
         assert_eq!(
             c.bytes,
             2.0 * p / 16.0 + 1000.0 * 327_680.0 / 8.0 + 327_680.0 / 8.0
+        );
+    }
+
+    /// Neutral: no prompt tokens is a plain pass, whatever context they would have read.
+    /// By hand: 100 prompt tokens at a prefix of 2500 on top of a batch-4 step of the 8B
+    /// model add 100 · (2 · P + 4 · 131,072 · 2500) FLOPs and (2500 + 100) · 131,072 bytes,
+    /// and 100 tokens more through the all-reduces under TP 2.
+    #[test]
+    fn prompt_tokens_in_a_decode_step_add_their_flops_and_kv_by_hand() {
+        let s = shape(4, 1000, 1);
+        let d = Deployment::LECTURE;
+        let plain = cost(s, &d);
+        let none = Prefill {
+            tokens: 0,
+            ctx: 2500,
+        };
+        assert_eq!(
+            forward_cost_with_prefill(&LLAMA31_8B, &H100, s, none, &d).unwrap(),
+            plain
+        );
+        let p = Prefill {
+            tokens: 100,
+            ctx: 2500,
+        };
+        let mixed = forward_cost_with_prefill(&LLAMA31_8B, &H100, s, p, &d).unwrap();
+        assert_eq!(
+            mixed.flops - plain.flops,
+            100.0 * (2.0 * P8B + 4.0 * 131_072.0 * 2500.0)
+        );
+        assert_eq!(mixed.bytes - plain.bytes, 2600.0 * 131_072.0);
+        let tp2 = dep(2, WeightDtype::Bf16, KvDtype::Bf16);
+        let two = forward_cost_with_prefill(&LLAMA31_8B, &H100, s, p, &tp2).unwrap();
+        assert_eq!(
+            two.comm_time,
+            all_reduce_time(&LLAMA31_8B, &H100, 104, &tp2)
         );
     }
 

@@ -200,14 +200,16 @@ impl Lecture for Cli {
         } else if let Some(kv_window) = w.draft_kv_window {
             base.draft = Draft::SelfSpec { kv_window };
         }
+        base.deployment.tp = w.tp;
+        base.deployment.weights = w.weights;
+        base.deployment.kv = w.kv;
+        // After the cards and dtypes: a profile's verification cost per token is computed
+        // for them (`Calibration::apply`).
         if let Some(profile) = w.calibration {
             *base = profile.apply(*base);
             s.calibration = Some(profile.name);
         }
         let dep = &mut base.deployment;
-        dep.tp = w.tp;
-        dep.weights = w.weights;
-        dep.kv = w.kv;
         if let Some(e) = w.eff_compute {
             dep.compute_efficiency = e;
         }

@@ -1,9 +1,16 @@
 //! Published measurements and the setup each was taken in: a data file
 //! (`crates/decode_lab/data/measurements.json`) embedded in the crate and parsed once.
 
-use crate::{Draft, Error, Scenario, TreeRound, target_pass_time, tree_round_time, tree_speedup};
+use crate::scenario::check_overhead;
+use crate::{
+    Draft, Error, Scenario, TreeRound, pass_deployment, target_pass_time, tree_round_time,
+    tree_speedup,
+};
 use hw_specs::Accelerator;
-use llm_math::{Deployment, KvDtype, ModelConfig, WeightDtype};
+use llm_math::{
+    Deployment, ForwardShape, KvDtype, ModelConfig, Prefill, WeightDtype,
+    forward_cost_with_prefill, pass_time_with_overlap,
+};
 use once_cell::sync::Lazy;
 use serde::Deserialize;
 
@@ -205,9 +212,78 @@ pub struct Measurement {
     pub published: Published,
     /// Fit or judge.
     pub role: Role,
+    /// The closed-loop benchmark a step-time row was read from, when its source states one.
+    pub closed_loop: Option<ClosedLoop>,
+}
+
+/// A closed-loop serving benchmark: `concurrency` clients, each sending a prompt of
+/// `input` tokens and reading `output` tokens, then sending the next. Its inter-token
+/// latency is not a pure decode step: between two tokens of one sequence the engine also
+/// prefills the prompts of the requests that replace finished ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClosedLoop {
+    /// Prompt tokens per request.
+    pub input: u64,
+    /// Output tokens per request.
+    pub output: u64,
+}
+
+impl ClosedLoop {
+    /// The prompt tokens one step of a sequence waits for, on average, at `batch`
+    /// sequences decoding: while one sequence emits its `output` tokens, each of the other
+    /// `batch − 1` finishes once and its replacement's `input`-token prompt is prefilled,
+    /// so `(batch − 1) · input / output` prompt tokens per step (rounded down), each
+    /// attending to half its prompt on average (`input / 2`).
+    ///
+    /// ```
+    /// use decode_lab::validation::ClosedLoop;
+    /// // 50 sequences of a 5000-in / 500-out benchmark: 49 · 10 = 490 prompt tokens a step.
+    /// let p = ClosedLoop { input: 5000, output: 500 }.prefill_per_step(50);
+    /// assert_eq!((p.tokens, p.ctx), (490, 2500));
+    /// ```
+    pub fn prefill_per_step(&self, batch: u64) -> Prefill {
+        let tokens = batch.saturating_sub(1) * self.input / self.output.max(1);
+        if tokens == 0 {
+            return Prefill::NONE;
+        }
+        Prefill {
+            tokens,
+            ctx: (self.input / 2).max(1),
+        }
+    }
+}
+
+/// A plain decode step of `s` (one new token per sequence) whose pass also carries
+/// `prefill` prompt tokens, seconds: [`target_pass_time`]`(s, 1)`'s terms (the roofline at
+/// [`pass_deployment`] with the scenario's overlap, plus the target overhead) on
+/// [`forward_cost_with_prefill`]; [`Prefill::NONE`] is [`target_pass_time`]`(s, 1)`.
+///
+/// Errors: as [`target_pass_time`].
+pub fn step_time_with_prefill(s: &Scenario, prefill: Prefill) -> Result<f64, Error> {
+    if prefill == Prefill::NONE {
+        return target_pass_time(s, 1);
+    }
+    check_overhead(s.overhead_target)?;
+    s.cost_terms.check()?;
+    let shape = ForwardShape {
+        batch: s.batch,
+        ctx: s.ctx,
+        n_new: 1,
+    };
+    let cost = forward_cost_with_prefill(&s.target, &s.hw, shape, prefill, &pass_deployment(s)?)?;
+    cost.checked_time()?;
+    Ok(pass_time_with_overlap(&cost, s.cost_terms.overlap)? + s.overhead_target)
 }
 
 impl Measurement {
+    /// The prompt tokens a step of this row carries ([`ClosedLoop::prefill_per_step`]),
+    /// or [`Prefill::NONE`] for a row read from no closed-loop benchmark.
+    pub fn prefill(&self) -> Prefill {
+        self.closed_loop
+            .map_or(Prefill::NONE, |c| c.prefill_per_step(self.batch))
+    }
+
     /// The scenario this measurement runs in under `profile`: the published setup, with
     /// an EAGLE-like draft head for speedups.
     pub fn scenario(&self, profile: &Calibration) -> Scenario {
@@ -234,7 +310,7 @@ impl Measurement {
     pub fn predict(&self, profile: &Calibration) -> Result<f64, Error> {
         let s = self.scenario(profile);
         match self.quantity {
-            Quantity::StepTime => target_pass_time(&s, 1),
+            Quantity::StepTime => step_time_with_prefill(&s, self.prefill()),
             Quantity::Speedup(tree) => tree_speedup(&s, &tree),
             Quantity::RoundTime { depth, nodes } => Ok(tree_round_time(&s, depth, nodes)?.1),
             Quantity::VerifyRatio { nodes } => {
@@ -283,6 +359,9 @@ struct Row {
     tree_nodes: Option<u64>,
     published: Published,
     role: Role,
+    /// The closed-loop benchmark of a step-time row, if its source states one.
+    #[serde(default)]
+    closed_loop: Option<ClosedLoop>,
 }
 
 impl Row {
@@ -319,6 +398,15 @@ impl Row {
         if self.tp == 0 || self.batch == 0 || self.ctx == 0 {
             return Err("tp, batch and ctx must be ≥ 1".into());
         }
+        match (self.closed_loop, quantity) {
+            (None, _) => {}
+            (Some(c), Quantity::StepTime) if c.input >= 1 && c.output >= 1 => {}
+            (Some(_), _) => {
+                return Err(
+                    "closed_loop belongs to a step_time row, with input and output ≥ 1".into(),
+                );
+            }
+        }
         Ok(Measurement {
             id: self.id,
             publisher: self.publisher,
@@ -340,6 +428,7 @@ impl Row {
             quantity,
             published: self.published,
             role: self.role,
+            closed_loop: self.closed_loop,
         })
     }
 }
@@ -459,6 +548,8 @@ mod tests {
         assert!(e.contains("X1") && e.contains("H999"), "{e}");
         let e = err(&one_row("").replace("7.0", "-7.0"));
         assert!(e.contains("> 0"), "{e}");
+        let e = err(&one_row(r#", "closed_loop": {"input": 0, "output": 5}"#));
+        assert!(e.contains("closed_loop"), "{e}");
         let two = one_row("").replace("}]", "},") + &one_row("")[1..];
         assert!(err(&two).contains("duplicate id X1"), "{}", err(&two));
     }
@@ -489,6 +580,52 @@ mod tests {
                 assert!(x.is_finite() && x > 0.0, "{} {}", m.id, p.name);
             }
         }
+    }
+
+    /// M66 under the seed profile, by hand: 70B in FP8 on two H100s, 85 sequences at
+    /// context 5250 with FP8 KV (163,840 B a token), and 84 · 10 = 840 prompt tokens at a
+    /// prefix of 2500 in the same pass. Per card: FLOPs (2 · 69,503,033,344 · 925 + 4 ·
+    /// 655,360 · (5250 · 85 + 2500 · 840)) / 2 = 6.7628e13 at 60% of 1979 TFLOP/s, 56.954
+    /// ms; bytes 69,503,033,344 / 2 + (85 · 5250 + 85 + 2500 + 840) · 163,840 / 2 at 80%
+    /// of 3.35 TB/s, 26.712 ms; compute sets it; 160 all-reduces of 925 · 8192 · 2 B over
+    /// 450 GB/s, 5.389 ms; and 1 ms: 63.343 ms. Without the prompt tokens it would be
+    /// the plain decode step.
+    #[test]
+    fn a_closed_loop_step_carries_the_replacing_prompts_by_hand() {
+        let m66 = measurements()
+            .unwrap()
+            .iter()
+            .find(|m| m.id == "M66")
+            .unwrap();
+        assert_eq!(
+            m66.prefill(),
+            Prefill {
+                tokens: 840,
+                ctx: 2500
+            }
+        );
+        let p = 69_503_033_344.0;
+        let flops = (2.0 * p * 925.0 + 4.0 * 655_360.0 * (5250.0 * 85.0 + 2500.0 * 840.0)) / 2.0;
+        let bytes = p / 2.0 + (85.0 * 5250.0 + 85.0 + 2500.0 + 840.0) * 163_840.0 / 2.0;
+        let compute = flops / (1979e12 * 0.6);
+        assert!(compute > bytes / (3.35e12 * 0.8));
+        let comm = 160.0 * 925.0 * 8192.0 * 2.0 / 450e9;
+        let by_hand = compute + comm + 1e-3;
+        let seed = m66.predict(&super::super::SEED).unwrap();
+        assert!((seed - by_hand).abs() < 1e-12, "{seed} vs {by_hand}");
+        assert!((by_hand - 63.343e-3).abs() < 1e-6, "{by_hand}");
+        let s = m66.scenario(&super::super::SEED);
+        assert_eq!(
+            step_time_with_prefill(&s, Prefill::NONE).unwrap(),
+            target_pass_time(&s, 1).unwrap()
+        );
+        // A row of no closed loop, or at batch 1, carries none.
+        assert_eq!(measurements().unwrap()[0].prefill(), Prefill::NONE);
+        let one = ClosedLoop {
+            input: 5000,
+            output: 500,
+        };
+        assert_eq!(one.prefill_per_step(1), Prefill::NONE);
     }
 
     /// M1 under the seed profile, by hand: 8B on one H100 at batch 1, context 512:

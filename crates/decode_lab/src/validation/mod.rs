@@ -11,9 +11,13 @@
 //!   [`Role::Calibration`] among the first [`FITTED_ROWS`], and judged on the
 //!   [`Role::HeldOut`] rest; [`MEASURED`] adds every cost term of [`llm_math::CostTerms`]
 //!   (overlap, a round cost with a batch term, FP8 factors, all-reduce latency per card
-//!   family, …) fitted on every calibration row ([`fit_measured()`]).
+//!   family, …) and an MoE model's expert latency
+//!   ([`llm_math::Deployment::expert_latency`]), fitted on every calibration row
+//!   ([`fit_measured()`]).
 //! - [`measurement`]: the published figures, a data file (`data/measurements.json`) read
-//!   once ([`measurements`]), and the scenario each one runs in.
+//!   once ([`measurements`]), the scenario each one runs in, and the prompt tokens a step
+//!   read from a closed-loop serving benchmark also carries ([`ClosedLoop`],
+//!   [`step_time_with_prefill`]).
 //! - [`fit`]: the grid search that finds [`FITTED`] ([`fit_calibration`]).
 //! - [`fit_measured`](mod@fit_measured): the coordinate grid search that finds [`MEASURED`]
 //!   ([`fit_measured()`], on [`MEASURED_GRID`]).
@@ -23,8 +27,8 @@
 //!
 //! Every prediction is computed here; nothing predicted is typed in. A measured figure
 //! often depends on things the roofline does not see (the context length the benchmark
-//! reached, prefill work mixed into decode steps at high concurrency, CUDA graphs, the
-//! sampler): each row says what was assumed.
+//! reached, CUDA graphs, the sampler): each row says what was assumed. Prefill work mixed
+//! into decode steps is modelled where the source gives the prompt and output lengths.
 //!
 //! [`Scenario::LECTURE`]: crate::Scenario::LECTURE
 
@@ -37,7 +41,8 @@ pub mod summary;
 pub use fit::{FIT_GRID, FITTED_ROWS, fit_calibration};
 pub use fit_measured::{GridAxis, MEASURED_GRID, fit_measured, measured_at};
 pub use measurement::{
-    DraftKind, Kind, Measurement, Published, Quantity, Role, measurements, parse_measurements,
+    ClosedLoop, DraftKind, Kind, Measurement, Published, Quantity, Role, measurements,
+    parse_measurements, step_time_with_prefill,
 };
 pub use profile::{CALIBRATIONS, Calibration, FITTED, MEASURED, SEED, calibration};
 pub use summary::{

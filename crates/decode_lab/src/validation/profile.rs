@@ -24,6 +24,9 @@ pub struct Calibration {
     /// Fixed cost of one tensor-parallel all-reduce, seconds
     /// ([`Deployment::all_reduce_latency`]).
     pub all_reduce_latency: f64,
+    /// Fixed cost of each routed expert an MoE pass reads per layer, seconds
+    /// ([`Deployment::expert_latency`]; 0 for the seed and fitted profiles).
+    pub expert_latency: f64,
     /// The cost terms the seed leaves out ([`CostTerms`]); its `verify_per_batch_token`
     /// is replaced by the scenario's own figure when `verify_efficiency` is set.
     pub cost_terms: CostTerms,
@@ -45,6 +48,7 @@ pub const SEED: Calibration = Calibration {
     overhead_draft: Scenario::LECTURE.overhead_draft,
     verify_cost_per_token: Scenario::LECTURE.verify_cost_per_token,
     all_reduce_latency: Scenario::LECTURE.deployment.all_reduce_latency,
+    expert_latency: Scenario::LECTURE.deployment.expert_latency,
     cost_terms: Scenario::LECTURE.cost_terms,
     verify_efficiency: None,
 };
@@ -60,6 +64,7 @@ pub const FITTED: Calibration = Calibration {
     overhead_draft: 53.0 * 0.01e-3,
     verify_cost_per_token: 4.0 * 0.0025,
     all_reduce_latency: 50.0 * 0.5e-6,
+    expert_latency: Scenario::LECTURE.deployment.expert_latency,
     cost_terms: CostTerms::NEUTRAL,
     verify_efficiency: None,
 };
@@ -70,28 +75,29 @@ pub const FITTED: Calibration = Calibration {
 pub const MEASURED: Calibration = Calibration {
     name: "measured",
     compute_efficiency: Scenario::LECTURE.deployment.compute_efficiency,
-    bandwidth_efficiency: 70.0 * 0.01,
-    overhead_target: 14.0 * 0.05e-3,
-    overhead_draft: 23.0 * 0.02e-3,
+    bandwidth_efficiency: 82.0 * 0.01,
+    overhead_target: 41.0 * 0.05e-3,
+    overhead_draft: 25.0 * 0.02e-3,
     verify_cost_per_token: 0.0,
     all_reduce_latency: 0.0,
+    expert_latency: 21.0 * 0.1e-6,
     cost_terms: CostTerms {
-        overlap: 0.0 * 0.05,
+        overlap: 14.0 * 0.05,
         verify_per_batch_token: 0.0,
-        round_fixed: 7.0 * 0.05e-3,
-        round_per_sequence: 18.0 * 0.005e-3,
+        round_fixed: 17.0 * 0.05e-3,
+        round_per_sequence: 13.0 * 0.005e-3,
         draft_per_layer: 0.0,
         fp8: llm_math::DtypeEfficiency {
             bandwidth: 93.0 * 0.01,
-            compute: 5.0 * 0.05,
+            compute: 15.0 * 0.05,
         },
         all_reduce: llm_math::AllReduceLatencies {
-            nvlink: 14.0 * 1e-6,
+            nvlink: 10.0 * 1e-6,
             infinity_fabric: 28.0 * 2e-6,
             pcie: 0.0,
         },
     },
-    verify_efficiency: None,
+    verify_efficiency: Some(47.0 * 0.02),
 };
 
 /// Every named profile, in the order a `--list` would show them.
@@ -126,7 +132,7 @@ impl Calibration {
                 .fp8
                 .apply(s.deployment.weights, 1.0, eta)
                 .unwrap_or((f64::NAN, f64::NAN));
-            let per_card = s.target.n_params() as f64 / s.deployment.tp.max(1) as f64;
+            let per_card = s.target.active_params() as f64 / s.deployment.tp.max(1) as f64;
             cost_terms.verify_per_batch_token =
                 verify_time_per_token(per_card, &s.hw, s.deployment.weights, eta)
                     .unwrap_or(f64::NAN);
@@ -137,6 +143,7 @@ impl Calibration {
                 compute_efficiency: self.compute_efficiency,
                 bandwidth_efficiency: self.bandwidth_efficiency,
                 all_reduce_latency: self.all_reduce_latency,
+                expert_latency: self.expert_latency,
                 ..s.deployment
             },
             overhead_target: self.overhead_target,

@@ -204,10 +204,13 @@ pub fn batch_series(rows: &[Prediction]) -> Vec<BatchSeries> {
 mod tests {
     use super::*;
 
+    /// On the rows it was fitted on (the calibration rows among the first
+    /// [`super::super::FITTED_ROWS`]); on the later ones, MoE rows among them, neither
+    /// profile knows an expert's cost.
     #[test]
-    fn the_fitted_profile_does_better_than_the_seed_on_the_calibration_rows() {
+    fn the_fitted_profile_does_better_than_the_seed_on_its_calibration_rows() {
         let rows = predictions().unwrap();
-        let s = summary(&rows).unwrap();
+        let s = summary(&rows[..super::super::FITTED_ROWS]).unwrap();
         let off = |r: RatioSummary| r.worst.ln().abs();
         assert!(off(s[1].calibration) < off(s[0].calibration));
     }
@@ -239,6 +242,13 @@ mod tests {
                 s.name
             );
         }
+        // The MoE series are among those checked (their step times rise ×3.5–4.1).
+        for name in [
+            "SpecForge339-Qwen3-30B-A3B-H100-TP2-plain",
+            "AngelSlim163-Qwen3-30B-A3B-H100-TP4-plain",
+        ] {
+            assert!(series.iter().any(|s| s.name == name), "{name}");
+        }
         // And the seed does not: its EAGLE-3 Table 3 speedups rise with batch.
         let t3 = series
             .iter()
@@ -257,7 +267,7 @@ mod tests {
             .find(|s| s.name == "NIM-L70B-TP2-5000in")
             .unwrap();
         let batches: Vec<u64> = nim.rows.iter().map(|p| p.measurement.batch).collect();
-        assert_eq!(batches, [1, 5, 25, 50, 100]);
+        assert_eq!(batches, [1, 5, 25, 50, 85]);
         // The TP sweep keeps batch 1: not a batch series.
         assert!(series.iter().all(|s| s.name != "AMD-SSD-L70B-TP-scaling"));
         // 38.75 ms at 25 over 18.58 ms at 1 … 92.91 ms at 100: × 5.0005.

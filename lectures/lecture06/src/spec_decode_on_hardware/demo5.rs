@@ -61,6 +61,8 @@ pub struct Row {
     pub calibration: bool,
     /// The command that asks the lecture the same question (`--calibration measured`).
     pub command: String,
+    /// Prompt tokens the row's step carries that the command leaves out (0: none).
+    pub prefill_tokens: u64,
 }
 
 /// One profile on one subset.
@@ -214,6 +216,7 @@ fn row(p: &Prediction) -> Row {
         measured_profile: p.predicted[2],
         calibration: m.role == Role::Calibration,
         command: validation_doc::command(m, &MEASURED),
+        prefill_tokens: m.prefill().tokens,
     }
 }
 
@@ -304,11 +307,19 @@ pub fn blocks(d: &Demo5) -> Vec<Block> {
     blocks.push(Block::Table(kind_table(d)));
     blocks.push(Block::Figure(figure(d)));
     blocks.push(Block::Text(
-        "\n来源与设置（每一行都能用命令行重算）：".into(),
+        "\n来源与设置（每一行都能用命令行重算；标了“只算 decode”的几行，命令只算其中的 decode 一步）：".into(),
     ));
     for r in &d.rows {
+        let gap = if r.prefill_tokens > 0 {
+            format!(
+                "\n      （只算 decode：这一步还带着 {} 个新请求的提示 token，暂时没有参数能设）",
+                r.prefill_tokens
+            )
+        } else {
+            String::new()
+        };
         blocks.push(Block::Text(format!(
-            "  {}：{}，{}，{}（{}）。实测 {}。\n      {}",
+            "  {}：{}，{}，{}（{}）。实测 {}。\n      {}{gap}",
             r.id, r.publisher, r.source, r.url, r.setup, r.published, r.command
         )));
     }

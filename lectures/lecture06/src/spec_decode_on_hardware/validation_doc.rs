@@ -72,11 +72,47 @@ pub fn explicit_command(m: &Measurement, profile: &Calibration) -> Result<String
     ];
     for (flag, x, neutral, scale) in terms {
         if x != neutral {
-            c.push_str(&format!(" {flag} {}", fig(x * scale)));
+            // A per-token cost is multiplied by every verified token of the batch: spelled
+            // to nine decimals so the command recomputes the row to 1e-9.
+            let v = if flag == "--verify-us-per-token" {
+                fine(x * scale)
+            } else {
+                fig(x * scale)
+            };
+            c.push_str(&format!(" {flag} {v}"));
         }
     }
     c.push_str(&question_flags(m));
     Ok(c)
+}
+
+/// What `m`'s commands leave out, in words (empty when they price the whole row): the
+/// prompt tokens a closed-loop row's step carries ([`Measurement::prefill`]; no flag sets
+/// them, so the command prices the decode step alone), and, in the explicit command of an
+/// MoE row, the profile's expert latency (no flag sets it; `--calibration` does).
+pub fn left_out(m: &Measurement, profile: &Calibration, explicit: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let p = m.prefill();
+    if p.tokens > 0 {
+        out.push(format!(
+            "the step's {} prompt tokens (prefix {}): the command prices the decode step alone",
+            p.tokens, p.ctx
+        ));
+    }
+    if explicit && m.target.moe.is_some() && profile.expert_latency > 0.0 {
+        out.push(format!(
+            "the expert latency, {} µs per expert read (no flag yet; --calibration {} sets it)",
+            fig(profile.expert_latency * 1e6),
+            profile.name
+        ));
+    }
+    out
+}
+
+/// A computed constant as a flag value: up to nine decimals, trailing zeros dropped.
+fn fine(x: f64) -> String {
+    let s = format!("{x:.9}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// A constant as a flag value: up to four decimals, trailing zeros dropped.
@@ -258,6 +294,10 @@ pub fn markdown() -> Result<String, Error> {
             command(m, &MEASURED),
             explicit_command(m, &MEASURED)?
         ));
+        let gaps = left_out(m, &MEASURED, true);
+        if !gaps.is_empty() {
+            s.push_str(&format!("  (not in the command: {})\n", gaps.join("; ")));
+        }
     }
     Ok(s)
 }
@@ -281,7 +321,10 @@ mod tests {
     }
 
     /// The measured profile spelled as flags, by hand for M16 (MI300X, TP 4): its card
-    /// family's all-reduce latency, 56 µs, and every non-neutral term.
+    /// family's all-reduce latency, 56 µs; the verification cost per token at 94% of the
+    /// MI300X's 1307.4 TFLOP/s for 70,553,706,496 / 4 parameters a card, 2 · 17.64e9 /
+    /// 1.229e15 = 28.704732511 µs (nine decimals: it multiplies every verified token); and
+    /// every other non-neutral term.
     #[test]
     fn the_explicit_command_spells_the_measured_profile_by_hand() {
         let ms = validation::measurements().unwrap();
@@ -289,11 +332,20 @@ mod tests {
         assert_eq!(
             explicit_command(m16, &MEASURED).unwrap(),
             "cargo run -p lecture06 -- --hw MI300X --target Llama-3.1-70B --tp 4 --weights bf16 \
-             --kv bf16 --batch 1 --ctx 512 --eff-compute 0.6 --eff-bandwidth 0.7 \
-             --overhead-target 0.7ms --overhead-draft 0.46ms --overlap 0 \
-             --round-overhead-ms 0.35 --round-overhead-per-seq-ms 0.09 \
-             --fp8-bandwidth-factor 0.93 --fp8-compute-factor 0.25 --all-reduce-us 56 --draft-head"
+             --kv bf16 --batch 1 --ctx 512 --eff-compute 0.6 --eff-bandwidth 0.82 \
+             --overhead-target 2.05ms --overhead-draft 0.5ms --overlap 0.7 \
+             --verify-us-per-token 28.704732511 --round-overhead-ms 0.85 \
+             --round-overhead-per-seq-ms 0.065 --fp8-bandwidth-factor 0.93 \
+             --fp8-compute-factor 0.75 --all-reduce-us 56 --draft-head"
         );
+        assert!(left_out(m16, &MEASURED, true).is_empty());
+        // An MoE row's explicit command cannot say the expert latency; a closed-loop
+        // row's commands cannot say its prompt tokens.
+        let m44 = ms.iter().find(|m| m.id == "M44").unwrap();
+        assert_eq!(left_out(m44, &MEASURED, true).len(), 1);
+        assert!(left_out(m44, &MEASURED, false).is_empty());
+        let m66 = ms.iter().find(|m| m.id == "M66").unwrap();
+        assert!(left_out(m66, &SEED, false)[0].contains("840 prompt tokens"));
         // The seed spells nothing beyond the lecture's own flags.
         let m1 = &ms[0];
         assert!(!explicit_command(m1, &SEED).unwrap().contains("--overlap"));
@@ -342,6 +394,10 @@ mod tests {
                 "{:.0} µs (NVLink) and {:.0} µs (Infinity Fabric)",
                 t.all_reduce.nvlink * 1e6,
                 t.all_reduce.infinity_fabric * 1e6
+            ),
+            format!(
+                "expert latency {:.1} µs per expert read",
+                m.expert_latency * 1e6
             ),
         ];
         let rows = validation::predictions().unwrap();
