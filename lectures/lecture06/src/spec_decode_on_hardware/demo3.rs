@@ -3,7 +3,7 @@
 //! figure `trees.svg`.
 
 use decode_lab::{Draft, Scenario, TreeRound, TreeShape, tree_accept_lengths, tree_speedup};
-use lecture_kit::value::{self, fixed, int, label, missing, percent};
+use lecture_kit::value::{self, fixed, int, missing, percent};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
 use serde_json::json;
 
@@ -12,21 +12,11 @@ use super::setup::{Input, Setup};
 use super::text::{DEMO3_COST, DEMO3_EAGLE, DEMO3_TREES};
 use super::toy_model;
 
+pub use super::toy_model::{DEMO3_SHAPES, shape_label};
+
 /// The setup inputs demo 3 reads: the cards (and their dtypes, TP, efficiencies, overheads)
 /// and the target; the acceptance is the toy model's, the draft a fixed-cost head.
 pub const READS: &[Input] = &[Input::Hw, Input::Target, Input::Assumptions];
-/// The draft shapes, in table order: per-level top-k (`[1; γ]` is a chain of γ).
-pub const DEMO3_SHAPES: [&[u32]; 9] = [
-    &[1],
-    &[1, 1],
-    &[1, 1, 1, 1],
-    &[1; 6],
-    &[2, 2, 2],
-    &[3, 3, 3],
-    &[4, 2, 2, 1],
-    &[8, 4, 2, 1],
-    &[4, 4, 4, 4],
-];
 /// The batch sizes on the cards.
 pub const DEMO3_BATCHES: [u64; 2] = [1, 32];
 /// The context on the cards, and the cost of one draft level in target steps (EAGLE-style).
@@ -35,15 +25,6 @@ const LEVEL_COST: f64 = 0.05;
 const TOP_K: [u32; 4] = [1, 2, 4, 8];
 /// The tables' first three headers.
 const HEADERS: [&str; 3] = ["草稿形状", "每轮验证的草稿 token", "τ = 每轮产出的 token"];
-
-/// The table's name for a shape: "链 γ=4" for a chain, "树 4×2×2×1" for a tree.
-pub fn shape_label(branching: &[u32]) -> String {
-    let levels: Vec<String> = branching.iter().map(u32::to_string).collect();
-    match branching.iter().all(|&k| k == 1) {
-        true => format!("链 γ={}", branching.len()),
-        false => format!("树 {}", levels.join("×")),
-    }
-}
 
 /// 演示 3: per draft of the toy model, how often its top k holds the target's token, and each
 /// shape's τ and speedup on the setup's cards (none where a batch, or the target, does not fit).
@@ -59,14 +40,14 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         true => setup.max_batch(CTX)?,
         false => 0,
     };
-    let draft = Draft::FixedCost(LEVEL_COST);
     let at = |b| Scenario {
-        draft,
+        draft: Draft::FixedCost(LEVEL_COST),
         ..setup.scenario(b, CTX, setup.base.alpha)
     };
     let [b1, b32] = DEMO3_BATCHES;
     let mut headers = HEADERS.map(String::from).to_vec();
     headers.extend([format!("{hw} 加速 批 {b1}"), format!("批 {b32}")]);
+    let labels = DEMO3_SHAPES.map(shape_label);
     let (mut drafts, mut measured, mut fastest) = (Vec::new(), Vec::new(), Vec::new());
     for (i, d) in toy_model::shared()?.ranks.iter().enumerate() {
         let all: Vec<u32> = d.ranks.iter().flatten().copied().collect();
@@ -77,7 +58,7 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
             "\n草稿：{name}；正确答案在草稿的前 1/2/4/8 名里的比例：{fractions}"
         ));
         let (mut rows, mut shapes, mut figures) = (Vec::new(), Vec::new(), Vec::new());
-        for br in DEMO3_SHAPES {
+        for (br, label) in DEMO3_SHAPES.into_iter().zip(&labels) {
             let acc = tree_accept_lengths(&d.ranks, &TreeShape::new(br)?)?;
             let (tau, depth, nodes) = (acc.tau(), br.len() as u64, acc.nodes);
             let tree = TreeRound { tau, depth, nodes };
@@ -85,8 +66,7 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
             let speedup = [x(b1)?, x(b32)?];
             let [c1, c32] = speedup.map(|s| s.map_or(missing("放不下"), value::speedup));
             let (n, t) = (int(nodes).unit("tokens"), fixed(tau, 2).unit("tokens"));
-            rows.push(row![label(shape_label(br)), n, t, c1, c32]);
-            let label = shape_label(br);
+            rows.push(row![value::label(label), n, t, c1, c32]);
             shapes.push(json!({"label": label, "branching": br, "nodes": nodes, "tau": tau, "speedup": speedup}));
             figures.push((tau, speedup));
         }
@@ -96,14 +76,11 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         // The draft's fastest shape at each batch.
         let mut at_batch = Vec::new();
         for (k, b) in DEMO3_BATCHES.iter().enumerate() {
-            let xs = figures
-                .iter()
-                .zip(DEMO3_SHAPES)
-                .filter_map(|(f, br)| Some((f.1[k]?, br)));
+            let xs = figures.iter().zip(&labels);
+            let xs = xs.filter_map(|(f, l)| Some((f.1[k]?, l)));
             let best = xs.max_by(|a, b| a.0.total_cmp(&b.0));
-            let best = best.map_or("放不下".into(), |(v, br)| {
-                format!("{} {}", shape_label(br), value::speedup(v))
-            });
+            let best = best.map(|(v, l)| format!("{l} {}", value::speedup(v)));
+            let best = best.unwrap_or_else(|| "放不下".into());
             at_batch.push(format!("批 {b} 最快是 {best}"));
         }
         fastest.push(format!("草稿「{name}」{}", at_batch.join("，")));
@@ -112,13 +89,11 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     }
     let cost = percent(LEVEL_COST);
     out.print(format!("\n（换算到 {hw} 时：目标 = {tgt}、上下文 {CTX}；草稿每层的代价假设为目标一步的 {cost}（EAGLE 式的单层草稿），树有几层就草稿几次；验证 = 一次送进\"节点数 + 1\"个 token。）"));
-    let summary = match target_fits {
-        true => format!("本配置（{cards}、目标 {tgt}）：{}。", fastest.join("；")),
-        false => format!(
-            "本配置（{cards}、目标 {tgt}）：{}",
-            setup.does_not_fit_line()
-        ),
+    let found = match target_fits {
+        true => format!("{}。", fastest.join("；")),
+        false => setup.does_not_fit_line(),
     };
+    let summary = format!("本配置（{cards}、目标 {tgt}）：{found}");
     let (trees, eagle) = (always(DEMO3_TREES), always(DEMO3_EAGLE));
     out.observations([trees, what_if(summary), seed(DEMO3_COST), eagle]);
     out.figure(trees_figure(setup, &measured));
@@ -135,8 +110,7 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
 /// not fit).
 pub fn trees_figure(setup: &Setup, drafts: &[(&str, Vec<(f64, [Option<f64>; 2])>)]) -> Figure {
     let (hw, tgt, cards) = (setup.hw_name(), setup.base.target.name, setup.cards());
-    let labels: Vec<String> = DEMO3_SHAPES.iter().map(|b| shape_label(b)).collect();
-    let axis = || Axis::categories("草稿形状", labels.clone());
+    let axis = || Axis::categories("草稿形状", DEMO3_SHAPES.map(shape_label).to_vec());
     let dots = |y: &dyn Fn(&(f64, [Option<f64>; 2])) -> Option<f64>| {
         let series = drafts.iter().map(|(name, shapes)| {
             let points = shapes
@@ -151,16 +125,13 @@ pub fn trees_figure(setup: &Setup, drafts: &[(&str, Vec<(f64, [Option<f64>; 2])>
     let tau = Panel::new(title, axis(), Axis::linear("τ（token）"));
     let mut panels = vec![tau.with(dots(&|s| Some(s.0)))];
     // One speedup scale for every batch, so the panels compare at a glance; it shows 1×.
-    let all = drafts
-        .iter()
-        .flat_map(|(_, s)| s)
-        .flat_map(|s| s.1.into_iter().flatten());
+    let all = drafts.iter().flat_map(|(_, s)| s);
+    let all = all.flat_map(|s| s.1.into_iter().flatten());
     let (lo, hi) = all.fold((1.0f64, 1.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let pad = ((hi - lo) * 0.06).max(0.05);
     for (k, b) in DEMO3_BATCHES.iter().enumerate() {
-        let y = Axis::linear("加速比")
-            .times()
-            .range((lo - pad).max(0.0), hi + pad);
+        let y = Axis::linear("加速比").times();
+        let y = y.range((lo - pad).max(0.0), hi + pad);
         let title = format!("批 {b}：{hw} 上的加速比（目标 {tgt}）");
         let mut panel = Panel::new(title, axis(), y).with(dots(&|s| s.1[k]));
         let why = || format!("批 {b} 放不下：{tgt} 在{cards} 上装不下 {b} 个上下文 {CTX} 的序列。");
