@@ -92,9 +92,7 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     };
     let critical_tokens = critical_tokens(&base.hw, &base.deployment);
     let fits = setup.ctxs.iter().zip(&max_batch);
-    let fits: Vec<_> = fits
-        .map(|(c, m)| format!("上下文 {c} 最多 {m} 个序列"))
-        .collect();
+    let fits = Vec::from_iter(fits.map(|(c, m)| format!("上下文 {c} 最多 {m} 个序列")));
     let (c0, speedups, fits) = (setup.ctxs[0], speedups.join("、"), fits.join("、"));
     let summary = match setup.weights_problem()? {
         Some(line) => format!("本配置（{label}）：{line}"),
@@ -116,9 +114,8 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
 /// the batches beyond are a band in its colour labelled "放不下".
 pub fn batch_figure(setup: &Setup, max_batch: &[u64]) -> Result<Figure, Error> {
     const MAX: f64 = 8192.0 * 1.25;
-    let mut sampled: Vec<u64> = (0..=26)
-        .map(|k| 2f64.powf(k as f64 / 2.0).round() as u64)
-        .collect();
+    let sampled = (0..=26).map(|k| 2f64.powf(k as f64 / 2.0).round() as u64);
+    let mut sampled: Vec<u64> = sampled.collect();
     sampled.dedup();
     let x = Axis::log("批大小（对数坐标）").range(0.8, MAX);
     let mut panel = Panel::new("", x, Axis::linear("最优加速比").times());
@@ -128,13 +125,9 @@ pub fn batch_figure(setup: &Setup, max_batch: &[u64]) -> Result<Figure, Error> {
             batches.push(fits);
         }
         let point = |b: u64| Ok((b as f64, setup.round(b, ctx, setup.base.alpha)?.speedup));
-        let points = batches
-            .into_iter()
-            .map(point)
-            .collect::<Result<_, Error>>()?;
-        panel
-            .series
-            .push(Series::line(format!("上下文 {ctx}"), points));
+        let points = batches.into_iter().map(point).collect::<Result<_, Error>>();
+        let series = Series::line(format!("上下文 {ctx}"), points?);
+        panel.series.push(series);
         if fits < 8192 {
             let label = format!("上下文 {ctx}：批 > {fits} 放不下");
             let region = Region::new(fits.max(1) as f64, MAX, label, i);
