@@ -42,7 +42,7 @@ fn cell(round: &Option<Round>) -> Value {
 /// Its JSON `data` (times in seconds): `alpha`, `ctxs_tokens`, `max_batch` (at each context),
 /// `critical_tokens`; `grid`, one `{batch, cells}` per batch, a [`Round`] per context or
 /// null where the KV cache does not fit; `example`, `{t_base_s, t_verify_s, compute_bound}`
-/// for [`EXAMPLE`], or null where it does not fit.
+/// at batch 512, context 512, 5 tokens, or null where that does not fit.
 pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let (base, label, cards) = (setup.base, setup.label(), setup.cards());
     let (alpha, gamma, gb) = (py(base.alpha), setup.gamma_name(), setup.memory_gb());

@@ -23,6 +23,9 @@ pub const DEMO3_BATCHES: [u64; 2] = [1, 32];
 const CTX: u64 = 1024;
 const LEVEL_COST: f64 = 0.05;
 const TOP_K: [u32; 4] = [1, 2, 4, 8];
+/// One shape as [`trees_figure`] draws it: its τ, and its speedup at each of
+/// [`DEMO3_BATCHES`] (none where that batch does not fit).
+pub type ShapeDots = (f64, [Option<f64>; 2]);
 /// The tables' first three headers.
 const HEADERS: [&str; 3] = ["草稿形状", "每轮验证的草稿 token", "τ = 每轮产出的 token"];
 
@@ -105,13 +108,12 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
 
 /// Figure `trees.svg`: dot plots over the draft shapes — each draft's τ (top panel), then
 /// its speedup at batch 1 and 32 on one shared scale with the 1.0× line; a batch that does
-/// not fit on the cards says so in words. `drafts`: each draft's name and, per shape of
-/// [`DEMO3_SHAPES`], its τ and its speedup at each of [`DEMO3_BATCHES`] (none where it does
-/// not fit).
-pub fn trees_figure(setup: &Setup, drafts: &[(&str, Vec<(f64, [Option<f64>; 2])>)]) -> Figure {
+/// not fit on the cards says so in words. `drafts`: each draft's name and its shapes, in
+/// the order of [`DEMO3_SHAPES`].
+pub fn trees_figure(setup: &Setup, drafts: &[(&str, Vec<ShapeDots>)]) -> Figure {
     let (hw, tgt, cards) = (setup.hw_name(), setup.base.target.name, setup.cards());
     let axis = || Axis::categories("草稿形状", DEMO3_SHAPES.map(shape_label).to_vec());
-    let dots = |y: &dyn Fn(&(f64, [Option<f64>; 2])) -> Option<f64>| {
+    let dots = |y: &dyn Fn(&ShapeDots) -> Option<f64>| {
         let series = drafts.iter().map(|(name, shapes)| {
             let points = shapes
                 .iter()
