@@ -16,16 +16,14 @@ use super::text::{DEMO1_FASTER, DEMO1_FREE, demo1_c, draft_label, draft_share};
 pub const READS: &[Input] = &[Hw, Target, Input::Draft, Assumptions, Gamma, Tree, Grid];
 /// Tokens fed to one target pass, for the first table.
 pub const DEMO1_NS: [u64; 10] = [1, 2, 3, 5, 9, 17, 33, 65, 129, 257];
-/// The acceptance rates of the second table.
-const ALPHAS: [f64; 4] = [0.6, 0.7, 0.8, 0.9];
-/// The second table's speedup column.
+/// The second table's speedup column (the α and γ columns are short).
 const SPEEDUP: &str = "加速比（一轮 = γ 次草稿 + 1 次验证）";
 
 /// 演示 1: c, what verifying γ + 1 tokens costs, the best γ and speedup at each α.
 ///
-/// Its JSON `data` (times in seconds): `batch`, `ctx_tokens`, `t_base_s`, `t_draft_s`, `c`;
-/// `forward`, one `{n, time_s}` per n of [`DEMO1_NS`]; `best`, one `{alpha, round}` per α
-/// ([`Round`](super::Round)); `measured_tree`, `{tau, depth, nodes, speedup}` for `--tau`, else null.
+/// Its JSON `data` (seconds): `batch`, `ctx_tokens`, `t_base_s`, `t_draft_s`, `c`; `forward`,
+/// `{n, time_s}` per n of [`DEMO1_NS`]; `best`, `{alpha, round}` per α ([`super::Round`]);
+/// `measured_tree`, `{tau, depth, nodes, speedup}` for `--tau`, else null.
 pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let (s, cards, label, gamma) = (setup.base, setup.cards(), setup.label(), setup.gamma_name());
     let (tgt, drf, batch, ctx) = (s.target.name, draft_label(&s.draft), s.batch, s.ctx);
@@ -62,23 +60,20 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let table = out.table(["n", "时间", "相对 n = 1"], rows);
     table.id("demo1_forward").caption(caption);
     // The largest n up to which feeding n tokens costs under 1% more than one.
-    // The largest n up to which feeding n tokens costs under 1% more than one.
     let free = times.iter().take_while(|&t| t / t_base_s < 1.01).count();
     let free = DEMO1_NS[..free].last().map_or(0, |n| *n);
-    let rounds = ALPHAS.map(|a| setup.round(batch, ctx, a)).into_iter();
-    let rounds = rounds.collect::<Result<Vec<_>, _>>()?;
-    let (mut rows, mut best) = (Vec::new(), Vec::new());
-    for (alpha, r) in ALPHAS.into_iter().zip(rounds.iter()) {
+    let (mut rows, mut best, mut rounds) = (Vec::new(), Vec::new(), Vec::new());
+    for alpha in [0.6, 0.7, 0.8, 0.9] {
+        let r = setup.round(batch, ctx, alpha)?;
         let tokens = fixed(expected_tokens(alpha, r.gamma)?, 2).unit("tokens");
         let (g, x) = (int(r.gamma).unit("tokens"), slow_down(r.speedup));
         rows.push(row![py(alpha), g, tokens, x]);
         best.push(json!({"alpha": alpha, "round": r}));
+        rounds.push(r);
     }
     let caption = format!("演示 1：每个 α 的{gamma} 与加速比（{label}，批 {batch}）");
-    let headers = ["α", gamma, "每轮 token", SPEEDUP];
-    out.table(headers, rows)
-        .id("demo1_best_gamma")
-        .caption(caption);
+    let table = out.table(["α", gamma, "每轮 token", SPEEDUP], rows);
+    table.id("demo1_best_gamma").caption(caption);
     let mut tree = None;
     if let Some(t @ TreeRound { tau, depth, nodes }) = setup.measured_tree {
         let speedup = tree_speedup(&s, &t)?;
