@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use divan::Bencher;
 use divan::counter::ItemsCount;
 use lecture06::spec_decode_on_hardware::toy_model;
-use lecture06::spec_decode_on_hardware::{Setup, demo3};
+use lecture06::spec_decode_on_hardware::{Setup, report};
 use ndarray::Array2;
 use quant_lab::QCFG;
 use transformer_lab::config_like;
@@ -104,7 +104,7 @@ fn demo3_flops() -> u64 {
 fn demo3_end_to_end(bencher: Bencher) {
     bencher
         .counter(ItemsCount::new(demo3_flops()))
-        .bench(|| demo3::figures(&Setup::default()).unwrap());
+        .bench(|| report(&Setup::default(), &[3]).unwrap());
 }
 
 #[divan::bench(sample_count = 20)]

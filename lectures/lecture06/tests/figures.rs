@@ -3,12 +3,13 @@
 //! cut short, labels outside their region, a y axis from 0, lines across categories, no
 //! break-even line, empty axes where the target does not fit.
 
+mod demo_data;
 mod svg_read;
 
 use lecture_kit::Figure;
 use lecture_kit::render::svg::color_hex;
 use lecture06::spec_decode_on_hardware::demo4::{Demo4, MeasuredDraft, MeasuredShape};
-use lecture06::spec_decode_on_hardware::{Setup, demo1, demo2, demo3, demo4};
+use lecture06::spec_decode_on_hardware::{Setup, demo2, demo3, demo4};
 use llm_math::{LLAMA31_70B, max_batch};
 use svg_read::{Svg, width};
 
@@ -27,13 +28,9 @@ fn too_big() -> Setup {
     }
 }
 
-/// knee, batch and trees for `setup`, as the lecture builds them.
+/// knee, batch and trees for `setup`, as the lecture prints them.
 fn figures(setup: &Setup) -> [Figure; 3] {
-    [
-        demo1::knee(setup).unwrap(),
-        demo2::batch_figure(setup, &demo2::figures(setup).unwrap()).unwrap(),
-        demo3::trees_figure(setup, &demo3::figures(setup).unwrap()),
-    ]
+    demo_data::figures(setup)
 }
 
 /// A small demo 4 result, by hand (running demo 4 takes seconds): τ grows with the shape.
@@ -152,8 +149,7 @@ fn every_point_has_a_marker_and_the_legend_one_per_series() {
 #[test]
 fn batch_curves_end_at_the_largest_batch_that_fits() {
     let setup = default_setup();
-    let d = demo2::figures(&setup).unwrap();
-    let fig = demo2::batch_figure(&setup, &d).unwrap();
+    let [_, fig, _] = figures(&setup);
     let series = &fig.panels[0].series;
     // Independently: the card's limit at each context (14 at 32K on an H100 is the
     // number the lecture quotes).
@@ -189,7 +185,7 @@ fn batch_curves_end_at_the_largest_batch_that_fits() {
 #[test]
 fn region_labels_sit_inside_their_own_band() {
     let setup = default_setup();
-    let fig = demo2::batch_figure(&setup, &demo2::figures(&setup).unwrap()).unwrap();
+    let [_, fig, _] = figures(&setup);
     let svg = Svg::of(&fig);
     let regions = &fig.panels[0].regions;
     assert_eq!(
@@ -229,7 +225,7 @@ fn region_labels_sit_inside_their_own_band() {
 #[test]
 fn the_batch_y_axis_spans_the_speedups_not_zero_to_two() {
     let setup = default_setup();
-    let fig = demo2::batch_figure(&setup, &demo2::figures(&setup).unwrap()).unwrap();
+    let [_, fig, _] = figures(&setup);
     let svg = Svg::of(&fig);
     let ys: Vec<f64> = svg
         .ticks()
@@ -283,7 +279,7 @@ fn a_break_even_line_at_one_in_the_batch_figure_and_both_speedup_panels() {
 #[test]
 fn trees_are_dots_in_separate_panels_for_tau_and_speedup() {
     let setup = default_setup();
-    let fig = demo3::trees_figure(&setup, &demo3::figures(&setup).unwrap());
+    let [_, _, fig] = figures(&setup);
     let svg = Svg::of(&fig);
     let colours: Vec<String> = (0..2).map(color_hex).collect();
     assert!(

@@ -1,6 +1,8 @@
 //! The inputs each demo declares (`READS`): a flag a demo does not read cannot move what
 //! it prints, one it reads does, and demo 3 computes on the cards the flags ask for.
 
+mod demo_data;
+
 use clap::Parser;
 use decode_lab::{Draft, Scenario, TreeRound, tree_accept_lengths, tree_speedup};
 use lecture_kit::{Block, Inputs, Lecture as _};
@@ -115,7 +117,7 @@ fn demo3_on_four_h100s_in_fp8_prints_speedups_and_names_the_four_cards() {
         "fp8",
     ];
     let s = setup(&[&args[..], &["--kv", "fp8"]].concat());
-    let d = demo3::figures(&s).unwrap();
+    let d = demo_data::demo3(&s);
     // Computed here from the library alone, on the same cards: chain γ=1 of the weak draft.
     let ranks = &toy_model::shared().unwrap().ranks[0].ranks;
     let acc = tree_accept_lengths(ranks, &decode_lab::TreeShape::chain(1).unwrap()).unwrap();

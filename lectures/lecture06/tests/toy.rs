@@ -3,6 +3,7 @@
 //! text checked on the figures. (The snapshot in `output.rs` pins the bytes.)
 
 mod common;
+mod demo_data;
 
 use common::{DEMO3, OUTPUT, RANKS, TOY, blocks, text_of};
 use decode_lab::TreeShape;
@@ -11,7 +12,8 @@ use once_cell::sync::Lazy;
 
 /// Demo 4's figures, computed once for this test binary.
 static DEMO4: Lazy<demo4::Demo4> = Lazy::new(|| demo4::figures(&TOY).unwrap());
-use lecture06::spec_decode_on_hardware::demo3::{self, DraftFigures, ShapeFigures};
+use demo_data::{DraftFigures, ShapeFigures};
+use lecture06::spec_decode_on_hardware::demo3;
 use lecture06::spec_decode_on_hardware::{Setup, demo4, toy_model};
 
 // ---- demo 3 ---------------------------------------------------------------------
@@ -193,7 +195,7 @@ fn demo3_follows_the_card_and_target_but_not_the_toy_acceptance() {
         },
         ..Setup::default()
     };
-    let on_b200 = demo3::figures(&setup).unwrap();
+    let on_b200 = demo_data::demo3(&setup);
     for (a, b) in on_b200.drafts.iter().zip(DEMO3.iter()) {
         assert_eq!(a.top_k_fraction, b.top_k_fraction);
         for (sa, sb) in a.shapes.iter().zip(&b.shapes) {
@@ -213,7 +215,7 @@ fn demo3_follows_the_card_and_target_but_not_the_toy_acceptance() {
         },
         ..Setup::default()
     };
-    let none = demo3::figures(&too_big).unwrap();
+    let none = demo_data::demo3(&too_big);
     assert!(
         none.drafts
             .iter()
@@ -230,7 +232,7 @@ fn demo3_what_if_names_each_drafts_fastest_shape_at_each_batch() {
         },
         ..Setup::default()
     };
-    let d = demo3::figures(&setup).unwrap();
+    let d = demo_data::demo3(&setup);
     // The observations as sentences (the terminal wraps them).
     let text: String = blocks(&setup, 3)
         .into_iter()

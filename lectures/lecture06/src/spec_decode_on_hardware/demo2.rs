@@ -3,13 +3,11 @@
 
 use decode_lab::target_pass_time;
 use lecture_kit::value::{int, missing, parts, py, ratio, speedup, time};
-use lecture_kit::{Axis, Demo, Error, Figure, Out, Panel, Region, Series, Value};
-use lecture_kit::{always, seed, what_if};
+use lecture_kit::{Axis, Error, Figure, Out, Panel, Region, Series, Value, always, seed, what_if};
 use llm_math::{ForwardShape, critical_tokens, forward_cost};
-use serde::Serialize;
+use serde_json::json;
 
-use super::round::break_even;
-use super::round::{Round, slow_down};
+use super::round::{Round, break_even, slow_down};
 use super::setup::Input::{self, Alpha, Assumptions, Gamma, Grid, Hw, Target};
 use super::setup::Setup;
 use super::text::{DEMO2_BATCH, DEMO2_COMPETE, DEMO2_CONTEXT};
@@ -19,49 +17,6 @@ pub use super::setup::{DEMO2_BATCHES, DEMO2_CTXS};
 pub const READS: &[Input] = &[Hw, Target, Input::Draft, Alpha, Assumptions, Gamma, Grid];
 /// The worked example: batch, context, tokens verified per sequence.
 const EXAMPLE: (u64, u64, u64) = (512, 512, 5);
-
-/// What demo 2 prints (the JSON export's `demo2`), times in seconds.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Demo2 {
-    /// The acceptance rate.
-    pub alpha: f64,
-    /// The contexts of the columns.
-    pub ctxs_tokens: Vec<u64>,
-    /// One row per batch size: the best round at each context, `None` where the KV does not fit.
-    pub grid: Vec<GridRow>,
-    /// The worked example (batch 512, context 512, 5 tokens); `None` if it does not fit.
-    pub example: Option<ExampleFigures>,
-    /// The largest batch that fits at each context.
-    pub max_batch: Vec<u64>,
-    /// The card's critical batch, tokens.
-    pub critical_tokens: f64,
-}
-
-/// One row of the grid.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GridRow {
-    /// Sequences in the batch.
-    pub batch: u64,
-    /// The round at each context; `None` where the KV cache does not fit ("放不下").
-    pub cells: Vec<Option<Round>>,
-}
-
-/// The worked example: one plain step against one pass verifying 5 tokens per sequence.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct ExampleFigures {
-    /// One plain decode step.
-    pub t_base_s: f64,
-    /// One pass verifying 5 tokens per sequence.
-    pub t_verify_s: f64,
-    /// Whether that pass is compute-bound.
-    pub compute_bound: bool,
-}
-
-/// Demo 2's figures, as [`run`] computes them.
-pub fn figures(setup: &Setup) -> Result<Demo2, Error> {
-    let d = lecture_kit::figures(&Demo::new(2, READS, run), setup)?;
-    d.ok_or_else(|| Error::Library("demo 2 attached no figures".into()))
-}
 
 /// One cell of the grid — "γ=4, 1.93×（验证 1.00）", "不投机" or "放不下" — with its γ,
 /// speedup and verification ratio as values.
@@ -83,169 +38,104 @@ fn cell(round: &Option<Round>) -> Value {
 }
 
 /// 演示 2: the best γ and speedup over batch size × context; when verification stops being free.
+///
+/// Its JSON `data` (times in seconds): `alpha`, `ctxs_tokens`, `max_batch` (at each context),
+/// `critical_tokens`; `grid`, one `{batch, cells}` per batch, a [`Round`] per context or
+/// null where the KV cache does not fit; `example`, `{t_base_s, t_verify_s, compute_bound}`
+/// at batch 512, context 512, 5 tokens, or null where that does not fit.
 pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let (base, label, cards) = (setup.base, setup.label(), setup.cards());
-    let (alpha, gb) = (
-        py(base.alpha),
-        base.deployment.tp as f64 * base.hw.memory_bytes / 1e9,
-    );
-    let gamma = if setup.gamma.is_some() {
-        "固定 γ"
-    } else {
-        "最优 γ"
-    };
+    let (alpha, gamma, gb) = (py(base.alpha), setup.gamma_name(), setup.memory_gb());
     out.header(format!("演示 2：批大小 × 上下文长度（α = {alpha}）——每格：{gamma}、加速比；\"放不下\"= KV 超出 {gb} GB 显存"));
-    let problem = setup.weights_problem()?;
-    let max = |ctx| {
-        Ok::<_, Error>(if problem.is_none() {
-            setup.max_batch(ctx)?
-        } else {
-            0
-        })
-    };
-    let max_batch = setup
-        .ctxs
-        .iter()
-        .map(|&c| max(c))
-        .collect::<Result<Vec<_>, _>>()?;
-    let round = |b, ctx| Round::of(&setup.scenario(b, ctx, base.alpha), setup.gamma);
-    let (mut grid, mut rows) = (Vec::new(), Vec::new());
+    let max_batch = setup.ctxs.iter().map(|&c| setup.fitting_batch(c));
+    let max_batch = max_batch.collect::<Result<Vec<_>, _>>()?;
+    let (mut grid, mut rows, mut speedups) = (Vec::new(), Vec::new(), Vec::new());
     for &batch in &setup.batches {
         let mut cells = Vec::new();
         for (&ctx, &fits) in setup.ctxs.iter().zip(&max_batch) {
-            cells.push(if batch <= fits {
-                Some(round(batch, ctx)?)
-            } else {
-                None
-            });
+            let round = (batch <= fits).then(|| setup.round(batch, ctx, base.alpha));
+            cells.push(round.transpose()?);
         }
-        let row = [int(batch).unit("sequences")]
-            .into_iter()
-            .chain(cells.iter().map(cell));
-        rows.push(row.collect());
-        grid.push(GridRow { batch, cells });
+        if let Some(Some(r)) = cells.first() {
+            let x = r.speculate.then(|| slow_down(r.speedup).to_string());
+            speedups.push(format!("批 {batch} {}", x.as_deref().unwrap_or("不投机")));
+        }
+        let row = [int(batch).unit("sequences")].into_iter();
+        rows.push(row.chain(cells.iter().map(cell)).collect());
+        grid.push(json!({"batch": batch, "cells": cells}));
     }
     let mut headers = vec!["批大小".to_string()];
     headers.extend(setup.ctxs.iter().map(|c| format!("上下文 {c}")));
     let caption = format!("演示 2：{gamma} 与加速比（{label}，α = {alpha}）");
     out.table(headers, rows).id("demo2_grid").caption(caption);
     out.print("（括号里是\"验证 γ+1 个 token 的时间 / 普通 decode 一步\"。）");
-    let (b, ctx, n) = EXAMPLE;
-    let example = if b <= max(ctx)? {
-        let s = setup.scenario(b, ctx, base.alpha);
-        let shape = ForwardShape {
-            batch: b,
-            ctx,
-            n_new: n,
+    let (batch, ctx, n_new) = EXAMPLE;
+    let example = if batch <= setup.fitting_batch(ctx)? {
+        let s = setup.scenario(batch, ctx, base.alpha);
+        let shape = ForwardShape { batch, ctx, n_new };
+        let cost = forward_cost(&base.target, &base.hw, shape, &base.deployment)?;
+        let (t_base_s, t_verify_s) = (target_pass_time(&s, 1)?, target_pass_time(&s, n_new)?);
+        let (t, v) = (time(t_base_s), time(t_verify_s));
+        let r = ratio(t_verify_s / t_base_s, 1);
+        let bound = match cost.is_compute_bound() {
+            true => "已经让矩阵乘法变成算力受限",
+            false => "仍然受带宽限制",
         };
-        let compute_bound =
-            forward_cost(&base.target, &base.hw, shape, &base.deployment)?.is_compute_bound();
-        let (t_base_s, t_verify_s) = (target_pass_time(&s, 1)?, target_pass_time(&s, n)?);
-        let (t, v, r) = (
-            time(t_base_s),
-            time(t_verify_s),
-            ratio(t_verify_s / t_base_s, 1),
-        );
-        let bound = if compute_bound {
-            "已经让矩阵乘法变成算力受限"
-        } else {
-            "仍然受带宽限制"
-        };
-        out.print(format!("\n例：批 {b}、上下文 {ctx}：普通一步 {t}，一次验证 {n} 个 token {v}（{r} 倍）——批 × {n} = {} 个 token {bound}。", b * n));
-        Some(ExampleFigures {
-            t_base_s,
-            t_verify_s,
-            compute_bound,
-        })
+        out.print(format!("\n例：批 {batch}、上下文 {ctx}：普通一步 {t}，一次验证 {n_new} 个 token {v}（{r} 倍）——批 × {n_new} = {} 个 token {bound}。", batch * n_new));
+        json!({"compute_bound": cost.is_compute_bound(), "t_base_s": t_base_s, "t_verify_s": t_verify_s})
     } else {
+        let tgt = base.target.name;
         out.print(format!(
-            "\n例：批 {b}、上下文 {ctx}：{} 在{cards} 上放不下这么大的批。",
-            base.target.name
+            "\n例：批 {batch}、上下文 {ctx}：{tgt} 在{cards} 上放不下这么大的批。"
         ));
-        None
+        serde_json::Value::Null
     };
     let critical_tokens = critical_tokens(&base.hw, &base.deployment);
-    let mut speedups = Vec::new();
-    for (b, first) in grid.iter().filter_map(|r| Some((r.batch, r.cells[0]?))) {
-        let x = if first.speculate {
-            slow_down(first.speedup).to_string()
-        } else {
-            "不投机".into()
-        };
-        speedups.push(format!("批 {b} {x}"));
-    }
-    let fits = setup
-        .ctxs
-        .iter()
-        .zip(&max_batch)
-        .map(|(c, m)| format!("上下文 {c} 最多 {m} 个序列"));
-    let (c0, speedups, fits) = (
-        setup.ctxs[0],
-        speedups.join("、"),
-        fits.collect::<Vec<_>>().join("、"),
-    );
-    let summary = match problem {
+    let fits = setup.ctxs.iter().zip(&max_batch);
+    let fits = Vec::from_iter(fits.map(|(c, m)| format!("上下文 {c} 最多 {m} 个序列")));
+    let (c0, speedups, fits) = (setup.ctxs[0], speedups.join("、"), fits.join("、"));
+    let summary = match setup.weights_problem()? {
         Some(line) => format!("本配置（{label}）：{line}"),
         None => format!(
             "本配置（{label}，α = {alpha}）：临界批大小约 {critical_tokens:.0} 个 token；上下文 {c0} 时 {speedups}；{fits}。"
         ),
     };
-    out.observations([
-        what_if(summary),
-        seed(DEMO2_BATCH),
-        seed(DEMO2_CONTEXT),
-        always(DEMO2_COMPETE),
-    ]);
-    let ctxs_tokens = setup.ctxs.clone();
-    let d = Demo2 {
-        alpha: base.alpha,
-        ctxs_tokens,
-        grid,
-        example,
-        max_batch,
-        critical_tokens,
-    };
-    out.figure(batch_figure(setup, &d)?);
-    out.data(d);
+    let (batch, context) = (seed(DEMO2_BATCH), seed(DEMO2_CONTEXT));
+    out.observations([what_if(summary), batch, context, always(DEMO2_COMPETE)]);
+    out.figure(batch_figure(setup, &max_batch)?);
+    let data = json!({"alpha": base.alpha, "ctxs_tokens": setup.ctxs, "grid": grid,
+        "example": example, "max_batch": max_batch, "critical_tokens": critical_tokens});
+    out.data(data);
     Ok(())
 }
 
 /// Figure `batch.svg`: the best speedup against batch size (log axis, 1 to 8192, two
 /// batches per doubling) for each context; each curve ends at the largest batch that fits,
 /// the batches beyond are a band in its colour labelled "放不下".
-pub fn batch_figure(setup: &Setup, d: &Demo2) -> Result<Figure, Error> {
+pub fn batch_figure(setup: &Setup, max_batch: &[u64]) -> Result<Figure, Error> {
     const MAX: f64 = 8192.0 * 1.25;
-    let mut sampled: Vec<u64> = (0..=26)
-        .map(|k| 2f64.powf(k as f64 / 2.0).round() as u64)
-        .collect();
+    let sampled = (0..=26).map(|k| 2f64.powf(k as f64 / 2.0).round() as u64);
+    let mut sampled: Vec<u64> = sampled.collect();
     sampled.dedup();
     let x = Axis::log("批大小（对数坐标）").range(0.8, MAX);
     let mut panel = Panel::new("", x, Axis::linear("最优加速比").times());
-    for (i, (&ctx, &fits)) in setup.ctxs.iter().zip(&d.max_batch).enumerate() {
+    for (i, (&ctx, &fits)) in setup.ctxs.iter().zip(max_batch).enumerate() {
         let mut batches: Vec<u64> = sampled.iter().copied().filter(|&b| b <= fits).collect();
         if fits < 8192 && batches.last() != Some(&fits) && fits > 0 {
             batches.push(fits);
         }
-        let round = |b| Round::of(&setup.scenario(b, ctx, setup.base.alpha), setup.gamma);
-        let points = batches
-            .into_iter()
-            .map(|b| Ok((b as f64, round(b)?.speedup)));
-        panel.series.push(Series::line(
-            format!("上下文 {ctx}"),
-            points.collect::<Result<_, Error>>()?,
-        ));
+        let point = |b: u64| Ok((b as f64, setup.round(b, ctx, setup.base.alpha)?.speedup));
+        let points = batches.into_iter().map(point).collect::<Result<_, Error>>();
+        let series = Series::line(format!("上下文 {ctx}"), points?);
+        panel.series.push(series);
         if fits < 8192 {
             let label = format!("上下文 {ctx}：批 > {fits} 放不下");
-            panel
-                .regions
-                .push(Region::new(fits.max(1) as f64, MAX, label, i));
+            let region = Region::new(fits.max(1) as f64, MAX, label, i);
+            panel.regions.push(region);
         }
     }
     break_even(&mut panel, || setup.does_not_fit_line());
-    let title = format!(
-        "最优加速比 vs 批大小（{}，α = {}）",
-        setup.label(),
-        py(setup.base.alpha)
-    );
+    let (label, alpha) = (setup.label(), py(setup.base.alpha));
+    let title = format!("最优加速比 vs 批大小（{label}，α = {alpha}）");
     Ok(Figure::new(title, vec![panel]).id("batch"))
 }

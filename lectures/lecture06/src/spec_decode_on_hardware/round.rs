@@ -3,10 +3,11 @@
 use decode_lab::{BestRound, RoundPlan, Scenario, best_round, round_plan};
 use lecture_kit::value::speedup;
 use lecture_kit::{Panel, RefLine, Value};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// One speculative round as the lecture reports it: [`BestRound`] as data.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// One speculative round as the lecture reports it: [`BestRound`] as data (and read back
+/// from the JSON export).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Round {
     /// Whether some γ beats plain decoding.
     pub speculate: bool,
@@ -19,7 +20,7 @@ pub struct Round {
 }
 
 /// [`RoundPlan`] as data (times in seconds).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     /// Drafted tokens per round.
     pub gamma: u32,

@@ -8,6 +8,7 @@ use lecture_kit::Inputs;
 use llm_math::ModelConfig;
 use serde::Serialize;
 
+use super::round::Round;
 use super::text::{self, cards, draft_label, memory_line};
 
 /// What the roofline demos are computed for: a [`Scenario`] (card or `tp` cards, target,
@@ -217,6 +218,34 @@ impl Setup {
         Ok(self.scenario(1, ctx, self.base.alpha).memory()?.max_batch)
     }
 
+    /// The largest batch the demos can run at `ctx`: [`Setup::max_batch`], or 0 when the
+    /// weights do not fit ([`Setup::weights_problem`]).
+    pub fn fitting_batch(&self, ctx: u64) -> Result<u64, decode_lab::Error> {
+        match self.weights_problem()? {
+            Some(_) => Ok(0),
+            None => self.max_batch(ctx),
+        }
+    }
+
+    /// The round demos 1 and 2 print at `batch`, `ctx` and `alpha`: the best γ, or the
+    /// fixed one (`--gamma`).
+    pub fn round(&self, batch: u64, ctx: u64, alpha: f64) -> Result<Round, decode_lab::Error> {
+        Round::of(&self.scenario(batch, ctx, alpha), self.gamma)
+    }
+
+    /// How the tables name their γ: "固定 γ" when `--gamma` fixes it, else "最优 γ".
+    pub fn gamma_name(&self) -> &'static str {
+        match self.gamma {
+            Some(_) => "固定 γ",
+            None => "最优 γ",
+        }
+    }
+
+    /// The memory of the setup's cards together, GB.
+    pub fn memory_gb(&self) -> f64 {
+        self.base.deployment.tp as f64 * self.base.hw.memory_bytes / 1e9
+    }
+
     /// How the lecture names the cards: "一块 H100", "2 块 H100".
     pub fn cards(&self) -> String {
         cards(self.base.deployment.tp, self.base.hw.name)
@@ -268,12 +297,8 @@ impl Setup {
         let memory = if dep.tp == 1 {
             format!("一块 {} 只有 {} GB 显存", hw.name, hw.memory_bytes / 1e9)
         } else {
-            format!(
-                "{} 块 {} 一共只有 {} GB 显存",
-                dep.tp,
-                hw.name,
-                dep.tp as f64 * hw.memory_bytes / 1e9
-            )
+            let gb = self.memory_gb();
+            format!("{} 块 {} 一共只有 {gb} GB 显存", dep.tp, hw.name)
         };
         format!(
             "{} 的 {} 权重有 {:.1} GB，{memory}：放不下，这个演示在这块卡上算不出来。\

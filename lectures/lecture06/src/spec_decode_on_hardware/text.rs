@@ -65,6 +65,20 @@ pub fn draft_label(draft: &decode_lab::Draft) -> String {
     }
 }
 
+/// How demo 1 sizes the draft against the target: "草稿参数 1.24 B，是目标的 15%" for a
+/// model, "草稿：一层草稿头（EAGLE 式）" for anything else.
+pub fn draft_share(draft: &decode_lab::Draft, target: &llm_math::ModelConfig) -> String {
+    use lecture_kit::value::{fixed, percent};
+    match draft {
+        decode_lab::Draft::Model(m) => {
+            let p = m.n_params() as f64;
+            let (b, f) = (fixed(p / 1e9, 2), percent(p / target.n_params() as f64));
+            format!("草稿参数 {b} B，是目标的 {f}")
+        }
+        other => format!("草稿：{}", draft_label(other)),
+    }
+}
+
 /// How the lecture names the cards: "一块 H100", "2 块 H100".
 pub fn cards(tp: u64, hw: &str) -> String {
     if tp == 1 {

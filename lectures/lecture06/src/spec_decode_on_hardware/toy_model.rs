@@ -53,6 +53,27 @@ pub struct ToyRun {
     pub ranks: Vec<DraftRanks>,
 }
 
+/// The draft shapes demos 3 and 4 run, in table order: per-level top-k (`[1; γ]` is a chain of γ).
+pub const DEMO3_SHAPES: [&[u32]; 9] = [
+    &[1],
+    &[1, 1],
+    &[1, 1, 1, 1],
+    &[1; 6],
+    &[2, 2, 2],
+    &[3, 3, 3],
+    &[4, 2, 2, 1],
+    &[8, 4, 2, 1],
+    &[4, 4, 4, 4],
+];
+/// The table's name for a shape: "链 γ=4" for a chain, "树 4×2×2×1" for a tree.
+pub fn shape_label(branching: &[u32]) -> String {
+    let levels: Vec<String> = branching.iter().map(u32::to_string).collect();
+    match branching.iter().all(|&k| k == 1) {
+        true => format!("链 γ={}", branching.len()),
+        false => format!("树 {}", levels.join("×")),
+    }
+}
+
 /// The names of demo 3's drafts, in order: the target's first layer, and the target in int4.
 pub const DRAFT_NAMES: [&str; 2] = ["只用前 1 层（弱）", "INT4 量化的自己（强）"];
 

@@ -2,17 +2,17 @@
 #![allow(dead_code)] // each test binary uses some of these
 
 use lecture_kit::Block;
-use lecture06::spec_decode_on_hardware::demo3::{self, DraftFigures};
+use lecture06::spec_decode_on_hardware::Setup;
 use lecture06::spec_decode_on_hardware::toy_model::{self, DraftRanks, ToyRun};
-use lecture06::spec_decode_on_hardware::{Setup, demo1, demo2};
 use once_cell::sync::Lazy;
+
+use crate::demo_data::{self, Demo1, Demo2, DraftFigures};
 
 pub static OUTPUT: Lazy<String> = Lazy::new(|| lecture_kit::testing::output::<lecture06::Cli>(&[]));
 pub static SETUP: Lazy<Setup> = Lazy::new(Setup::default);
-pub static DEMO1: Lazy<demo1::Demo1> =
-    Lazy::new(|| demo1::figures(&SETUP).unwrap().expect("8B fits on an H100"));
-pub static DEMO2: Lazy<demo2::Demo2> = Lazy::new(|| demo2::figures(&SETUP).unwrap());
-pub static DEMO3: Lazy<Vec<DraftFigures>> = Lazy::new(|| demo3::figures(&SETUP).unwrap().drafts);
+pub static DEMO1: Lazy<Demo1> = Lazy::new(|| demo_data::demo1(&SETUP).expect("8B fits on an H100"));
+pub static DEMO2: Lazy<Demo2> = Lazy::new(|| demo_data::demo2(&SETUP));
+pub static DEMO3: Lazy<Vec<DraftFigures>> = Lazy::new(|| demo_data::demo3(&SETUP).drafts);
 pub static TOY: Lazy<ToyRun> = Lazy::new(|| toy_model::run().unwrap());
 pub static RANKS: Lazy<Vec<DraftRanks>> = Lazy::new(|| TOY.ranks.clone());
 
