@@ -45,8 +45,8 @@ pub use llm_math::LLAMA32_1B;
 pub use memory::MemoryPlan;
 pub use pass::{cost_coefficient, draft_step_time, pass_deployment, target_pass_time, verify_time};
 pub use round::{
-    BestRound, MAX_GAMMA, RoundPlan, TreeRound, best_round, expected_tokens, round_extra_time,
-    round_plan, tree_round_time, tree_speedup,
+    BestRound, MAX_GAMMA, RoundPlan, best_round, expected_tokens, round_extra_time, round_plan,
+    tree_round_time, tree_speedup,
 };
 pub use scenario::Scenario;
 pub use speculative::{Sampling, SpecStats, speculative_generate, speculative_generate_batch};

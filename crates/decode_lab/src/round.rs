@@ -14,7 +14,7 @@
 //! free only while the batch's `batch · (γ + 1)` tokens stay under the critical batch.
 
 use crate::scenario::check_alpha;
-use crate::{Draft, Error, Scenario, draft_step_time, target_pass_time};
+use crate::{Draft, Error, Scenario, TreeShape, draft_step_time, target_pass_time};
 use llm_math::round_overhead;
 
 /// The cost of one speculative round beyond its passes in scenario `s`, seconds:
@@ -187,73 +187,47 @@ pub fn best_round(s: &Scenario) -> Result<BestRound, Error> {
     })
 }
 
-/// One round of tree (or chain) verification, as lecture 6 demo 3 measures it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TreeRound {
-    /// Tokens the round yields on average (τ ≥ 1: the target always adds one).
-    pub tau: f64,
-    /// Draft levels (one draft step each).
-    pub depth: u64,
-    /// Draft tokens in the tree, all verified in one target pass over `nodes + 1` tokens.
-    pub nodes: u64,
-}
-
 /// Speedup of tree (or chain) verification over plain decoding, lecture 6 demo 3's
 /// accounting: a round drafts `depth` levels, each costing one draft step of `s.draft`
 /// (demo 3 uses [`Draft::FixedCost`]`(0.05)`, an EAGLE-style one-layer draft), then
 /// verifies the whole tree in one target pass over `nodes + 1` tokens; it yields `tau`
-/// tokens on average.
+/// tokens on average (an acceptance length measured on that tree, or published for it).
 ///
 /// `t_round = depth · t_draft + t_verify(nodes + 1) + round extra` ([`tree_round_time`]),
-/// `speedup = tau · t_base / t_round`.
+/// `speedup = tau · t_base / t_round`. Only the tree's depth and size matter here, so a
+/// tree known only by its size ([`TreeShape::sized`]) will do.
 ///
 /// Errors: `tau` below 1, above `depth + 1` (a round cannot accept more levels than it
-/// drafted) or not finite; `depth` 0 or above `nodes`; and whatever
-/// [`Scenario::validate`] and [`target_pass_time`] reject.
+/// drafted) or not finite; and whatever [`Scenario::validate`] and [`target_pass_time`]
+/// reject.
 ///
 /// ```
-/// use decode_lab::{tree_speedup, Draft, Scenario, TreeRound};
+/// use decode_lab::{tree_speedup, Draft, Scenario, TreeShape};
 /// // A chain of 4 that yields 3 tokens a round at batch 1: ≈ 3 / 1.2 = 2.5×.
 /// let s = Scenario { draft: Draft::FixedCost(0.05), ..Scenario::LECTURE };
-/// let x = tree_speedup(&s, &TreeRound { tau: 3.0, depth: 4, nodes: 4 })?;
+/// let x = tree_speedup(&s, &TreeShape::chain(4)?, 3.0)?;
 /// assert!((x - 2.5).abs() < 0.01);
 /// # Ok::<(), decode_lab::Error>(())
 /// ```
-pub fn tree_speedup(s: &Scenario, tree: &TreeRound) -> Result<f64, Error> {
-    let TreeRound { tau, depth, nodes } = *tree;
-    check_tree(depth, nodes)?;
+pub fn tree_speedup(s: &Scenario, tree: &TreeShape, tau: f64) -> Result<f64, Error> {
+    let depth = tree.depth();
     if !(tau.is_finite() && tau >= 1.0 && tau <= depth as f64 + 1.0) {
         return Err(Error::Argument(format!(
             "τ (tokens per round) must be between 1 and depth + 1 = {}, got {tau}",
             depth + 1
         )));
     }
-    let (t_base, t_round) = tree_round_time(s, depth, nodes)?;
+    let (t_base, t_round) = tree_round_time(s, tree)?;
     Ok(tau * t_base / t_round)
-}
-
-fn check_tree(depth: u64, nodes: u64) -> Result<(), Error> {
-    if depth == 0 {
-        return Err(Error::Argument(
-            "a draft tree needs at least one level".into(),
-        ));
-    }
-    if depth > nodes {
-        return Err(Error::Argument(format!(
-            "a draft tree of {depth} levels has at least {depth} nodes, got {nodes}"
-        )));
-    }
-    Ok(())
 }
 
 /// One plain target step and one round of tree (or chain) verification in scenario `s`,
 /// `(t_base, t_round)` in seconds: `t_round = depth · t_draft + t_verify(nodes + 1) +`
 /// [`round_extra_time`] (the accounting of [`tree_speedup`]).
 ///
-/// Errors: `depth` 0 or above `nodes`; whatever [`Scenario::validate`] and
-/// [`target_pass_time`] reject.
-pub fn tree_round_time(s: &Scenario, depth: u64, nodes: u64) -> Result<(f64, f64), Error> {
-    check_tree(depth, nodes)?;
+/// Errors: whatever [`Scenario::validate`] and [`target_pass_time`] reject.
+pub fn tree_round_time(s: &Scenario, tree: &TreeShape) -> Result<(f64, f64), Error> {
+    let (depth, nodes) = (tree.depth(), tree.nodes());
     s.validate()?;
     let t_base = target_pass_time(s, 1)?;
     let t_verify = target_pass_time(s, nodes.saturating_add(1))?;

@@ -3,7 +3,7 @@
 //! by what a hand computation says.
 
 use decode_lab::{
-    Draft, Scenario, TreeRound, draft_step_time, round_extra_time, round_plan, target_pass_time,
+    Draft, Scenario, TreeShape, draft_step_time, round_extra_time, round_plan, target_pass_time,
     tree_round_time, tree_speedup,
 };
 use hw_specs::{H100, MI300X};
@@ -70,14 +70,10 @@ fn neutral_terms_give_the_seeds_figures_bit_for_bit() {
         batch: 16,
         ..s
     };
-    let tree = TreeRound {
-        tau: 3.0,
-        depth: 4,
-        nodes: 9,
-    };
+    let (tree, tau) = (TreeShape::sized(4, 9).unwrap(), 3.0);
     let t_base = seed_pass(&fixed, 1);
     let x = 3.0 * t_base / (4.0 * 0.05 * t_base + seed_pass(&fixed, 10));
-    assert_eq!(tree_speedup(&fixed, &tree).unwrap(), x);
+    assert_eq!(tree_speedup(&fixed, &tree, tau).unwrap(), x);
 }
 
 /// Half the compute overlapped: memory + 0.5 · compute, compute being
@@ -141,15 +137,11 @@ fn a_round_costs_its_fixed_and_per_sequence_terms_by_hand() {
     assert_eq!(a.t_base, b.t_base);
     assert!((a.t_round - b.t_round - 1.8e-3).abs() < 1e-15);
     assert!((a.speedup - a.expected_tokens * b.t_base / (b.t_round + 1.8e-3)).abs() < 1e-12);
-    let (base, round) = tree_round_time(&s, 3, 3).unwrap();
-    let (_, seed_round) = tree_round_time(&seed, 3, 3).unwrap();
+    let (base, round) = tree_round_time(&s, &TreeShape::chain(3).unwrap()).unwrap();
+    let (_, seed_round) = tree_round_time(&seed, &TreeShape::chain(3).unwrap()).unwrap();
     assert!((round - seed_round - 1.8e-3).abs() < 1e-15);
-    let tree = TreeRound {
-        tau: 2.5,
-        depth: 3,
-        nodes: 3,
-    };
-    let x = tree_speedup(&s, &tree).unwrap();
+    let (tree, tau) = (TreeShape::sized(3, 3).unwrap(), 2.5);
+    let x = tree_speedup(&s, &tree, tau).unwrap();
     assert!((x - 2.5 * base / (seed_round + 1.8e-3)).abs() < 1e-12);
 }
 

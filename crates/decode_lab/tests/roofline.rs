@@ -403,15 +403,7 @@ fn tree_speedup_charges_each_level_and_the_verified_nodes() {
         draft: Draft::FixedCost(0.05),
         ..at(32, 1024, 0.8)
     };
-    let x = tree_speedup(
-        &s,
-        &TreeRound {
-            tau: 4.0,
-            depth: 4,
-            nodes: 340,
-        },
-    )
-    .unwrap();
+    let x = tree_speedup(&s, &TreeShape::sized(4, 340).unwrap(), 4.0).unwrap();
     // By hand: t_base = (2P + 32·1025·KV)/BW + 1 ms = 8.2049 ms;
     // t_verify = compute-bound (2P·10,912 + 4·131,072·1024·10,912)/(989e12·0.6) + 1 ms.
     let t_base = (2.0 * P8B + 32.0 * 1025.0 * KV8B) / BW + 1e-3;
@@ -429,28 +421,12 @@ fn tree_speedup_charges_each_level_and_the_verified_nodes() {
         draft: Draft::FixedCost(0.0),
         ..Scenario::LECTURE
     };
-    let chain = tree_speedup(
-        &free,
-        &TreeRound {
-            tau: 2.0,
-            depth: 2,
-            nodes: 2,
-        },
-    )
-    .unwrap();
+    let chain = tree_speedup(&free, &TreeShape::sized(2, 2).unwrap(), 2.0).unwrap();
     let t1 = (2.0 * P8B + 1025.0 * KV8B) / BW + 1e-3;
     let t3 = (2.0 * P8B + 1025.0 * KV8B + 2.0 * KV8B) / BW + 1e-3;
     assert!((chain - 2.0 * t1 / t3).abs() < 1e-12);
     // With a draft model, each level costs one of its steps: 1.234782 ms for the 1B.
-    let model = tree_speedup(
-        &Scenario::LECTURE,
-        &TreeRound {
-            tau: 2.0,
-            depth: 2,
-            nodes: 2,
-        },
-    )
-    .unwrap();
+    let model = tree_speedup(&Scenario::LECTURE, &TreeShape::sized(2, 2).unwrap(), 2.0).unwrap();
     assert!(
         (model - 2.0 * t1 / (2.0 * 1.234_782e-3 + t3)).abs() < 1e-6,
         "{model}"
@@ -464,14 +440,7 @@ fn tree_speedup_rejects_a_meaningless_round() {
         ..Scenario::LECTURE
     };
     let t = |tau, depth, s: &Scenario| {
-        tree_speedup(
-            s,
-            &TreeRound {
-                tau,
-                depth,
-                nodes: 4,
-            },
-        )
+        TreeShape::sized(depth, 4).and_then(|tree| tree_speedup(s, &tree, tau))
     };
     assert!(matches!(t(0.5, 4, &s), Err(Error::Argument(m)) if m.contains("τ")));
     assert!(matches!(t(f64::NAN, 4, &s), Err(Error::Argument(_))));

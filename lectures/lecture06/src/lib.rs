@@ -16,7 +16,7 @@ pub mod spec_decode_on_hardware;
 use clap::Parser;
 use decode_lab::Scenario;
 use decode_lab::validation::{self, Calibration};
-use decode_lab::{Draft, TreeRound};
+use decode_lab::{Draft, TreeShape};
 use flags::{
     parse_all_reduce_us, parse_draft_layer_ms, parse_fp8_factor, parse_overlap, parse_round_ms,
     parse_round_seq_ms, parse_verify_us,
@@ -241,11 +241,6 @@ impl Lecture for Cli {
         }
         s.gamma = w.gamma;
         if let (Some(tau), Some(nodes), Some(depth)) = (w.tau, w.tree_nodes, w.gamma) {
-            s.measured_tree = Some(TreeRound {
-                tau,
-                depth: depth.into(),
-                nodes,
-            });
             s.gamma = None; // --gamma is the tree's depth here
             if depth as u64 > nodes || tau > f64::from(depth) + 1.0 {
                 return Err(lecture_kit::Error::Usage(format!(
@@ -254,6 +249,11 @@ impl Lecture for Cli {
                     depth + 1
                 )));
             }
+            let tree = TreeShape::sized(depth.into(), nodes);
+            s.measured_tree = Some((
+                tree.map_err(|e| lecture_kit::Error::Usage(e.to_string()))?,
+                tau,
+            ));
         }
         // Demo 1 runs at the first value of each list given.
         if let Some(&b) = w.batches.first() {

@@ -4,7 +4,7 @@
 mod demo_data;
 
 use clap::Parser;
-use decode_lab::{Draft, Scenario, TreeRound, tree_accept_lengths, tree_speedup};
+use decode_lab::{Draft, Scenario, TreeShape, tree_accept_lengths, tree_speedup};
 use lecture_kit::{Block, Inputs, Lecture as _};
 use lecture06::Cli;
 use lecture06::spec_decode_on_hardware::{Input, REGISTRY, Setup, demo3, report, toy_model};
@@ -121,11 +121,8 @@ fn demo3_on_four_h100s_in_fp8_prints_speedups_and_names_the_four_cards() {
     // Computed here from the library alone, on the same cards: chain γ=1 of the weak draft.
     let ranks = &toy_model::shared().unwrap().ranks[0].ranks;
     let acc = tree_accept_lengths(ranks, &decode_lab::TreeShape::chain(1).unwrap()).unwrap();
-    let tree = TreeRound {
-        tau: acc.tau(),
-        depth: 1,
-        nodes: acc.nodes,
-    };
+    let (tree, tau) = (TreeShape::chain(1).unwrap(), acc.tau());
+    assert_eq!(acc.nodes, 1);
     for (i, batch) in demo3::DEMO3_BATCHES.into_iter().enumerate() {
         let at = Scenario {
             draft: Draft::FixedCost(0.05),
@@ -133,7 +130,7 @@ fn demo3_on_four_h100s_in_fp8_prints_speedups_and_names_the_four_cards() {
             ctx: 1024,
             ..s.base
         };
-        let want = tree_speedup(&at, &tree).unwrap();
+        let want = tree_speedup(&at, &tree, tau).unwrap();
         assert_eq!(
             d.drafts[0].shapes[0].speedup[i],
             Some(want),

@@ -39,7 +39,7 @@ fn asked(d: &Value, q: &Quantity) -> f64 {
     let f = |v: &Value| v.as_f64().unwrap();
     match q {
         Quantity::StepTime => f(&d["t_base_s"]),
-        Quantity::Speedup(_) => f(&d["measured_tree"]["speedup"]),
+        Quantity::Speedup { .. } => f(&d["measured_tree"]["speedup"]),
         Quantity::RoundTime { .. } => f(&d["t_base_s"]) / f(&d["measured_tree"]["speedup"]),
         Quantity::VerifyRatio { .. } => f(&d["best"][0]["round"]["plan"]["verify_ratio"]),
     }

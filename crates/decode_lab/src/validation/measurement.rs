@@ -3,7 +3,7 @@
 
 use crate::scenario::check_overhead;
 use crate::{
-    Draft, Error, Scenario, TreeRound, pass_deployment, target_pass_time, tree_round_time,
+    Draft, Error, Scenario, TreeShape, pass_deployment, target_pass_time, tree_round_time,
     tree_speedup,
 };
 use hw_specs::Accelerator;
@@ -102,8 +102,16 @@ pub enum Quantity {
     /// One plain decode step of the target ([`target_pass_time`] with n = 1), seconds.
     StepTime,
     /// The speedup of a speculative round with a draft head and a measured acceptance
-    /// length ([`tree_speedup`] with τ = the published acceptance length).
-    Speedup(TreeRound),
+    /// length ([`tree_speedup`] with τ = the published acceptance length) over a tree of
+    /// `depth` levels and `nodes` drafted tokens ([`TreeShape::sized`]: papers give the size).
+    Speedup {
+        /// The published acceptance length: tokens per round.
+        tau: f64,
+        /// Draft steps.
+        depth: u64,
+        /// Draft tokens verified per sequence.
+        nodes: u64,
+    },
     /// One speculative round of `depth` draft steps and a pass over `nodes + 1` tokens
     /// per sequence, seconds ([`tree_round_time`]).
     RoundTime {
@@ -151,7 +159,7 @@ impl Quantity {
         match self {
             Quantity::StepTime => Kind::StepTime,
             Quantity::RoundTime { .. } | Quantity::VerifyRatio { .. } => Kind::VerifyOrRound,
-            Quantity::Speedup(_) => Kind::Speedup,
+            Quantity::Speedup { .. } => Kind::Speedup,
         }
     }
 }
@@ -311,8 +319,12 @@ impl Measurement {
         let s = self.scenario(profile);
         match self.quantity {
             Quantity::StepTime => step_time_with_prefill(&s, self.prefill()),
-            Quantity::Speedup(tree) => tree_speedup(&s, &tree),
-            Quantity::RoundTime { depth, nodes } => Ok(tree_round_time(&s, depth, nodes)?.1),
+            Quantity::Speedup { tau, depth, nodes } => {
+                tree_speedup(&s, &TreeShape::sized(depth, nodes)?, tau)
+            }
+            Quantity::RoundTime { depth, nodes } => {
+                Ok(tree_round_time(&s, &TreeShape::sized(depth, nodes)?)?.1)
+            }
             Quantity::VerifyRatio { nodes } => {
                 Ok(target_pass_time(&s, nodes + 1)? / target_pass_time(&s, 1)?)
             }
@@ -378,7 +390,7 @@ impl Row {
         ) {
             ("step_time", None, None, None) => Quantity::StepTime,
             ("speedup", Some(tau), Some(depth), Some(nodes)) if tau >= 1.0 && depth >= 1 => {
-                Quantity::Speedup(TreeRound { tau, depth, nodes })
+                Quantity::Speedup { tau, depth, nodes }
             }
             ("round_time", None, Some(depth), Some(nodes)) if depth >= 1 => {
                 Quantity::RoundTime { depth, nodes }

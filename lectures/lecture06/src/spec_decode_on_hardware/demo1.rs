@@ -1,7 +1,7 @@
 //! Demo 1: one target and one draft at batch 1 — the draft cost coefficient c, what
 //! feeding n tokens to one forward pass costs, the best γ for each α; figure `knee.svg`.
 
-use decode_lab::{TreeRound, cost_coefficient, draft_step_time, expected_tokens};
+use decode_lab::{cost_coefficient, draft_step_time, expected_tokens};
 use decode_lab::{target_pass_time, tree_speedup};
 use lecture_kit::value::{fixed, int, py, ratio, time};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
@@ -75,8 +75,8 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let table = out.table(["α", gamma, "每轮 token", SPEEDUP], rows);
     table.id("demo1_best_gamma").caption(caption);
     let mut tree = None;
-    if let Some(t @ TreeRound { tau, depth, nodes }) = setup.measured_tree {
-        let speedup = tree_speedup(&s, &t)?;
+    if let Some((t, tau)) = &setup.measured_tree {
+        let (tau, depth, nodes, speedup) = (*tau, t.depth(), t.nodes(), tree_speedup(&s, t, *tau)?);
         let (tau_, x) = (py(tau), slow_down(speedup));
         out.print(format!("\n给定实测的接受长度 τ = {tau_}（{depth} 层、{nodes} 个节点的树，草稿 {drf}）：加速 {x}。"));
         tree = Some(json!({"tau": tau, "depth": depth, "nodes": nodes, "speedup": speedup}));

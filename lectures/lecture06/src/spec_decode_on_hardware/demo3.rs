@@ -2,7 +2,7 @@
 //! chain on the toy model, and what that buys on the setup's cards at batch 1 and 32;
 //! figure `trees.svg`.
 
-use decode_lab::{Draft, Scenario, TreeRound, TreeShape, tree_accept_lengths, tree_speedup};
+use decode_lab::{Draft, Scenario, TreeShape, tree_accept_lengths, tree_speedup};
 use lecture_kit::value::{self, fixed, int, missing, percent};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
 use serde_json::json;
@@ -62,10 +62,14 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         ));
         let (mut rows, mut shapes, mut figures) = (Vec::new(), Vec::new(), Vec::new());
         for (br, label) in DEMO3_SHAPES.into_iter().zip(&labels) {
-            let acc = tree_accept_lengths(&d.ranks, &TreeShape::new(br)?)?;
-            let (tau, depth, nodes) = (acc.tau(), br.len() as u64, acc.nodes);
-            let tree = TreeRound { tau, depth, nodes };
-            let x = |b| (b <= fits).then(|| tree_speedup(&at(b), &tree)).transpose();
+            let tree = TreeShape::new(br)?;
+            let acc = tree_accept_lengths(&d.ranks, &tree)?;
+            let (tau, nodes) = (acc.tau(), acc.nodes);
+            let x = |b| {
+                (b <= fits)
+                    .then(|| tree_speedup(&at(b), &tree, tau))
+                    .transpose()
+            };
             let speedup = [x(b1)?, x(b32)?];
             let [c1, c32] = speedup.map(|s| s.map_or(missing("放不下"), value::speedup));
             let (n, t) = (int(nodes).unit("tokens"), fixed(tau, 2).unit("tokens"));

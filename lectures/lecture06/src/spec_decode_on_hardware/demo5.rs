@@ -208,7 +208,7 @@ fn row(p: &Prediction) -> Row {
             Quantity::StepTime => "step_s",
             Quantity::RoundTime { .. } => "round_s",
             Quantity::VerifyRatio { .. } => "verify_ratio",
-            Quantity::Speedup(_) => "speedup",
+            Quantity::Speedup { .. } => "speedup",
         },
         measured: p.measured,
         seed: p.predicted[0],
@@ -235,11 +235,11 @@ fn quantity_of(r: &Row) -> Quantity {
         "step_s" => Quantity::StepTime,
         "round_s" => Quantity::RoundTime { depth: 1, nodes: 1 },
         "verify_ratio" => Quantity::VerifyRatio { nodes: 1 },
-        _ => Quantity::Speedup(decode_lab::TreeRound {
+        _ => Quantity::Speedup {
             tau: 1.0,
             depth: 1,
             nodes: 1,
-        }),
+        },
     }
 }
 

@@ -3,7 +3,7 @@
 //! not declare is the default's, and prints the original script's sentences as written
 //! exactly when none of its declared inputs changed.
 
-use decode_lab::{Draft, Scenario, TreeRound};
+use decode_lab::{Draft, Scenario, TreeShape};
 use lecture_kit::Inputs;
 use llm_math::ModelConfig;
 use serde::Serialize;
@@ -25,9 +25,9 @@ pub struct Setup {
     pub batches: Vec<u64>,
     /// Demo 2's context lengths (columns).
     pub ctxs: Vec<u64>,
-    /// A measured acceptance length and tree (`--tau`, `--tree-nodes`, depth `--gamma`):
-    /// demo 1 then also prints the speedup of that tree.
-    pub measured_tree: Option<TreeRound>,
+    /// A tree known by its size (depth `--gamma`, `--tree-nodes`) and its measured
+    /// acceptance length (`--tau`, tokens per round): demo 1 then also prints its speedup.
+    pub measured_tree: Option<(TreeShape, f64)>,
     /// The calibration profile applied, if any (its name).
     pub calibration: Option<&'static str>,
 }
@@ -177,7 +177,7 @@ impl Inputs for Setup {
                 self.calibration = from.calibration;
             }
             Input::Gamma => self.gamma = from.gamma,
-            Input::Tree => self.measured_tree = from.measured_tree,
+            Input::Tree => self.measured_tree = from.measured_tree.clone(),
             Input::Grid => {
                 (a.batch, a.ctx) = (b.batch, b.ctx);
                 self.batches.clone_from(&from.batches);

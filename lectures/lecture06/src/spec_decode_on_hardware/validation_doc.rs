@@ -134,10 +134,9 @@ fn setup_flags(m: &Measurement) -> String {
 fn question_flags(m: &Measurement) -> String {
     match m.quantity {
         Quantity::StepTime => " --draft-head".into(),
-        Quantity::Speedup(t) => format!(
-            " --draft-head --gamma {} --tree-nodes {} --tau {}",
-            t.depth, t.nodes, t.tau
-        ),
+        Quantity::Speedup { tau, depth, nodes } => {
+            format!(" --draft-head --gamma {depth} --tree-nodes {nodes} --tau {tau}")
+        }
         // The round's time does not depend on τ; 1 is the smallest it can be.
         Quantity::RoundTime { depth, nodes } => {
             format!(" --draft-head --gamma {depth} --tree-nodes {nodes} --tau 1")
@@ -152,7 +151,7 @@ fn question_flags(m: &Measurement) -> String {
 pub fn shown(q: &Quantity, x: f64) -> String {
     match q {
         Quantity::StepTime | Quantity::RoundTime { .. } => format!("{:.2} ms", x * 1e3),
-        Quantity::Speedup(_) => format!("{x:.2}×"),
+        Quantity::Speedup { .. } => format!("{x:.2}×"),
         Quantity::VerifyRatio { .. } => format!("{x:.3}"),
     }
 }
