@@ -65,6 +65,14 @@ pub struct SweepPoint {
     pub predicted: PassPrediction,
 }
 
+impl SweepPoint {
+    /// The measured median, the roofline (max) and the additive prediction, seconds.
+    pub fn times(&self) -> [f64; 3] {
+        let p = &self.predicted;
+        [self.measured.median(), p.roofline(), p.additive()]
+    }
+}
+
 /// Where time against tokens fed turns up, at one batch (see [`crate::predict::knee`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Knee {
@@ -76,6 +84,13 @@ pub struct Knee {
     pub roofline: Option<f64>,
     /// Under the additive prediction.
     pub additive: Option<f64>,
+}
+
+impl Knee {
+    /// The measured, roofline (max) and additive knees, in the order of [`SweepPoint::times`].
+    pub fn all(&self) -> [Option<f64>; 3] {
+        [self.measured, self.roofline, self.additive]
+    }
 }
 
 /// Which draft.
@@ -170,7 +185,7 @@ pub struct HostFigures {
     pub seconds: f64,
     /// Load averages (1, 5, 15 min) at the start and at the end, where the OS gives them.
     pub load: (Option<[f64; 3]>, Option<[f64; 3]>),
-    /// The bandwidth and the peak measured again at the end (3 runs each), over the
+    /// The bandwidth and the peak measured again at the end (at most 3 runs each), over the
     /// figures of the start: far from 1, the host's load changed during the run and the
     /// measured times are not all comparable.
     pub drift: (f64, f64),

@@ -73,6 +73,26 @@ impl Plan {
             spec_runs: 5,
         }
     }
+
+    /// A plan of a few seconds on the same scaled model, for tests and unoptimised builds:
+    /// 3 runs of each machine figure, batches 1, 2, 4 fed n = 1, 2, 4 after 16 cached tokens,
+    /// 8 tokens after 8-token prompts with γ = 3 at batches 1 and 16, one run each.
+    pub fn quick() -> Plan {
+        Plan {
+            seed: 0,
+            machine_runs: 3,
+            runs: 5,
+            pass_budget: 0.1,
+            ctx: 16,
+            batches: [1, 2, 4],
+            max_n: 4,
+            prompt_len: 8,
+            n_new: 8,
+            gamma: 3,
+            spec_batches: [1, 16],
+            spec_runs: 1,
+        }
+    }
 }
 
 /// Measures everything `plan` asks for, with progress lines on `progress`.
@@ -227,8 +247,9 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         .map_or(DraftKind::Int4, |s| s.draft);
     spec.push(spec_run(plan, &models, &machine, large, better, progress)?);
     writeln!(progress, "measuring this machine again…")?;
-    let bw_end = read_bandwidth(machine.machine.stream_bytes, 3, progress)?.median();
-    let peak_end = kernel_peak(3, 0.1, progress)?.median();
+    let again = plan.machine_runs.min(3);
+    let bw_end = read_bandwidth(machine.machine.stream_bytes, again, progress)?.median();
+    let peak_end = kernel_peak(again, 0.1, progress)?.median();
     let drift = (
         bw_end / machine.machine.bandwidth_bytes(),
         peak_end / machine.machine.peak_flops(),

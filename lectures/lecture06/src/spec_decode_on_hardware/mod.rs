@@ -38,6 +38,7 @@ pub mod demo2;
 pub mod demo3;
 pub mod demo4;
 pub mod demo5;
+pub mod demo6;
 pub mod round;
 pub mod setup;
 pub mod text;
@@ -54,7 +55,7 @@ pub const NAME: &str = "05_spec_decode_on_hardware";
 /// The script's question, one line.
 pub const TITLE: &str = "投机解码在硬件上：c、批大小、上下文与树形验证";
 /// Every demo of the script.
-pub const DEMOS: [u8; 5] = [1, 2, 3, 4, 5];
+pub const DEMOS: [u8; 6] = [1, 2, 3, 4, 5, 6];
 /// The demos the original script prints.
 pub const DEFAULT_DEMOS: [u8; 3] = [1, 2, 3];
 
@@ -65,6 +66,7 @@ pub const REGISTRY: &[Demo<Setup>] = &[
     Demo::new(3, demo3::READS, demo3::run),
     Demo::new(4, demo4::READS, demo4::run),
     Demo::new(5, demo5::READS, demo5::run),
+    Demo::new(6, demo6::READS, demo6::run),
 ];
 
 /// The script as lecture 6's registry lists it.
