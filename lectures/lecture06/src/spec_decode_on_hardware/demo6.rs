@@ -4,7 +4,9 @@
 //! number is measured here and now, so every one is a measured value (masked in snapshots).
 
 use host_lab::figures::{self, DraftKind, HostFigures, Plan};
-use lecture_kit::value::{fixed, int, label, measured as m, missing, parts, ratio, speedup, time};
+use lecture_kit::value::{
+    fixed, int, label, measured as m, missing, parts, percent, ratio, speedup, time,
+};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, Value, always, row};
 
 use super::setup::{Input, Setup};
@@ -31,20 +33,25 @@ pub fn run(out: &mut Out, _: &Setup) -> Result<(), Error> {
 /// Prints demo 6 for figures measured by [`figures::run`].
 pub fn print(out: &mut Out, f: &HostFigures) {
     let (mc, md, gb) = (&f.machine, &f.model, |x: f64, d| m(fixed(x / 1e9, d)));
+    let eff = |r: usize| {
+        m(mc.kernel_efficiency
+            .get(r)
+            .map_or(missing("？"), |&e| percent(e)))
+    };
     out.header("演示 6（实测，本机）：这台机器的屋顶线——峰值与带宽实测，前向时间、拐点与 c 先预测再计时，投机解码真跑一遍");
     if cfg!(debug_assertions) {
         out.print("（未优化构建，只跑小计划；要看这台机器的真数字：cargo run --release -p lecture06 -- --demo 6）");
     }
-    out.print(parts("本机 {} 个线程：打包内核峰值 {} GFLOP/s，读带宽 {} GB/s → 脊点 {} FLOP/字节，f32 权重的临界批 {} 个 token。", [
+    out.print(parts("本机 {} 个线程：打包内核峰值 {} GFLOP/s，读带宽 {} GB/s → 脊点 {} FLOP/字节，f32 权重的临界批 {} 个 token；1 行、2 行的乘积只到峰值的 {}、{}（乘加在等自己的结果）。", [
         m(int(mc.machine.threads)), gb(mc.machine.peak_flops(), 1), gb(mc.machine.bandwidth_bytes(), 2),
-        m(fixed(mc.ridge_point, 2)), m(fixed(mc.critical_tokens_f32, 1)),
+        m(fixed(mc.ridge_point, 2)), m(fixed(mc.critical_tokens_f32, 1)), eff(0), eff(1),
     ]));
     let mb = |b: u64| m(fixed(b as f64 / 1e6, 1).unit("MB"));
     out.print(parts("放大的模型（第 3 讲的结构）：{} 层，f32 权重 {} MB，是末级缓存的 {} 倍；草稿：{} {} MB，{} {} MB。", [
         m(int(md.cfg.n_layers)), mb(md.target_bytes), m(fixed(md.target_bytes as f64 / md.llc_bytes as f64, 1)),
         draft(DraftKind::FirstLayer).into(), mb(md.first_layer_bytes), draft(DraftKind::Int4).into(), mb(md.int4_bytes),
     ]));
-    out.print("\n一次前向给每个序列送进 n 个 token 要多久：max = 屋顶线（计算藏在访存下），相加 = 计算 + 访存：");
+    out.print("\n一次前向给每个序列送进 n 个 token 要多久（预测用每个批前后重测的峰值与带宽，及内核在 B·n 行时的效率；max = 屋顶线，计算藏在访存下；相加 = 计算 + 访存）：");
     let rows = f.sweep.iter().map(|p| {
         let [t, r, a] = p.times();
         let cells = [time(t), time(r), time(a), ratio(t / r, 2), ratio(t / a, 2)].map(m);
