@@ -388,5 +388,8 @@ mod tests {
             "{log}"
         );
         assert!(int4_peak(0, 1, 0.01, &mut Vec::new()).is_err());
+        let at = kernel_at((3, 64, 32), 2, 0.01, &mut Vec::new()).unwrap();
+        assert!(at.runs.len() == 2 && at.median() > 0.0);
+        assert!(kernel_at((0, 64, 32), 1, 0.01, &mut Vec::new()).is_err());
     }
 }

@@ -10,7 +10,7 @@ use once_cell::sync::Lazy;
 
 /// Two measurements, one after the other (the second waits for the first, so that the
 /// timing claims on the first are not taken while the second runs).
-static FIRST: Lazy<HostFigures> = Lazy::new(|| measure());
+static FIRST: Lazy<HostFigures> = Lazy::new(measure);
 static SECOND: Lazy<HostFigures> = Lazy::new(|| {
     Lazy::force(&FIRST);
     measure()
