@@ -1,57 +1,82 @@
 //! The scaled model on this machine: how close its passes come to the measured roofline.
 //!
-//! `cargo bench -p host_lab`. Before divan's table it prints, from one measurement of the
-//! machine and its own timing of the passes (medians of 9 runs):
+//! `cargo bench -p host_lab`. Before divan's table it prints, from one run of
+//! [`ROUNDS`] rounds, each timing the machine and the passes side by side (a bandwidth run
+//! then five decode steps; a kernel-peak run then one large pass), so that a change of
+//! load on the shared host falls on both sides of each ratio:
 //! - the batch-1 decode step's achieved read bandwidth, `(weight + KV bytes) / step time`,
-//!   over the measured bandwidth (target ≥ 0.8);
-//! - the large-n pass's (batch 1, 512 tokens) FLOP/s over the measured kernel peak
-//!   (target ≥ 0.7).
+//!   over the bandwidth measured beside it (target ≥ 0.8);
+//! - the large-n pass's (batch 1, 512 tokens) FLOP/s over the kernel peak measured beside
+//!   it (target ≥ 0.7);
 //!
-//! Divan's "item/s" column is FLOP/s (`Config::forward_flops`). The host is shared: run it
-//! when `uptime` shows little load, and compare runs by their ratios.
+//! each as the median and range over the rounds. Divan's "item/s" column is FLOP/s
+//! (`Config::forward_flops`). Run it when `uptime` shows little load, and compare runs by
+//! their ratios.
 #![allow(clippy::print_stdout)]
 
 use divan::Bencher;
 use divan::counter::ItemsCount;
 use host_lab::machine::Machine;
+use host_lab::measure::{Sample, kernel_peak, read_bandwidth};
 use host_lab::scaled::{Models, params, scaled_config};
 use host_lab::{CpuDevice, Lm};
 
 const CTX: usize = 64;
 const LARGE_N: usize = 512;
+/// Rounds of side-by-side measurements.
+const ROUNDS: usize = 9;
 
 fn main() {
     let mut err = std::io::stderr();
-    let machine = Machine::measure(7, &mut err).expect("machine measured");
+    let machine = Machine::measure(3, &mut err).expect("machine measured");
     let cfg = scaled_config(machine.caches.last_level().unwrap_or(32 << 20)).expect("config");
     let p = params(&cfg, 0).expect("params");
     let models = Models::new(&p, cfg).expect("models");
     let t = &models.target;
-    let mut dev = CpuDevice::new(t, "target", 9, 2.0).expect("device");
-    let step = dev.measure(1, 1, CTX).expect("step");
+    let mut dev = CpuDevice::new(t, "target", 5, 10.0).expect("device");
     let bytes = (t.weight_bytes() + (CTX as u64 + 1) * t.kv_bytes_per_token()) as f64;
-    let achieved_bw = bytes / step.median();
-    let large = dev.measure(1, LARGE_N, CTX).expect("large pass");
-    let achieved_flops = t.flops(1, CTX, LARGE_N) / large.median();
-    let (lo, hi) = step.range();
+    let flops = t.flops(1, CTX, LARGE_N);
+    let mut sink = std::io::sink();
+    let (mut bw, mut step, mut peak, mut large) = (vec![], vec![], vec![], vec![]);
+    dev.pass(1, LARGE_N, CTX).expect("warm-up");
+    for _ in 0..ROUNDS {
+        bw.push(
+            read_bandwidth(machine.stream_bytes, 1, &mut sink)
+                .expect("bandwidth")
+                .median(),
+        );
+        step.push(dev.measure(1, 1, CTX).expect("step").median());
+        peak.push(kernel_peak(1, 0.1, &mut sink).expect("peak").median());
+        large.push(dev.pass(1, LARGE_N, CTX).expect("large pass"));
+    }
+    let ratio = |num: &[f64], den: &[f64]| {
+        Sample::new(num.iter().zip(den).map(|(a, b)| a / b).collect()).expect("finite ratios")
+    };
+    let show = |s: &Sample, scale: f64| {
+        let (lo, hi) = s.range();
+        format!(
+            "{:.2} [{:.2}, {:.2}]",
+            s.median() * scale,
+            lo * scale,
+            hi * scale
+        )
+    };
+    let achieved_bw: Vec<f64> = step.iter().map(|s| bytes / s).collect();
+    let achieved_flops: Vec<f64> = large.iter().map(|s| flops / s).collect();
+    let sample = |v: &[f64]| Sample::new(v.to_vec()).expect("finite");
     println!(
-        "decode step (batch 1): {:.2} ms [{:.2}, {:.2}]; read {:.2} GB/s = {:.2} of the measured {:.2} GB/s",
-        step.median() * 1e3,
-        lo * 1e3,
-        hi * 1e3,
-        achieved_bw / 1e9,
-        achieved_bw / machine.bandwidth_bytes(),
-        machine.bandwidth_bytes() / 1e9
+        "decode step (batch 1): {} ms; read {} GB/s = {} of the bandwidth measured beside it, {} GB/s (median [range] of {ROUNDS} rounds)",
+        show(&sample(&step), 1e3),
+        show(&sample(&achieved_bw), 1e-9),
+        show(&ratio(&achieved_bw, &bw), 1.0),
+        show(&sample(&bw), 1e-9),
     );
-    let (lo, hi) = large.range();
     println!(
-        "large pass (batch 1, {LARGE_N} tokens): {:.1} ms [{:.1}, {:.1}]; {:.1} GFLOP/s = {:.2} of the measured kernel peak {:.1} GFLOP/s",
-        large.median() * 1e3,
-        lo * 1e3,
-        hi * 1e3,
-        achieved_flops / 1e9,
-        achieved_flops / machine.peak_flops(),
-        machine.peak_flops() / 1e9
+        "large pass (batch 1, {LARGE_N} tokens): {} ms; {} GFLOP/s = {} of the kernel peak measured beside it, {} GFLOP/s",
+        show(&sample(&large), 1e3),
+        show(&sample(&achieved_flops), 1e-9),
+        show(&ratio(&achieved_flops, &peak), 1.0),
+        show(&sample(&peak), 1e-9),
     );
     drop(dev);
     divan::main();

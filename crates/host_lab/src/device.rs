@@ -73,6 +73,46 @@ impl<'m, L: Lm> CpuDevice<'m, L> {
         Sample::new(runs)
     }
 
+    /// Every timed run of each pass shape `batch × n` for `n` in `ns`, seconds, the shapes
+    /// taken in turn (one pass of each per round, up to `runs` rounds, a shape dropping out
+    /// once one more run would take its own time past `budget`), so that a change of load on
+    /// a shared host falls on every shape alike. A shape shorter than 50 ms has one untimed
+    /// warm-up pass first. Errors as [`pass`](Self::pass).
+    pub fn measure_each(
+        &mut self,
+        batch: usize,
+        ns: &[usize],
+        ctx: usize,
+    ) -> Result<Vec<Sample>, Error> {
+        let mut runs: Vec<Vec<f64>> = vec![Vec::with_capacity(self.runs); ns.len()];
+        let mut spent = vec![0.0f64; ns.len()];
+        for (i, &n) in ns.iter().enumerate() {
+            let first = self.pass(batch, n, ctx)?;
+            if first > 0.05 {
+                runs[i].push(first); // long enough to be warm from the start
+                spent[i] = first;
+            }
+        }
+        loop {
+            let mut ran = false;
+            for (i, &n) in ns.iter().enumerate() {
+                let last = runs[i].last().copied().unwrap_or(0.0);
+                if runs[i].len() < self.runs
+                    && (runs[i].is_empty() || spent[i] + last < self.budget)
+                {
+                    let t = self.pass(batch, n, ctx)?;
+                    runs[i].push(t);
+                    spent[i] += t;
+                    ran = true;
+                }
+            }
+            if !ran {
+                break;
+            }
+        }
+        runs.into_iter().map(Sample::new).collect()
+    }
+
     /// Times exactly one pass, seconds (prefilling the caches first if the last pass had
     /// another batch or context). Errors on a zero size or a pass past `max_seq`.
     pub fn pass(&mut self, batch: usize, n_new: usize, ctx: usize) -> Result<f64, Error> {

@@ -23,6 +23,10 @@ pub struct MachineFigures {
     /// batch (`(rows, FLOP/s per run)`): the peak the INT4 draft's predictions use, since
     /// unpacking 4-bit codes makes its products slower than the f32 kernel's.
     pub int4_peaks: Vec<(usize, Sample)>,
+    /// The packed f32 kernel's FLOP/s at 1 … 5 rows, on products of the model's inner
+    /// dimension (`[r, d_model] · [d_model, 128]`), over its peak, each measured beside a
+    /// peak run (see [`crate::predict::blocked_peak`]).
+    pub kernel_efficiency: Vec<f64>,
 }
 
 impl MachineFigures {
@@ -34,6 +38,12 @@ impl MachineFigures {
             .find(|(r, _)| *r >= rows)
             .or(self.int4_peaks.last())
             .map_or(f64::NAN, |(_, s)| s.median())
+    }
+
+    /// The packed f32 kernel's FLOP/s on a product of `rows` rows when its peak is `peak`
+    /// ([`crate::predict::blocked_peak`] with [`kernel_efficiency`](Self::kernel_efficiency)).
+    pub fn f32_peak(&self, peak: f64, rows: usize) -> f64 {
+        crate::predict::blocked_peak(peak, &self.kernel_efficiency, rows)
     }
 }
 
@@ -61,8 +71,22 @@ pub struct SweepPoint {
     pub n_new: usize,
     /// The timed runs, seconds.
     pub measured: Sample,
-    /// The roofline's counts and times for this pass.
+    /// The roofline's counts and times for this pass, at [`peak`](Self::peak) and
+    /// [`bandwidth`](Self::bandwidth).
     pub predicted: PassPrediction,
+    /// The peak FLOP/s the prediction uses: the median of the kernel's runs just before and
+    /// just after this batch's sweep, so that it sees the host as loaded while the passes ran.
+    pub peak: f64,
+    /// The read bandwidth, bytes/s, the prediction uses (measured likewise).
+    pub bandwidth: f64,
+}
+
+impl SweepPoint {
+    /// The measured median, the roofline (max) and the additive prediction, seconds.
+    pub fn times(&self) -> [f64; 3] {
+        let p = &self.predicted;
+        [self.measured.median(), p.roofline(), p.additive()]
+    }
 }
 
 /// Where time against tokens fed turns up, at one batch (see [`crate::predict::knee`]).
@@ -76,6 +100,13 @@ pub struct Knee {
     pub roofline: Option<f64>,
     /// Under the additive prediction.
     pub additive: Option<f64>,
+}
+
+impl Knee {
+    /// The measured, roofline (max) and additive knees, in the order of [`SweepPoint::times`].
+    pub fn all(&self) -> [Option<f64>; 3] {
+        [self.measured, self.roofline, self.additive]
+    }
 }
 
 /// Which draft.
@@ -170,7 +201,7 @@ pub struct HostFigures {
     pub seconds: f64,
     /// Load averages (1, 5, 15 min) at the start and at the end, where the OS gives them.
     pub load: (Option<[f64; 3]>, Option<[f64; 3]>),
-    /// The bandwidth and the peak measured again at the end (3 runs each), over the
+    /// The bandwidth and the peak measured again at the end (at most 3 runs each), over the
     /// figures of the start: far from 1, the host's load changed during the run and the
     /// measured times are not all comparable.
     pub drift: (f64, f64),

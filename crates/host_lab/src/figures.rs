@@ -12,7 +12,7 @@ use std::time::Instant;
 use crate::device::CpuDevice;
 use crate::host::load_average;
 use crate::machine::Machine;
-use crate::measure::{int4_peak, kernel_peak, read_bandwidth};
+use crate::measure::{int4_peak, kernel_at, kernel_peak, median, read_bandwidth};
 use crate::predict::{
     TimeModel, alpha_from_tau, best_round, knee, predict, predicted_knee, speculative_speedup,
 };
@@ -41,6 +41,9 @@ pub struct Plan {
     pub batches: [usize; 3],
     /// The sweep feeds n = 1, 2, 4, … up to this many tokens per sequence.
     pub max_n: usize,
+    /// The sweep skips passes of more tokens than this (batch × n): deep in the
+    /// compute-bound regime the line only goes on, and those passes take most of the time.
+    pub max_tokens: usize,
     /// Prompt length of the speculative decoding runs.
     pub prompt_len: usize,
     /// Tokens generated per sequence in the speculative decoding runs.
@@ -55,7 +58,8 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The plan demo 6 runs: batches 1, 4, 8; n up to 512 after 64 cached tokens; 48
+    /// The plan demo 6 runs: batches 1, 4, 8; n up to 512 after 64 cached tokens, at most
+    /// 1024 tokens a pass; 48
     /// tokens after 16-token prompts with γ = 3 at batches 1 and 16.
     pub fn demo() -> Plan {
         Plan {
@@ -66,11 +70,33 @@ impl Plan {
             ctx: 64,
             batches: [1, 4, 8],
             max_n: 512,
+            max_tokens: 1024,
             prompt_len: 16,
             n_new: 48,
             gamma: 3,
             spec_batches: [1, 16],
             spec_runs: 5,
+        }
+    }
+
+    /// A plan of a few seconds on the same scaled model, for tests and unoptimised builds:
+    /// 3 runs of each machine figure, batches 1, 2, 4 fed n = 1, 2, 4 after 16 cached tokens,
+    /// 8 tokens after 8-token prompts with γ = 3 at batches 1 and 16, one run each.
+    pub fn quick() -> Plan {
+        Plan {
+            seed: 0,
+            machine_runs: 3,
+            runs: 5,
+            pass_budget: 0.1,
+            ctx: 16,
+            batches: [1, 2, 4],
+            max_n: 4,
+            max_tokens: 16,
+            prompt_len: 8,
+            n_new: 8,
+            gamma: 3,
+            spec_batches: [1, 16],
+            spec_runs: 1,
         }
     }
 }
@@ -127,7 +153,17 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
     for rows in plan.spec_batches {
         int4_peaks.push((rows, int4_peak(rows, plan.machine_runs, 0.1, progress)?));
     }
+    // The kernel's efficiency at 1 … MR rows and the model's inner dimension, each beside a
+    // run at the peak's shape.
+    let again = plan.machine_runs.min(3);
+    let mut kernel_efficiency = Vec::new();
+    for rows in 1..=transformer_lab::gemm::MR {
+        // The model's inner dimension, 128 columns (384 KiB at d_model 768: in L2).
+        let at = kernel_at((rows, cfg.d_model, 128), again, 0.05, progress)?.median();
+        kernel_efficiency.push(at / kernel_peak(again, 0.05, progress)?.median());
+    }
     let machine = MachineFigures {
+        kernel_efficiency,
         ridge_point: machine.ridge_point(),
         critical_tokens_f32: machine.critical_tokens(4.0),
         critical_tokens_int4: machine.critical_tokens(int4_bpw),
@@ -142,8 +178,24 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
     let mut sweep = Vec::new();
     let mut knees = Vec::new();
     for &batch in &plan.batches {
-        for &n in &ns {
-            let measured = target.measure(batch, n, plan.ctx)?;
+        // The machine again, just before and just after this batch's passes.
+        let stream = machine.machine.stream_bytes;
+        let mut bw_runs = read_bandwidth(stream, again, progress)?.runs;
+        let mut peak_runs = kernel_peak(again, 0.05, progress)?.runs;
+        let ns: Vec<usize> = ns
+            .iter()
+            .copied()
+            .filter(|&n| n == 1 || batch * n <= plan.max_tokens)
+            .collect();
+        let samples = target.measure_each(batch, &ns, plan.ctx)?;
+        bw_runs.extend(read_bandwidth(stream, again, progress)?.runs);
+        peak_runs.extend(kernel_peak(again, 0.05, progress)?.runs);
+        let (peak_b, bw_b) = (median(&peak_runs), median(&bw_runs));
+        let model = |n| {
+            let peak = machine.f32_peak(peak_b, batch * n);
+            predict(&models.target, peak, bw_b, batch, plan.ctx, n)
+        };
+        for (&n, measured) in ns.iter().zip(samples) {
             writeln!(
                 progress,
                 "forward pass, batch {batch}, {n} tokens: {:.2} ms",
@@ -153,7 +205,9 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
                 batch,
                 n_new: n,
                 measured,
-                predicted: predict(&models.target, peak, bw, batch, plan.ctx, n),
+                predicted: model(n),
+                peak: peak_b,
+                bandwidth: bw_b,
             });
         }
         let points: Vec<(f64, f64)> = sweep
@@ -161,11 +215,7 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
             .filter(|p| p.batch == batch)
             .map(|p| (p.n_new as f64, p.measured.median()))
             .collect();
-        let at = |m: TimeModel| {
-            predicted_knee(plan.max_n, |n| {
-                predict(&models.target, peak, bw, batch, plan.ctx, n).time(m)
-            })
-        };
+        let at = |m: TimeModel| predicted_knee(plan.max_n, |n| model(n).time(m));
         knees.push(Knee {
             batch,
             measured: knee(&points),
@@ -177,7 +227,8 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
     // (c) c at batch 1, mid-generation context.
     let ctx = plan.prompt_len + plan.n_new / 2;
     let target_step = target.measure(1, 1, ctx)?;
-    let pred_t = predict(&models.target, peak, bw, 1, ctx, 1);
+    let f32_peak = |rows| machine.f32_peak(peak, rows);
+    let pred_t = predict(&models.target, f32_peak(1), bw, 1, ctx, 1);
     let mut drafts = Vec::new();
     for kind in DraftKind::ALL {
         let (step, pred, bytes) = match kind {
@@ -189,7 +240,7 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
                     plan.pass_budget,
                 )?
                 .measure(1, 1, ctx)?,
-                predict(&models.first_layer, peak, bw, 1, ctx, 1),
+                predict(&models.first_layer, f32_peak(1), bw, 1, ctx, 1),
                 model.first_layer_bytes,
             ),
             DraftKind::Int4 => (
@@ -227,8 +278,8 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         .map_or(DraftKind::Int4, |s| s.draft);
     spec.push(spec_run(plan, &models, &machine, large, better, progress)?);
     writeln!(progress, "measuring this machine again…")?;
-    let bw_end = read_bandwidth(machine.machine.stream_bytes, 3, progress)?.median();
-    let peak_end = kernel_peak(3, 0.1, progress)?.median();
+    let bw_end = read_bandwidth(machine.machine.stream_bytes, again, progress)?.median();
+    let peak_end = kernel_peak(again, 0.1, progress)?.median();
     let drift = (
         bw_end / machine.machine.bandwidth_bytes(),
         peak_end / machine.machine.peak_flops(),
@@ -274,6 +325,7 @@ fn spec_run(
         machine.machine.peak_flops(),
         machine.machine.bandwidth_bytes(),
     );
+    let f32 = |rows| machine.f32_peak(peak, rows);
     let ctx = plan.prompt_len + plan.n_new / 2;
     let ps = prompts(batch, plan.prompt_len, models.target.vocab(), plan.seed + 1);
     let spec = || match kind {
@@ -307,7 +359,7 @@ fn spec_run(
     }
     let (draft_pred, draft_step) = match kind {
         DraftKind::FirstLayer => (
-            predict(&models.first_layer, peak, bw, batch, ctx, 1),
+            predict(&models.first_layer, f32(batch), bw, batch, ctx, 1),
             CpuDevice::new(&models.first_layer, "d", plan.runs, plan.pass_budget)?
                 .measure(batch, 1, ctx)?,
         ),
@@ -317,8 +369,15 @@ fn spec_run(
                 .measure(batch, 1, ctx)?,
         ),
     };
-    let step = predict(&models.target, peak, bw, batch, ctx, 1);
-    let verify = predict(&models.target, peak, bw, batch, ctx, plan.gamma + 1);
+    let step = predict(&models.target, f32(batch), bw, batch, ctx, 1);
+    let verify = predict(
+        &models.target,
+        f32(batch * (plan.gamma + 1)),
+        bw,
+        batch,
+        ctx,
+        plan.gamma + 1,
+    );
     let tau = run.tau();
     let alpha = alpha_from_tau(tau, plan.gamma);
     let best = |m: TimeModel| {
@@ -326,7 +385,7 @@ fn spec_run(
             alpha,
             decode_lab::MAX_GAMMA as usize,
             draft_pred.time(m),
-            |n| predict(&models.target, peak, bw, batch, ctx, n).time(m),
+            |n| predict(&models.target, f32(batch * n), bw, batch, ctx, n).time(m),
         )
     };
     let accounted = |m: TimeModel| {

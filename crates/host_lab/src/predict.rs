@@ -10,6 +10,12 @@
 //!   the optimistic bound `llm_math` uses;
 //! - **additive**: `flops / peak + bytes / bandwidth` — no overlap at all, the pessimistic
 //!   one. Decode-shaped products on real engines sit nearer this one.
+//!
+//! The peak a pass of `B · n` rows reaches is not the kernel's peak: below its 5-row
+//! register block the kernel's multiply-adds wait on each other, so a 1-row product computes
+//! at about a quarter of it. [`blocked_peak`] gives the kernel's FLOP/s at any row count from
+//! its efficiency measured at 1 … 5 rows ([`crate::measure::kernel_at`]); the lecture's
+//! figures predict every f32 pass at that peak.
 
 use crate::Lm;
 
@@ -93,6 +99,35 @@ pub fn predict<L: Lm + ?Sized>(
         compute: flops / peak,
         memory: bytes / bandwidth,
     }
+}
+
+/// The packed kernel's FLOP/s on a product of `rows` rows, from its `peak` and its
+/// measured `efficiency` at 1 … MR rows (`efficiency[r - 1]`: FLOP/s at r rows over the
+/// peak, MR = `efficiency.len()`). The rows are cut into ⌈rows / MR⌉ blocks as even as
+/// possible, as `transformer_lab::gemm` cuts them, and each block takes time in proportion
+/// to its rows over its efficiency. `peak` itself for no rows or no efficiencies.
+///
+/// ```
+/// use host_lab::predict::blocked_peak;
+/// let eff = [0.25, 0.5, 0.75, 1.0, 1.0];
+/// assert_eq!(blocked_peak(100.0, &eff, 1), 25.0);
+/// // 7 rows: blocks of 4 and 3, time 4 / 1 + 3 / 0.75 = 8 for 7 rows.
+/// assert_eq!(blocked_peak(100.0, &eff, 7), 100.0 * 7.0 / 8.0);
+/// assert_eq!(blocked_peak(100.0, &eff, 200), 100.0);
+/// ```
+pub fn blocked_peak(peak: f64, efficiency: &[f64], rows: usize) -> f64 {
+    let mr = efficiency.len();
+    if rows == 0 || mr == 0 {
+        return peak;
+    }
+    let blocks = rows.div_ceil(mr);
+    let time: f64 = (0..blocks)
+        .map(|b| {
+            let r = rows / blocks + usize::from(b < rows % blocks);
+            r as f64 / efficiency[r - 1]
+        })
+        .sum();
+    peak * rows as f64 / time
 }
 
 /// How much longer than feeding one token a pass must take to be past the knee.

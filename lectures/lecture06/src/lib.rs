@@ -43,11 +43,13 @@ use spec_decode_on_hardware::{self as s05, Setup};
     after_help = "Demos: 1 c and the best γ at batch 1; 2 batch size × context; 3 draft trees on \
                   the toy model; 4 (opt-in; ~5 s with --release, ~6 s in the dev profile) \
                   speculative decoding for real on the toy model (实测); 5 (opt-in) the roofline \
-                  against published measurements (模型 vs 实测). Figures: knee.svg (1), \
-                  batch.svg (2), trees.svg (3), measured.svg (4). Which demo reads which \
+                  against published measurements (模型 vs 实测); 6 (opt-in; ~40–90 s with --release \
+                  on 2 cores, a quick plan in the dev profile) this machine's roofline measured \
+                  and speculative decoding timed on it. Figures: knee.svg (1), batch.svg (2), \
+                  trees.svg (3), measured.svg (4), host.svg (6). Which demo reads which \
                   flag: 1 the card, models, assumptions (--tp … --all-reduce-us), --gamma, \
                   --tau/--tree-nodes, and the first --batch and --ctx; 2 the same but --tau, \
-                  and --alpha; 3 the card, target and assumptions; 4 and 5 none. A demo says \
+                  and --alpha; 3 the card, target and assumptions; 4, 5 and 6 none. A demo says \
                   which changed flags it ignores; a flag no chosen demo reads is refused."
 )]
 pub struct Cli {

@@ -16,7 +16,10 @@
 //! - [`demo4`] (opt-in, not in the original script): speculative decoding for real on
 //!   the toy model;
 //! - [`demo5`] (opt-in, not in the original script): the roofline against published
-//!   measurements, under the script's assumptions and a fitted calibration profile.
+//!   measurements, under the script's assumptions and two calibration profiles;
+//! - [`demo6`] (opt-in, not in the original script; `--release` recommended): the roofline
+//!   of the machine in front of you — its peak and bandwidth measured, forward time against
+//!   tokens fed predicted then timed, c per draft, speculative decoding timed for real.
 //!
 //! Model assumptions (as the original script states them): one forward pass takes
 //! `max(FLOPs / (peak × 0.6), bytes / (bandwidth × 0.8))` plus a fixed overhead (1 ms for
@@ -38,6 +41,7 @@ pub mod demo2;
 pub mod demo3;
 pub mod demo4;
 pub mod demo5;
+pub mod demo6;
 pub mod round;
 pub mod setup;
 pub mod text;
@@ -63,6 +67,7 @@ pub const REGISTRY: &[Demo<Setup>] = &[
     Demo::new(3, demo3::READS, demo3::run),
     Demo::new(4, demo4::READS, demo4::run),
     Demo::new(5, demo5::READS, demo5::run),
+    Demo::new(6, demo6::READS, demo6::run),
 ];
 
 /// The script as lecture 6 lists it.

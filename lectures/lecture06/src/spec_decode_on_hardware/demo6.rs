@@ -1,0 +1,162 @@
+//! Demo 6 (opt-in, not in the original script; `--release` recommended): the roofline of
+//! the machine in front of you — its peak and bandwidth measured, the forward time, the knee
+//! and c predicted and then timed, speculative decoding timed for real (`host_lab`). Every
+//! number is measured here and now, so every one is a measured value (masked in snapshots).
+
+use host_lab::figures::{self, DraftKind, HostFigures, Plan};
+use lecture_kit::value::{
+    fixed, int, label, measured as m, missing, parts, percent, ratio, speedup, time,
+};
+use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, Value, always, row};
+
+use super::setup::{Input, Setup};
+
+/// The setup inputs demo 6 reads: none (it measures this machine, not the lecture's card).
+pub const READS: &[Input] = &[];
+/// The three curves of a forward pass, in the order of `SweepPoint::times`.
+const CURVES: [&str; 3] = ["实测", "预测 max", "预测 相加"];
+/// The columns of the forward-time and the speculative-decoding tables.
+const FORWARD: &str = "批|n|实测|预测 max|预测 相加|实测 / max|实测 / 相加";
+const SPEC: &str = "批|草稿|实测 τ|普通|投机|实测加速|预测 max|预测 相加|与普通解码逐字相同";
+
+/// 演示 6: measures [`Plan::demo`] (in an unoptimised build, [`Plan::quick`]) and prints it.
+pub fn run(out: &mut Out, _: &Setup) -> Result<(), Error> {
+    let plan = if cfg!(debug_assertions) {
+        Plan::quick()
+    } else {
+        Plan::demo()
+    };
+    print(out, &figures::run(&plan, &mut std::io::stderr())?);
+    Ok(())
+}
+
+/// Prints demo 6 for figures measured by [`figures::run`].
+pub fn print(out: &mut Out, f: &HostFigures) {
+    let (mc, md, gb) = (&f.machine, &f.model, |x: f64, d| m(fixed(x / 1e9, d)));
+    let eff = |r: usize| {
+        m(mc.kernel_efficiency
+            .get(r)
+            .map_or(missing("？"), |&e| percent(e)))
+    };
+    out.header("演示 6（实测，本机）：这台机器的屋顶线——峰值与带宽实测，前向时间、拐点与 c 先预测再计时，投机解码真跑一遍");
+    if cfg!(debug_assertions) {
+        out.print("（未优化构建，只跑小计划；要看这台机器的真数字：cargo run --release -p lecture06 -- --demo 6）");
+    }
+    out.print(parts("本机 {} 个线程：打包内核峰值 {} GFLOP/s，读带宽 {} GB/s → 脊点 {} FLOP/字节，f32 权重的临界批 {} 个 token；1 行、2 行的乘积只到峰值的 {}、{}（乘加在等自己的结果）。", [
+        m(int(mc.machine.threads)), gb(mc.machine.peak_flops(), 1), gb(mc.machine.bandwidth_bytes(), 2),
+        m(fixed(mc.ridge_point, 2)), m(fixed(mc.critical_tokens_f32, 1)), eff(0), eff(1),
+    ]));
+    let mb = |b: u64| m(fixed(b as f64 / 1e6, 1).unit("MB"));
+    out.print(parts("放大的模型（第 3 讲的结构）：{} 层，f32 权重 {} MB，是末级缓存的 {} 倍；草稿：{} {} MB，{} {} MB。", [
+        m(int(md.cfg.n_layers)), mb(md.target_bytes), m(fixed(md.target_bytes as f64 / md.llc_bytes as f64, 1)),
+        draft(DraftKind::FirstLayer).into(), mb(md.first_layer_bytes), draft(DraftKind::Int4).into(), mb(md.int4_bytes),
+    ]));
+    out.print("\n一次前向给每个序列送进 n 个 token 要多久（预测用每个批前后重测的峰值与带宽，及内核在 B·n 行时的效率；max = 屋顶线，计算藏在访存下；相加 = 计算 + 访存）：");
+    let rows = f.sweep.iter().map(|p| {
+        let [t, r, a] = p.times();
+        let cells = [time(t), time(r), time(a), ratio(t / r, 2), ratio(t / a, 2)].map(m);
+        [row![p.batch, int(p.n_new).unit("tokens")], cells.to_vec()].concat()
+    });
+    out.table(FORWARD.split('|'), rows).id("demo6_forward");
+    out.print("\n拐点：时间涨到送 1 个 token 时 2 倍的 n（未到：扫到最大的 n 也没涨到）：");
+    let knees = f
+        .knees
+        .iter()
+        .map(|k| [row![k.batch], k.all().map(knee).to_vec()].concat());
+    out.table("批|实测拐点|预测 max|预测 相加".split('|'), knees)
+        .id("demo6_knee");
+    out.print("\n草稿的代价系数 c = 草稿一步 / 目标一步（批 1）：");
+    let c = f.drafts.iter().map(|d| {
+        let c = [d.measured, d.roofline, d.additive].map(|c| m(fixed(c, 3)));
+        [row![draft(d.draft), mb(d.weight_bytes)], c.to_vec()].concat()
+    });
+    out.table(
+        "草稿|权重（MB）|实测 c|预测 c max|预测 c 相加".split('|'),
+        c,
+    )
+    .id("demo6_c");
+    let gamma = f.spec.first().map_or(0, |s| s.gamma);
+    out.print(format!(
+        "\n真跑投机解码（贪心，γ = {gamma}）：每秒 token 数实测，加速比实测，与在实测 τ 下预测的："
+    ));
+    let rows = f.spec.iter().map(|s| {
+        let tps =
+            [s.plain_tokens_per_s, s.spec_tokens_per_s].map(|x| m(fixed(x, 1).unit("tokens/s")));
+        let x = [
+            s.measured_speedup,
+            s.predicted_roofline,
+            s.predicted_additive,
+        ]
+        .map(|x| m(speedup(x)));
+        let same = m(label(if s.lossless { "是" } else { "否" }));
+        [
+            row![s.batch, draft(s.draft), m(fixed(s.tau, 2))],
+            tps.to_vec(),
+            x.to_vec(),
+            vec![same],
+        ]
+        .concat()
+    });
+    out.table(SPEC.split('|'), rows).id("demo6_spec");
+    let load = |l: Option<[f64; 3]>| m(l.map_or(missing("未知"), |l| fixed(l[0], 1)));
+    let (d, l) = (f.drift, [load(f.load.0), load(f.load.1)]);
+    let tail = [
+        m(fixed(f.seconds, 0)),
+        l[0].clone(),
+        l[1].clone(),
+        m(fixed(d.0, 2)),
+        m(fixed(d.1, 2)),
+    ];
+    out.print(parts(
+        "\n（全程 {} s，1 分钟负载 {} → {}；结束时再测一次：带宽是开始时的 {} 倍，峰值 {} 倍。）",
+        tail,
+    ));
+    out.observations([
+        always("批 1 时送进 2 个、4 个 token 和送进 1 个差不多久：一次前向的时间花在把权重从内存读进来，CPU 上也一样——验证 γ + 1 个 token 几乎白捡。"),
+        always("批越大拐点越早：B·n 个 token 共用一次读权重，越过临界批后时间随 token 数线性增长。max 假设计算完全藏在访存下，是乐观的一端；相加不假设任何重叠，是悲观的一端。"),
+        always("c 要按草稿读的字节算：INT4 副本只读目标约八分之一的字节，猜中的也多；第一层读得更多，在这个随机初始化的模型上又几乎猜不中（τ 接近 1），省下的目标步数抵不上草稿的花费。"),
+        always("在屋顶线说投机不再划算的大批上，实测也不划算：验证 γ + 1 个 token 不再白捡，草稿的每一步也要付钱。"),
+    ]);
+    out.figure(figure(f));
+}
+
+fn draft(kind: DraftKind) -> &'static str {
+    match kind {
+        DraftKind::FirstLayer => "目标的第一层",
+        DraftKind::Int4 => "INT4 副本",
+    }
+}
+
+/// A knee measured or predicted on this machine's figures: tokens, or 未到.
+fn knee(n: Option<f64>) -> Value {
+    m(n.map_or(missing("未到"), |n| fixed(n, 1).unit("tokens")))
+}
+
+/// Figure `host.svg`: forward time against tokens fed, one log–log panel per batch — the
+/// measured medians as markers, the two predictions as lines, and each curve's knee.
+pub fn figure(f: &HostFigures) -> Figure {
+    let panels = f.knees.iter().map(|k| {
+        let (x, y) = (
+            "每个序列送进的 token 数 n（对数坐标）",
+            "一次前向（ms，对数坐标）",
+        );
+        let mut panel = Panel::new(format!("批 {}", k.batch), Axis::log(x), Axis::log(y));
+        for (i, name) in CURVES.into_iter().enumerate() {
+            let pts: Vec<_> = f
+                .sweep_at(k.batch)
+                .map(|p| (p.n_new as f64, 1e3 * p.times()[i]))
+                .collect();
+            let at = k.all()[i].zip(pts.first()).map(|(n, t1)| (n, 2.0 * t1.1));
+            let knee = Series::dots(format!("拐点：{name}"), at.into_iter().collect());
+            let curve = if i == 0 {
+                Series::dots(name, pts)
+            } else {
+                Series::line(name, pts)
+            };
+            panel.series.extend([curve, knee]);
+        }
+        panel.measured = true;
+        panel
+    });
+    Figure::new("演示 6：本机一次前向的时间，预测与实测", panels.collect()).id("host")
+}
