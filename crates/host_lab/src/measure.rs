@@ -113,42 +113,30 @@ pub fn kernel_at(
                 .into(),
         ));
     }
-    let m = rows;
-    let w = Array2::from_shape_fn((k, n), |(i, j)| ((i * 7 + j * 3) % 17) as f32 * 0.01 - 0.08);
+    let (a, w) = operands(rows, k, n);
     let packed = PackedMatrix::new(&[w.view()])?;
-    let a = Array2::from_shape_fn((m, k), |(i, j)| ((i * 5 + j) % 13) as f32 * 0.02 - 0.1);
-    let threads = rayon::current_num_threads();
-    let flops_per_call = 2.0 * (m * k * n) as f64;
-    // Many small tasks, work-stolen: on a shared host a thread that loses its core does not
-    // hold the others up (a fixed share per thread would measure the slowest thread).
-    let calls = |reps: usize| -> f32 {
-        (0..reps * threads)
-            .into_par_iter()
-            .map_init(
-                || Array2::<f32>::zeros((m, n)),
-                |out, _| {
-                    matmul(a.view(), &packed, out.view_mut()).expect("shapes agree");
-                    out[[0, 0]]
-                },
-            )
-            .sum()
-    };
-    let runs = Runs {
-        runs,
-        seconds_per_run,
-        threads,
-        flops_per_call,
-    };
-    let what = if (m, k, n) == PEAK_SHAPE {
+    let what = if (rows, k, n) == PEAK_SHAPE {
         "kernel peak".to_string()
     } else {
-        format!("packed kernel at [{m}, {k}] · [{k}, {n}]")
+        format!("packed kernel at [{rows}, {k}] · [{k}, {n}]")
     };
-    runs.flops(&what, calls, progress)
+    let product = |out: &mut Array2<f32>| {
+        matmul(a.view(), &packed, out.view_mut()).expect("shapes agree");
+    };
+    let runs = Runs::new(runs, seconds_per_run, (rows, k, n));
+    runs.flops(&what, (rows, n), product, progress)
+}
+
+/// The operands a kernel measurement multiplies: `a` (`rows × k`) and `w` (`k × n`), fixed
+/// values in ±0.1 (no zeros to skip, no denormals).
+fn operands(rows: usize, k: usize, n: usize) -> (Array2<f32>, Array2<f32>) {
+    let a = Array2::from_shape_fn((rows, k), |(i, j)| ((i * 5 + j) % 13) as f32 * 0.02 - 0.1);
+    let w = Array2::from_shape_fn((k, n), |(i, j)| ((i * 7 + j * 3) % 17) as f32 * 0.01 - 0.08);
+    (a, w)
 }
 
 /// How a kernel's FLOP/s is timed: `runs` runs of about `seconds_per_run`, each of
-/// `reps · threads` calls of `flops_per_call` FLOPs.
+/// `reps · threads` calls of `flops_per_call` FLOPs on rayon's pool.
 struct Runs {
     runs: usize,
     seconds_per_run: f64,
@@ -157,15 +145,42 @@ struct Runs {
 }
 
 impl Runs {
+    /// Runs of a `[rows, k] · [k, n]` product (`2 · rows · k · n` FLOPs a call) on all of
+    /// rayon's threads.
+    fn new(runs: usize, seconds_per_run: f64, (rows, k, n): (usize, usize, usize)) -> Self {
+        Runs {
+            runs,
+            seconds_per_run,
+            threads: rayon::current_num_threads(),
+            flops_per_call: 2.0 * (rows * k * n) as f64,
+        }
+    }
+
     /// Calibrates how many calls per thread make one run last `seconds_per_run`, then times
-    /// the runs of `calls(reps)`; one line per run on `progress`, headed `what`.
+    /// the runs; one line per run on `progress`, headed `what`. A call is `product` writing
+    /// its own `out_shape` output. The calls are many small tasks, work-stolen: on a shared
+    /// host a thread that loses its core does not hold the others up (a fixed share per
+    /// thread would measure the slowest thread).
     fn flops(
         &self,
         what: &str,
-        calls: impl Fn(usize) -> f32,
+        out_shape: (usize, usize),
+        product: impl Fn(&mut Array2<f32>) + Sync,
         progress: &mut dyn Write,
     ) -> Result<Sample, Error> {
         let (runs, threads) = (self.runs, self.threads);
+        let calls = |reps: usize| -> f32 {
+            (0..reps * threads)
+                .into_par_iter()
+                .map_init(
+                    || Array2::<f32>::zeros(out_shape),
+                    |out, _| {
+                        product(out);
+                        out[[0, 0]]
+                    },
+                )
+                .sum()
+        };
         let t0 = Instant::now();
         std::hint::black_box(calls(4));
         let per_call = t0.elapsed().as_secs_f64() / 4.0;
@@ -211,31 +226,18 @@ pub fn int4_peak(
         ));
     }
     let (k, n) = INT4_SHAPE;
-    let w = Array2::from_shape_fn((k, n), |(i, j)| ((i * 7 + j * 3) % 17) as f32 * 0.01 - 0.08);
+    let (a, w) = operands(rows, k, n);
     let q = crate::int4::Int4Matrix::quantize(&[w.view()])?;
-    let a = Array2::from_shape_fn((rows, k), |(i, j)| ((i * 5 + j) % 13) as f32 * 0.02 - 0.1);
-    let threads = rayon::current_num_threads();
-    let flops_per_call = 2.0 * (rows * k * n) as f64;
-    let calls = |reps: usize| -> f32 {
-        (0..reps * threads)
-            .into_par_iter()
-            .map_init(
-                || Array2::<f32>::zeros((rows, n)),
-                |out, _| {
-                    crate::int4::matmul_single_thread(a.view(), &q, out.view_mut())
-                        .expect("shapes agree");
-                    out[[0, 0]]
-                },
-            )
-            .sum()
+    let product = |out: &mut Array2<f32>| {
+        crate::int4::matmul_single_thread(a.view(), &q, out.view_mut()).expect("shapes agree");
     };
-    let runs = Runs {
-        runs,
-        seconds_per_run,
-        threads,
-        flops_per_call,
-    };
-    runs.flops(&format!("INT4 kernel at {rows} rows"), calls, progress)
+    let runs = Runs::new(runs, seconds_per_run, (rows, k, n));
+    runs.flops(
+        &format!("INT4 kernel at {rows} rows"),
+        (rows, n),
+        product,
+        progress,
+    )
 }
 
 /// The smallest buffer [`read_bandwidth`] streams, bytes.

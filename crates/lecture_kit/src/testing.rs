@@ -63,6 +63,22 @@ pub fn output<L: Lecture>(args: &[&str]) -> String {
     r.stdout
 }
 
+/// The JSON `data` that section `id` (`"demo1"`) attaches when lecture `L` runs with `args`
+/// (as `--format json` prints it, measured values masked); panics with the error message if
+/// the run fails or has no such section.
+pub fn data<L: Lecture>(args: &[&str], id: &str) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.extend(["--format", "json"]);
+    let r = run::<L>(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).expect("--format json is JSON");
+    doc["sections"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["id"] == id))
+        .map(|s| s["data"].clone())
+        .unwrap_or_else(|| panic!("{args:?}: no section {id}"))
+}
+
 /// The report lecture `L` computes for `args` (measured values as measured): its tables'
 /// numbers, for claim tests (`report.table("demo1_table1").unwrap().numbers("时间")`).
 /// Panics with the error message if the flags are refused or the lecture fails.

@@ -10,18 +10,7 @@ use serde_json::Value;
 
 /// The typed figures of demo `id` from `--format json` with `args`.
 fn data(args: &[&str], id: &str) -> Value {
-    let mut all = args.to_vec();
-    all.extend(["--format", "json"]);
-    let r = run::<Cli>(&all);
-    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
-    doc["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == id)
-        .map(|s| s["data"].clone())
-        .unwrap_or_else(|| panic!("no {id}"))
+    lecture_kit::testing::data::<Cli>(args, id)
 }
 
 /// `m`'s prediction under `profile`, its decode step alone for a closed-loop row.

@@ -172,28 +172,28 @@ pub fn kind_label(k: Kind) -> &'static str {
 pub fn markdown() -> Result<String, Error> {
     let rows = validation::predictions()?;
     let mut s = String::new();
-    s.push_str("### Held-out rows, per kind (ratio = prediction / measurement)\n\n");
-    s.push_str("| kind | rows |");
-    for c in CALIBRATIONS {
-        s.push_str(&format!(" {} median | {} worst |", c.name, c.name));
-    }
-    s.push_str("\n|---|---|");
-    for _ in CALIBRATIONS {
-        s.push_str("---|---|");
-    }
-    s.push('\n');
+    // The per-kind table's head: one median and one worst column per profile.
+    let head = |s: &mut String, title: &str| {
+        s.push_str(title);
+        s.push_str("| kind | rows |");
+        for c in CALIBRATIONS {
+            s.push_str(&format!(" {} median | {} worst |", c.name, c.name));
+        }
+        s.push_str("\n|---|---|");
+        s.push_str(&"---|---|".repeat(CALIBRATIONS.len()));
+        s.push('\n');
+    };
+    head(
+        &mut s,
+        "### Held-out rows, per kind (ratio = prediction / measurement)\n\n",
+    );
     for role in [Role::HeldOut, Role::Calibration] {
         let by_kind = validation::summary_by_kind(&rows, role)?;
         if role == Role::Calibration {
-            s.push_str("\nCalibration rows, per kind (what the fits saw):\n\n| kind | rows |");
-            for c in CALIBRATIONS {
-                s.push_str(&format!(" {} median | {} worst |", c.name, c.name));
-            }
-            s.push_str("\n|---|---|");
-            for _ in CALIBRATIONS {
-                s.push_str("---|---|");
-            }
-            s.push('\n');
+            head(
+                &mut s,
+                "\nCalibration rows, per kind (what the fits saw):\n\n",
+            );
         }
         for kind in Kind::ALL {
             let of: Vec<_> = by_kind.iter().filter(|k| k.kind == kind).collect();
