@@ -11,18 +11,8 @@ cd "$root"
 out=target/golden
 mkdir -p "$out"
 
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIPPED: golden values: python3 is not installed"
-    exit 0
-fi
-if ! python3 -c 'import numpy' >/dev/null 2>&1; then
-    echo "golden values: installing NumPy with pip"
-    if ! python3 -m pip install --quiet numpy >/dev/null 2>&1 \
-        || ! python3 -c 'import numpy' >/dev/null 2>&1; then
-        echo "SKIPPED: golden values: NumPy is not installed and pip could not install it"
-        exit 0
-    fi
-fi
+source "$root/tools/lib/python.sh"
+need_numpy "golden values" || exit 0
 
 cargo run --quiet -p transformer_lab --example export_weights -- "$out/qcfg_seed0.safetensors" 0
 python3 "$here/golden.py" "$out/qcfg_seed0.safetensors" "$out/qcfg_seed0_logits.txt"

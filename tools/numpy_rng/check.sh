@@ -18,18 +18,8 @@ mkdir -p "$out"
 golden=crates/py_port/tests/data/numpy_streams_golden.txt
 digests=crates/py_port/tests/data/numpy_streams_digests.txt
 
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIPPED: numpy streams: python3 is not installed"
-    exit 0
-fi
-if ! python3 -c 'import numpy' >/dev/null 2>&1; then
-    echo "numpy streams: installing NumPy with pip"
-    if ! python3 -m pip install --quiet numpy >/dev/null 2>&1 \
-        || ! python3 -c 'import numpy' >/dev/null 2>&1; then
-        echo "SKIPPED: numpy streams: NumPy is not installed and pip could not install it"
-        exit 0
-    fi
-fi
+source "$root/tools/lib/python.sh"
+need_numpy "numpy streams" || exit 0
 version=$(python3 -c 'import numpy; print(numpy.__version__)')
 
 python3 "$here/numpy_streams.py" --digests "$out/digests.txt" > "$out/numpy.txt"

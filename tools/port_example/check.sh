@@ -13,18 +13,8 @@ out=target/port_example
 mkdir -p "$out"
 golden=crates/py_port/tests/data/numpy_stats_golden.txt
 
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIPPED: port example: python3 is not installed"
-    exit 0
-fi
-if ! python3 -c 'import numpy' >/dev/null 2>&1; then
-    echo "port example: installing NumPy with pip"
-    if ! python3 -m pip install --quiet numpy >/dev/null 2>&1 \
-        || ! python3 -c 'import numpy' >/dev/null 2>&1; then
-        echo "SKIPPED: port example: NumPy is not installed and pip could not install it"
-        exit 0
-    fi
-fi
+source "$root/tools/lib/python.sh"
+need_numpy "port example" || exit 0
 version=$(python3 -c 'import numpy; print(numpy.__version__)')
 
 python3 "$here/serving_sim.py" > "$out/python.txt"

@@ -13,10 +13,8 @@ out=target/py_format
 mkdir -p "$out"
 golden=crates/py_port/tests/data/py_format_golden.txt
 
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIPPED: python formats: python3 is not installed"
-    exit 0
-fi
+source "$root/tools/lib/python.sh"
+need_python "python formats" || exit 0
 version=$(python3 -c 'import sys; print(sys.version.split()[0])')
 
 python3 "$here/py_format.py" > "$out/python.txt"
