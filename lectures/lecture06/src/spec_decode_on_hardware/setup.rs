@@ -233,6 +233,14 @@ impl Setup {
         Round::of(&self.scenario(batch, ctx, alpha), self.gamma)
     }
 
+    /// [`Setup::round`] at the setup's α where `batch` fits at `ctx`
+    /// ([`Setup::fitting_batch`]), `None` where it does not (demo 2's "放不下").
+    pub fn fitting_round(&self, batch: u64, ctx: u64) -> Result<Option<Round>, decode_lab::Error> {
+        let fits = batch <= self.fitting_batch(ctx)?;
+        fits.then(|| self.round(batch, ctx, self.base.alpha))
+            .transpose()
+    }
+
     /// How the tables name their γ: "固定 γ" when `--gamma` fixes it, else "最优 γ".
     pub fn gamma_name(&self) -> &'static str {
         match self.gamma {
@@ -470,6 +478,24 @@ mod tests {
         ),
         (&["--ctx", "8192"], Input::Grid),
     ];
+
+    #[test]
+    fn a_round_is_computed_only_where_its_batch_fits() {
+        let s = Setup::default();
+        // By hand: one H100's 80 GB less Llama-3.1-8B's 16.06 GB of bf16 weights, over
+        // 32768 · 131,072 bytes (4.29 GB) of KV per sequence: 14.9, so 14 sequences.
+        let fits = s.fitting_batch(32768).unwrap();
+        assert_eq!(fits, 14);
+        assert_eq!(
+            s.fitting_round(fits, 32768).unwrap(),
+            Some(s.round(fits, 32768, 0.8).unwrap())
+        );
+        assert_eq!(s.fitting_round(fits + 1, 32768).unwrap(), None);
+        // A target whose weights do not fit: no round at any batch.
+        let mut too_big = Setup::default();
+        too_big.base.target = llm_math::LLAMA31_405B;
+        assert_eq!(too_big.fitting_round(1, 512).unwrap(), None);
+    }
 
     #[test]
     fn each_flag_changes_the_one_input_that_names_it() {
