@@ -107,7 +107,7 @@ mod tests {
     #[test]
     fn a_cut_keeps_what_is_below_the_limit_and_ends_on_it() {
         let xs = log_sweep(8192, 2).unwrap();
-        for limit in [0, 1, 2, 5, 100, 181, 952, 8191, 8192, 20_000] {
+        for limit in [0, 1, 2, 5, 100, 181, 952, 8191, 8192, 8193, 20_000] {
             let cut = cut_at(&xs, limit);
             assert!(cut.iter().all(|&x| x <= limit), "{limit}: {cut:?}");
             assert!(cut.windows(2).all(|w| w[0] < w[1]), "{limit}: increasing");
