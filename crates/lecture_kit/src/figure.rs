@@ -188,7 +188,7 @@ impl Series {
     }
 
     /// A line through `point(x)` for each of `xs`, in order: the curve of a sweep, or the
-    /// first error `point` returns (`Series::try_line("批 1", ns, |n| Ok((n as f64,
+    /// first error `point` returns (`Series::try_line("batch 1", ns, |n| Ok((n as f64,
     /// time(n)?)))`).
     pub fn try_line<X>(
         label: impl Into<String>,

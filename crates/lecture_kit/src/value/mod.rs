@@ -284,7 +284,7 @@ impl Value {
 /// ```
 /// use lecture_kit::value::{fixed, join};
 /// assert_eq!(join([0.42, 0.671].map(|f| fixed(f, 2)), " / "), "0.42 / 0.67");
-/// assert_eq!(join(["批 1", "批 16"], "、"), "批 1、批 16");
+/// assert_eq!(join(["batch 1", "batch 16"], ", "), "batch 1, batch 16");
 /// ```
 pub fn join<T: fmt::Display>(items: impl IntoIterator<Item = T>, sep: &str) -> String {
     let mut out = String::new();
@@ -430,14 +430,14 @@ mod tests {
 
     #[test]
     fn join_puts_the_separator_between_the_texts_only() {
-        assert_eq!(join(Vec::<String>::new(), "、"), "");
-        assert_eq!(join([speedup(1.925)], "、"), "1.93×");
+        assert_eq!(join(Vec::<String>::new(), ", "), "");
+        assert_eq!(join([speedup(1.925)], ", "), "1.93×");
         assert_eq!(
             join([int(1), time(7.0437e-3), py(0.8)], "; "),
             "1; 7.04 ms; 0.8"
         );
         // std's join on the same texts.
-        let texts = ["批 1 1.93×", "批 16 1.89×", "批 512 不投机"];
-        assert_eq!(join(texts, "、"), texts.join("、"));
+        let texts = ["batch 1 1.93×", "batch 16 1.89×", "batch 512 plain"];
+        assert_eq!(join(texts, "; "), texts.join("; "));
     }
 }
