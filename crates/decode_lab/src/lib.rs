@@ -43,7 +43,10 @@ pub use draft::Draft;
 /// The seed imports `LLAMA32_1B` from `decode_lab`; it lives in [`llm_math`].
 pub use llm_math::LLAMA32_1B;
 pub use memory::MemoryPlan;
-pub use pass::{cost_coefficient, draft_step_time, pass_deployment, target_pass_time, verify_time};
+pub use pass::{
+    cost_coefficient, draft_step_time, pass_deployment, target_pass_cost, target_pass_time,
+    verify_time,
+};
 pub use round::{
     BestRound, MAX_GAMMA, RoundPlan, best_round, expected_tokens, round_extra_time, round_plan,
     tree_round_time, tree_speedup,

@@ -6,8 +6,8 @@ use crate::scenario::check_overhead;
 use crate::{Draft, Error, Scenario};
 use hw_specs::Accelerator;
 use llm_math::{
-    AllReduceLatencies, Deployment, ForwardShape, ModelConfig, draft_layer_time, forward_cost,
-    pass_time_with_overlap, verify_extra_time,
+    AllReduceLatencies, Deployment, ForwardCost, ForwardShape, ModelConfig, draft_layer_time,
+    forward_cost, pass_time_with_overlap, verify_extra_time,
 };
 
 /// The seed's `verify_time(cfg, hw, B, ctx, n, overhead)`: one forward pass of `cfg` on
@@ -76,6 +76,36 @@ pub fn pass_deployment(s: &Scenario) -> Result<Deployment, Error> {
     })
 }
 
+/// The roofline cost of a target pass over `n` new tokens per sequence in scenario `s`, at
+/// [`pass_deployment`] (the deployment [`target_pass_time`] prices it at): its FLOPs and
+/// bytes, compute and memory times, and so whether it is compute-bound
+/// ([`ForwardCost::is_compute_bound`]) with the scenario's FP8 factors applied. Not
+/// checked against memory ([`ForwardCost::checked_time`] says whether the batch fits).
+///
+/// Errors: a zero size, a bad knob or cost term.
+///
+/// ```
+/// use decode_lab::{target_pass_cost, Scenario};
+/// // Batch 512 at context 512, 5 tokens each: 2560 tokens through the weights and the
+/// // cache at 60% of 989 TFLOP/s take 65.91 ms; 49.7 GB at 80% of 3.35 TB/s, 18.55 ms.
+/// let s = Scenario { batch: 512, ctx: 512, ..Scenario::LECTURE };
+/// let cost = target_pass_cost(&s, 5)?;
+/// assert!(cost.is_compute_bound());
+/// assert!((cost.compute_time - 65.912e-3).abs() < 1e-5);
+/// assert!((cost.memory_time - 18.547e-3).abs() < 1e-5);
+/// assert!(!target_pass_cost(&Scenario::LECTURE, 5)?.is_compute_bound());
+/// # Ok::<(), decode_lab::Error>(())
+/// ```
+pub fn target_pass_cost(s: &Scenario, n: u64) -> Result<ForwardCost, Error> {
+    s.cost_terms.check()?;
+    let shape = ForwardShape {
+        batch: s.batch,
+        ctx: s.ctx,
+        n_new: n,
+    };
+    Ok(forward_cost(&s.target, &s.hw, shape, &pass_deployment(s)?)?)
+}
+
 /// A target pass over `n` new tokens per sequence in scenario `s`, seconds: the roofline
 /// time on the `tp` cards (memory-checked) at [`pass_deployment`], with compute and
 /// memory overlapped by `cost_terms.overlap` ([`llm_math::overlapped_time`]; 1 is the
@@ -86,15 +116,8 @@ pub fn pass_deployment(s: &Scenario) -> Result<Deployment, Error> {
 /// Errors: a zero size, a batch that does not fit, a bad knob, overhead or cost term.
 pub fn target_pass_time(s: &Scenario, n: u64) -> Result<f64, Error> {
     check_overhead(s.overhead_target)?;
-    s.cost_terms.check()?;
-    let dep = pass_deployment(s)?;
     let step = |n_new| -> Result<f64, Error> {
-        let shape = ForwardShape {
-            batch: s.batch,
-            ctx: s.ctx,
-            n_new,
-        };
-        let cost = forward_cost(&s.target, &s.hw, shape, &dep)?;
+        let cost = target_pass_cost(s, n_new)?;
         cost.checked_time()?;
         Ok(pass_time_with_overlap(&cost, s.cost_terms.overlap)? + s.overhead_target)
     };
@@ -153,4 +176,89 @@ pub fn draft_step_time(s: &Scenario) -> Result<f64, Error> {
 pub fn cost_coefficient(s: &Scenario) -> Result<f64, Error> {
     s.validate()?;
     Ok(draft_step_time(s)? / target_pass_time(s, 1)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use llm_math::{DtypeEfficiency, WeightDtype};
+
+    /// Batch 512, context 512, 5 tokens each, FP8 weights, with these FP8 factors.
+    fn fp8(bandwidth: f64, compute: f64) -> Scenario {
+        let mut s = Scenario {
+            batch: 512,
+            ctx: 512,
+            ..Scenario::LECTURE
+        };
+        s.deployment.weights = WeightDtype::Fp8;
+        s.cost_terms.fp8 = DtypeEfficiency { bandwidth, compute };
+        s
+    }
+
+    #[test]
+    fn the_fp8_factors_decide_whether_a_verification_is_compute_bound() {
+        // By hand, Llama-3.1-8B on an H100: 2560 tokens · (2 · 7,504,924,672 + 4 · 131,072 ·
+        // 512) = 3.9112e13 FLOPs at 60% of 1979 TFLOP/s (FP8) = 32.94 ms; 7,504,924,672
+        // weight bytes + 512 · 512 · 131,072 KV bytes read + 2560 · 131,072 written =
+        // 42,200,207,360 bytes at 80% of 3.35 TB/s = 15.75 ms. Compute-bound, until the
+        // bandwidth factor drops below 15.75 / 32.94 = 0.478.
+        let plain = target_pass_cost(&fp8(1.0, 1.0), 5).unwrap();
+        assert_eq!(plain.bytes, 42_200_207_360.0);
+        assert!((plain.compute_time - 32.9395e-3).abs() < 1e-6, "{plain:?}");
+        assert!((plain.memory_time - 15.7463e-3).abs() < 1e-6, "{plain:?}");
+        assert!(plain.is_compute_bound());
+        let slow = target_pass_cost(&fp8(0.4, 1.0), 5).unwrap();
+        assert!(
+            (slow.memory_time - 15.7463e-3 / 0.4).abs() < 1e-6,
+            "{slow:?}"
+        );
+        assert!(
+            !slow.is_compute_bound(),
+            "39.37 ms of memory over 32.94 of compute"
+        );
+        assert!(
+            target_pass_cost(&fp8(0.5, 1.0), 5)
+                .unwrap()
+                .is_compute_bound()
+        );
+        // A slower FP8 compute path is compute-bound again: 65.88 ms over 39.37.
+        assert!(
+            target_pass_cost(&fp8(0.4, 0.5), 5)
+                .unwrap()
+                .is_compute_bound()
+        );
+        // The scenario's own deployment, without the factors, says compute-bound: the
+        // pass's cost must be read at the deployment its time is priced at.
+        let s = fp8(0.4, 1.0);
+        let shape = ForwardShape {
+            batch: 512,
+            ctx: 512,
+            n_new: 5,
+        };
+        assert!(
+            forward_cost(&s.target, &s.hw, shape, &s.deployment)
+                .unwrap()
+                .is_compute_bound()
+        );
+    }
+
+    #[test]
+    fn a_pass_is_priced_at_the_slower_of_its_costs_plus_the_overhead() {
+        // By hand: batch 1, context 1024, one token: 15.144 GB at 2.68 TB/s = 5.6508 ms,
+        // memory-bound, + 1 ms; batch 512, context 512, 5 tokens (bf16): 65.912 ms of
+        // compute over 18.547 of memory, + 1 ms.
+        let decode = target_pass_cost(&Scenario::LECTURE, 1).unwrap();
+        assert!(!decode.is_compute_bound());
+        assert!((target_pass_time(&Scenario::LECTURE, 1).unwrap() - 6.6508e-3).abs() < 1e-6);
+        let s = Scenario {
+            batch: 512,
+            ctx: 512,
+            ..Scenario::LECTURE
+        };
+        assert!((target_pass_time(&s, 5).unwrap() - 66.912e-3).abs() < 1e-6);
+        assert!(
+            target_pass_cost(&fp8(1.5, 1.0), 5).is_err(),
+            "a factor over 1"
+        );
+    }
 }

@@ -7,6 +7,8 @@
 
 use serde::Serialize;
 
+use crate::error::Error;
+
 /// One figure (one SVG file): a title and one or more panels stacked vertically.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Figure {
@@ -185,6 +187,18 @@ impl Series {
         }
     }
 
+    /// A line through `point(x)` for each of `xs`, in order: the curve of a sweep, or the
+    /// first error `point` returns (`Series::try_line("batch 1", ns, |n| Ok((n as f64,
+    /// time(n)?)))`).
+    pub fn try_line<X>(
+        label: impl Into<String>,
+        xs: impl IntoIterator<Item = X>,
+        point: impl FnMut(X) -> Result<(f64, f64), Error>,
+    ) -> Result<Self, Error> {
+        let points = xs.into_iter().map(point).collect::<Result<_, _>>()?;
+        Ok(Series::line(label, points))
+    }
+
     /// A series drawn as markers only (categories, where a line would join unrelated
     /// things).
     pub fn dots(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
@@ -193,6 +207,17 @@ impl Series {
             points,
             style: SeriesStyle::Markers,
         }
+    }
+
+    /// Markers over a categorical axis ([`Axis::categories`]): `ys[i]` at category i, no
+    /// marker where it is `None` (a value that could not be computed there).
+    pub fn category_dots(
+        label: impl Into<String>,
+        ys: impl IntoIterator<Item = Option<f64>>,
+    ) -> Self {
+        let points = ys.into_iter().enumerate();
+        let points = points.filter_map(|(i, y)| Some((i as f64, y?)));
+        Series::dots(label, points.collect())
     }
 }
 
@@ -247,5 +272,42 @@ impl Region {
             label: label.into(),
             series,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fallible_line_has_one_point_per_input_or_the_first_error() {
+        let inverse = |n: u64| match n {
+            0 => Err(Error::Usage("n = 0".into())),
+            n => Ok((n as f64, 1.0 / n as f64)),
+        };
+        let s = Series::try_line("1/n", [1, 2, 4], inverse).unwrap();
+        assert_eq!(s.points, [(1.0, 1.0), (2.0, 0.5), (4.0, 0.25)]);
+        assert_eq!(s.style, SeriesStyle::LineMarkers);
+        assert_eq!(s.label, "1/n");
+        let err = Series::try_line("1/n", [1, 0, 4], inverse).unwrap_err();
+        assert_eq!(err.to_string(), "n = 0");
+        assert!(
+            Series::try_line("none", Vec::<u64>::new(), inverse)
+                .unwrap()
+                .points
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn category_dots_sit_at_their_category_and_skip_missing_values() {
+        let s = Series::category_dots("τ", [Some(1.5), None, Some(2.5), None]);
+        assert_eq!(s.points, [(0.0, 1.5), (2.0, 2.5)]);
+        assert_eq!(s.style, SeriesStyle::Markers);
+        assert!(
+            Series::category_dots("none", [None, None])
+                .points
+                .is_empty()
+        );
     }
 }

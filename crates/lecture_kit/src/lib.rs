@@ -14,6 +14,7 @@
 //! | [`inputs`] | a lecture's setup as named inputs: what changed, the view a demo is given, the flags it ignores |
 //! | [`report`] | the report model: sections, blocks, tables, cells with values and units |
 //! | [`figure`] | the figure model: panels, axes, series, reference lines, regions, messages |
+//! | [`sweep`] | the inputs a demo sweeps (so many per doubling, cut where they stop fitting), computed at each |
 //! | [`render`] | text (the script's exact bytes, via `console`), Markdown, tidy CSV, JSON (serde), SVG, one HTML page |
 //! | [`files`] | output files written whole or not at all, folders without stale files |
 //! | [`cli`] | the runner: shared flags ([`CommonArgs`]), the script registry, exit codes, masking measured values |
@@ -42,6 +43,7 @@ pub mod files;
 pub mod inputs;
 pub mod render;
 pub mod report;
+pub mod sweep;
 pub mod testing;
 pub mod value;
 
@@ -51,4 +53,5 @@ pub use error::Error;
 pub use figure::{Axis, Figure, Panel, RefLine, Region, Series};
 pub use inputs::Inputs;
 pub use report::{Block, Cell, Column, Datum, Line, Report, Section, Table};
+pub use sweep::{cut_at, log_sweep, try_map};
 pub use value::Value;

@@ -82,3 +82,21 @@ fn every_field_belongs_to_an_input_so_a_view_of_nothing_is_the_default() {
         assert_eq!(view.changed(), [input], "{input:?}");
     }
 }
+
+#[test]
+fn a_round_is_computed_only_where_its_batch_fits() {
+    let s = Setup::default();
+    // By hand: one H100's 80 GB less Llama-3.1-8B's 16.06 GB of bf16 weights, over
+    // 32768 · 131,072 bytes (4.29 GB) of KV per sequence: 14.9, so 14 sequences.
+    let fits = s.fitting_batch(32768).unwrap();
+    assert_eq!(fits, 14);
+    assert_eq!(
+        s.fitting_round(fits, 32768).unwrap(),
+        Some(s.round(fits, 32768, 0.8).unwrap())
+    );
+    assert_eq!(s.fitting_round(fits + 1, 32768).unwrap(), None);
+    // A target whose weights do not fit: no round at any batch.
+    let mut too_big = Setup::default();
+    too_big.base.target = llm_math::LLAMA31_405B;
+    assert_eq!(too_big.fitting_round(1, 512).unwrap(), None);
+}

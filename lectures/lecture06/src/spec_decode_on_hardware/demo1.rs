@@ -7,7 +7,7 @@ use lecture_kit::value::{fixed, int, py, ratio, time};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
 use serde_json::json;
 
-use super::round::slow_down;
+use super::round::{free_up_to, slow_down};
 use super::setup::Input::{self, Assumptions, Gamma, Grid, Hw, Target, Tree};
 use super::setup::Setup;
 use super::text::{DEMO1_FASTER, DEMO1_FREE, demo1_c, draft_label, draft_share};
@@ -46,12 +46,11 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     out.print(format!(
         "目标模型普通 decode 一步 {t}；草稿模型一步 {t_d} → c = {c3}（{share}）"
     ));
-    let (mut rows, mut forward, mut times) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut rows, mut forward) = (Vec::new(), Vec::new());
     for n in DEMO1_NS {
         let t = target_pass_time(&s, n)?;
         rows.push(row![int(n).unit("tokens"), time(t), ratio(t / t_base_s, 3)]);
         forward.push(json!({"n": n, "time_s": t}));
-        times.push(t);
     }
     out.print("\n目标模型一次前向送进 n 个 token（验证 γ = n − 1 个草稿）要多久：");
     let caption = format!(
@@ -59,17 +58,13 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     );
     let table = out.table(["n", "时间", "相对 n = 1"], rows);
     table.id("demo1_forward").caption(caption);
-    // The largest n up to which feeding n tokens costs under 1% more than one.
-    let free = times.iter().take_while(|&t| t / t_base_s < 1.01).count();
-    let free = DEMO1_NS[..free].last().map_or(0, |n| *n);
-    let (mut rows, mut best, mut rounds) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut rows, mut best) = (Vec::new(), Vec::new());
     for alpha in [0.6, 0.7, 0.8, 0.9] {
         let r = setup.round(batch, ctx, alpha)?;
         let tokens = fixed(expected_tokens(alpha, r.gamma)?, 2).unit("tokens");
         let (g, x) = (int(r.gamma).unit("tokens"), slow_down(r.speedup));
         rows.push(row![py(alpha), g, tokens, x]);
         best.push(json!({"alpha": alpha, "round": r}));
-        rounds.push(r);
     }
     let caption = format!("演示 1：每个 α 的{gamma} 与加速比（{label}，批 {batch}）");
     let table = out.table(["α", gamma, "每轮 token", SPEEDUP], rows);
@@ -81,8 +76,9 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         out.print(format!("\n给定实测的接受长度 τ = {tau_}（{depth} 层、{nodes} 个节点的树，草稿 {drf}）：加速 {x}。"));
         tree = Some(json!({"tau": tau, "depth": depth, "nodes": nodes, "speedup": speedup}));
     }
-    let (r, c2) = (rounds[2], fixed(c, 2)); // α = 0.8
-    let x = slow_down(r.speedup);
+    let free = free_up_to(&s, &DEMO1_NS)?;
+    let r = setup.round(batch, ctx, 0.8)?; // the summary's α
+    let (x, c2) = (slow_down(r.speedup), fixed(c, 2));
     let at_08 = match r.speculate {
         true => format!("α = 0.8 时{gamma} = {}，加速 {x}", r.gamma),
         false => "α = 0.8 时投机解码不划算".to_string(),

@@ -1,10 +1,11 @@
 //! Demo 2: batch size × context length — the best γ and speedup over the grid, a worked
 //! example of when verification stops being free; figure `batch.svg`.
 
-use decode_lab::target_pass_time;
-use lecture_kit::value::{int, missing, parts, py, ratio, speedup, time};
+use decode_lab::{target_pass_cost, target_pass_time};
+use lecture_kit::value::{int, join, missing, parts, py, ratio, speedup, time};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Region, Series, Value, always, seed, what_if};
-use llm_math::{ForwardShape, critical_tokens, forward_cost};
+use lecture_kit::{cut_at, log_sweep, try_map};
+use llm_math::critical_tokens;
 use serde_json::json;
 
 use super::round::{Round, break_even, slow_down};
@@ -19,22 +20,19 @@ pub const READS: &[Input] = &[Hw, Target, Input::Draft, Alpha, Assumptions, Gamm
 const EXAMPLE: (u64, u64, u64) = (512, 512, 5);
 
 /// One cell of the grid — "γ=4, 1.93×（验证 1.00）", "不投机" or "放不下" — with its γ,
-/// speedup and verification ratio as values.
+/// speedup and verification ratio as values (γ 0 and 1× where it does not speculate).
 fn cell(round: &Option<Round>) -> Value {
-    let gamma = |g: u32| int(g).named("γ").unit("tokens");
-    let x = |x| speedup(x).named("加速比");
-    match round {
-        None => missing("放不下"),
-        Some(r) if !r.speculate => {
-            let no_ratio = missing("").named("验证").unit("×");
-            parts("不投机", [gamma(0), x(1.0), no_ratio])
-        }
-        Some(r) => {
-            let x = x(r.speedup).suffix(if r.speedup < 1.0 { " 变慢" } else { "" });
-            let verify = ratio(r.plan.verify_ratio, 2).named("验证");
-            parts("γ={}, {}（验证 {}）", [gamma(r.gamma), x, verify])
-        }
+    let Some(r) = round else {
+        return missing("放不下");
+    };
+    let gamma = int(r.gamma).named("γ").unit("tokens");
+    let x = speedup(r.speedup).named("加速比");
+    if !r.speculate {
+        return parts("不投机", [gamma, x, missing("").named("验证").unit("×")]);
     }
+    let x = x.suffix(if r.speedup < 1.0 { " 变慢" } else { "" });
+    let verify = ratio(r.plan.verify_ratio, 2).named("验证");
+    parts("γ={}, {}（验证 {}）", [gamma, x, verify])
 }
 
 /// 演示 2: the best γ and speedup over batch size × context; when verification stops being free.
@@ -47,15 +45,10 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let (base, label, cards) = (setup.base, setup.label(), setup.cards());
     let (alpha, gamma, gb) = (py(base.alpha), setup.gamma_name(), setup.memory_gb());
     out.header(format!("演示 2：批大小 × 上下文长度（α = {alpha}）——每格：{gamma}、加速比；\"放不下\"= KV 超出 {gb} GB 显存"));
-    let max_batch = setup.ctxs.iter().map(|&c| setup.fitting_batch(c));
-    let max_batch = max_batch.collect::<Result<Vec<_>, _>>()?;
+    let max_batch = try_map(&setup.ctxs, |&c| setup.fitting_batch(c))?;
     let (mut grid, mut rows, mut speedups) = (Vec::new(), Vec::new(), Vec::new());
     for &batch in &setup.batches {
-        let mut cells = Vec::new();
-        for (&ctx, &fits) in setup.ctxs.iter().zip(&max_batch) {
-            let round = (batch <= fits).then(|| setup.round(batch, ctx, base.alpha));
-            cells.push(round.transpose()?);
-        }
+        let cells = try_map(&setup.ctxs, |&ctx| setup.fitting_round(batch, ctx))?;
         if let Some(Some(r)) = cells.first() {
             let x = r.speculate.then(|| slow_down(r.speedup).to_string());
             speedups.push(format!("批 {batch} {}", x.as_deref().unwrap_or("不投机")));
@@ -72,17 +65,16 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let (batch, ctx, n_new) = EXAMPLE;
     let example = if batch <= setup.fitting_batch(ctx)? {
         let s = setup.scenario(batch, ctx, base.alpha);
-        let shape = ForwardShape { batch, ctx, n_new };
-        let cost = forward_cost(&base.target, &base.hw, shape, &base.deployment)?;
         let (t_base_s, t_verify_s) = (target_pass_time(&s, 1)?, target_pass_time(&s, n_new)?);
+        let compute_bound = target_pass_cost(&s, n_new)?.is_compute_bound();
         let (t, v) = (time(t_base_s), time(t_verify_s));
         let r = ratio(t_verify_s / t_base_s, 1);
-        let bound = match cost.is_compute_bound() {
+        let bound = match compute_bound {
             true => "已经让矩阵乘法变成算力受限",
             false => "仍然受带宽限制",
         };
         out.print(format!("\n例：批 {batch}、上下文 {ctx}：普通一步 {t}，一次验证 {n_new} 个 token {v}（{r} 倍）——批 × {n_new} = {} 个 token {bound}。", batch * n_new));
-        json!({"compute_bound": cost.is_compute_bound(), "t_base_s": t_base_s, "t_verify_s": t_verify_s})
+        json!({"compute_bound": compute_bound, "t_base_s": t_base_s, "t_verify_s": t_verify_s})
     } else {
         let tgt = base.target.name;
         out.print(format!(
@@ -92,8 +84,8 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     };
     let critical_tokens = critical_tokens(&base.hw, &base.deployment);
     let fits = setup.ctxs.iter().zip(&max_batch);
-    let fits = Vec::from_iter(fits.map(|(c, m)| format!("上下文 {c} 最多 {m} 个序列")));
-    let (c0, speedups, fits) = (setup.ctxs[0], speedups.join("、"), fits.join("、"));
+    let fits = fits.map(|(c, m)| format!("上下文 {c} 最多 {m} 个序列"));
+    let (c0, speedups, fits) = (setup.ctxs[0], speedups.join("、"), join(fits, "、"));
     let summary = match setup.weights_problem()? {
         Some(line) => format!("本配置（{label}）：{line}"),
         None => format!(
@@ -114,20 +106,13 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
 /// the batches beyond are a band in its colour labelled "放不下".
 pub fn batch_figure(setup: &Setup, max_batch: &[u64]) -> Result<Figure, Error> {
     const MAX: f64 = 8192.0 * 1.25;
-    let sampled = (0..=26).map(|k| 2f64.powf(k as f64 / 2.0).round() as u64);
-    let mut sampled: Vec<u64> = sampled.collect();
-    sampled.dedup();
+    let sampled = log_sweep(8192, 2)?;
     let x = Axis::log("批大小（对数坐标）").range(0.8, MAX);
     let mut panel = Panel::new("", x, Axis::linear("最优加速比").times());
     for (i, (&ctx, &fits)) in setup.ctxs.iter().zip(max_batch).enumerate() {
-        let mut batches: Vec<u64> = sampled.iter().copied().filter(|&b| b <= fits).collect();
-        if fits < 8192 && batches.last() != Some(&fits) && fits > 0 {
-            batches.push(fits);
-        }
         let point = |b: u64| Ok((b as f64, setup.round(b, ctx, setup.base.alpha)?.speedup));
-        let points = batches.into_iter().map(point).collect::<Result<_, Error>>();
-        let series = Series::line(format!("上下文 {ctx}"), points?);
-        panel.series.push(series);
+        let series = Series::try_line(format!("上下文 {ctx}"), cut_at(&sampled, fits), point);
+        panel.series.push(series?);
         if fits < 8192 {
             let label = format!("上下文 {ctx}：批 > {fits} 放不下");
             let region = Region::new(fits.max(1) as f64, MAX, label, i);

@@ -3,11 +3,11 @@
 //! figure `trees.svg`.
 
 use decode_lab::{Draft, Scenario, TreeShape, tree_accept_lengths, tree_speedup};
-use lecture_kit::value::{self, fixed, int, missing, percent};
+use lecture_kit::value::{self, fixed, int, join, missing, percent};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
 use serde_json::json;
 
-use super::round::break_even;
+use super::round::{break_even, fastest};
 use super::setup::{Input, Setup};
 use super::text::{DEMO3_COST, DEMO3_EAGLE, DEMO3_TREES};
 use super::toy_model;
@@ -38,11 +38,8 @@ const HEADERS: [&str; 3] = ["草稿形状", "每轮验证的草稿 token", "τ =
 pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let (hw, tgt, cards) = (setup.hw_name(), setup.base.target.name, setup.cards());
     out.header("演示 3：树形验证——每层取草稿的前 k 名，一次验证整棵树（贪心解码）");
-    let target_fits = setup.base.memory()?.target_fits();
-    let fits = match target_fits {
-        true => setup.max_batch(CTX)?,
-        false => 0,
-    };
+    // The memory model holds no batch (0) where the target's weights alone do not fit.
+    let (target_fits, fits) = (setup.base.memory()?.target_fits(), setup.max_batch(CTX)?);
     let at = |b| Scenario {
         draft: Draft::FixedCost(LEVEL_COST),
         ..setup.scenario(b, CTX, setup.base.alpha)
@@ -51,12 +48,10 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let mut headers = HEADERS.map(String::from).to_vec();
     headers.extend([format!("{hw} 加速 批 {b1}"), format!("批 {b32}")]);
     let labels = DEMO3_SHAPES.map(shape_label);
-    let (mut drafts, mut measured, mut fastest) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut drafts, mut measured, mut found) = (Vec::new(), Vec::new(), Vec::new());
     for (i, d) in toy_model::shared()?.ranks.iter().enumerate() {
-        let all: Vec<u32> = d.ranks.iter().flatten().copied().collect();
-        let share = |k| all.iter().filter(|&&r| r < k).count() as f64 / all.len() as f64;
-        let (name, top_k) = (d.name, TOP_K.map(share));
-        let fractions = top_k.map(|f| fixed(f, 2).to_string()).join(" / ");
+        let (name, top_k) = (d.name, TOP_K.map(|k| d.top_k_fraction(k)));
+        let fractions = join(top_k.map(|f| fixed(f, 2)), " / ");
         out.print(format!(
             "\n草稿：{name}；正确答案在草稿的前 1/2/4/8 名里的比例：{fractions}"
         ));
@@ -65,12 +60,8 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
             let tree = TreeShape::new(br)?;
             let acc = tree_accept_lengths(&d.ranks, &tree)?;
             let (tau, nodes) = (acc.tau(), acc.nodes);
-            let x = |b| {
-                (b <= fits)
-                    .then(|| tree_speedup(&at(b), &tree, tau))
-                    .transpose()
-            };
-            let speedup = [x(b1)?, x(b32)?];
+            let x = |b| (b <= fits).then(|| tree_speedup(&at(b), &tree, tau));
+            let speedup = [x(b1).transpose()?, x(b32).transpose()?];
             let [c1, c32] = speedup.map(|s| s.map_or(missing("放不下"), value::speedup));
             let (n, t) = (int(nodes).unit("tokens"), fixed(tau, 2).unit("tokens"));
             rows.push(row![value::label(label), n, t, c1, c32]);
@@ -81,23 +72,19 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         let table = out.table(headers.clone(), rows);
         table.id(format!("demo3_draft{}", i + 1)).caption(caption);
         // The draft's fastest shape at each batch.
-        let mut at_batch = Vec::new();
-        for (k, b) in DEMO3_BATCHES.iter().enumerate() {
-            let xs = figures.iter().zip(&labels);
-            let xs = xs.filter_map(|(f, l)| Some((f.1[k]?, l)));
-            let best = xs.max_by(|a, b| a.0.total_cmp(&b.0));
-            let best = best.map(|(v, l)| format!("{l} {}", value::speedup(v)));
-            let best = best.unwrap_or_else(|| "放不下".into());
-            at_batch.push(format!("批 {b} 最快是 {best}"));
-        }
-        fastest.push(format!("草稿「{name}」{}", at_batch.join("，")));
+        let at_batch = DEMO3_BATCHES.iter().enumerate().map(|(k, b)| {
+            let best = fastest(labels.iter().zip(figures.iter().map(|f| f.1[k])));
+            let best = best.map(|(l, x)| format!("{l} {}", value::speedup(x)));
+            format!("批 {b} 最快是 {}", best.as_deref().unwrap_or("放不下"))
+        });
+        found.push(format!("草稿「{name}」{}", join(at_batch, "，")));
         drafts.push(json!({"name": name, "top_k_fraction": top_k, "shapes": shapes}));
         measured.push((name, figures));
     }
     let cost = percent(LEVEL_COST);
     out.print(format!("\n（换算到 {hw} 时：目标 = {tgt}、上下文 {CTX}；草稿每层的代价假设为目标一步的 {cost}（EAGLE 式的单层草稿），树有几层就草稿几次；验证 = 一次送进\"节点数 + 1\"个 token。）"));
     let found = match target_fits {
-        true => format!("{}。", fastest.join("；")),
+        true => format!("{}。", found.join("；")),
         false => setup.does_not_fit_line(),
     };
     let summary = format!("本配置（{cards}、目标 {tgt}）：{found}");
@@ -118,13 +105,9 @@ pub fn trees_figure(setup: &Setup, drafts: &[(&str, Vec<ShapeDots>)]) -> Figure 
     let (hw, tgt, cards) = (setup.hw_name(), setup.base.target.name, setup.cards());
     let axis = || Axis::categories("草稿形状", DEMO3_SHAPES.map(shape_label).to_vec());
     let dots = |y: &dyn Fn(&ShapeDots) -> Option<f64>| {
-        let series = drafts.iter().map(|(name, shapes)| {
-            let points = shapes
-                .iter()
-                .enumerate()
-                .filter_map(|(i, s)| Some((i as f64, y(s)?)));
-            Series::dots(*name, points.collect())
-        });
+        let series = drafts
+            .iter()
+            .map(|(name, s)| Series::category_dots(*name, s.iter().map(y)));
         series.collect::<Vec<_>>()
     };
     let title = "τ = 每轮产出的 token（玩具模型上实测的接受长度）";

@@ -1,6 +1,6 @@
 //! One speculative round as the lecture reports and exports it.
 
-use decode_lab::{BestRound, RoundPlan, Scenario, best_round, round_plan};
+use decode_lab::{BestRound, RoundPlan, Scenario, best_round, round_plan, target_pass_time};
 use lecture_kit::value::speedup;
 use lecture_kit::{Panel, RefLine, Value};
 use serde::{Deserialize, Serialize};
@@ -105,4 +105,96 @@ pub fn break_even(panel: &mut Panel, why: impl FnOnce() -> String) {
 /// A speedup as a typed value: `1.93×`, or `0.54×（变慢）` for a slow-down.
 pub fn slow_down(x: f64) -> Value {
     speedup(x).suffix(if x < 1.0 { "（变慢）" } else { "" })
+}
+
+/// How far verification is free in `s`: the largest of `ns` (increasing) up to which one
+/// target pass over n tokens per sequence costs less than 1% more than a plain decode
+/// step — Leviathan's assumption (1) — or 0 when the first already costs more.
+///
+/// Errors: as [`target_pass_time`] (a batch that does not fit, a bad knob).
+pub fn free_up_to(s: &Scenario, ns: &[u64]) -> Result<u64, decode_lab::Error> {
+    let t_base = target_pass_time(s, 1)?;
+    let mut free = 0;
+    for &n in ns {
+        if target_pass_time(s, n)? / t_base >= 1.01 {
+            break;
+        }
+        free = n;
+    }
+    Ok(free)
+}
+
+/// The fastest of several options (draft shapes, γs) and its speedup, options without a
+/// speedup (where the batch does not fit) left out; of equal speedups, the last. `None`
+/// when no option has one.
+pub fn fastest<L>(options: impl IntoIterator<Item = (L, Option<f64>)>) -> Option<(L, f64)> {
+    let known = options
+        .into_iter()
+        .filter_map(|(label, x)| Some((label, x?)));
+    known.max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verification_is_free_until_its_compute_outgrows_the_weight_read() {
+        // By hand, Llama-3.1-8B on an H100 at context 1024: a plain step reads 15.144 GB at
+        // 2.68 TB/s = 5.6508 ms, + 1 ms; each token fed costs 15.547 GFLOP at 593.4 TFLOP/s
+        // = 26.2 µs. Under 1% more (6.7173 ms) while n · 26.2 µs < 5.7173 ms: n ≤ 218.
+        // At batch 64 the step reads 23.6 GB (8.81 ms) and a token costs 64 · 26.2 µs: n ≤ 5.
+        let all: Vec<u64> = (1..=300).collect();
+        assert_eq!(free_up_to(&Scenario::LECTURE, &all).unwrap(), 218);
+        let ns = [1, 2, 3, 5, 9, 17, 33, 65, 129, 257];
+        assert_eq!(free_up_to(&Scenario::LECTURE, &ns).unwrap(), 129);
+        let b64 = Scenario {
+            batch: 64,
+            ..Scenario::LECTURE
+        };
+        assert_eq!(free_up_to(&b64, &all).unwrap(), 5);
+        assert_eq!(
+            free_up_to(&b64, &[300, 1]).unwrap(),
+            0,
+            "the first already costs more"
+        );
+        let too_big = Scenario {
+            batch: 1 << 20,
+            ..Scenario::LECTURE
+        };
+        assert!(free_up_to(&too_big, &ns).is_err());
+    }
+
+    #[test]
+    fn the_fastest_option_is_the_largest_known_speedup() {
+        let shapes = [
+            ("链 γ=1", Some(1.4)),
+            ("树 2×2×2", None),
+            ("树 4×4×4×4", Some(2.1)),
+        ];
+        assert_eq!(fastest(shapes), Some(("树 4×4×4×4", 2.1)));
+        assert_eq!(
+            fastest([("a", Some(0.7)), ("b", Some(0.9))]),
+            Some(("b", 0.9))
+        );
+        assert_eq!(
+            fastest([("a", Some(1.2)), ("b", Some(1.2))]),
+            Some(("b", 1.2))
+        );
+        assert_eq!(fastest([("a", None), ("b", None)]), None);
+        assert_eq!(fastest(Vec::<(&str, Option<f64>)>::new()), None);
+        // Against sorting: over many lists, the same speedup as the largest after a sort.
+        for n in 1..40u32 {
+            let xs: Vec<(u32, Option<f64>)> = (0..n)
+                .map(|i| (i, (i % 3 != 0).then(|| f64::from((i * 37 + n) % 11))))
+                .collect();
+            let mut known: Vec<f64> = xs.iter().filter_map(|x| x.1).collect();
+            known.sort_by(f64::total_cmp);
+            assert_eq!(
+                fastest(xs.clone()).map(|x| x.1),
+                known.last().copied(),
+                "{xs:?}"
+            );
+        }
+    }
 }

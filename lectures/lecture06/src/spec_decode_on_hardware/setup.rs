@@ -233,6 +233,14 @@ impl Setup {
         Round::of(&self.scenario(batch, ctx, alpha), self.gamma)
     }
 
+    /// [`Setup::round`] at the setup's α where `batch` fits at `ctx`
+    /// ([`Setup::fitting_batch`]), `None` where it does not (demo 2's "放不下").
+    pub fn fitting_round(&self, batch: u64, ctx: u64) -> Result<Option<Round>, decode_lab::Error> {
+        let fits = batch <= self.fitting_batch(ctx)?;
+        fits.then(|| self.round(batch, ctx, self.base.alpha))
+            .transpose()
+    }
+
     /// How the tables name their γ: "固定 γ" when `--gamma` fixes it, else "最优 γ".
     pub fn gamma_name(&self) -> &'static str {
         match self.gamma {

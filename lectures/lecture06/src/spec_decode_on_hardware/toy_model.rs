@@ -38,6 +38,20 @@ pub struct DraftRanks {
     pub ranks: Vec<Vec<u32>>,
 }
 
+impl DraftRanks {
+    /// The fraction of the target's tokens that are among the draft's top `k` candidates
+    /// (rank below `k`), over every sequence; 0 when there are no tokens.
+    pub fn top_k_fraction(&self, k: u32) -> f64 {
+        let all = self.ranks.iter().flatten();
+        let (hits, total) = all.fold((0, 0), |(h, t), &r| (h + usize::from(r < k), t + 1));
+        if total == 0 {
+            0.0
+        } else {
+            hits as f64 / total as f64
+        }
+    }
+}
+
 /// Everything demo 3 computes on the toy model, kept for demo 4.
 #[derive(Debug, Clone)]
 pub struct ToyRun {
@@ -153,4 +167,27 @@ pub fn shared() -> Result<&'static ToyRun, Error> {
     static TOY: OnceLock<Result<ToyRun, String>> = OnceLock::new();
     let toy = TOY.get_or_init(|| run().map_err(|e| e.to_string()));
     toy.as_ref().map_err(|e| Error::Library(e.clone().into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_top_k_fraction_counts_ranks_below_k_over_all_sequences() {
+        // Seven tokens over two sequences; by hand: 3 first choices, 5 in the top 2, 6 in
+        // the top 4, all 7 in the top 8.
+        let d = DraftRanks {
+            name: "手算",
+            ranks: vec![vec![0, 1, 5], vec![0, 0, 3, 1]],
+        };
+        let fractions = [1, 2, 4, 8].map(|k| d.top_k_fraction(k));
+        assert_eq!(fractions, [3.0 / 7.0, 5.0 / 7.0, 6.0 / 7.0, 1.0]);
+        assert_eq!(d.top_k_fraction(0), 0.0);
+        let empty = DraftRanks {
+            name: "空",
+            ranks: vec![vec![]],
+        };
+        assert_eq!(empty.top_k_fraction(4), 0.0);
+    }
 }
