@@ -116,7 +116,8 @@ fn new_lecture(args: &[String]) -> Result<(), String> {
     )?;
     println_out(&format!(
         "wrote lectures/{name}/ — `cargo run -p {name}` prints it; read the snapshot in \
-         lectures/{name}/tests/snapshots/ and commit the folder"
+         lectures/{name}/tests/snapshots/ and commit the folder; add a `{name}` row to \
+         ARCHITECTURE.md's code map (tests/architecture.rs checks that every crate has one)"
     ));
     Ok(())
 }
