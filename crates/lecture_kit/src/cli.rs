@@ -156,7 +156,7 @@ pub fn main<L: Lecture>() -> ExitCode {
 
 /// Runs the command line `args` (program name first): parses the flags, runs the chosen
 /// demos of the chosen script on the setup they ask for ([`demos`]), or `--list`, and
-/// writes the report as the flags ask ([`write`]). Prints to `out`, errors to `err` as one
+/// writes the report as the flags ask ([`write()`]). Prints to `out`, errors to `err` as one
 /// line; returns the exit code (0, 1 or 2).
 pub fn run<L: Lecture>(
     args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
