@@ -1,7 +1,7 @@
 //! Speculative decoding on the toy model: lossless, exact, and robust to bad input.
 
 mod common;
-use common::chi_square_critical;
+use common::{TINY, chi_square_critical, sharpened};
 use decode_lab::{
     Error, Sampling, TreeAcceptance, TreeShape, speculative_generate, speculative_generate_batch,
 };
@@ -110,27 +110,9 @@ fn greedy_speculation_reproduces_the_target_token_for_token() {
     });
 }
 
-/// A tiny model with peaked next-token distributions (vocabulary 8), its 1-layer draft.
-const TINY: Config = Config {
-    vocab: 8,
-    d_model: 16,
-    n_layers: 2,
-    n_heads: 2,
-    d_ff: 32,
-    max_seq: 16,
-    norm_eps: 1e-5,
-    rope_theta: 10000.0,
-};
-
+/// The tiny model (vocabulary 8) with peaked next-token distributions, so p and q differ.
 fn tiny_params() -> Params {
-    let mut p = init_params(&TINY, 5).unwrap();
-    // Random init gives nearly uniform predictions; sharpen them so p and q differ.
-    p.lm_head *= 60.0;
-    for l in &mut p.layers {
-        l.w_down *= 20.0;
-        l.wo *= 20.0;
-    }
-    p
+    sharpened(&TINY, 5, 60.0)
 }
 
 fn softmax(logits: ndarray::ArrayView1<f32>) -> Vec<f64> {

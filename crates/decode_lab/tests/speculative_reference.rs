@@ -12,7 +12,7 @@
 //! each sequence of a batch must be distributed as the reference's output is.
 
 mod common;
-use common::chi_square_critical;
+use common::{TINY, chi_square_critical, sharpened};
 use decode_lab::speculative::reference;
 use decode_lab::{Sampling, TreeShape, speculative_generate, speculative_generate_batch};
 use ndarray::Array2;
@@ -20,9 +20,7 @@ use quant_lab::{QCFG, Scheme, quantize_params, sample_tokens};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
-use transformer_lab::{
-    Config, Params, TransformerLM, autoregressive_generate, config_like, init_params,
-};
+use transformer_lab::{Config, TransformerLM, autoregressive_generate, config_like, init_params};
 
 /// A small model with peaked next-token distributions (random init alone gives nearly
 /// uniform ones, so every draft would be as good as any other).
@@ -36,28 +34,6 @@ const SMALL: Config = Config {
     norm_eps: 1e-5,
     rope_theta: 10000.0,
 };
-
-/// A vocabulary of 8, for sampling tests whose outcomes can all be counted.
-const TINY: Config = Config {
-    vocab: 8,
-    d_model: 16,
-    n_layers: 2,
-    n_heads: 2,
-    d_ff: 32,
-    max_seq: 16,
-    norm_eps: 1e-5,
-    rope_theta: 10000.0,
-};
-
-fn sharpened(cfg: &Config, seed: u64, head: f32) -> Params {
-    let mut p = init_params(cfg, seed).unwrap();
-    p.lm_head *= head;
-    for l in &mut p.layers {
-        l.w_down *= 20.0;
-        l.wo *= 20.0;
-    }
-    p
-}
 
 /// `n` prompts of ragged lengths 1 ..= 9, from a seeded generator.
 fn prompts(n: usize, vocab: u32, seed: u64) -> Vec<Vec<u32>> {

@@ -33,6 +33,12 @@ pub struct Generation {
     pub seconds: f64,
 }
 
+/// Per sequence, the tokens after its prompt.
+fn generated(seqs: &[Vec<u32>], prompts: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    let after = |(s, p): (&Vec<u32>, &Vec<u32>)| s[p.len()..].to_vec();
+    seqs.iter().zip(prompts).map(after).collect()
+}
+
 impl Generation {
     /// Tokens generated per second, all sequences together.
     pub fn tokens_per_second(&self) -> f64 {
@@ -137,11 +143,7 @@ pub fn greedy<L: Lm>(model: &L, prompts: &[Vec<u32>], n_new: usize) -> Result<Ge
         }
     }
     Ok(Generation {
-        tokens: seqs
-            .iter()
-            .zip(prompts)
-            .map(|(s, p)| s[p.len()..].to_vec())
-            .collect(),
+        tokens: generated(&seqs, prompts),
         target_passes: n_new,
         draft_passes: 0,
         rounds: 0,
@@ -236,11 +238,7 @@ pub fn speculative<T: Lm, D: Lm>(
         }
     }
     Ok(Generation {
-        tokens: seqs
-            .iter()
-            .zip(prompts)
-            .map(|(s, p)| s[p.len()..].to_vec())
-            .collect(),
+        tokens: generated(&seqs, prompts),
         target_passes,
         draft_passes,
         rounds,

@@ -1,4 +1,32 @@
 //! What the speculative-decoding test files share.
+#![allow(dead_code)] // each test binary uses some of it
+
+use transformer_lab::{Config, Params, init_params};
+
+/// A vocabulary of 8, for sampling tests whose outcomes can all be counted.
+pub const TINY: Config = Config {
+    vocab: 8,
+    d_model: 16,
+    n_layers: 2,
+    n_heads: 2,
+    d_ff: 32,
+    max_seq: 16,
+    norm_eps: 1e-5,
+    rope_theta: 10000.0,
+};
+
+/// `cfg`'s seeded weights with peaked next-token distributions: random init alone gives
+/// nearly uniform ones (so every draft would be as good as any other, and p and q would
+/// hardly differ); the LM head is scaled by `head`, each layer's output projections by 20.
+pub fn sharpened(cfg: &Config, seed: u64, head: f32) -> Params {
+    let mut p = init_params(cfg, seed).unwrap();
+    p.lm_head *= head;
+    for l in &mut p.layers {
+        l.w_down *= 20.0;
+        l.wo *= 20.0;
+    }
+    p
+}
 
 /// χ² critical value at p = 0.001 for `df` degrees of freedom (Wilson–Hilferty's
 /// approximation: within 1.2% of the exact quantile for df ≥ 5, closer as df grows).
