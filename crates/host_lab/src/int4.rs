@@ -47,7 +47,8 @@ pub const GROUP: usize = 64;
 pub const PANEL: usize = 8;
 /// Input rows per octet (32 bytes of codes per panel).
 const OCTET: usize = 8;
-/// Rows of the input per register block of the kernel (at most).
+/// Rows of the input per register block of the AVX2 kernel (at most).
+#[cfg(target_arch = "x86_64")]
 pub(crate) const ROWS: usize = 4;
 /// Panels per parallel piece, at least.
 const PANELS_PER_PIECE: usize = 8;
