@@ -71,3 +71,25 @@ macro_rules! __with_avx2 {
 }
 
 pub use crate::__with_avx2 as with_avx2;
+
+/// Asks the CPU to bring the cache line holding `x` into its level-2 cache, without
+/// waiting for it: a hint, so it never faults and never changes a result. The packed
+/// product ([`crate::gemm`]) issues it for the next weight panel while it computes on the
+/// current one, so that a product of several row blocks reads memory while it computes
+/// (the hardware prefetcher follows only misses, and later blocks hit in L2). A no-op
+/// where no prefetch instruction is wired (anything but x86-64).
+#[inline(always)]
+pub(crate) fn prefetch_l2(x: &f32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T1, _mm_prefetch};
+        // SAFETY: `_mm_prefetch` needs SSE, part of every x86-64 CPU; a prefetch reads
+        // nothing into the program and cannot fault, and `x` is a valid reference anyway.
+        #[allow(unsafe_code)]
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T1>(std::ptr::from_ref(x).cast::<i8>());
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}

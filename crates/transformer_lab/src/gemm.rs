@@ -11,6 +11,13 @@
 //! multiply-add per weight per row. (Measured on the CI machine: 4 rows leave the FMA
 //! units waiting on their own results, 6 run out of registers and spill.)
 //!
+//! A panel is read from memory by the first row block and from L2 by the others; the
+//! hardware prefetcher follows only misses, so while the later blocks compute, memory
+//! would sit idle. Each block therefore prefetches its share of the next panel
+//! ([`crate::cpu::prefetch_l2`], x86-64 only; a hint, so it changes no bit): a product of
+//! several blocks reads memory while it computes, which is what the roofline's `max`
+//! assumes.
+//!
 //! # Bits and machines
 //! Every output element is `fma(a[k-1], w[k-1], … fma(a[1], w[1], fma(a[0], w[0], 0)) …)`,
 //! in that order, whatever the shapes, the tiling or the number of threads: a product
@@ -215,6 +222,9 @@ fn product_body(a: &[f32], w: &PackedMatrix, panels: Range<usize>, rows: &mut [&
     let block_rows = |b: usize| m / blocks + usize::from(b < m % blocks);
     for p in panels {
         let panel = w.panel(p);
+        // The next panel, a share of it prefetched by each row block (past the end of a
+        // piece too: the same thread usually takes the next piece).
+        let next = (p + 1 < w.panels()).then(|| w.panel(p + 1));
         let col = p * NR - c0;
         let width = NR.min(n_out - col);
         let mut r0 = 0;
@@ -223,9 +233,10 @@ fn product_body(a: &[f32], w: &PackedMatrix, panels: Range<usize>, rows: &mut [&
             let a_block = &a[r0 * k..(r0 + r) * k];
             let out_block = &mut rows[r0..r0 + r];
             r0 += r;
+            let ahead = next.map(|n| Ahead::share(n, k, b, blocks));
             macro_rules! rows {
                 ($r:literal) => {{
-                    let t = tile::<$r>(a_block, k, panel);
+                    let t = tile::<$r>(a_block, k, panel, ahead);
                     for (row, t) in out_block.iter_mut().zip(&t) {
                         if width == NR {
                             let dst: &mut [f32; NR] =
@@ -248,12 +259,44 @@ fn product_body(a: &[f32], w: &PackedMatrix, panels: Range<usize>, rows: &mut [&
     }
 }
 
-/// `R` rows of `a` (contiguous, `k` floats each) times one panel (`k × NR`).
+/// The share of the next panel one row block prefetches: its `k` rows of [`NR`] floats
+/// (one 64-byte cache line each) cut into `blocks` contiguous shares, share `b` for block
+/// `b`, one line every `blocks` steps of the block's loop over `k`.
+#[derive(Clone, Copy)]
+struct Ahead<'w> {
+    lines: &'w [f32],
+    every: usize,
+}
+
+impl<'w> Ahead<'w> {
+    fn share(next: &'w [f32], k: usize, b: usize, blocks: usize) -> Self {
+        let (start, end) = (b * k / blocks, (b + 1) * k / blocks);
+        Ahead {
+            lines: &next[start * NR..end * NR],
+            every: blocks,
+        }
+    }
+}
+
+/// `R` rows of `a` (contiguous, `k` floats each) times one panel (`k × NR`), prefetching
+/// `ahead` meanwhile (a hint only: the result is the same without it).
 #[inline(always)]
-fn tile<const R: usize>(a: &[f32], k: usize, panel: &[f32]) -> [[f32; NR]; R] {
+fn tile<const R: usize>(
+    a: &[f32],
+    k: usize,
+    panel: &[f32],
+    ahead: Option<Ahead<'_>>,
+) -> [[f32; NR]; R] {
     let mut acc = [[0.0f32; NR]; R];
     let a: [&[f32]; R] = std::array::from_fn(|r| &a[r * k..(r + 1) * k]);
+    let (lines, every) = ahead.map_or((&[][..], 1), |h| (h.lines, h.every));
+    let (mut due, mut line) = (0, 0);
     for (kk, b) in panel[..k * NR].chunks_exact(NR).enumerate() {
+        if kk == due && line < lines.len() {
+            crate::cpu::prefetch_l2(&lines[line]);
+            line += NR;
+            due += every;
+        }
         let b: &[f32; NR] = b.try_into().expect("chunks of NR");
         for r in 0..R {
             let x = a[r][kk];
@@ -396,5 +439,24 @@ mod tests {
             packed_product(at.t(), &p, false),
             fma_chain(a.view(), w.view())
         );
+    }
+
+    #[test]
+    fn the_blocks_shares_of_the_next_panel_cover_it_once_each_line() {
+        let k = 37;
+        let next: Vec<f32> = (0..k * NR).map(|i| i as f32).collect();
+        for blocks in 1..=9 {
+            let mut seen = Vec::new();
+            for b in 0..blocks {
+                let share = Ahead::share(&next, k, b, blocks);
+                assert_eq!(share.every, blocks);
+                assert_eq!(share.lines.len() % NR, 0, "whole lines");
+                // A share has at most one line more than a block's loop over k prefetches.
+                assert!(share.lines.len() / NR <= k.div_ceil(blocks), "{blocks} {b}");
+                seen.extend(share.lines.iter().step_by(NR).copied());
+            }
+            let starts: Vec<f32> = (0..k).map(|r| (r * NR) as f32).collect();
+            assert_eq!(seen, starts, "{blocks} blocks");
+        }
     }
 }
