@@ -84,6 +84,19 @@ impl<'m, L: Lm> CpuDevice<'m, L> {
         ns: &[usize],
         ctx: usize,
     ) -> Result<Vec<Sample>, Error> {
+        self.measure_each_with(batch, ns, ctx, &mut || Ok(()))
+    }
+
+    /// [`measure_each`](Self::measure_each), calling `between` before every round: a
+    /// measurement of the machine taken there (its peak, its bandwidth) sees the host as
+    /// loaded while the passes ran. Errors as `measure_each`, and those of `between`.
+    pub fn measure_each_with(
+        &mut self,
+        batch: usize,
+        ns: &[usize],
+        ctx: usize,
+        between: &mut dyn FnMut() -> Result<(), Error>,
+    ) -> Result<Vec<Sample>, Error> {
         let mut runs: Vec<Vec<f64>> = vec![Vec::with_capacity(self.runs); ns.len()];
         let mut spent = vec![0.0f64; ns.len()];
         for (i, &n) in ns.iter().enumerate() {
@@ -94,20 +107,21 @@ impl<'m, L: Lm> CpuDevice<'m, L> {
             }
         }
         loop {
-            let mut ran = false;
-            for (i, &n) in ns.iter().enumerate() {
-                let last = runs[i].last().copied().unwrap_or(0.0);
-                if runs[i].len() < self.runs
-                    && (runs[i].is_empty() || spent[i] + last < self.budget)
-                {
-                    let t = self.pass(batch, n, ctx)?;
-                    runs[i].push(t);
-                    spent[i] += t;
-                    ran = true;
-                }
-            }
-            if !ran {
+            let due: Vec<bool> = (0..ns.len())
+                .map(|i| {
+                    let last = runs[i].last().copied().unwrap_or(0.0);
+                    runs[i].len() < self.runs
+                        && (runs[i].is_empty() || spent[i] + last < self.budget)
+                })
+                .collect();
+            if !due.contains(&true) {
                 break;
+            }
+            between()?;
+            for (i, &n) in ns.iter().enumerate().filter(|&(i, _)| due[i]) {
+                let t = self.pass(batch, n, ctx)?;
+                runs[i].push(t);
+                spent[i] += t;
             }
         }
         runs.into_iter().map(Sample::new).collect()
@@ -169,5 +183,42 @@ impl<L: Lm> Device for CpuDevice<'_, L> {
 
     fn forward_time(&mut self, batch: usize, n_new: usize, ctx: usize) -> Result<f64, Error> {
         Ok(self.measure(batch, n_new, ctx)?.median())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scaled::{SCALED_BASE, params};
+
+    #[test]
+    fn every_shape_runs_once_a_round_and_the_machine_is_measured_before_each_round() {
+        let cfg = transformer_lab::Config {
+            n_layers: 1,
+            d_model: 32,
+            n_heads: 2,
+            d_ff: 64,
+            vocab: 16,
+            max_seq: 16,
+            ..SCALED_BASE
+        };
+        let p = params(&cfg, 0).unwrap();
+        let m = transformer_lab::TransformerLM::new(&p, cfg, "tiny").unwrap();
+        // Passes of microseconds against a budget of seconds: the run count decides.
+        let mut dev = CpuDevice::new(&m, "tiny", 3, 10.0).unwrap();
+        let mut rounds = 0;
+        let samples = dev
+            .measure_each_with(2, &[1, 2, 4], 4, &mut || {
+                rounds += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(rounds, 3);
+        assert!(samples.iter().all(|s| s.runs.len() == 3));
+        let refuse = dev.measure_each_with(1, &[1], 4, &mut || {
+            Err(Error::Measure("the probe failed".into()))
+        });
+        assert!(matches!(refuse, Err(Error::Measure(m)) if m == "the probe failed"));
+        assert!(dev.measure_each(1, &[1, 20], 0).is_err(), "past max_seq");
     }
 }

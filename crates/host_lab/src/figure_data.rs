@@ -24,8 +24,9 @@ pub struct MachineFigures {
     /// unpacking 4-bit codes makes its products slower than the f32 kernel's.
     pub int4_peaks: Vec<(usize, Sample)>,
     /// The packed f32 kernel's FLOP/s at 1 … 5 rows, on products of the model's inner
-    /// dimension (`[r, d_model] · [d_model, 128]`), over its peak, each measured beside a
-    /// peak run (see [`crate::predict::blocked_peak`]).
+    /// dimension (`[r, d_model] · [d_model, 128]`), over its peak: the median of ratios of
+    /// paired runs ([`crate::measure::kernel_efficiency`]; see
+    /// [`crate::predict::blocked_peak`]).
     pub kernel_efficiency: Vec<f64>,
 }
 
@@ -74,8 +75,10 @@ pub struct SweepPoint {
     /// The roofline's counts and times for this pass, at [`peak`](Self::peak) and
     /// [`bandwidth`](Self::bandwidth).
     pub predicted: PassPrediction,
-    /// The peak FLOP/s the prediction uses: the median of the kernel's runs just before and
-    /// just after this batch's sweep, so that it sees the host as loaded while the passes ran.
+    /// The peak FLOP/s the prediction uses: the median of the kernel's runs before every
+    /// round of this batch's passes and once after them
+    /// ([`crate::CpuDevice::measure_each_with`]), so that it sees the host as loaded while
+    /// the passes ran.
     pub peak: f64,
     /// The read bandwidth, bytes/s, the prediction uses (measured likewise).
     pub bandwidth: f64,

@@ -12,7 +12,9 @@ use std::time::Instant;
 use crate::device::CpuDevice;
 use crate::host::load_average;
 use crate::machine::Machine;
-use crate::measure::{int4_peak, kernel_at, kernel_peak, median, read_bandwidth};
+use crate::measure::{
+    int4_peak, kernel_efficiency as kernel_efficiency_at, kernel_peak, median, read_bandwidth,
+};
 use crate::predict::{
     TimeModel, alpha_from_tau, best_round, knee, predict, predicted_knee, speculative_speedup,
 };
@@ -53,14 +55,14 @@ pub struct Plan {
     /// Batch 1 and the batch at which the roofline says speculation stops paying.
     pub spec_batches: [usize; 2],
     /// Runs of plain and of speculative decoding each at batch 1 (alternating; the fastest
-    /// counts); at most 2 at the larger batch, whose runs take seconds.
+    /// counts); one at the larger batch, whose runs take seconds and whose speedup is far
+    /// from 1 either way.
     pub spec_runs: usize,
 }
 
 impl Plan {
     /// The plan demo 6 runs: batches 1, 4, 8; n up to 512 after 64 cached tokens, at most
-    /// 1024 tokens a pass; 48
-    /// tokens after 16-token prompts with γ = 3 at batches 1 and 16.
+    /// 512 tokens a pass; 48 tokens after 16-token prompts with γ = 3 at batches 1 and 16.
     pub fn demo() -> Plan {
         Plan {
             seed: 0,
@@ -70,7 +72,7 @@ impl Plan {
             ctx: 64,
             batches: [1, 4, 8],
             max_n: 512,
-            max_tokens: 1024,
+            max_tokens: 512,
             prompt_len: 16,
             n_new: 48,
             gamma: 3,
@@ -153,14 +155,15 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
     for rows in plan.spec_batches {
         int4_peaks.push((rows, int4_peak(rows, plan.machine_runs, 0.1, progress)?));
     }
-    // The kernel's efficiency at 1 … MR rows and the model's inner dimension, each beside a
-    // run at the peak's shape.
+    // The kernel's efficiency at 1 … MR rows and the model's inner dimension, each run
+    // paired with one at the peak's shape.
     let again = plan.machine_runs.min(3);
     let mut kernel_efficiency = Vec::new();
     for rows in 1..=transformer_lab::gemm::MR {
         // The model's inner dimension, 128 columns (384 KiB at d_model 768: in L2).
-        let at = kernel_at((rows, cfg.d_model, 128), again, 0.05, progress)?.median();
-        kernel_efficiency.push(at / kernel_peak(again, 0.05, progress)?.median());
+        let shape = (rows, cfg.d_model, 128);
+        kernel_efficiency
+            .push(kernel_efficiency_at(shape, plan.machine_runs, 0.03, progress)?.median());
     }
     let machine = MachineFigures {
         kernel_efficiency,
@@ -178,18 +181,21 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
     let mut sweep = Vec::new();
     let mut knees = Vec::new();
     for &batch in &plan.batches {
-        // The machine again, just before and just after this batch's passes.
+        // The machine again before every round of this batch's passes, and once after.
         let stream = machine.machine.stream_bytes;
-        let mut bw_runs = read_bandwidth(stream, again, progress)?.runs;
-        let mut peak_runs = kernel_peak(again, 0.05, progress)?.runs;
+        let (mut bw_runs, mut peak_runs) = (Vec::new(), Vec::new());
+        let mut probe = |progress: &mut dyn Write| -> Result<(), Error> {
+            bw_runs.extend(read_bandwidth(stream, 1, progress)?.runs);
+            peak_runs.extend(kernel_peak(1, 0.03, progress)?.runs);
+            Ok(())
+        };
         let ns: Vec<usize> = ns
             .iter()
             .copied()
             .filter(|&n| n == 1 || batch * n <= plan.max_tokens)
             .collect();
-        let samples = target.measure_each(batch, &ns, plan.ctx)?;
-        bw_runs.extend(read_bandwidth(stream, again, progress)?.runs);
-        peak_runs.extend(kernel_peak(again, 0.05, progress)?.runs);
+        let samples = target.measure_each_with(batch, &ns, plan.ctx, &mut || probe(progress))?;
+        probe(progress)?;
         let (peak_b, bw_b) = (median(&peak_runs), median(&bw_runs));
         let model = |n| {
             let peak = machine.f32_peak(peak_b, batch * n);
@@ -342,11 +348,7 @@ fn spec_run(
     // fastest: a burst of load on the shared host then hits both alike.
     let mut plain = greedy(&models.target, &ps, plan.n_new)?;
     let mut run = spec()?;
-    let runs = if batch == 1 {
-        plan.spec_runs
-    } else {
-        plan.spec_runs.min(2)
-    };
+    let runs = if batch == 1 { plan.spec_runs } else { 1 };
     for _ in 1..runs {
         let p = greedy(&models.target, &ps, plan.n_new)?;
         if p.seconds < plain.seconds {

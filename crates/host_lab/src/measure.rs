@@ -127,6 +127,26 @@ pub fn kernel_at(
     runs.flops(&what, (rows, n), product, progress)
 }
 
+/// The packed kernel's efficiency on `[rows, k] · [k, n]` products: its FLOP/s there over
+/// its [`kernel_peak`], as `runs` ratios of one run at that shape and one at the peak's
+/// shape taken one right after the other (each about `seconds_per_run`), so that a change
+/// of load on a shared host falls on both sides of each ratio. Errors as [`kernel_at`].
+pub fn kernel_efficiency(
+    shape: (usize, usize, usize),
+    runs: usize,
+    seconds_per_run: f64,
+    progress: &mut dyn Write,
+) -> Result<Sample, Error> {
+    check_runs(runs, seconds_per_run)?;
+    let ratios = (0..runs)
+        .map(|_| {
+            let at = kernel_at(shape, 1, seconds_per_run, progress)?.median();
+            Ok(at / kernel_peak(1, seconds_per_run, progress)?.median())
+        })
+        .collect::<Result<Vec<f64>, Error>>()?;
+    Sample::new(ratios)
+}
+
 /// The operands a kernel measurement multiplies: `a` (`rows × k`) and `w` (`k × n`), fixed
 /// values in ±0.1 (no zeros to skip, no denormals).
 fn operands(rows: usize, k: usize, n: usize) -> (Array2<f32>, Array2<f32>) {
@@ -390,6 +410,9 @@ mod tests {
             "{log}"
         );
         assert!(int4_peak(0, 1, 0.01, &mut Vec::new()).is_err());
+        let eff = kernel_efficiency((3, 64, 32), 3, 0.01, &mut Vec::new()).unwrap();
+        assert!(eff.runs.len() == 3 && eff.median() > 0.0);
+        assert!(kernel_efficiency((0, 64, 32), 1, 0.01, &mut Vec::new()).is_err());
         let at = kernel_at((3, 64, 32), 2, 0.01, &mut Vec::new()).unwrap();
         assert!(at.runs.len() == 2 && at.median() > 0.0);
         assert!(kernel_at((0, 64, 32), 1, 0.01, &mut Vec::new()).is_err());

@@ -51,7 +51,7 @@ pub fn print(out: &mut Out, f: &HostFigures) {
         m(int(md.cfg.n_layers)), mb(md.target_bytes), m(fixed(md.target_bytes as f64 / md.llc_bytes as f64, 1)),
         draft(DraftKind::FirstLayer).into(), mb(md.first_layer_bytes), draft(DraftKind::Int4).into(), mb(md.int4_bytes),
     ]));
-    out.print("\n一次前向给每个序列送进 n 个 token 要多久（预测用每个批前后重测的峰值与带宽，及内核在 B·n 行时的效率；max = 屋顶线，计算藏在访存下；相加 = 计算 + 访存）：");
+    out.print("\n一次前向给每个序列送进 n 个 token 要多久（预测用每轮计时之前重测的峰值与带宽，及内核在 B·n 行时的效率；max = 屋顶线，计算藏在访存下；相加 = 计算 + 访存）：");
     let rows = f.sweep.iter().map(|p| {
         let [t, r, a] = p.times();
         let cells = [time(t), time(r), time(a), ratio(t / r, 2), ratio(t / a, 2)].map(m);
