@@ -1,14 +1,13 @@
 //! Demo 2: batch size × context length — the best γ and speedup over the grid, a worked
 //! example of when verification stops being free; figure `batch.svg`.
 
-use decode_lab::{target_pass_cost, target_pass_time};
 use lecture_kit::value::{int, join, missing, parts, py, ratio, speedup, time};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Region, Series, Value, always, seed, what_if};
 use lecture_kit::{cut_at, log_sweep, try_map};
 use llm_math::critical_tokens;
 use serde_json::json;
 
-use super::round::{Round, break_even, slow_down};
+use super::round::{Round, Verification, break_even, slow_down};
 use super::setup::Input::{self, Alpha, Assumptions, Gamma, Grid, Hw, Target};
 use super::setup::Setup;
 use super::text::{DEMO2_BATCH, DEMO2_COMPETE, DEMO2_CONTEXT};
@@ -39,8 +38,8 @@ fn cell(round: &Option<Round>) -> Value {
 ///
 /// Its JSON `data` (times in seconds): `alpha`, `ctxs_tokens`, `max_batch` (at each context),
 /// `critical_tokens`; `grid`, one `{batch, cells}` per batch, a [`Round`] per context or
-/// null where the KV cache does not fit; `example`, `{t_base_s, t_verify_s, compute_bound}`
-/// at batch 512, context 512, 5 tokens, or null where that does not fit.
+/// null where the KV cache does not fit; `example`, a [`Verification`] of 5 tokens at batch
+/// 512, context 512, or null where that does not fit.
 pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let (base, label, cards) = (setup.base, setup.label(), setup.cards());
     let (alpha, gamma, gb) = (py(base.alpha), setup.gamma_name(), setup.memory_gb());
@@ -64,23 +63,20 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     out.print("（括号里是\"验证 γ+1 个 token 的时间 / 普通 decode 一步\"。）");
     let (batch, ctx, n_new) = EXAMPLE;
     let example = if batch <= setup.fitting_batch(ctx)? {
-        let s = setup.scenario(batch, ctx, base.alpha);
-        let (t_base_s, t_verify_s) = (target_pass_time(&s, 1)?, target_pass_time(&s, n_new)?);
-        let compute_bound = target_pass_cost(&s, n_new)?.is_compute_bound();
-        let (t, v) = (time(t_base_s), time(t_verify_s));
-        let r = ratio(t_verify_s / t_base_s, 1);
-        let bound = match compute_bound {
+        let v = Verification::of(&setup.scenario(batch, ctx, base.alpha), n_new)?;
+        let (t, t_v, r) = (time(v.t_base_s), time(v.t_verify_s), ratio(v.ratio(), 1));
+        let bound = match v.compute_bound {
             true => "已经让矩阵乘法变成算力受限",
             false => "仍然受带宽限制",
         };
-        out.print(format!("\n例：批 {batch}、上下文 {ctx}：普通一步 {t}，一次验证 {n_new} 个 token {v}（{r} 倍）——批 × {n_new} = {} 个 token {bound}。", batch * n_new));
-        json!({"compute_bound": compute_bound, "t_base_s": t_base_s, "t_verify_s": t_verify_s})
+        out.print(format!("\n例：批 {batch}、上下文 {ctx}：普通一步 {t}，一次验证 {n_new} 个 token {t_v}（{r} 倍）——批 × {n_new} = {} 个 token {bound}。", batch * n_new));
+        Some(v)
     } else {
         let tgt = base.target.name;
         out.print(format!(
             "\n例：批 {batch}、上下文 {ctx}：{tgt} 在{cards} 上放不下这么大的批。"
         ));
-        serde_json::Value::Null
+        None
     };
     let critical_tokens = critical_tokens(&base.hw, &base.deployment);
     let fits = setup.ctxs.iter().zip(&max_batch);

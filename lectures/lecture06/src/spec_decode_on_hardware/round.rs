@@ -1,6 +1,9 @@
-//! One speculative round as the lecture reports and exports it.
+//! One speculative round as the lecture reports and exports it ([`Round`]), what verifying
+//! costs beside a plain step ([`Verification`]), and the small helpers the demos share to
+//! print them.
 
-use decode_lab::{BestRound, RoundPlan, Scenario, best_round, round_plan, target_pass_time};
+use decode_lab::{BestRound, RoundPlan, Scenario, best_round, round_plan};
+use decode_lab::{target_pass_cost, target_pass_time};
 use lecture_kit::value::speedup;
 use lecture_kit::{Panel, RefLine, Value};
 use serde::{Deserialize, Serialize};
@@ -94,6 +97,51 @@ impl Round {
     }
 }
 
+/// A target pass over `n` tokens per sequence beside a plain decode step (n = 1) of the
+/// same scenario: what verifying γ = n − 1 drafts costs (times in seconds).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Verification {
+    /// One plain decode step of the target.
+    pub t_base_s: f64,
+    /// The target pass over the `n` tokens.
+    pub t_verify_s: f64,
+    /// Whether that pass is limited by its matrix products rather than its memory reads.
+    pub compute_bound: bool,
+}
+
+impl Verification {
+    /// Verifying `n` tokens per sequence in `s`: [`target_pass_time`] at `n` and at 1, and
+    /// whether [`target_pass_cost`] at `n` is compute-bound.
+    ///
+    /// Errors: as [`target_pass_time`] (a batch that does not fit, a bad knob).
+    pub fn of(s: &Scenario, n: u64) -> Result<Self, decode_lab::Error> {
+        Ok(Verification {
+            t_base_s: target_pass_time(s, 1)?,
+            t_verify_s: target_pass_time(s, n)?,
+            compute_bound: target_pass_cost(s, n)?.is_compute_bound(),
+        })
+    }
+
+    /// `t_verify / t_base`: what the pass costs in plain steps.
+    pub fn ratio(&self) -> f64 {
+        self.t_verify_s / self.t_base_s
+    }
+
+    /// Whether the pass costs less than 1% more than a plain step: Leviathan's assumption
+    /// (1), verification for free.
+    pub fn is_free(&self) -> bool {
+        self.ratio() < 1.01
+    }
+}
+
+/// How far verification is free: the largest `n` of `passes` (`(n, its verification)`, n
+/// increasing) up to which every pass is free ([`Verification::is_free`]), or 0 when the
+/// first already is not.
+pub fn free_up_to(passes: &[(u64, Verification)]) -> u64 {
+    let free = passes.iter().take_while(|(_, v)| v.is_free());
+    free.last().map_or(0, |(n, _)| *n)
+}
+
 /// A speedup panel's 1.0× break-even line, or, when it has no point, why (`why()`).
 pub fn break_even(panel: &mut Panel, why: impl FnOnce() -> String) {
     match panel.has_points() {
@@ -105,23 +153,6 @@ pub fn break_even(panel: &mut Panel, why: impl FnOnce() -> String) {
 /// A speedup as a typed value: `1.93×`, or `0.54×（变慢）` for a slow-down.
 pub fn slow_down(x: f64) -> Value {
     speedup(x).suffix(if x < 1.0 { "（变慢）" } else { "" })
-}
-
-/// How far verification is free in `s`: the largest of `ns` (increasing) up to which one
-/// target pass over n tokens per sequence costs less than 1% more than a plain decode
-/// step — Leviathan's assumption (1) — or 0 when the first already costs more.
-///
-/// Errors: as [`target_pass_time`] (a batch that does not fit, a bad knob).
-pub fn free_up_to(s: &Scenario, ns: &[u64]) -> Result<u64, decode_lab::Error> {
-    let t_base = target_pass_time(s, 1)?;
-    let mut free = 0;
-    for &n in ns {
-        if target_pass_time(s, n)? / t_base >= 1.01 {
-            break;
-        }
-        free = n;
-    }
-    Ok(free)
 }
 
 /// The fastest of several options (draft shapes, γs) and its speedup, options without a
@@ -138,31 +169,63 @@ pub fn fastest<L>(options: impl IntoIterator<Item = (L, Option<f64>)>) -> Option
 mod tests {
     use super::*;
 
+    /// Each of `ns` verified in `s`.
+    fn passes(s: &Scenario, ns: impl IntoIterator<Item = u64>) -> Vec<(u64, Verification)> {
+        ns.into_iter()
+            .map(|n| (n, Verification::of(s, n).unwrap()))
+            .collect()
+    }
+
     #[test]
     fn verification_is_free_until_its_compute_outgrows_the_weight_read() {
         // By hand, Llama-3.1-8B on an H100 at context 1024: a plain step reads 15.144 GB at
         // 2.68 TB/s = 5.6508 ms, + 1 ms; each token fed costs 15.547 GFLOP at 593.4 TFLOP/s
         // = 26.2 µs. Under 1% more (6.7173 ms) while n · 26.2 µs < 5.7173 ms: n ≤ 218.
         // At batch 64 the step reads 23.6 GB (8.81 ms) and a token costs 64 · 26.2 µs: n ≤ 5.
-        let all: Vec<u64> = (1..=300).collect();
-        assert_eq!(free_up_to(&Scenario::LECTURE, &all).unwrap(), 218);
+        let lecture = passes(&Scenario::LECTURE, 1..=300);
+        assert_eq!(free_up_to(&lecture), 218);
         let ns = [1, 2, 3, 5, 9, 17, 33, 65, 129, 257];
-        assert_eq!(free_up_to(&Scenario::LECTURE, &ns).unwrap(), 129);
+        assert_eq!(free_up_to(&passes(&Scenario::LECTURE, ns)), 129);
         let b64 = Scenario {
             batch: 64,
             ..Scenario::LECTURE
         };
-        assert_eq!(free_up_to(&b64, &all).unwrap(), 5);
+        assert_eq!(free_up_to(&passes(&b64, 1..=300)), 5);
         assert_eq!(
-            free_up_to(&b64, &[300, 1]).unwrap(),
+            free_up_to(&passes(&b64, [300, 1])),
             0,
             "the first already costs more"
         );
+        assert_eq!(free_up_to(&[]), 0);
+    }
+
+    #[test]
+    fn a_verification_is_priced_beside_the_plain_step_of_its_own_batch() {
+        // By hand, batch 1 at context 1024: 2 · 7,504,924,672 weight bytes and 1025 tokens
+        // of 131,072 KV bytes at 80% of 3.35 TB/s, + 1 ms; one token is the plain step.
+        let t_1 = (2.0 * 7_504_924_672.0 + 1025.0 * 131_072.0) / 2.68e12 + 1e-3;
+        let v = Verification::of(&Scenario::LECTURE, 1).unwrap();
+        assert!((v.t_base_s - t_1).abs() < 1e-12 && v.t_verify_s == v.t_base_s);
+        assert!(v.ratio() == 1.0 && v.is_free() && !v.compute_bound);
+        // Batch 512 at context 512: the plain step reads the weights and 512 · 513 tokens of
+        // KV (18.45 ms, its 512 tokens of compute take less); 5 tokens each are 2560 tokens
+        // of compute, 65.912 ms at 60% of 989 TFLOP/s (decode_lab's target_pass_cost).
+        let s = Scenario {
+            batch: 512,
+            ctx: 512,
+            ..Scenario::LECTURE
+        };
+        let v = Verification::of(&s, 5).unwrap();
+        let t_base = (2.0 * 7_504_924_672.0 + 512.0 * 513.0 * 131_072.0) / 2.68e12 + 1e-3;
+        assert!((v.t_base_s - t_base).abs() < 1e-12, "{v:?}");
+        assert!((v.t_verify_s - 66.912e-3).abs() < 1e-5, "{v:?}");
+        assert!(v.compute_bound && !v.is_free());
+        assert!((v.ratio() - 66.912 / 19.4465).abs() < 1e-3, "{}", v.ratio());
         let too_big = Scenario {
             batch: 1 << 20,
             ..Scenario::LECTURE
         };
-        assert!(free_up_to(&too_big, &ns).is_err());
+        assert!(Verification::of(&too_big, 2).is_err());
     }
 
     #[test]
