@@ -1,6 +1,7 @@
 //! Demo 2: batch size × context length — the best γ and speedup over the grid, a worked
 //! example of when verification stops being free; figure `batch.svg`.
 
+use decode_lab::pass_deployment;
 use lecture_kit::value::{int, join, missing, parts, py, ratio, speedup, time};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Region, Series, Value, always, seed, what_if};
 use lecture_kit::{cut_at, log_sweep, try_map};
@@ -37,9 +38,10 @@ fn cell(round: &Option<Round>) -> Value {
 /// 演示 2: the best γ and speedup over batch size × context; when verification stops being free.
 ///
 /// Its JSON `data` (times in seconds): `alpha`, `ctxs_tokens`, `max_batch` (at each context),
-/// `critical_tokens`; `grid`, one `{batch, cells}` per batch, a [`Round`] per context or
-/// null where the KV cache does not fit; `example`, a [`Verification`] of 5 tokens at batch
-/// 512, context 512, or null where that does not fit.
+/// `critical_tokens` (at the FP8 factors the passes are priced at, [`pass_deployment`]);
+/// `grid`, one `{batch, cells}` per batch, a [`Round`] per context or null where the KV
+/// cache does not fit; `example`, a [`Verification`] of 5 tokens at batch 512, context 512,
+/// or null where that does not fit.
 pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let (base, label, cards) = (setup.base, setup.label(), setup.cards());
     let (alpha, gamma, gb) = (py(base.alpha), setup.gamma_name(), setup.memory_gb());
@@ -78,7 +80,7 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         ));
         None
     };
-    let critical_tokens = critical_tokens(&base.hw, &base.deployment);
+    let critical_tokens = critical_tokens(&base.hw, &pass_deployment(&base)?);
     let fits = setup.ctxs.iter().zip(&max_batch);
     let fits = fits.map(|(c, m)| format!("上下文 {c} 最多 {m} 个序列"));
     let (c0, speedups, fits) = (setup.ctxs[0], speedups.join("、"), join(fits, "、"));
