@@ -2,8 +2,8 @@
 //! example of when verification stops being free; figure `batch.svg`.
 
 use decode_lab::pass_deployment;
-use lecture_kit::value::{int, join, missing, parts, py, ratio, speedup, time};
-use lecture_kit::{Axis, Error, Figure, Out, Panel, Region, Series, Value, always, seed, what_if};
+use lecture_kit::value::{int, join, missing, py, ratio, time};
+use lecture_kit::{Axis, Error, Figure, Out, Panel, Region, Series, always, seed, what_if};
 use lecture_kit::{cut_at, log_sweep, try_map};
 use llm_math::critical_tokens;
 use serde_json::json;
@@ -19,22 +19,6 @@ pub const READS: &[Input] = &[Hw, Target, Input::Draft, Alpha, Assumptions, Gamm
 /// The worked example: batch, context, tokens verified per sequence.
 const EXAMPLE: (u64, u64, u64) = (512, 512, 5);
 
-/// One cell of the grid — "γ=4, 1.93×（验证 1.00）", "不投机" or "放不下" — with its γ,
-/// speedup and verification ratio as values (γ 0 and 1× where it does not speculate).
-fn cell(round: &Option<Round>) -> Value {
-    let Some(r) = round else {
-        return missing("放不下");
-    };
-    let gamma = int(r.gamma).named("γ").unit("tokens");
-    let x = speedup(r.speedup).named("加速比");
-    if !r.speculate {
-        return parts("不投机", [gamma, x, missing("").named("验证").unit("×")]);
-    }
-    let x = x.suffix(if r.speedup < 1.0 { " 变慢" } else { "" });
-    let verify = ratio(r.plan.verify_ratio, 2).named("验证");
-    parts("γ={}, {}（验证 {}）", [gamma, x, verify])
-}
-
 /// 演示 2: the best γ and speedup over batch size × context; when verification stops being free.
 ///
 /// Its JSON `data` (times in seconds): `alpha`, `ctxs_tokens`, `max_batch` (at each context),
@@ -47,6 +31,8 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let (alpha, gamma, gb) = (py(base.alpha), setup.gamma_name(), setup.memory_gb());
     out.header(format!("演示 2：批大小 × 上下文长度（α = {alpha}）——每格：{gamma}、加速比；\"放不下\"= KV 超出 {gb} GB 显存"));
     let max_batch = try_map(&setup.ctxs, |&c| setup.fitting_batch(c))?;
+    // "放不下" where the batch does not fit at that context, else the round (Round::cell).
+    let cell = |c: &Option<Round>| c.as_ref().map_or(missing("放不下"), Round::cell);
     let (mut grid, mut rows, mut speedups) = (Vec::new(), Vec::new(), Vec::new());
     for &batch in &setup.batches {
         let cells = try_map(&setup.ctxs, |&ctx| setup.fitting_round(batch, ctx))?;

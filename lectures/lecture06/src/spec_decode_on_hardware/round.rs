@@ -4,7 +4,7 @@
 
 use decode_lab::{BestRound, RoundPlan, Scenario, best_round, round_plan};
 use decode_lab::{target_pass_cost, target_pass_time};
-use lecture_kit::value::speedup;
+use lecture_kit::value::{int, missing, parts, ratio, speedup};
 use lecture_kit::{Panel, RefLine, Value};
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +77,20 @@ impl From<&BestRound> for Round {
 }
 
 impl Round {
+    /// The round as demo 2's grid prints it — "γ=4, 1.93×（验证 1.00）", with " 变慢" after a
+    /// speedup below 1, or "不投机" — with its γ, speedup and verification ratio as values
+    /// (γ 0 and 1×, and no ratio, where it does not speculate).
+    pub fn cell(&self) -> Value {
+        let gamma = int(self.gamma).named("γ").unit("tokens");
+        let x = speedup(self.speedup).named("加速比");
+        if !self.speculate {
+            return parts("不投机", [gamma, x, missing("").named("验证").unit("×")]);
+        }
+        let x = x.suffix(if self.speedup < 1.0 { " 变慢" } else { "" });
+        let verify = ratio(self.plan.verify_ratio, 2).named("验证");
+        parts("γ={}, {}（验证 {}）", [gamma, x, verify])
+    }
+
     /// The round at a fixed γ (engines run one): it "speculates" whatever its speedup, and
     /// a speedup below 1 is a slow-down the lecture prints as such.
     pub fn fixed(plan: &RoundPlan) -> Self {
@@ -226,6 +240,42 @@ mod tests {
             ..Scenario::LECTURE
         };
         assert!(Verification::of(&too_big, 2).is_err());
+    }
+
+    fn round(speculate: bool, gamma: u32, speedup: f64, verify_ratio: f64) -> Round {
+        let plan = Plan {
+            gamma,
+            expected_tokens: 3.0,
+            speedup,
+            verify_ratio,
+            c: 0.2,
+            t_base_s: 1e-2,
+            t_draft_s: 2e-3,
+            t_verify_s: verify_ratio * 1e-2,
+            t_round_s: 2e-2,
+        };
+        let gamma = if speculate { gamma } else { 0 };
+        let speedup = if speculate { speedup } else { 1.0 };
+        Round {
+            speculate,
+            gamma,
+            speedup,
+            plan,
+        }
+    }
+
+    #[test]
+    fn a_grid_cell_prints_gamma_speedup_and_verify_ratio_and_exports_each() {
+        use lecture_kit::Datum::{Int, Missing, Number};
+        let c = round(true, 4, 1.925, 1.004).cell();
+        assert_eq!(c.to_string(), "γ=4, 1.93×（验证 1.00）");
+        assert_eq!(c.data(), [Int(4), Number(1.925), Number(1.004)]);
+        let slow = round(true, 8, 0.7, 2.5).cell();
+        assert_eq!(slow.to_string(), "γ=8, 0.70× 变慢（验证 2.50）");
+        // Plain decoding: γ 0 and 1×, no ratio, whatever the best plan tried was.
+        let plain = round(false, 2, 0.97, 1.3).cell();
+        assert_eq!(plain.to_string(), "不投机");
+        assert_eq!(plain.data(), [Int(0), Number(1.0), Missing]);
     }
 
     #[test]
