@@ -1,12 +1,14 @@
-//! One speculative round as the lecture reports and exports it ([`Round`]), what verifying
-//! costs beside a plain step ([`Verification`]), and the small helpers the demos share to
-//! print them.
+//! One speculative round as the lecture reports and exports it — with a chain of drafts
+//! ([`Round`]) or a tree ([`TreeRound`]) — what verifying costs beside a plain step
+//! ([`Verification`]), and the small helpers the demos share to print them.
 
 use decode_lab::{BestRound, RoundPlan, Scenario, best_round, round_plan};
-use decode_lab::{target_pass_cost, target_pass_time};
-use lecture_kit::value::{int, missing, parts, ratio, speedup};
+use decode_lab::{TreeAcceptance, target_pass_cost, target_pass_time};
+use lecture_kit::value::{fixed, int, label, missing, parts, ratio, speedup};
 use lecture_kit::{Panel, RefLine, Value};
 use serde::{Deserialize, Serialize};
+
+use super::toy_model::shape_label;
 
 /// One speculative round as the lecture reports it: [`BestRound`] as data (and read back
 /// from the JSON export).
@@ -108,6 +110,50 @@ impl Round {
             Some(g) => Round::fixed(&round_plan(s, g)?),
             None => Round::from(&best_round(s)?),
         })
+    }
+}
+
+/// A round with a draft tree (or chain) as demo 3 reports and exports it: its size and τ
+/// measured on the toy model, and its speedup on the cards at each of a list of batches
+/// (none where that batch does not fit). Its table row, the summary and the figure all
+/// read it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TreeRound {
+    /// Its name in the tables: "链 γ=4", "树 4×2×2×1" ([`shape_label`]).
+    pub label: String,
+    /// The draft's top k at each level.
+    pub branching: Vec<u32>,
+    /// Draft tokens verified per round.
+    pub nodes: u64,
+    /// τ: the tokens a round yields on average.
+    pub tau: f64,
+    /// Its speedup at each batch.
+    pub speedup: Vec<Option<f64>>,
+}
+
+impl TreeRound {
+    /// The tree of per-level top k `branching`, accepted as `acc`, at `speedup`.
+    pub fn new(branching: &[u32], acc: &TreeAcceptance, speedup: Vec<Option<f64>>) -> Self {
+        TreeRound {
+            label: shape_label(branching),
+            branching: branching.to_vec(),
+            nodes: acc.nodes,
+            tau: acc.tau(),
+            speedup,
+        }
+    }
+
+    /// Its row in demo 3's tables: the label, the nodes and τ (two decimals) in tokens, then
+    /// each speedup ("1.93×"), or "放不下" where the batch does not fit.
+    pub fn row(&self) -> Vec<Value> {
+        let nodes = int(self.nodes).unit("tokens");
+        let tau = fixed(self.tau, 2).unit("tokens");
+        let x = self.speedup.iter();
+        let x = x.map(|x| x.map_or(missing("放不下"), speedup));
+        [label(&self.label), nodes, tau]
+            .into_iter()
+            .chain(x)
+            .collect()
     }
 }
 
@@ -276,6 +322,26 @@ mod tests {
         let plain = round(false, 2, 0.97, 1.3).cell();
         assert_eq!(plain.to_string(), "不投机");
         assert_eq!(plain.data(), [Int(0), Number(1.0), Missing]);
+    }
+
+    #[test]
+    fn a_tree_round_is_its_shape_its_acceptance_and_its_speedups() {
+        // Four start positions accepting 0, 1, 2 and 3 levels: τ = 1 + 6/4 = 2.5.
+        let acc = TreeAcceptance {
+            accepted: vec![0, 1, 2, 3],
+            nodes: 6,
+        };
+        let t = TreeRound::new(&[2, 2], &acc, vec![Some(1.925), None]);
+        assert_eq!(
+            (t.label.as_str(), t.branching.as_slice()),
+            ("树 2×2", &[2, 2][..])
+        );
+        assert_eq!((t.nodes, t.tau), (6, 2.5));
+        let row: Vec<String> = t.row().iter().map(ToString::to_string).collect();
+        assert_eq!(row, ["树 2×2", "6", "2.50", "1.93×", "放不下"]);
+        assert_eq!(t.row()[2].unit_str(), "tokens");
+        let chain = TreeRound::new(&[1, 1, 1], &acc, vec![]);
+        assert_eq!((chain.label.as_str(), chain.row().len()), ("链 γ=3", 3));
     }
 
     #[test]
