@@ -144,6 +144,37 @@ impl Axis {
         self.range = Some((lo, hi));
         self
     }
+
+    /// The same axis over a fixed range fitted to `values` — the points of several panels
+    /// that should share one scale, a reference line that must show: from the lowest to the
+    /// highest, widened on each side by `margin` times that span but at least `min_margin`,
+    /// and cut at 0 when no value is negative. Non-finite values are ignored; with no finite
+    /// value the axis is unchanged.
+    ///
+    /// ```
+    /// use lecture_kit::Axis;
+    /// // Speedups 0.8× to 2×, and the 1× line: 1.2 wide, 10% of it (0.12) each side.
+    /// let y = Axis::linear("speedup").fit([1.2, 0.8, 2.0, 1.0], 0.1, 0.05);
+    /// let (lo, hi) = y.range.unwrap();
+    /// assert!((lo - 0.68).abs() < 1e-12 && (hi - 2.12).abs() < 1e-12);
+    /// ```
+    pub fn fit(self, values: impl IntoIterator<Item = f64>, margin: f64, min_margin: f64) -> Self {
+        let finite = values.into_iter().filter(|v| v.is_finite());
+        let extent = finite.fold(None, |e: Option<(f64, f64)>, v| match e {
+            None => Some((v, v)),
+            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+        });
+        let Some((lo, hi)) = extent else {
+            return self;
+        };
+        let pad = ((hi - lo) * margin).max(min_margin);
+        let bottom = if lo >= 0.0 {
+            (lo - pad).max(0.0)
+        } else {
+            lo - pad
+        };
+        self.range(bottom, hi + pad)
+    }
 }
 
 /// Linear or logarithmic axis.
@@ -297,6 +328,39 @@ mod tests {
                 .points
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_fitted_axis_spans_its_values_with_a_margin_each_side_and_stops_at_zero() {
+        let fit = |values: &[f64], margin, min| Axis::linear("y").fit(values.to_vec(), margin, min);
+        let close = |a: &Axis, want: (f64, f64)| {
+            let r = a.range.expect("a fitted range");
+            assert!(
+                (r.0 - want.0).abs() < 1e-12 && (r.1 - want.1).abs() < 1e-12,
+                "{r:?}"
+            );
+        };
+        // By hand: 0.8 to 2.0 is 1.2 wide; 10% of it is 0.12, more than the 0.05 minimum.
+        close(&fit(&[1.2, 0.8, 2.0], 0.1, 0.05), (0.68, 2.12));
+        // 1.0 to 1.01: 6% of 0.01 is 0.0006, so the minimum margin 0.05 applies.
+        close(&fit(&[1.01, 1.0], 0.06, 0.05), (0.95, 1.06));
+        // 0.02 to 1.0 with a 0.1 margin would start at −0.078: non-negative data stops at 0.
+        close(&fit(&[0.02, 1.0], 0.1, 0.0), (0.0, 1.098));
+        // Negative data is not cut: −1 to 1, 0.2 each side.
+        close(&fit(&[-1.0, 1.0], 0.1, 0.0), (-1.2, 1.2));
+        // Non-finite values do not count; none at all leave the axis as it was.
+        close(
+            &fit(&[f64::NAN, 2.0, f64::INFINITY, 1.0], 0.0, 0.5),
+            (0.5, 2.5),
+        );
+        assert_eq!(fit(&[f64::NAN], 0.1, 0.05), Axis::linear("y"));
+        assert_eq!(fit(&[], 0.1, 0.05), Axis::linear("y"));
+        let kept = Axis::log("x").range(1.0, 8.0).fit([f64::NAN], 0.1, 0.1);
+        assert_eq!(kept.range, Some((1.0, 8.0)));
+        // The label, scale and ticks are the axis's own.
+        let y = Axis::linear("speedup").times().fit([1.0], 0.06, 0.05);
+        assert_eq!((y.label.as_str(), y.ticks), ("speedup", TickFormat::Times));
+        close(&y, (0.95, 1.05));
     }
 
     #[test]

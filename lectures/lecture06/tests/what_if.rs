@@ -102,6 +102,29 @@ fn draft_kinds_are_costed_as_documented() {
 }
 
 #[test]
+fn the_critical_batch_is_priced_at_the_fp8_factors_the_passes_use() {
+    let critical = |args: &[&str]| {
+        let d = data(&[&["--demo", "2"][..], args].concat(), "demo2");
+        d["critical_tokens"].as_f64().unwrap()
+    };
+    // By hand, an H100 with FP8 weights (1 byte each, 1979 TFLOP/s FP8 peak) at 60% / 80%:
+    // 1979e12 · 0.6 · 1 / (2 · 3.35e12 · 0.8) = 221.53 tokens.
+    let fp8 = ["--weights", "fp8"];
+    assert!((critical(&fp8) - 221.5299).abs() < 1e-3);
+    // Bandwidth at 0.4 of that: 1187.4e12 / (2 · 3.35e12 · 0.32) = 1187.4 / 2.144 = 553.82.
+    let slow_bandwidth = [&fp8[..], &["--fp8-bandwidth-factor", "0.4"]].concat();
+    assert!((critical(&slow_bandwidth) - 553.8246).abs() < 1e-3);
+    let text = run::<Cli>(&[&["--demo", "2"][..], &slow_bandwidth].concat()).stdout;
+    assert!(text.contains("临界批大小约 554 个 token"), "{text}");
+    // Compute at 0.5 of that: 1979e12 · 0.3 / 5.36e12 = 110.76.
+    let slow_compute = [&fp8[..], &["--fp8-compute-factor", "0.5"]].concat();
+    assert!((critical(&slow_compute) - 110.7649).abs() < 1e-3);
+    // The factors apply to FP8 weights only: bf16 keeps 989e12 · 0.6 · 2 / 5.36e12 = 221.42.
+    let bf16 = critical(&["--fp8-bandwidth-factor", "0.4"]);
+    assert!((bf16 - 221.4179).abs() < 1e-3, "{bf16}");
+}
+
+#[test]
 fn batch_and_context_lists_replace_the_grid() {
     let d = data(
         &["--demo", "2", "--batch", "1,8", "--ctx", "8192,131072"],

@@ -7,7 +7,7 @@ use lecture_kit::value::{fixed, int, py, ratio, time};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
 use serde_json::json;
 
-use super::round::{free_up_to, slow_down};
+use super::round::{Verification, free_up_to, slow_down};
 use super::setup::Input::{self, Assumptions, Gamma, Grid, Hw, Target, Tree};
 use super::setup::Setup;
 use super::text::{DEMO1_FASTER, DEMO1_FREE, demo1_c, draft_label, draft_share};
@@ -46,11 +46,13 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     out.print(format!(
         "目标模型普通 decode 一步 {t}；草稿模型一步 {t_d} → c = {c3}（{share}）"
     ));
-    let (mut rows, mut forward) = (Vec::new(), Vec::new());
+    let (mut rows, mut forward, mut passes) = (Vec::new(), Vec::new(), Vec::new());
     for n in DEMO1_NS {
-        let t = target_pass_time(&s, n)?;
-        rows.push(row![int(n).unit("tokens"), time(t), ratio(t / t_base_s, 3)]);
-        forward.push(json!({"n": n, "time_s": t}));
+        let v = Verification::of(&s, n)?;
+        let (t, r) = (time(v.t_verify_s), ratio(v.ratio(), 3));
+        rows.push(row![int(n).unit("tokens"), t, r]);
+        forward.push(json!({"n": n, "time_s": v.t_verify_s}));
+        passes.push((n, v));
     }
     out.print("\n目标模型一次前向送进 n 个 token（验证 γ = n − 1 个草稿）要多久：");
     let caption = format!(
@@ -76,7 +78,7 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         out.print(format!("\n给定实测的接受长度 τ = {tau_}（{depth} 层、{nodes} 个节点的树，草稿 {drf}）：加速 {x}。"));
         tree = Some(json!({"tau": tau, "depth": depth, "nodes": nodes, "speedup": speedup}));
     }
-    let free = free_up_to(&s, &DEMO1_NS)?;
+    let free = free_up_to(&passes);
     let r = setup.round(batch, ctx, 0.8)?; // the summary's α
     let (x, c2) = (slow_down(r.speedup), fixed(c, 2));
     let at_08 = match r.speculate {

@@ -1,14 +1,14 @@
 //! Demo 2: batch size × context length — the best γ and speedup over the grid, a worked
 //! example of when verification stops being free; figure `batch.svg`.
 
-use decode_lab::{target_pass_cost, target_pass_time};
-use lecture_kit::value::{int, join, missing, parts, py, ratio, speedup, time};
-use lecture_kit::{Axis, Error, Figure, Out, Panel, Region, Series, Value, always, seed, what_if};
+use decode_lab::pass_deployment;
+use lecture_kit::value::{int, join, missing, py, ratio, time};
+use lecture_kit::{Axis, Error, Figure, Out, Panel, Region, Series, always, seed, what_if};
 use lecture_kit::{cut_at, log_sweep, try_map};
 use llm_math::critical_tokens;
 use serde_json::json;
 
-use super::round::{Round, break_even, slow_down};
+use super::round::{Round, Verification, break_even, slow_down};
 use super::setup::Input::{self, Alpha, Assumptions, Gamma, Grid, Hw, Target};
 use super::setup::Setup;
 use super::text::{DEMO2_BATCH, DEMO2_COMPETE, DEMO2_CONTEXT};
@@ -19,33 +19,20 @@ pub const READS: &[Input] = &[Hw, Target, Input::Draft, Alpha, Assumptions, Gamm
 /// The worked example: batch, context, tokens verified per sequence.
 const EXAMPLE: (u64, u64, u64) = (512, 512, 5);
 
-/// One cell of the grid — "γ=4, 1.93×（验证 1.00）", "不投机" or "放不下" — with its γ,
-/// speedup and verification ratio as values (γ 0 and 1× where it does not speculate).
-fn cell(round: &Option<Round>) -> Value {
-    let Some(r) = round else {
-        return missing("放不下");
-    };
-    let gamma = int(r.gamma).named("γ").unit("tokens");
-    let x = speedup(r.speedup).named("加速比");
-    if !r.speculate {
-        return parts("不投机", [gamma, x, missing("").named("验证").unit("×")]);
-    }
-    let x = x.suffix(if r.speedup < 1.0 { " 变慢" } else { "" });
-    let verify = ratio(r.plan.verify_ratio, 2).named("验证");
-    parts("γ={}, {}（验证 {}）", [gamma, x, verify])
-}
-
 /// 演示 2: the best γ and speedup over batch size × context; when verification stops being free.
 ///
 /// Its JSON `data` (times in seconds): `alpha`, `ctxs_tokens`, `max_batch` (at each context),
-/// `critical_tokens`; `grid`, one `{batch, cells}` per batch, a [`Round`] per context or
-/// null where the KV cache does not fit; `example`, `{t_base_s, t_verify_s, compute_bound}`
-/// at batch 512, context 512, 5 tokens, or null where that does not fit.
+/// `critical_tokens` (at the FP8 factors the passes are priced at, [`pass_deployment`]);
+/// `grid`, one `{batch, cells}` per batch, a [`Round`] per context or null where the KV
+/// cache does not fit; `example`, a [`Verification`] of 5 tokens at batch 512, context 512,
+/// or null where that does not fit.
 pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let (base, label, cards) = (setup.base, setup.label(), setup.cards());
     let (alpha, gamma, gb) = (py(base.alpha), setup.gamma_name(), setup.memory_gb());
     out.header(format!("演示 2：批大小 × 上下文长度（α = {alpha}）——每格：{gamma}、加速比；\"放不下\"= KV 超出 {gb} GB 显存"));
     let max_batch = try_map(&setup.ctxs, |&c| setup.fitting_batch(c))?;
+    // "放不下" where the batch does not fit at that context, else the round (Round::cell).
+    let cell = |c: &Option<Round>| c.as_ref().map_or(missing("放不下"), Round::cell);
     let (mut grid, mut rows, mut speedups) = (Vec::new(), Vec::new(), Vec::new());
     for &batch in &setup.batches {
         let cells = try_map(&setup.ctxs, |&ctx| setup.fitting_round(batch, ctx))?;
@@ -64,25 +51,22 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     out.print("（括号里是\"验证 γ+1 个 token 的时间 / 普通 decode 一步\"。）");
     let (batch, ctx, n_new) = EXAMPLE;
     let example = if batch <= setup.fitting_batch(ctx)? {
-        let s = setup.scenario(batch, ctx, base.alpha);
-        let (t_base_s, t_verify_s) = (target_pass_time(&s, 1)?, target_pass_time(&s, n_new)?);
-        let compute_bound = target_pass_cost(&s, n_new)?.is_compute_bound();
-        let (t, v) = (time(t_base_s), time(t_verify_s));
-        let r = ratio(t_verify_s / t_base_s, 1);
-        let bound = match compute_bound {
+        let v = Verification::of(&setup.scenario(batch, ctx, base.alpha), n_new)?;
+        let (t, t_v, r) = (time(v.t_base_s), time(v.t_verify_s), ratio(v.ratio(), 1));
+        let bound = match v.compute_bound {
             true => "已经让矩阵乘法变成算力受限",
             false => "仍然受带宽限制",
         };
-        out.print(format!("\n例：批 {batch}、上下文 {ctx}：普通一步 {t}，一次验证 {n_new} 个 token {v}（{r} 倍）——批 × {n_new} = {} 个 token {bound}。", batch * n_new));
-        json!({"compute_bound": compute_bound, "t_base_s": t_base_s, "t_verify_s": t_verify_s})
+        out.print(format!("\n例：批 {batch}、上下文 {ctx}：普通一步 {t}，一次验证 {n_new} 个 token {t_v}（{r} 倍）——批 × {n_new} = {} 个 token {bound}。", batch * n_new));
+        Some(v)
     } else {
         let tgt = base.target.name;
         out.print(format!(
             "\n例：批 {batch}、上下文 {ctx}：{tgt} 在{cards} 上放不下这么大的批。"
         ));
-        serde_json::Value::Null
+        None
     };
-    let critical_tokens = critical_tokens(&base.hw, &base.deployment);
+    let critical_tokens = critical_tokens(&base.hw, &pass_deployment(&base)?);
     let fits = setup.ctxs.iter().zip(&max_batch);
     let fits = fits.map(|(c, m)| format!("上下文 {c} 最多 {m} 个序列"));
     let (c0, speedups, fits) = (setup.ctxs[0], speedups.join("、"), join(fits, "、"));

@@ -3,11 +3,11 @@
 //! figure `trees.svg`.
 
 use decode_lab::{Draft, Scenario, TreeShape, tree_accept_lengths, tree_speedup};
-use lecture_kit::value::{self, fixed, int, join, missing, percent};
-use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
+use lecture_kit::value::{self, fixed, join, percent};
+use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, seed, try_map, what_if};
 use serde_json::json;
 
-use super::round::{break_even, fastest};
+use super::round::{TreeRound, break_even, fastest};
 use super::setup::{Input, Setup};
 use super::text::{DEMO3_COST, DEMO3_EAGLE, DEMO3_TREES};
 use super::toy_model;
@@ -23,9 +23,6 @@ pub const DEMO3_BATCHES: [u64; 2] = [1, 32];
 const CTX: u64 = 1024;
 const LEVEL_COST: f64 = 0.05;
 const TOP_K: [u32; 4] = [1, 2, 4, 8];
-/// One shape as [`trees_figure`] draws it: its τ, and its speedup at each of
-/// [`DEMO3_BATCHES`] (none where that batch does not fit).
-pub type ShapeDots = (f64, [Option<f64>; 2]);
 /// The tables' first three headers.
 const HEADERS: [&str; 3] = ["草稿形状", "每轮验证的草稿 token", "τ = 每轮产出的 token"];
 
@@ -47,7 +44,6 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let [b1, b32] = DEMO3_BATCHES;
     let mut headers = HEADERS.map(String::from).to_vec();
     headers.extend([format!("{hw} 加速 批 {b1}"), format!("批 {b32}")]);
-    let labels = DEMO3_SHAPES.map(shape_label);
     let (mut drafts, mut measured, mut found) = (Vec::new(), Vec::new(), Vec::new());
     for (i, d) in toy_model::shared()?.ranks.iter().enumerate() {
         let (name, top_k) = (d.name, TOP_K.map(|k| d.top_k_fraction(k)));
@@ -55,31 +51,25 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         out.print(format!(
             "\n草稿：{name}；正确答案在草稿的前 1/2/4/8 名里的比例：{fractions}"
         ));
-        let (mut rows, mut shapes, mut figures) = (Vec::new(), Vec::new(), Vec::new());
-        for (br, label) in DEMO3_SHAPES.into_iter().zip(&labels) {
+        let shapes = try_map(DEMO3_SHAPES, |br| -> Result<TreeRound, Error> {
             let tree = TreeShape::new(br)?;
             let acc = tree_accept_lengths(&d.ranks, &tree)?;
-            let (tau, nodes) = (acc.tau(), acc.nodes);
-            let x = |b| (b <= fits).then(|| tree_speedup(&at(b), &tree, tau));
-            let speedup = [x(b1).transpose()?, x(b32).transpose()?];
-            let [c1, c32] = speedup.map(|s| s.map_or(missing("放不下"), value::speedup));
-            let (n, t) = (int(nodes).unit("tokens"), fixed(tau, 2).unit("tokens"));
-            rows.push(row![value::label(label), n, t, c1, c32]);
-            shapes.push(json!({"label": label, "branching": br, "nodes": nodes, "tau": tau, "speedup": speedup}));
-            figures.push((tau, speedup));
-        }
+            let x = |b| (b <= fits).then(|| tree_speedup(&at(b), &tree, acc.tau()));
+            let speedup = try_map(DEMO3_BATCHES, |b| x(b).transpose())?;
+            Ok(TreeRound::new(br, &acc, speedup))
+        })?;
         let caption = format!("演示 3：草稿「{name}」的各种形状（{hw}、{tgt}、上下文 {CTX}）");
-        let table = out.table(headers.clone(), rows);
+        let table = out.table(headers.clone(), shapes.iter().map(TreeRound::row));
         table.id(format!("demo3_draft{}", i + 1)).caption(caption);
         // The draft's fastest shape at each batch.
         let at_batch = DEMO3_BATCHES.iter().enumerate().map(|(k, b)| {
-            let best = fastest(labels.iter().zip(figures.iter().map(|f| f.1[k])));
+            let best = fastest(shapes.iter().map(|s| (&s.label, s.speedup[k])));
             let best = best.map(|(l, x)| format!("{l} {}", value::speedup(x)));
             format!("批 {b} 最快是 {}", best.as_deref().unwrap_or("放不下"))
         });
         found.push(format!("草稿「{name}」{}", join(at_batch, "，")));
         drafts.push(json!({"name": name, "top_k_fraction": top_k, "shapes": shapes}));
-        measured.push((name, figures));
+        measured.push((name, shapes));
     }
     let cost = percent(LEVEL_COST);
     out.print(format!("\n（换算到 {hw} 时：目标 = {tgt}、上下文 {CTX}；草稿每层的代价假设为目标一步的 {cost}（EAGLE 式的单层草稿），树有几层就草稿几次；验证 = 一次送进\"节点数 + 1\"个 token。）"));
@@ -99,12 +89,12 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
 
 /// Figure `trees.svg`: dot plots over the draft shapes — each draft's τ (top panel), then
 /// its speedup at batch 1 and 32 on one shared scale with the 1.0× line; a batch that does
-/// not fit on the cards says so in words. `drafts`: each draft's name and its shapes, in
-/// the order of [`DEMO3_SHAPES`].
-pub fn trees_figure(setup: &Setup, drafts: &[(&str, Vec<ShapeDots>)]) -> Figure {
+/// not fit on the cards says so in words. `drafts`: each draft's name and its table's
+/// shapes, in the order of [`DEMO3_SHAPES`].
+pub fn trees_figure(setup: &Setup, drafts: &[(&str, Vec<TreeRound>)]) -> Figure {
     let (hw, tgt, cards) = (setup.hw_name(), setup.base.target.name, setup.cards());
     let axis = || Axis::categories("草稿形状", DEMO3_SHAPES.map(shape_label).to_vec());
-    let dots = |y: &dyn Fn(&ShapeDots) -> Option<f64>| {
+    let dots = |y: &dyn Fn(&TreeRound) -> Option<f64>| {
         let series = drafts
             .iter()
             .map(|(name, s)| Series::category_dots(*name, s.iter().map(y)));
@@ -112,17 +102,15 @@ pub fn trees_figure(setup: &Setup, drafts: &[(&str, Vec<ShapeDots>)]) -> Figure 
     };
     let title = "τ = 每轮产出的 token（玩具模型上实测的接受长度）";
     let tau = Panel::new(title, axis(), Axis::linear("τ（token）"));
-    let mut panels = vec![tau.with(dots(&|s| Some(s.0)))];
+    let mut panels = vec![tau.with(dots(&|s| Some(s.tau)))];
     // One speedup scale for every batch, so the panels compare at a glance; it shows 1×.
     let all = drafts.iter().flat_map(|(_, s)| s);
-    let all = all.flat_map(|s| s.1.into_iter().flatten());
-    let (lo, hi) = all.fold((1.0f64, 1.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    let pad = ((hi - lo) * 0.06).max(0.05);
+    let all = all.flat_map(|s| s.speedup.iter().flatten().copied());
+    let y = Axis::linear("加速比").times();
+    let y = y.fit(all.chain([1.0]), 0.06, 0.05);
     for (k, b) in DEMO3_BATCHES.iter().enumerate() {
-        let y = Axis::linear("加速比").times();
-        let y = y.range((lo - pad).max(0.0), hi + pad);
         let title = format!("批 {b}：{hw} 上的加速比（目标 {tgt}）");
-        let mut panel = Panel::new(title, axis(), y).with(dots(&|s| s.1[k]));
+        let mut panel = Panel::new(title, axis(), y.clone()).with(dots(&|s| s.speedup[k]));
         let why = || format!("批 {b} 放不下：{tgt} 在{cards} 上装不下 {b} 个上下文 {CTX} 的序列。");
         break_even(&mut panel, why);
         panels.push(panel);

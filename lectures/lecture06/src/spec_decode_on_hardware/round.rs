@@ -1,9 +1,14 @@
-//! One speculative round as the lecture reports and exports it.
+//! One speculative round as the lecture reports and exports it — with a chain of drafts
+//! ([`Round`]) or a tree ([`TreeRound`]) — what verifying costs beside a plain step
+//! ([`Verification`]), and the small helpers the demos share to print them.
 
-use decode_lab::{BestRound, RoundPlan, Scenario, best_round, round_plan, target_pass_time};
-use lecture_kit::value::speedup;
+use decode_lab::{BestRound, RoundPlan, Scenario, best_round, round_plan};
+use decode_lab::{TreeAcceptance, target_pass_cost, target_pass_time};
+use lecture_kit::value::{fixed, int, label, missing, parts, ratio, speedup};
 use lecture_kit::{Panel, RefLine, Value};
 use serde::{Deserialize, Serialize};
+
+use super::toy_model::shape_label;
 
 /// One speculative round as the lecture reports it: [`BestRound`] as data (and read back
 /// from the JSON export).
@@ -74,6 +79,20 @@ impl From<&BestRound> for Round {
 }
 
 impl Round {
+    /// The round as demo 2's grid prints it — "γ=4, 1.93×（验证 1.00）", with " 变慢" after a
+    /// speedup below 1, or "不投机" — with its γ, speedup and verification ratio as values
+    /// (γ 0 and 1×, and no ratio, where it does not speculate).
+    pub fn cell(&self) -> Value {
+        let gamma = int(self.gamma).named("γ").unit("tokens");
+        let x = speedup(self.speedup).named("加速比");
+        if !self.speculate {
+            return parts("不投机", [gamma, x, missing("").named("验证").unit("×")]);
+        }
+        let x = x.suffix(if self.speedup < 1.0 { " 变慢" } else { "" });
+        let verify = ratio(self.plan.verify_ratio, 2).named("验证");
+        parts("γ={}, {}（验证 {}）", [gamma, x, verify])
+    }
+
     /// The round at a fixed γ (engines run one): it "speculates" whatever its speedup, and
     /// a speedup below 1 is a slow-down the lecture prints as such.
     pub fn fixed(plan: &RoundPlan) -> Self {
@@ -94,6 +113,95 @@ impl Round {
     }
 }
 
+/// A round with a draft tree (or chain) as demo 3 reports and exports it: its size and τ
+/// measured on the toy model, and its speedup on the cards at each of a list of batches
+/// (none where that batch does not fit). Its table row, the summary and the figure all
+/// read it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TreeRound {
+    /// Its name in the tables: "链 γ=4", "树 4×2×2×1" ([`shape_label`]).
+    pub label: String,
+    /// The draft's top k at each level.
+    pub branching: Vec<u32>,
+    /// Draft tokens verified per round.
+    pub nodes: u64,
+    /// τ: the tokens a round yields on average.
+    pub tau: f64,
+    /// Its speedup at each batch.
+    pub speedup: Vec<Option<f64>>,
+}
+
+impl TreeRound {
+    /// The tree of per-level top k `branching`, accepted as `acc`, at `speedup`.
+    pub fn new(branching: &[u32], acc: &TreeAcceptance, speedup: Vec<Option<f64>>) -> Self {
+        TreeRound {
+            label: shape_label(branching),
+            branching: branching.to_vec(),
+            nodes: acc.nodes,
+            tau: acc.tau(),
+            speedup,
+        }
+    }
+
+    /// Its row in demo 3's tables: the label, the nodes and τ (two decimals) in tokens, then
+    /// each speedup ("1.93×"), or "放不下" where the batch does not fit.
+    pub fn row(&self) -> Vec<Value> {
+        let nodes = int(self.nodes).unit("tokens");
+        let tau = fixed(self.tau, 2).unit("tokens");
+        let x = self.speedup.iter();
+        let x = x.map(|x| x.map_or(missing("放不下"), speedup));
+        [label(&self.label), nodes, tau]
+            .into_iter()
+            .chain(x)
+            .collect()
+    }
+}
+
+/// A target pass over `n` tokens per sequence beside a plain decode step (n = 1) of the
+/// same scenario: what verifying γ = n − 1 drafts costs (times in seconds).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Verification {
+    /// One plain decode step of the target.
+    pub t_base_s: f64,
+    /// The target pass over the `n` tokens.
+    pub t_verify_s: f64,
+    /// Whether that pass is limited by its matrix products rather than its memory reads.
+    pub compute_bound: bool,
+}
+
+impl Verification {
+    /// Verifying `n` tokens per sequence in `s`: [`target_pass_time`] at `n` and at 1, and
+    /// whether [`target_pass_cost`] at `n` is compute-bound.
+    ///
+    /// Errors: as [`target_pass_time`] (a batch that does not fit, a bad knob).
+    pub fn of(s: &Scenario, n: u64) -> Result<Self, decode_lab::Error> {
+        Ok(Verification {
+            t_base_s: target_pass_time(s, 1)?,
+            t_verify_s: target_pass_time(s, n)?,
+            compute_bound: target_pass_cost(s, n)?.is_compute_bound(),
+        })
+    }
+
+    /// `t_verify / t_base`: what the pass costs in plain steps.
+    pub fn ratio(&self) -> f64 {
+        self.t_verify_s / self.t_base_s
+    }
+
+    /// Whether the pass costs less than 1% more than a plain step: Leviathan's assumption
+    /// (1), verification for free.
+    pub fn is_free(&self) -> bool {
+        self.ratio() < 1.01
+    }
+}
+
+/// How far verification is free: the largest `n` of `passes` (`(n, its verification)`, n
+/// increasing) up to which every pass is free ([`Verification::is_free`]), or 0 when the
+/// first already is not.
+pub fn free_up_to(passes: &[(u64, Verification)]) -> u64 {
+    let free = passes.iter().take_while(|(_, v)| v.is_free());
+    free.last().map_or(0, |(n, _)| *n)
+}
+
 /// A speedup panel's 1.0× break-even line, or, when it has no point, why (`why()`).
 pub fn break_even(panel: &mut Panel, why: impl FnOnce() -> String) {
     match panel.has_points() {
@@ -105,23 +213,6 @@ pub fn break_even(panel: &mut Panel, why: impl FnOnce() -> String) {
 /// A speedup as a typed value: `1.93×`, or `0.54×（变慢）` for a slow-down.
 pub fn slow_down(x: f64) -> Value {
     speedup(x).suffix(if x < 1.0 { "（变慢）" } else { "" })
-}
-
-/// How far verification is free in `s`: the largest of `ns` (increasing) up to which one
-/// target pass over n tokens per sequence costs less than 1% more than a plain decode
-/// step — Leviathan's assumption (1) — or 0 when the first already costs more.
-///
-/// Errors: as [`target_pass_time`] (a batch that does not fit, a bad knob).
-pub fn free_up_to(s: &Scenario, ns: &[u64]) -> Result<u64, decode_lab::Error> {
-    let t_base = target_pass_time(s, 1)?;
-    let mut free = 0;
-    for &n in ns {
-        if target_pass_time(s, n)? / t_base >= 1.01 {
-            break;
-        }
-        free = n;
-    }
-    Ok(free)
 }
 
 /// The fastest of several options (draft shapes, γs) and its speedup, options without a
@@ -138,31 +229,119 @@ pub fn fastest<L>(options: impl IntoIterator<Item = (L, Option<f64>)>) -> Option
 mod tests {
     use super::*;
 
+    /// Each of `ns` verified in `s`.
+    fn passes(s: &Scenario, ns: impl IntoIterator<Item = u64>) -> Vec<(u64, Verification)> {
+        ns.into_iter()
+            .map(|n| (n, Verification::of(s, n).unwrap()))
+            .collect()
+    }
+
     #[test]
     fn verification_is_free_until_its_compute_outgrows_the_weight_read() {
         // By hand, Llama-3.1-8B on an H100 at context 1024: a plain step reads 15.144 GB at
         // 2.68 TB/s = 5.6508 ms, + 1 ms; each token fed costs 15.547 GFLOP at 593.4 TFLOP/s
         // = 26.2 µs. Under 1% more (6.7173 ms) while n · 26.2 µs < 5.7173 ms: n ≤ 218.
         // At batch 64 the step reads 23.6 GB (8.81 ms) and a token costs 64 · 26.2 µs: n ≤ 5.
-        let all: Vec<u64> = (1..=300).collect();
-        assert_eq!(free_up_to(&Scenario::LECTURE, &all).unwrap(), 218);
+        let lecture = passes(&Scenario::LECTURE, 1..=300);
+        assert_eq!(free_up_to(&lecture), 218);
         let ns = [1, 2, 3, 5, 9, 17, 33, 65, 129, 257];
-        assert_eq!(free_up_to(&Scenario::LECTURE, &ns).unwrap(), 129);
+        assert_eq!(free_up_to(&passes(&Scenario::LECTURE, ns)), 129);
         let b64 = Scenario {
             batch: 64,
             ..Scenario::LECTURE
         };
-        assert_eq!(free_up_to(&b64, &all).unwrap(), 5);
+        assert_eq!(free_up_to(&passes(&b64, 1..=300)), 5);
         assert_eq!(
-            free_up_to(&b64, &[300, 1]).unwrap(),
+            free_up_to(&passes(&b64, [300, 1])),
             0,
             "the first already costs more"
         );
+        assert_eq!(free_up_to(&[]), 0);
+    }
+
+    #[test]
+    fn a_verification_is_priced_beside_the_plain_step_of_its_own_batch() {
+        // By hand, batch 1 at context 1024: 2 · 7,504,924,672 weight bytes and 1025 tokens
+        // of 131,072 KV bytes at 80% of 3.35 TB/s, + 1 ms; one token is the plain step.
+        let t_1 = (2.0 * 7_504_924_672.0 + 1025.0 * 131_072.0) / 2.68e12 + 1e-3;
+        let v = Verification::of(&Scenario::LECTURE, 1).unwrap();
+        assert!((v.t_base_s - t_1).abs() < 1e-12 && v.t_verify_s == v.t_base_s);
+        assert!(v.ratio() == 1.0 && v.is_free() && !v.compute_bound);
+        // Batch 512 at context 512: the plain step reads the weights and 512 · 513 tokens of
+        // KV (18.45 ms, its 512 tokens of compute take less); 5 tokens each are 2560 tokens
+        // of compute, 65.912 ms at 60% of 989 TFLOP/s (decode_lab's target_pass_cost).
+        let s = Scenario {
+            batch: 512,
+            ctx: 512,
+            ..Scenario::LECTURE
+        };
+        let v = Verification::of(&s, 5).unwrap();
+        let t_base = (2.0 * 7_504_924_672.0 + 512.0 * 513.0 * 131_072.0) / 2.68e12 + 1e-3;
+        assert!((v.t_base_s - t_base).abs() < 1e-12, "{v:?}");
+        assert!((v.t_verify_s - 66.912e-3).abs() < 1e-5, "{v:?}");
+        assert!(v.compute_bound && !v.is_free());
+        assert!((v.ratio() - 66.912 / 19.4465).abs() < 1e-3, "{}", v.ratio());
         let too_big = Scenario {
             batch: 1 << 20,
             ..Scenario::LECTURE
         };
-        assert!(free_up_to(&too_big, &ns).is_err());
+        assert!(Verification::of(&too_big, 2).is_err());
+    }
+
+    fn round(speculate: bool, gamma: u32, speedup: f64, verify_ratio: f64) -> Round {
+        let plan = Plan {
+            gamma,
+            expected_tokens: 3.0,
+            speedup,
+            verify_ratio,
+            c: 0.2,
+            t_base_s: 1e-2,
+            t_draft_s: 2e-3,
+            t_verify_s: verify_ratio * 1e-2,
+            t_round_s: 2e-2,
+        };
+        let gamma = if speculate { gamma } else { 0 };
+        let speedup = if speculate { speedup } else { 1.0 };
+        Round {
+            speculate,
+            gamma,
+            speedup,
+            plan,
+        }
+    }
+
+    #[test]
+    fn a_grid_cell_prints_gamma_speedup_and_verify_ratio_and_exports_each() {
+        use lecture_kit::Datum::{Int, Missing, Number};
+        let c = round(true, 4, 1.925, 1.004).cell();
+        assert_eq!(c.to_string(), "γ=4, 1.93×（验证 1.00）");
+        assert_eq!(c.data(), [Int(4), Number(1.925), Number(1.004)]);
+        let slow = round(true, 8, 0.7, 2.5).cell();
+        assert_eq!(slow.to_string(), "γ=8, 0.70× 变慢（验证 2.50）");
+        // Plain decoding: γ 0 and 1×, no ratio, whatever the best plan tried was.
+        let plain = round(false, 2, 0.97, 1.3).cell();
+        assert_eq!(plain.to_string(), "不投机");
+        assert_eq!(plain.data(), [Int(0), Number(1.0), Missing]);
+    }
+
+    #[test]
+    fn a_tree_round_is_its_shape_its_acceptance_and_its_speedups() {
+        // Four start positions accepting 0, 1, 2 and 3 levels: τ = 1 + 6/4 = 2.5.
+        let acc = TreeAcceptance {
+            accepted: vec![0, 1, 2, 3],
+            nodes: 6,
+        };
+        let t = TreeRound::new(&[2, 2], &acc, vec![Some(1.925), None]);
+        assert_eq!(
+            (t.label.as_str(), t.branching.as_slice()),
+            ("树 2×2", &[2, 2][..])
+        );
+        assert_eq!((t.nodes, t.tau), (6, 2.5));
+        let row: Vec<String> = t.row().iter().map(ToString::to_string).collect();
+        assert_eq!(row, ["树 2×2", "6", "2.50", "1.93×", "放不下"]);
+        assert_eq!(t.row()[2].unit_str(), "tokens");
+        let chain = TreeRound::new(&[1, 1, 1], &acc, vec![]);
+        assert_eq!((chain.label.as_str(), chain.row().len()), ("链 γ=3", 3));
     }
 
     #[test]
