@@ -7,7 +7,7 @@ use lecture_kit::value::{self, fixed, join, percent};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, seed, try_map, what_if};
 use serde_json::json;
 
-use super::round::{TreeRound, break_even, fastest};
+use super::round::{TreeReport, break_even, fastest};
 use super::setup::{Input, Setup};
 use super::text::{DEMO3_COST, DEMO3_EAGLE, DEMO3_TREES};
 use super::toy_model;
@@ -51,15 +51,15 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         out.print(format!(
             "\n草稿：{name}；正确答案在草稿的前 1/2/4/8 名里的比例：{fractions}"
         ));
-        let shapes = try_map(DEMO3_SHAPES, |br| -> Result<TreeRound, Error> {
+        let shapes = try_map(DEMO3_SHAPES, |br| -> Result<TreeReport, Error> {
             let tree = TreeShape::new(br)?;
             let acc = tree_accept_lengths(&d.ranks, &tree)?;
             let x = |b| (b <= fits).then(|| tree_speedup(&at(b), &tree, acc.tau()));
             let speedup = try_map(DEMO3_BATCHES, |b| x(b).transpose())?;
-            Ok(TreeRound::new(br, &acc, speedup))
+            Ok(TreeReport::new(br, &acc, speedup))
         })?;
         let caption = format!("演示 3：草稿「{name}」的各种形状（{hw}、{tgt}、上下文 {CTX}）");
-        let table = out.table(headers.clone(), shapes.iter().map(TreeRound::row));
+        let table = out.table(headers.clone(), shapes.iter().map(TreeReport::row));
         table.id(format!("demo3_draft{}", i + 1)).caption(caption);
         // The draft's fastest shape at each batch.
         let at_batch = DEMO3_BATCHES.iter().enumerate().map(|(k, b)| {
@@ -91,10 +91,10 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
 /// its speedup at batch 1 and 32 on one shared scale with the 1.0× line; a batch that does
 /// not fit on the cards says so in words. `drafts`: each draft's name and its table's
 /// shapes, in the order of [`DEMO3_SHAPES`].
-pub fn trees_figure(setup: &Setup, drafts: &[(&str, Vec<TreeRound>)]) -> Figure {
+pub fn trees_figure(setup: &Setup, drafts: &[(&str, Vec<TreeReport>)]) -> Figure {
     let (hw, tgt, cards) = (setup.hw_name(), setup.base.target.name, setup.cards());
     let axis = || Axis::categories("草稿形状", DEMO3_SHAPES.map(shape_label).to_vec());
-    let dots = |y: &dyn Fn(&TreeRound) -> Option<f64>| {
+    let dots = |y: &dyn Fn(&TreeReport) -> Option<f64>| {
         let series = drafts
             .iter()
             .map(|(name, s)| Series::category_dots(*name, s.iter().map(y)));

@@ -1,5 +1,5 @@
 //! One speculative round as the lecture reports and exports it — with a chain of drafts
-//! ([`Round`]) or a tree ([`TreeRound`]) — what verifying costs beside a plain step
+//! ([`Round`]) or a tree ([`TreeReport`]) — what verifying costs beside a plain step
 //! ([`Verification`]), and the small helpers the demos share to print them.
 
 use decode_lab::{BestRound, RoundPlan, Scenario, best_round, round_plan};
@@ -118,7 +118,7 @@ impl Round {
 /// (none where that batch does not fit). Its table row, the summary and the figure all
 /// read it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TreeRound {
+pub struct TreeReport {
     /// Its name in the tables: "链 γ=4", "树 4×2×2×1" ([`shape_label`]).
     pub label: String,
     /// The draft's top k at each level.
@@ -131,10 +131,10 @@ pub struct TreeRound {
     pub speedup: Vec<Option<f64>>,
 }
 
-impl TreeRound {
+impl TreeReport {
     /// The tree of per-level top k `branching`, accepted as `acc`, at `speedup`.
     pub fn new(branching: &[u32], acc: &TreeAcceptance, speedup: Vec<Option<f64>>) -> Self {
-        TreeRound {
+        TreeReport {
             label: shape_label(branching),
             branching: branching.to_vec(),
             nodes: acc.nodes,
@@ -331,7 +331,7 @@ mod tests {
             accepted: vec![0, 1, 2, 3],
             nodes: 6,
         };
-        let t = TreeRound::new(&[2, 2], &acc, vec![Some(1.925), None]);
+        let t = TreeReport::new(&[2, 2], &acc, vec![Some(1.925), None]);
         assert_eq!(
             (t.label.as_str(), t.branching.as_slice()),
             ("树 2×2", &[2, 2][..])
@@ -340,7 +340,7 @@ mod tests {
         let row: Vec<String> = t.row().iter().map(ToString::to_string).collect();
         assert_eq!(row, ["树 2×2", "6", "2.50", "1.93×", "放不下"]);
         assert_eq!(t.row()[2].unit_str(), "tokens");
-        let chain = TreeRound::new(&[1, 1, 1], &acc, vec![]);
+        let chain = TreeReport::new(&[1, 1, 1], &acc, vec![]);
         assert_eq!((chain.label.as_str(), chain.row().len()), ("链 γ=3", 3));
     }
 
