@@ -89,11 +89,12 @@ pub fn kernel_peak(
 }
 
 /// The packed kernel's FLOP/s on `[rows, k] · [k, n]` products, measured as [`kernel_peak`]
-/// measures it at `[200, 256] · [256, 256]`. Below the kernel's 5-row register block its
-/// fused multiply-adds wait on their own results (a 1-row product keeps 2 of them in
-/// flight where the units need about 8), and with a model's inner dimension (k = 768: a
-/// panel of 48 KiB) each row block streams its panel from L2 rather than L1; so a
-/// decode-shaped product computes slower than the peak says. Choose `k · n` to fit in L2.
+/// measures it at `[200, 256] · [256, 256]`. Below the kernel's 5-row register block each
+/// weight loaded feeds fewer multiply-adds (one or two rows run 4 or 2 panels at once to
+/// keep 8 sums in flight, and then wait on their loads), and with a model's inner
+/// dimension (k = 768: a panel of 48 KiB) each row block streams its panel from L2 rather
+/// than L1; so a decode-shaped product computes slower than the peak says. Choose `k · n`
+/// to fit in L2.
 /// Errors: a zero size, and those of [`kernel_peak`].
 pub fn kernel_at(
     (rows, k, n): (usize, usize, usize),

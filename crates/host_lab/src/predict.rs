@@ -12,8 +12,8 @@
 //!   one. Decode-shaped products on real engines sit nearer this one.
 //!
 //! The peak a pass of `B · n` rows reaches is not the kernel's peak: below its 5-row
-//! register block the kernel's multiply-adds wait on each other, so a 1-row product computes
-//! at about a quarter of it. [`blocked_peak`] gives the kernel's FLOP/s at any row count from
+//! register block each weight loaded feeds fewer multiply-adds, so a 1-row product computes
+//! at about half of it. [`blocked_peak`] gives the kernel's FLOP/s at any row count from
 //! its efficiency measured at 1 … 5 rows ([`crate::measure::kernel_at`]); the lecture's
 //! figures predict every f32 pass at that peak.
 

@@ -220,6 +220,14 @@ fn product_body(a: &[f32], w: &PackedMatrix, panels: Range<usize>, rows: &mut [&
     let m = rows.len();
     let blocks = m.div_ceil(MR);
     let block_rows = |b: usize| m / blocks + usize::from(b < m % blocks);
+    // One or two rows: each panel alone would keep only 2 or 4 sums in flight, each waiting
+    // on its own last multiply-add; 4 or 2 panels at once keep 8 (the same sums, in the
+    // same order).
+    match m {
+        1 => return across::<1, 4>(a, w, panels, rows),
+        2 => return across::<2, 2>(a, w, panels, rows),
+        _ => {}
+    }
     for p in panels {
         let panel = w.panel(p);
         // The next panel, a share of it prefetched by each row block (past the end of a
@@ -259,6 +267,75 @@ fn product_body(a: &[f32], w: &PackedMatrix, panels: Range<usize>, rows: &mut [&
     }
 }
 
+/// `rows = a · W[:, panels]` for `R` ≤ 2 rows, `G` panels at a time ([`tile_across`]), the
+/// panels left over one at a time ([`tile`]). One row block per panel: its lines are all
+/// misses, which the hardware prefetcher follows, so no prefetch is issued.
+#[inline(always)]
+fn across<const R: usize, const G: usize>(
+    a: &[f32],
+    w: &PackedMatrix,
+    panels: Range<usize>,
+    rows: &mut [&mut [f32]],
+) {
+    let (k, c0) = (w.k, panels.start * NR);
+    let n_out = rows.first().map_or(0, |r| r.len());
+    let mut store = |p: usize, t: &[[f32; NR]; R]| {
+        let col = p * NR - c0;
+        let width = NR.min(n_out - col);
+        for (row, t) in rows.iter_mut().zip(t) {
+            row[col..col + width].copy_from_slice(&t[..width]);
+        }
+    };
+    let mut p = panels.start;
+    while p + G <= panels.end {
+        let group: [&[f32]; G] = std::array::from_fn(|g| w.panel(p + g));
+        let t = tile_across::<R, G>(a, k, group);
+        for g in 0..G {
+            store(p + g, &std::array::from_fn(|r| t[r][g]));
+        }
+        p += G;
+    }
+    for p in p..panels.end {
+        store(p, &tile::<R>(a, k, w.panel(p), None));
+    }
+}
+
+/// `R` rows of `a` times `G` panels at once: each output element the same chain of fused
+/// multiply-adds over `k` as [`tile`] computes, `2 · R · G` of them in flight.
+#[inline(always)]
+fn tile_across<const R: usize, const G: usize>(
+    a: &[f32],
+    k: usize,
+    panels: [&[f32]; G],
+) -> [[[f32; NR]; G]; R] {
+    let mut acc = [[[[0.0f32; HALF]; 2]; G]; R];
+    let a: [&[f32]; R] = std::array::from_fn(|r| &a[r * k..(r + 1) * k]);
+    let panels: [&[f32]; G] = panels.map(|p| &p[..k * NR]);
+    for kk in 0..k {
+        let halves: [[&[f32; HALF]; 2]; G] = std::array::from_fn(|g| {
+            let b = &panels[g][kk * NR..(kk + 1) * NR];
+            let (lo, hi) = b.split_at(HALF);
+            [
+                lo.try_into().expect("HALF floats"),
+                hi.try_into().expect("HALF floats"),
+            ]
+        });
+        for r in 0..R {
+            let x = a[r][kk];
+            for (sums, b) in acc[r].iter_mut().zip(&halves) {
+                for (sums, b) in sums.iter_mut().zip(b) {
+                    for (s, &w) in sums.iter_mut().zip(*b) {
+                        *s = x.mul_add(w, *s);
+                    }
+                }
+            }
+        }
+    }
+    acc.map(|row| {
+        row.map(|[lo, hi]| std::array::from_fn(|j| if j < HALF { lo[j] } else { hi[j - HALF] }))
+    })
+}
+
 /// The share of the next panel one row block prefetches: its `k` rows of [`NR`] floats
 /// (one 64-byte cache line each) cut into `blocks` contiguous shares, share `b` for block
 /// `b`, one line every `blocks` steps of the block's loop over `k`.
@@ -287,7 +364,9 @@ fn tile<const R: usize>(
     panel: &[f32],
     ahead: Option<Ahead<'_>>,
 ) -> [[f32; NR]; R] {
-    let mut acc = [[0.0f32; NR]; R];
+    // Each row's 16 sums as two 8-float halves, one AVX register each (a flat 16-float
+    // row let the compiler split two rows' sums into odd pieces and spill them).
+    let mut acc = [[[0.0f32; HALF]; 2]; R];
     let a: [&[f32]; R] = std::array::from_fn(|r| &a[r * k..(r + 1) * k]);
     let (lines, every) = ahead.map_or((&[][..], 1), |h| (h.lines, h.every));
     let (mut due, mut line) = (0, 0);
@@ -297,16 +376,25 @@ fn tile<const R: usize>(
             line += NR;
             due += every;
         }
-        let b: &[f32; NR] = b.try_into().expect("chunks of NR");
+        let (lo, hi) = b.split_at(HALF);
+        let halves: [&[f32; HALF]; 2] = [
+            lo.try_into().expect("HALF floats"),
+            hi.try_into().expect("HALF floats"),
+        ];
         for r in 0..R {
             let x = a[r][kk];
-            for j in 0..NR {
-                acc[r][j] = x.mul_add(b[j], acc[r][j]);
+            for (sums, b) in acc[r].iter_mut().zip(halves) {
+                for (s, &w) in sums.iter_mut().zip(b) {
+                    *s = x.mul_add(w, *s);
+                }
             }
         }
     }
-    acc
+    acc.map(|[lo, hi]| std::array::from_fn(|j| if j < HALF { lo[j] } else { hi[j - HALF] }))
 }
+
+/// Floats per AVX register: half a panel's width.
+const HALF: usize = NR / 2;
 
 #[cfg(target_arch = "x86_64")]
 fn x86_avx2_fma() -> bool {
@@ -373,9 +461,15 @@ mod tests {
 
     #[test]
     fn products_are_the_documented_fma_chain_bit_for_bit() {
-        // Odd sizes exercise every row remainder (1..=5) and a padded last panel.
+        // Odd sizes exercise every row remainder (1..=5) and a padded last panel; one and
+        // two rows their groups of 4 and 2 panels with panels left over, whole and split
+        // into pieces of 64 columns.
         for (m, k, n) in [
             (1, 1, 1),
+            (1, 37, 16 * 5 + 3),
+            (2, 64, 16 * 3 + 5),
+            (1, 512, 1040),
+            (2, 300, 1000),
             (7, 3, 17),
             (13, 128, 40),
             (600, 96, 80),
