@@ -289,9 +289,8 @@ fn across<const R: usize, const G: usize>(
     let mut p = panels.start;
     while p + G <= panels.end {
         let group: [&[f32]; G] = std::array::from_fn(|g| w.panel(p + g));
-        let t = tile_across::<R, G>(a, k, group);
-        for g in 0..G {
-            store(p + g, &std::array::from_fn(|r| t[r][g]));
+        for (g, t) in tile_across::<R, G>(a, k, group).iter().enumerate() {
+            store(p + g, t);
         }
         p += G;
     }
@@ -300,14 +299,15 @@ fn across<const R: usize, const G: usize>(
     }
 }
 
-/// `R` rows of `a` times `G` panels at once: each output element the same chain of fused
-/// multiply-adds over `k` as [`tile`] computes, `2 · R · G` of them in flight.
+/// `R` rows of `a` times `G` panels at once, panel by panel (`[g][r]`): each output element
+/// the same chain of fused multiply-adds over `k` as [`tile`] computes, `2 · R · G` of
+/// them in flight.
 #[inline(always)]
 fn tile_across<const R: usize, const G: usize>(
     a: &[f32],
     k: usize,
     panels: [&[f32]; G],
-) -> [[[f32; NR]; G]; R] {
+) -> [[[f32; NR]; R]; G] {
     let mut acc = [[[[0.0f32; HALF]; 2]; G]; R];
     let a: [&[f32]; R] = std::array::from_fn(|r| &a[r * k..(r + 1) * k]);
     let panels: [&[f32]; G] = panels.map(|p| &p[..k * NR]);
@@ -331,9 +331,10 @@ fn tile_across<const R: usize, const G: usize>(
             }
         }
     }
-    acc.map(|row| {
-        row.map(|[lo, hi]| std::array::from_fn(|j| if j < HALF { lo[j] } else { hi[j - HALF] }))
-    })
+    let whole = |[lo, hi]: [[f32; HALF]; 2]| -> [f32; NR] {
+        std::array::from_fn(|j| if j < HALF { lo[j] } else { hi[j - HALF] })
+    };
+    std::array::from_fn(|g| std::array::from_fn(|r| whole(acc[r][g])))
 }
 
 /// The share of the next panel one row block prefetches: its `k` rows of [`NR`] floats
