@@ -61,8 +61,8 @@ pub(crate) unsafe fn product(
 
 /// Four activation codes as one little-endian 32-bit word (byte i = `q[i]`).
 #[inline(always)]
-fn word(q: &[i8; 4]) -> i32 {
-    i32::from_le_bytes(q.map(|x| x as u8))
+fn word(q: &[i8]) -> i32 {
+    i32::from_le_bytes([q[0] as u8, q[1] as u8, q[2] as u8, q[3] as u8])
 }
 
 /// Rows `r0 .. r0 + R` of the quantized input times one panel: 8 column sums per row.
@@ -89,30 +89,28 @@ unsafe fn tile<const R: usize>(
         let mask = _mm256_set1_epi8(0x0f);
         let ones = _mm256_set1_epi16(1);
         let mut total = [_mm256_setzero_ps(); R];
-        // The codes as 32-byte octets and each row's activations as runs of 4, sliced per
-        // group below to a known length, so that the loop over a group's octets carries no
-        // bounds checks (they were half its instructions at one row).
-        let (octets, _) = codes.as_chunks::<32>();
-        let q_rows: [&[[i8; 4]]; R] =
-            std::array::from_fn(|r| a.q[(r0 + r) * k..(r0 + r + 1) * k].as_chunks::<4>().0);
+        // A group's codes and each row's activations of the group as arrays of known
+        // length, so that the loop over its octets carries no bounds checks (they were half
+        // its instructions at one row).
         const OCTETS: usize = GROUP / 8;
         for g in 0..groups {
             let mut acc = [_mm256_setzero_si256(); R];
-            let group: &[[u8; 32]; OCTETS] = octets[g * OCTETS..(g + 1) * OCTETS]
+            let group: &[u8; 32 * OCTETS] = codes[g * 32 * OCTETS..(g + 1) * 32 * OCTETS]
                 .try_into()
                 .expect("a group of octets");
-            let q_group: [&[[i8; 4]; 2 * OCTETS]; R] = std::array::from_fn(|r| {
-                q_rows[r][g * 2 * OCTETS..(g + 1) * 2 * OCTETS]
+            let q_group: [&[i8; GROUP]; R] = std::array::from_fn(|r| {
+                let start = (r0 + r) * k + g * GROUP;
+                a.q[start..start + GROUP]
                     .try_into()
                     .expect("a group of activations")
             });
-            for (o, octet) in group.iter().enumerate() {
-                let v = _mm256_loadu_si256(octet.as_ptr().cast::<__m256i>());
+            for o in 0..OCTETS {
+                let v = _mm256_loadu_si256(group[32 * o..].as_ptr().cast::<__m256i>());
                 let lo = _mm256_and_si256(v, mask);
                 let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), mask);
                 for (acc, q) in acc.iter_mut().zip(&q_group) {
-                    let alo = _mm256_set1_epi32(word(&q[2 * o]));
-                    let ahi = _mm256_set1_epi32(word(&q[2 * o + 1]));
+                    let alo = _mm256_set1_epi32(word(&q[8 * o..8 * o + 4]));
+                    let ahi = _mm256_set1_epi32(word(&q[8 * o + 4..8 * o + 8]));
                     let plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, alo), ones);
                     let phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, ahi), ones);
                     *acc = _mm256_add_epi32(*acc, _mm256_add_epi32(plo, phi));
