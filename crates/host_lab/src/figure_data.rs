@@ -3,6 +3,7 @@
 
 use transformer_lab::Config;
 
+use crate::Lm;
 use crate::machine::Machine;
 use crate::measure::Sample;
 use crate::predict::PassPrediction;
@@ -23,6 +24,9 @@ pub struct MachineFigures {
     /// batch (`(rows, FLOP/s per run)`): the peak the INT4 draft's predictions use, since
     /// unpacking 4-bit codes makes its products slower than the f32 kernel's.
     pub int4_peaks: Vec<(usize, Sample)>,
+    /// Seconds one parallel region costs, per run ([`crate::measure::dispatch`]): every
+    /// prediction adds it once per region of the pass.
+    pub dispatch: Sample,
     /// The packed f32 kernel's FLOP/s at 1 … 5 rows, on products of the model's inner
     /// dimension (`[r, d_model] · [d_model, 128]`), over its peak: the median of ratios of
     /// paired runs ([`crate::measure::kernel_efficiency`]; see
@@ -46,6 +50,21 @@ impl MachineFigures {
     pub fn f32_peak(&self, peak: f64, rows: usize) -> f64 {
         crate::predict::blocked_peak(peak, &self.kernel_efficiency, rows)
     }
+
+    /// [`crate::predict::predict`] for `model` at `peak` and `bandwidth`, with this
+    /// machine's cost of the pass's parallel regions as its overhead.
+    pub fn predict<L: Lm + ?Sized>(
+        &self,
+        model: &L,
+        (peak, bandwidth): (f64, f64),
+        batch: usize,
+        ctx: usize,
+        n_new: usize,
+    ) -> PassPrediction {
+        let regions = model.parallel_regions() as f64;
+        crate::predict::predict(model, peak, bandwidth, batch, ctx, n_new)
+            .with_overhead(regions * self.dispatch.median())
+    }
 }
 
 /// The scaled model and its drafts, in bytes.
@@ -61,6 +80,8 @@ pub struct ModelFigures {
     pub first_layer_bytes: u64,
     /// Weight bytes of the INT4 draft (codes and bf16 scales, f32 norms).
     pub int4_bytes: u64,
+    /// Parallel regions one pass of the target starts ([`Lm::parallel_regions`]).
+    pub target_regions: usize,
 }
 
 /// One point of the forward-time sweep.

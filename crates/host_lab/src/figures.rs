@@ -13,10 +13,11 @@ use crate::device::CpuDevice;
 use crate::host::load_average;
 use crate::machine::Machine;
 use crate::measure::{
-    int4_peak, kernel_efficiency as kernel_efficiency_at, kernel_peak, median, read_bandwidth,
+    dispatch, int4_peak, kernel_efficiency as kernel_efficiency_at, kernel_peak, median,
+    read_bandwidth,
 };
 use crate::predict::{
-    TimeModel, alpha_from_tau, best_round, knee, predict, predicted_knee, speculative_speedup,
+    TimeModel, alpha_from_tau, best_round, knee, predicted_knee, speculative_speedup,
 };
 use crate::scaled::{Models, params, scaled_config};
 use crate::spec::{greedy, speculative};
@@ -149,6 +150,7 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         target_bytes: models.target.weight_bytes(),
         first_layer_bytes: models.first_layer.weight_bytes(),
         int4_bytes: models.int4.weight_bytes(),
+        target_regions: models.target.parallel_regions(),
     };
     let int4_bpw = 8.0 * model.int4_bytes as f64 / (8.0 * model.target_bytes as f64 / 4.0) / 8.0;
     let mut int4_peaks = Vec::new();
@@ -165,7 +167,9 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         kernel_efficiency
             .push(kernel_efficiency_at(shape, plan.machine_runs, 0.03, progress)?.median());
     }
+    let dispatch = dispatch(plan.machine_runs, progress)?;
     let machine = MachineFigures {
+        dispatch,
         kernel_efficiency,
         ridge_point: machine.ridge_point(),
         critical_tokens_f32: machine.critical_tokens(4.0),
@@ -199,7 +203,7 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         let (peak_b, bw_b) = (median(&peak_runs), median(&bw_runs));
         let model = |n| {
             let peak = machine.f32_peak(peak_b, batch * n);
-            predict(&models.target, peak, bw_b, batch, plan.ctx, n)
+            machine.predict(&models.target, (peak, bw_b), batch, plan.ctx, n)
         };
         for (&n, measured) in ns.iter().zip(samples) {
             writeln!(
@@ -234,7 +238,7 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
     let ctx = plan.prompt_len + plan.n_new / 2;
     let target_step = target.measure(1, 1, ctx)?;
     let f32_peak = |rows| machine.f32_peak(peak, rows);
-    let pred_t = predict(&models.target, f32_peak(1), bw, 1, ctx, 1);
+    let pred_t = machine.predict(&models.target, (f32_peak(1), bw), 1, ctx, 1);
     let mut drafts = Vec::new();
     for kind in DraftKind::ALL {
         let (step, pred, bytes) = match kind {
@@ -246,13 +250,13 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
                     plan.pass_budget,
                 )?
                 .measure(1, 1, ctx)?,
-                predict(&models.first_layer, f32_peak(1), bw, 1, ctx, 1),
+                machine.predict(&models.first_layer, (f32_peak(1), bw), 1, ctx, 1),
                 model.first_layer_bytes,
             ),
             DraftKind::Int4 => (
                 CpuDevice::new(&models.int4, "INT4", plan.runs, plan.pass_budget)?
                     .measure(1, 1, ctx)?,
-                predict(&models.int4, machine.int4_peak(1), bw, 1, ctx, 1),
+                machine.predict(&models.int4, (machine.int4_peak(1), bw), 1, ctx, 1),
                 model.int4_bytes,
             ),
         };
@@ -361,21 +365,20 @@ fn spec_run(
     }
     let (draft_pred, draft_step) = match kind {
         DraftKind::FirstLayer => (
-            predict(&models.first_layer, f32(batch), bw, batch, ctx, 1),
+            machine.predict(&models.first_layer, (f32(batch), bw), batch, ctx, 1),
             CpuDevice::new(&models.first_layer, "d", plan.runs, plan.pass_budget)?
                 .measure(batch, 1, ctx)?,
         ),
         DraftKind::Int4 => (
-            predict(&models.int4, machine.int4_peak(batch), bw, batch, ctx, 1),
+            machine.predict(&models.int4, (machine.int4_peak(batch), bw), batch, ctx, 1),
             CpuDevice::new(&models.int4, "d", plan.runs, plan.pass_budget)?
                 .measure(batch, 1, ctx)?,
         ),
     };
-    let step = predict(&models.target, f32(batch), bw, batch, ctx, 1);
-    let verify = predict(
+    let step = machine.predict(&models.target, (f32(batch), bw), batch, ctx, 1);
+    let verify = machine.predict(
         &models.target,
-        f32(batch * (plan.gamma + 1)),
-        bw,
+        (f32(batch * (plan.gamma + 1)), bw),
         batch,
         ctx,
         plan.gamma + 1,
@@ -387,7 +390,11 @@ fn spec_run(
             alpha,
             decode_lab::MAX_GAMMA as usize,
             draft_pred.time(m),
-            |n| predict(&models.target, f32(batch * n), bw, batch, ctx, n).time(m),
+            |n| {
+                machine
+                    .predict(&models.target, (f32(batch * n), bw), batch, ctx, n)
+                    .time(m)
+            },
         )
     };
     let accounted = |m: TimeModel| {

@@ -53,6 +53,15 @@ pub trait Lm: Sync {
     fn flops(&self, batch: usize, ctx: usize, n_new: usize) -> f64 {
         self.config().forward_flops(batch, ctx, n_new)
     }
+
+    /// Parallel regions a pass starts and joins on rayon's pool: per layer the Q·K·V, output,
+    /// gate·up and down products and the attention, then the head's product — `5 · layers +
+    /// 1` for both of this crate's models when the pass runs as one piece (a small batch).
+    /// A large batch runs as several pieces in one region; counting it the same overstates
+    /// its overhead by at most this many regions, negligible beside such a pass.
+    fn parallel_regions(&self) -> usize {
+        5 * self.config().n_layers + 1
+    }
 }
 
 impl Lm for TransformerLM<'_> {

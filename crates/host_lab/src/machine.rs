@@ -124,7 +124,7 @@ pub fn critical_tokens(peak: f64, bandwidth: f64, bytes_per_weight: f64) -> f64 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn fake() -> Machine {

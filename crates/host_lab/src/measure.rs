@@ -261,6 +261,37 @@ pub fn int4_peak(
     )
 }
 
+/// Parallel regions [`dispatch`] times per run.
+const REGIONS_PER_RUN: usize = 1000;
+
+/// Seconds one parallel region costs on rayon's current pool when its work is nothing:
+/// the start and the join of [`REGIONS_PER_RUN`] regions of 2 pieces per thread, each
+/// piece empty, per run; the median of `runs` runs, one line per run on `progress`. A
+/// model's pass starts one per product ([`crate::Lm::parallel_regions`]): on a GPU this is
+/// the launch overhead of a kernel. Errors: `runs` 0, a failed write.
+pub fn dispatch(runs: usize, progress: &mut dyn Write) -> Result<Sample, Error> {
+    check_runs(runs, 1.0)?;
+    let pieces = 2 * rayon::current_num_threads();
+    let mut values = Vec::with_capacity(runs);
+    for run in 0..runs {
+        let t0 = Instant::now();
+        for _ in 0..REGIONS_PER_RUN {
+            (0..pieces).into_par_iter().for_each(|i| {
+                std::hint::black_box(i);
+            });
+        }
+        let each = t0.elapsed().as_secs_f64() / REGIONS_PER_RUN as f64;
+        writeln!(
+            progress,
+            "parallel region, run {}/{runs}: {:.1} µs",
+            run + 1,
+            each * 1e6
+        )?;
+        values.push(each);
+    }
+    Sample::new(values)
+}
+
 /// The smallest buffer [`read_bandwidth`] streams, bytes.
 pub const MIN_STREAM_BYTES: usize = 256 << 20;
 
@@ -411,6 +442,9 @@ mod tests {
             "{log}"
         );
         assert!(int4_peak(0, 1, 0.01, &mut Vec::new()).is_err());
+        let d = dispatch(2, &mut Vec::new()).unwrap();
+        assert!(d.runs.len() == 2 && d.median() > 0.0, "{d:?}");
+        assert!(dispatch(0, &mut Vec::new()).is_err());
         let eff = kernel_efficiency((3, 64, 32), 3, 0.01, &mut Vec::new()).unwrap();
         assert!(eff.runs.len() == 3 && eff.median() > 0.0);
         assert!(kernel_efficiency((0, 64, 32), 1, 0.01, &mut Vec::new()).is_err());

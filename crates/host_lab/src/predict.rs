@@ -30,17 +30,36 @@ pub struct PassPrediction {
     pub compute: f64,
     /// `bytes / bandwidth`, seconds.
     pub memory: f64,
+    /// Time the pass spends starting and joining its parallel regions, seconds: neither
+    /// compute nor memory ([`with_overhead`](Self::with_overhead); 0 from [`predict`]).
+    pub overhead: f64,
 }
 
 impl PassPrediction {
-    /// The roofline's time, seconds: `max(compute, memory)`.
+    /// The roofline's time, seconds: `max(compute, memory) + overhead`.
     pub fn roofline(&self) -> f64 {
-        self.compute.max(self.memory)
+        self.compute.max(self.memory) + self.overhead
     }
 
-    /// The additive model's time, seconds: `compute + memory`.
+    /// The additive model's time, seconds: `compute + memory + overhead`.
     pub fn additive(&self) -> f64 {
-        self.compute + self.memory
+        self.compute + self.memory + self.overhead
+    }
+
+    /// The same pass with `seconds` of overhead: `regions ·` [`crate::measure::dispatch`]
+    /// for a model that starts `regions` parallel regions a pass ([`Lm::parallel_regions`]).
+    ///
+    /// ```
+    /// use host_lab::predict::PassPrediction;
+    /// let p = PassPrediction { flops: 1e9, bytes: 1e8, compute: 0.010, memory: 0.005, overhead: 0.0 };
+    /// let q = p.with_overhead(0.001);
+    /// assert_eq!((q.roofline(), q.additive()), (0.011, 0.016));
+    /// ```
+    pub fn with_overhead(self, seconds: f64) -> Self {
+        PassPrediction {
+            overhead: seconds,
+            ..self
+        }
     }
 
     /// The time under `model`, seconds.
@@ -98,6 +117,7 @@ pub fn predict<L: Lm + ?Sized>(
         bytes,
         compute: flops / peak,
         memory: bytes / bandwidth,
+        overhead: 0.0,
     }
 }
 
@@ -337,6 +357,42 @@ mod tests {
             (alpha_from_tau(decode_lab::expected_tokens(0.7, 3).unwrap(), 3) - 0.7).abs() < 1e-9
         );
         assert_eq!(best_round(0.0, 4, 1.0, |_| 1.0), (0, 1.0));
+    }
+
+    #[test]
+    fn a_machines_prediction_adds_one_dispatch_per_parallel_region() {
+        use crate::figures::MachineFigures;
+        use crate::measure::Sample;
+        let cfg = transformer_lab::Config {
+            n_layers: 2,
+            d_model: 64,
+            n_heads: 2,
+            d_ff: 128,
+            vocab: 64,
+            max_seq: 32,
+            ..SCALED_BASE
+        };
+        let p = params(&cfg, 0).unwrap();
+        let m = Models::new(&p, cfg).unwrap();
+        // Per layer Q·K·V, attention, output, gate·up, down; then the head.
+        assert_eq!(
+            (m.target.parallel_regions(), m.int4.parallel_regions()),
+            (11, 11)
+        );
+        let fig = MachineFigures {
+            machine: crate::machine::tests::fake(),
+            ridge_point: 1.0,
+            critical_tokens_f32: 1.0,
+            critical_tokens_int4: 1.0,
+            int4_peaks: vec![],
+            dispatch: Sample::new(vec![2e-5, 1e-5, 3e-5]).unwrap(),
+            kernel_efficiency: vec![1.0],
+        };
+        let plain = predict(&m.target, 100e9, 20e9, 1, 8, 1);
+        let with = fig.predict(&m.target, (100e9, 20e9), 1, 8, 1);
+        assert!((with.overhead - 11.0 * 2e-5).abs() < 1e-15);
+        assert!((with.additive() - plain.additive() - 2.2e-4).abs() < 1e-12);
+        assert!((with.roofline() - plain.roofline() - 2.2e-4).abs() < 1e-12);
     }
 
     #[test]

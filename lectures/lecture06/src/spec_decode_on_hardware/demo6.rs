@@ -42,16 +42,17 @@ pub fn print(out: &mut Out, f: &HostFigures) {
     if cfg!(debug_assertions) {
         out.print("（未优化构建，只跑小计划；要看这台机器的真数字：cargo run --release -p lecture06 -- --demo 6）");
     }
-    out.print(parts("本机 {} 个线程：打包内核峰值 {} GFLOP/s，读带宽 {} GB/s → 脊点 {} FLOP/字节，f32 权重的临界批 {} 个 token；1 行、2 行的乘积只到峰值的 {}、{}（每载入一个权重只做一两次乘加，载入跟不上）。", [
+    out.print(parts("本机 {} 个线程：打包内核峰值 {} GFLOP/s，读带宽 {} GB/s → 脊点 {} FLOP/字节，f32 权重的临界批 {} 个 token；1 行、2 行的乘积只到峰值的 {}、{}（每载入一个权重只做一两次乘加，载入跟不上）；开一个并行区再汇合要 {} µs。", [
         m(int(mc.machine.threads)), gb(mc.machine.peak_flops(), 1), gb(mc.machine.bandwidth_bytes(), 2),
         m(fixed(mc.ridge_point, 2)), m(fixed(mc.critical_tokens_f32, 1)), eff(0), eff(1),
+        m(fixed(mc.dispatch.median() * 1e6, 1).unit("µs")),
     ]));
     let mb = |b: u64| m(fixed(b as f64 / 1e6, 1).unit("MB"));
     out.print(parts("放大的模型（第 3 讲的结构）：{} 层，f32 权重 {} MB，是末级缓存的 {} 倍；草稿：{} {} MB，{} {} MB。", [
         m(int(md.cfg.n_layers)), mb(md.target_bytes), m(fixed(md.target_bytes as f64 / md.llc_bytes as f64, 1)),
         draft(DraftKind::FirstLayer).into(), mb(md.first_layer_bytes), draft(DraftKind::Int4).into(), mb(md.int4_bytes),
     ]));
-    out.print("\n一次前向给每个序列送进 n 个 token 要多久（预测用每轮计时之前重测的峰值与带宽，及内核在 B·n 行时的效率；max = 屋顶线，计算藏在访存下；相加 = 计算 + 访存）：");
+    out.print(parts("\n一次前向给每个序列送进 n 个 token 要多久（预测用每轮计时之前重测的峰值与带宽，及内核在 B·n 行时的效率；max = 屋顶线，计算藏在访存下；相加 = 计算 + 访存；两者都加上这一次前向开的 {} 个并行区）：", [int(md.target_regions)]));
     let rows = f.sweep.iter().map(|p| {
         let [t, r, a] = p.times();
         let cells = [time(t), time(r), time(a), ratio(t / r, 2), ratio(t / a, 2)].map(m);
