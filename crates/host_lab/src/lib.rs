@@ -8,7 +8,8 @@
 //! - [`host`]: cache sizes and RAM from the OS, the load average.
 //! - [`measure`]: the peak FLOP/s of the workspace's packed f32 kernel
 //!   (`transformer_lab::gemm`) and of the INT4 kernel, and the sustained read bandwidth;
-//!   medians of repeated runs, progress on a writer.
+//!   medians of repeated runs, progress on a writer; and what one parallel region costs
+//!   (`measure::dispatch`, a CPU's kernel launch).
 //! - [`machine`]: those figures as an [`hw_specs::Accelerator`] (efficiencies 1.0: they are
 //!   achieved figures), the ridge point and the critical batch.
 //! - [`scaled`]: lecture 3's architecture scaled to ≥ 4× the last-level cache, with its

@@ -47,7 +47,7 @@ pub mod sweep;
 pub mod testing;
 pub mod value;
 
-pub use cli::{CommonArgs, Format, Lecture, MASK_ENV, Options, Script, main, run};
+pub use cli::{CommonArgs, Format, Lecture, MASK_ENV, Options, Script, join_the_pool, main, run};
 pub use demo::{Demo, Observation, Out, always, demos, figures, seed, what_if};
 pub use error::Error;
 pub use figure::{Axis, Figure, Panel, RefLine, Region, Series};
