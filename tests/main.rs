@@ -211,3 +211,76 @@ fn the_cycle_check_finds_a_cycle_and_passes_a_tree() {
         Some(vec![a.clone(), b.clone(), c.clone(), a.clone()])
     );
 }
+
+/// The relative links of a Markdown text: the targets of `](…)` that are not a web address
+/// or an anchor, without their `#fragment`.
+fn relative_links(md: &str) -> Vec<String> {
+    md.split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next())
+        .filter(|t| !t.is_empty() && !t.contains("://") && !t.starts_with('#'))
+        .map(|t| t.split('#').next().unwrap_or(t).to_string())
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+#[test]
+fn every_relative_link_in_the_docs_names_a_committed_file() {
+    let tracked = std::process::Command::new("git")
+        .args(["ls-files"])
+        .current_dir(root())
+        .output()
+        .expect("git runs");
+    let tracked: BTreeSet<String> = String::from_utf8(tracked.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let dirs: BTreeSet<String> = tracked
+        .iter()
+        .flat_map(|f| {
+            let parts: Vec<&str> = f.split('/').collect();
+            (1..parts.len()).map(move |i| parts[..i].join("/"))
+        })
+        .collect();
+    let mut docs = vec![root().join("README.md"), root().join("ARCHITECTURE.md")];
+    docs.extend(files(&root().join("lectures"), "md"));
+    let mut broken = Vec::new();
+    for doc in docs {
+        let text = fs::read_to_string(&doc).unwrap();
+        let base = doc
+            .parent()
+            .unwrap()
+            .strip_prefix(root())
+            .unwrap()
+            .to_path_buf();
+        for link in relative_links(&text) {
+            // Resolve against the document's folder, dropping `.` and `..`.
+            let mut parts: Vec<String> = base
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            for p in link.trim_end_matches('/').split('/') {
+                match p {
+                    "." | "" => {}
+                    ".." => {
+                        parts.pop();
+                    }
+                    p => parts.push(p.to_string()),
+                }
+            }
+            let path = parts.join("/");
+            if !tracked.contains(&path) && !dirs.contains(&path) {
+                broken.push(format!("{}: {link}", doc.display()));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links to files git does not track: {broken:?}"
+    );
+    assert_eq!(
+        relative_links("[a](docs/x.svg) [b](https://e.org) [c](#top) [d](../y.md#s)"),
+        ["docs/x.svg", "../y.md"]
+    );
+}
