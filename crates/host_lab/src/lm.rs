@@ -54,11 +54,12 @@ pub trait Lm: Sync {
         self.config().forward_flops(batch, ctx, n_new)
     }
 
-    /// Parallel regions a pass starts and joins on rayon's pool: per layer the Q·K·V, output,
-    /// gate·up and down products and the attention, then the head's product — `5 · layers +
-    /// 1` for both of this crate's models when the pass runs as one piece (a small batch).
-    /// A large batch runs as several pieces in one region; counting it the same overstates
-    /// its overhead by at most this many regions, negligible beside such a pass.
+    /// Parallel regions a pass starts and joins on rayon's pool, an estimate: per layer the
+    /// Q·K·V, output, gate·up and down products and the attention, then the head's product,
+    /// `5 · layers + 1`. Exact for [`crate::Int4Lm`]; for `TransformerLM` about right at a
+    /// small batch of demo 6's model (it also runs products under 2²⁰ FLOPs whole, and wraps
+    /// its pass in two more regions), and an overstatement at a large batch, which runs as
+    /// pieces in one region: by at most this many regions, negligible beside such a pass.
     fn parallel_regions(&self) -> usize {
         5 * self.config().n_layers + 1
     }

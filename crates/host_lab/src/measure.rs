@@ -91,10 +91,10 @@ pub fn kernel_peak(
 /// The packed kernel's FLOP/s on `[rows, k] · [k, n]` products, measured as [`kernel_peak`]
 /// measures it at `[200, 256] · [256, 256]`. Below the kernel's 5-row register block each
 /// weight loaded feeds fewer multiply-adds (one or two rows run 4 or 2 panels at once to
-/// keep 8 sums in flight, and then wait on their loads), and with a model's inner
+/// keep 8 sums in flight, and then may wait on their loads), and with a model's inner
 /// dimension (k = 768: a panel of 48 KiB) each row block streams its panel from L2 rather
-/// than L1; so a decode-shaped product computes slower than the peak says. Choose `k · n`
-/// to fit in L2.
+/// than L1; so a decode-shaped product may compute slower or faster than the peak's shape:
+/// measure it. Choose `k · n` to fit in L2.
 /// Errors: a zero size, and those of [`kernel_peak`].
 pub fn kernel_at(
     (rows, k, n): (usize, usize, usize),
@@ -265,13 +265,14 @@ pub fn int4_peak(
 const REGIONS_PER_RUN: usize = 1000;
 
 /// Seconds one parallel region costs on rayon's current pool when its work is nothing:
-/// the start and the join of [`REGIONS_PER_RUN`] regions of 2 pieces per thread, each
+/// the start and the join of `REGIONS_PER_RUN` (1000) regions of 2 pieces per thread, each
 /// piece empty, per run; the median of `runs` runs, one line per run on `progress`. A
 /// model's pass starts one per product ([`crate::Lm::parallel_regions`]): on a GPU this is
 /// the launch overhead of a kernel. It depends on the calling thread: one outside the pool
 /// sends each region as a job and waits for it (about 12 µs on a 2-core virtual machine),
 /// one of the pool's threads (a lecture's main thread joins it: `lecture_kit::join_the_pool`)
-/// starts it as its own work (about 0.1 µs). Errors: `runs` 0, a failed write.
+/// starts it as its own work (about 0.1 µs). A lower bound either way: with no work in its
+/// pieces no other thread is woken to steal one. Errors: `runs` 0, a failed write.
 pub fn dispatch(runs: usize, progress: &mut dyn Write) -> Result<Sample, Error> {
     check_runs(runs, 1.0)?;
     let pieces = 2 * rayon::current_num_threads();

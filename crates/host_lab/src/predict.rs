@@ -13,7 +13,7 @@
 //!
 //! The peak a pass of `B · n` rows reaches is not the kernel's peak: below its 5-row
 //! register block each weight loaded feeds fewer multiply-adds, so a 1-row product computes
-//! at about half of it. [`blocked_peak`] gives the kernel's FLOP/s at any row count from
+//! at 60–85% of it on the development machine. [`blocked_peak`] gives the kernel's FLOP/s at any row count from
 //! its efficiency measured at 1 … 5 rows ([`crate::measure::kernel_at`]); the lecture's
 //! figures predict every f32 pass at that peak.
 
@@ -374,11 +374,6 @@ mod tests {
         };
         let p = params(&cfg, 0).unwrap();
         let m = Models::new(&p, cfg).unwrap();
-        // Per layer Q·K·V, attention, output, gate·up, down; then the head.
-        assert_eq!(
-            (m.target.parallel_regions(), m.int4.parallel_regions()),
-            (11, 11)
-        );
         let fig = MachineFigures {
             machine: crate::machine::tests::fake(),
             ridge_point: 1.0,

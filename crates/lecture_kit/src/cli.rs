@@ -163,10 +163,15 @@ pub fn main<L: Lecture>() -> ExitCode {
 /// `use_current_thread`), the pool keeping its size (`RAYON_NUM_THREADS`, else the
 /// number of CPUs). A parallel loop called from a thread outside the pool is sent to the
 /// pool as a job and waited for: on a 2-core virtual machine about 12 µs each time even
-/// for no work, against 0.1 µs from a thread of the pool, and a forward pass of demo 6's
-/// model starts 26 of them. Results do not change: the libraries' pieces do not depend on
-/// which thread runs them. Does nothing if the global pool already exists (a second call,
-/// or a library used it first).
+/// for no work, against 0.1 µs from a thread of the pool. transformer_lab's forward pass
+/// already moves itself onto the pool; a library that does not (host_lab's INT4 draft
+/// starts 26 loops a pass) gains from this. Results do not change: the libraries' pieces
+/// do not depend on which thread runs them. Does nothing if the global pool already exists
+/// (a second call, or a library used it first).
+///
+/// The main thread runs the pool's jobs only while it waits inside a rayon call; so with
+/// `RAYON_NUM_THREADS=1` a job spawned (`rayon::spawn`) and then waited for by other
+/// means would never run. Nothing in the workspace spawns.
 pub fn join_the_pool() {
     // An error means the pool was built already; its threads then serve as before.
     let _ = rayon::ThreadPoolBuilder::new()

@@ -19,7 +19,7 @@ fn the_calling_thread_becomes_thread_0_of_the_global_pool_and_a_second_call_does
     assert_eq!(rayon::current_num_threads(), threads);
     lecture_kit::join_the_pool();
     assert_eq!(rayon::current_thread_index(), Some(0));
-    // Parallel loops still run, here and on the other threads.
+    // Parallel loops still run.
     let sum: u64 = (1..=1000u64).into_par_iter().sum();
     assert_eq!(sum, 500_500);
 }

@@ -14,9 +14,10 @@
 //! A panel is read from memory by the first row block and from L2 by the others; the
 //! hardware prefetcher follows only misses, so while the later blocks compute, memory
 //! would sit idle. Each block therefore prefetches its share of the next panel
-//! ([`crate::cpu::prefetch_l2`], x86-64 only; a hint, so it changes no bit): a product of
-//! several blocks reads memory while it computes, which is what the roofline's `max`
-//! assumes.
+//! (`cpu::prefetch_l2`, x86-64 only; a hint, so it changes no bit): a product of several
+//! blocks reads memory while it computes, which is what the roofline's `max` assumes. One
+//! or two rows (one block, all of its loads misses, which the hardware prefetcher follows)
+//! issue no prefetch; they run over 4 or 2 panels at once instead, to keep 8 sums in flight.
 //!
 //! # Bits and machines
 //! Every output element is `fma(a[k-1], w[k-1], … fma(a[1], w[1], fma(a[0], w[0], 0)) …)`,
@@ -339,7 +340,8 @@ fn tile_across<const R: usize, const G: usize>(
 }
 
 /// The share of the next panel one row block prefetches: its `k` rows of [`NR`] floats
-/// (one 64-byte cache line each) cut into `blocks` contiguous shares, share `b` for block
+/// (64 bytes each, about one cache line: the hint is issued every 64 bytes, so every line
+/// of the panel is asked for whatever its alignment) cut into `blocks` contiguous shares, share `b` for block
 /// `b`, one line every `blocks` steps of the block's loop over `k`.
 #[derive(Clone, Copy)]
 struct Ahead<'w> {
@@ -469,6 +471,7 @@ mod tests {
         for (m, k, n) in [
             (1, 1, 1),
             (1, 37, 16 * 5 + 3),
+            (1, 37, 16 * 3 + 5),
             (2, 64, 16 * 3 + 5),
             (1, 512, 1040),
             (2, 300, 1000),

@@ -42,7 +42,7 @@ pub fn print(out: &mut Out, f: &HostFigures) {
     if cfg!(debug_assertions) {
         out.print("（未优化构建，只跑小计划；要看这台机器的真数字：cargo run --release -p lecture06 -- --demo 6）");
     }
-    out.print(parts("本机 {} 个线程：打包内核峰值 {} GFLOP/s，读带宽 {} GB/s → 脊点 {} FLOP/字节，f32 权重的临界批 {} 个 token；1 行、2 行的乘积只到峰值的 {}、{}（每载入一个权重只做一两次乘加，载入跟不上）；开一个并行区再汇合要 {} µs。", [
+    out.print(parts("本机 {} 个线程：打包内核峰值 {} GFLOP/s，读带宽 {} GB/s → 脊点 {} FLOP/字节，f32 权重的临界批 {} 个 token；1 行、2 行的乘积是峰值（200 行的乘积）的 {}、{}；开一个空并行区再汇合至少要 {} µs。", [
         m(int(mc.machine.threads)), gb(mc.machine.peak_flops(), 1), gb(mc.machine.bandwidth_bytes(), 2),
         m(fixed(mc.ridge_point, 2)), m(fixed(mc.critical_tokens_f32, 1)), eff(0), eff(1),
         m(fixed(mc.dispatch.median() * 1e6, 1).unit("µs")),
