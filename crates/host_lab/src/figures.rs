@@ -12,10 +12,7 @@ use std::time::Instant;
 use crate::device::CpuDevice;
 use crate::host::load_average;
 use crate::machine::Machine;
-use crate::measure::{
-    dispatch, int4_peak, kernel_efficiency as kernel_efficiency_at, kernel_peak, median,
-    read_bandwidth,
-};
+use crate::measure::{self, dispatch, int4_peak, kernel_peak, median, read_bandwidth};
 use crate::predict::{
     TimeModel, alpha_from_tau, best_round, knee, predicted_knee, speculative_speedup,
 };
@@ -165,7 +162,7 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         // The model's inner dimension, 128 columns (384 KiB at d_model 768: in L2).
         let shape = (rows, cfg.d_model, 128);
         kernel_efficiency
-            .push(kernel_efficiency_at(shape, plan.machine_runs, 0.03, progress)?.median());
+            .push(measure::kernel_efficiency(shape, plan.machine_runs, 0.03, progress)?.median());
     }
     let dispatch = dispatch(plan.machine_runs, progress)?;
     let machine = MachineFigures {

@@ -265,9 +265,9 @@ mod tests {
     use crate::machine::Machine;
     use crate::scaled::{Models, SCALED_BASE, params};
 
-    #[test]
-    fn the_f32_prediction_is_llm_maths_with_bytes_doubled_and_the_int4_one_an_eighth() {
-        let cfg = transformer_lab::Config {
+    /// The scaled model's architecture at a size that builds in milliseconds.
+    fn small() -> transformer_lab::Config {
+        transformer_lab::Config {
             n_layers: 2,
             d_model: 128,
             n_heads: 2,
@@ -275,7 +275,12 @@ mod tests {
             vocab: 64,
             max_seq: 64,
             ..SCALED_BASE
-        };
+        }
+    }
+
+    #[test]
+    fn the_f32_prediction_is_llm_maths_with_bytes_doubled_and_the_int4_one_an_eighth() {
+        let cfg = small();
         let p = params(&cfg, 0).unwrap();
         let m = Models::new(&p, cfg).unwrap();
         let ours = predict(&m.target, 100e9, 20e9, 3, 40, 5);
@@ -363,15 +368,7 @@ mod tests {
     fn a_machines_prediction_adds_one_dispatch_per_parallel_region() {
         use crate::figures::MachineFigures;
         use crate::measure::Sample;
-        let cfg = transformer_lab::Config {
-            n_layers: 2,
-            d_model: 64,
-            n_heads: 2,
-            d_ff: 128,
-            vocab: 64,
-            max_seq: 32,
-            ..SCALED_BASE
-        };
+        let cfg = small();
         let p = params(&cfg, 0).unwrap();
         let m = Models::new(&p, cfg).unwrap();
         let fig = MachineFigures {
