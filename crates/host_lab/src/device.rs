@@ -176,6 +176,41 @@ impl<'m, L: Lm> CpuDevice<'m, L> {
     }
 }
 
+/// The two costs of a speculative round timed as a round pays them: per run, `gamma`
+/// draft steps (one token per sequence, their mean) right after the target's pass of
+/// `gamma + 1` tokens per sequence, then that pass; one untimed target pass first. Each
+/// draft step so finds the caches as a verification leaves them, as in real speculative
+/// decoding: a draft small enough for the last-level cache stays there when its steps are
+/// timed back to back, but every verification evicts it. And each verification finds them
+/// as the draft steps left them. Both devices' caches are rolled back after each pass.
+///
+/// Returns `(draft step, verification)`, seconds, `runs` values each. Errors: `runs` or
+/// `gamma` 0, and the errors of [`CpuDevice::pass`].
+pub fn round_costs<T: Lm, D: Lm>(
+    target: &mut CpuDevice<'_, T>,
+    draft: &mut CpuDevice<'_, D>,
+    (batch, ctx): (usize, usize),
+    gamma: usize,
+    runs: usize,
+) -> Result<(Sample, Sample), Error> {
+    if runs == 0 || gamma == 0 {
+        return Err(Error::Argument(format!(
+            "a round needs at least one run and one draft step, got {runs} runs and γ = {gamma}"
+        )));
+    }
+    target.pass(batch, gamma + 1, ctx)?;
+    let (mut steps, mut passes) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    for _ in 0..runs {
+        let mut sum = 0.0;
+        for _ in 0..gamma {
+            sum += draft.pass(batch, 1, ctx)?;
+        }
+        steps.push(sum / gamma as f64);
+        passes.push(target.pass(batch, gamma + 1, ctx)?);
+    }
+    Ok((Sample::new(steps)?, Sample::new(passes)?))
+}
+
 impl<L: Lm> Device for CpuDevice<'_, L> {
     fn name(&self) -> &str {
         &self.name
@@ -220,5 +255,31 @@ mod tests {
         });
         assert!(matches!(refuse, Err(Error::Measure(m)) if m == "the probe failed"));
         assert!(dev.measure_each(1, &[1, 20], 0).is_err(), "past max_seq");
+    }
+
+    #[test]
+    fn a_round_times_each_of_its_passes_once_per_run_and_refuses_empty_rounds() {
+        let cfg = transformer_lab::Config {
+            n_layers: 1,
+            d_model: 64,
+            n_heads: 2,
+            d_ff: 128,
+            vocab: 16,
+            max_seq: 16,
+            ..SCALED_BASE
+        };
+        let p = params(&cfg, 0).unwrap();
+        let m = transformer_lab::TransformerLM::new(&p, cfg, "tiny").unwrap();
+        let q = crate::Int4Lm::quantize(&p, cfg).unwrap();
+        let mut target = CpuDevice::new(&m, "t", 1, 1.0).unwrap();
+        let mut draft = CpuDevice::new(&q, "d", 1, 1.0).unwrap();
+        let (steps, passes) = round_costs(&mut target, &mut draft, (2, 5), 3, 4).unwrap();
+        assert_eq!((steps.runs.len(), passes.runs.len()), (4, 4));
+        // The caches were rolled back after every pass: 5 cached + 11 fed fill max_seq
+        // exactly, one more token does not fit.
+        assert!(round_costs(&mut target, &mut draft, (2, 5), 10, 2).is_ok());
+        assert!(round_costs(&mut target, &mut draft, (2, 5), 11, 1).is_err());
+        assert!(round_costs(&mut target, &mut draft, (2, 5), 0, 4).is_err());
+        assert!(round_costs(&mut target, &mut draft, (2, 5), 3, 0).is_err());
     }
 }

@@ -149,10 +149,12 @@ impl DraftKind {
 
 /// The draft cost coefficient c of one draft at batch 1: draft step / target step.
 ///
-/// Each step is timed alone, repeatedly. A draft whose weights fit in the last-level cache
-/// (the first layer's 30 MB and the INT4 copy's 19 MB fit a 32 MiB L3) is then read from
-/// cache, not memory; in real speculative decoding every target pass evicts it, so the
-/// first draft step of each round pays memory bandwidth again.
+/// The target's step is timed back to back, as plain decoding runs it. The draft's steps
+/// are timed as a speculative round runs them, γ at a time right after a verification
+/// ([`crate::device::round_costs`]): a draft whose weights fit in the last-level cache
+/// (the INT4 copy's 19 MB and the first layer's 30 MB fit a 32 MiB L3) stays there when
+/// its steps are timed back to back, but every target pass evicts it, and the first draft
+/// step of each round reads memory again.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DraftCost {
     /// Which draft.
@@ -192,7 +194,8 @@ pub struct SpecFigures {
     pub predicted_roofline: f64,
     /// The same with additive times.
     pub predicted_additive: f64,
-    /// The same accounting with the measured pass times (step, draft step, verification).
+    /// The same accounting with the measured pass times: the step back to back, the draft
+    /// step and the verification as a round pays them ([`crate::device::round_costs`]).
     pub accounted_measured: f64,
     /// Whether the speculative output is token for token the plain output.
     pub lossless: bool,

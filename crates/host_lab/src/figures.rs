@@ -9,7 +9,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use crate::device::CpuDevice;
+use crate::device::{CpuDevice, round_costs};
 use crate::host::load_average;
 use crate::machine::Machine;
 use crate::measure::{self, dispatch, int4_peak, kernel_peak, median, read_bandwidth};
@@ -231,28 +231,29 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         });
     }
 
-    // (c) c at batch 1, mid-generation context.
+    // (c) c at batch 1, mid-generation context: the draft's steps as a round pays them,
+    // right after a verification; the target's step as plain decoding pays it, back to back.
     let ctx = plan.prompt_len + plan.n_new / 2;
     let target_step = target.measure(1, 1, ctx)?;
     let f32_peak = |rows| machine.f32_peak(peak, rows);
     let pred_t = machine.predict(&models.target, (f32_peak(1), bw), 1, ctx, 1);
     let mut drafts = Vec::new();
     for kind in DraftKind::ALL {
+        let round = (1, ctx);
         let (step, pred, bytes) = match kind {
             DraftKind::FirstLayer => (
-                CpuDevice::new(
-                    &models.first_layer,
-                    "first layer",
-                    plan.runs,
-                    plan.pass_budget,
-                )?
-                .measure(1, 1, ctx)?,
+                {
+                    let mut d = CpuDevice::new(&models.first_layer, "first layer", 1, 1.0)?;
+                    round_costs(&mut target, &mut d, round, plan.gamma, plan.runs)?.0
+                },
                 machine.predict(&models.first_layer, (f32_peak(1), bw), 1, ctx, 1),
                 model.first_layer_bytes,
             ),
             DraftKind::Int4 => (
-                CpuDevice::new(&models.int4, "INT4", plan.runs, plan.pass_budget)?
-                    .measure(1, 1, ctx)?,
+                {
+                    let mut d = CpuDevice::new(&models.int4, "INT4", 1, 1.0)?;
+                    round_costs(&mut target, &mut d, round, plan.gamma, plan.runs)?.0
+                },
                 machine.predict(&models.int4, (machine.int4_peak(1), bw), 1, ctx, 1),
                 model.int4_bytes,
             ),
@@ -360,16 +361,28 @@ fn spec_run(
             run = r;
         }
     }
-    let (draft_pred, draft_step) = match kind {
+    let mut device = CpuDevice::new(&models.target, "target", plan.runs, plan.pass_budget)?;
+    let round = (batch, ctx);
+    let (draft_pred, (draft_step, m_verify)) = match kind {
         DraftKind::FirstLayer => (
             machine.predict(&models.first_layer, (f32(batch), bw), batch, ctx, 1),
-            CpuDevice::new(&models.first_layer, "d", plan.runs, plan.pass_budget)?
-                .measure(batch, 1, ctx)?,
+            round_costs(
+                &mut device,
+                &mut CpuDevice::new(&models.first_layer, "d", 1, 1.0)?,
+                round,
+                plan.gamma,
+                plan.runs,
+            )?,
         ),
         DraftKind::Int4 => (
             machine.predict(&models.int4, (machine.int4_peak(batch), bw), batch, ctx, 1),
-            CpuDevice::new(&models.int4, "d", plan.runs, plan.pass_budget)?
-                .measure(batch, 1, ctx)?,
+            round_costs(
+                &mut device,
+                &mut CpuDevice::new(&models.int4, "d", 1, 1.0)?,
+                round,
+                plan.gamma,
+                plan.runs,
+            )?,
         ),
     };
     let step = machine.predict(&models.target, (f32(batch), bw), batch, ctx, 1);
@@ -403,9 +416,7 @@ fn spec_run(
             verify.time(m),
         )
     };
-    let mut device = CpuDevice::new(&models.target, "target", plan.runs, plan.pass_budget)?;
     let m_step = device.measure(batch, 1, ctx)?.median();
-    let m_verify = device.measure(batch, plan.gamma + 1, ctx)?.median();
     let out = SpecFigures {
         batch,
         draft: kind,
@@ -421,7 +432,7 @@ fn spec_run(
             plan.gamma,
             m_step,
             draft_step.median(),
-            m_verify,
+            m_verify.median(),
         ),
         lossless: run.tokens == plain.tokens,
         alpha,

@@ -66,7 +66,7 @@ pub fn print(out: &mut Out, f: &HostFigures) {
         .map(|k| [row![k.batch], k.all().map(knee).to_vec()].concat());
     out.table("批|实测拐点|预测 max|预测 相加".split('|'), knees)
         .id("demo6_knee");
-    out.print("\n草稿的代价系数 c = 草稿一步 / 目标一步（批 1）：");
+    out.print("\n草稿的代价系数 c = 草稿一步 / 目标一步（批 1；草稿按投机解码里的样子计时：每轮 γ 步，紧跟在目标的一次验证之后，验证刚把草稿的权重挤出缓存）：");
     let c = f.drafts.iter().map(|d| {
         let c = [d.measured, d.roofline, d.additive].map(|c| m(fixed(c, 3)));
         [row![draft(d.draft), mb(d.weight_bytes)], c.to_vec()].concat()
