@@ -75,7 +75,7 @@ impl Plan {
             n_new: 48,
             gamma: 3,
             spec_batches: [1, 16],
-            spec_runs: 5,
+            spec_runs: 7,
         }
     }
 
