@@ -177,12 +177,17 @@ impl<'m, L: Lm> CpuDevice<'m, L> {
 }
 
 /// The two costs of a speculative round timed as a round pays them: per run, `gamma`
-/// draft steps (one token per sequence, their mean) right after the target's pass of
-/// `gamma + 1` tokens per sequence, then that pass; one untimed target pass first. Each
-/// draft step so finds the caches as a verification leaves them, as in real speculative
-/// decoding: a draft small enough for the last-level cache stays there when its steps are
-/// timed back to back, but every verification evicts it. And each verification finds them
-/// as the draft steps left them. Both devices' caches are rolled back after each pass.
+/// draft steps (one token per sequence; their mean) right after the target's pass of
+/// `gamma + 1` tokens per sequence, then that pass. One untimed draft step and one untimed
+/// target pass come first, so that the draft's KV caches are filled before the target runs.
+///
+/// The first draft step of each run so finds the CPU caches as a verification left them,
+/// the later ones as the previous draft step left them, as in real speculative decoding: a
+/// draft small enough for the last-level cache stays there when its steps are timed back
+/// to back, but every verification evicts it. Each verification finds the CPU caches as the
+/// draft steps left them. Both devices' KV caches are rolled back after every pass. (The
+/// real loop's first draft step of a round feeds 1 or 2 tokens; this one always 1.) Every
+/// run is timed, whatever the devices' budgets.
 ///
 /// Returns `(draft step, verification)`, seconds, `runs` values each. Errors: `runs` or
 /// `gamma` 0, and the errors of [`CpuDevice::pass`].
@@ -193,12 +198,14 @@ pub fn round_costs<T: Lm, D: Lm>(
     gamma: usize,
     runs: usize,
 ) -> Result<(Sample, Sample), Error> {
-    if runs == 0 || gamma == 0 {
+    let verify = gamma.checked_add(1).filter(|_| runs > 0 && gamma > 0);
+    let Some(verify) = verify else {
         return Err(Error::Argument(format!(
             "a round needs at least one run and one draft step, got {runs} runs and γ = {gamma}"
         )));
-    }
-    target.pass(batch, gamma + 1, ctx)?;
+    };
+    draft.pass(batch, 1, ctx)?;
+    target.pass(batch, verify, ctx)?;
     let (mut steps, mut passes) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     for _ in 0..runs {
         let mut sum = 0.0;
@@ -206,7 +213,7 @@ pub fn round_costs<T: Lm, D: Lm>(
             sum += draft.pass(batch, 1, ctx)?;
         }
         steps.push(sum / gamma as f64);
-        passes.push(target.pass(batch, gamma + 1, ctx)?);
+        passes.push(target.pass(batch, verify, ctx)?);
     }
     Ok((Sample::new(steps)?, Sample::new(passes)?))
 }
@@ -257,29 +264,85 @@ mod tests {
         assert!(dev.measure_each(1, &[1, 20], 0).is_err(), "past max_seq");
     }
 
+    /// A model that runs nothing and logs every pass: its name and the tokens fed to each
+    /// sequence.
+    struct Logged<'l> {
+        name: char,
+        log: &'l std::sync::Mutex<Vec<(char, usize)>>,
+    }
+
+    impl Lm for Logged<'_> {
+        type Cache = usize;
+        fn vocab(&self) -> usize {
+            4
+        }
+        fn max_seq(&self) -> usize {
+            16
+        }
+        fn new_cache(&self) -> Result<usize, Error> {
+            Ok(0)
+        }
+        fn cache_len(cache: &usize) -> usize {
+            *cache
+        }
+        fn truncate(cache: &mut usize, len: usize) {
+            *cache = len.min(*cache);
+        }
+        fn extend(
+            &self,
+            caches: &mut [&mut usize],
+            feeds: &[&[u32]],
+        ) -> Result<ndarray::Array2<f32>, Error> {
+            for (c, f) in caches.iter_mut().zip(feeds) {
+                **c += f.len();
+            }
+            // The prefill of the cached context is not a pass of the round.
+            if feeds[0].len() < 5 {
+                self.log.lock().unwrap().push((self.name, feeds[0].len()));
+            }
+            Ok(ndarray::Array2::zeros((
+                feeds.iter().map(|f| f.len()).sum(),
+                4,
+            )))
+        }
+        fn weight_bytes(&self) -> u64 {
+            0
+        }
+        fn kv_bytes_per_token(&self) -> u64 {
+            0
+        }
+        fn config(&self) -> transformer_lab::Config {
+            SCALED_BASE
+        }
+    }
+
     #[test]
-    fn a_round_times_each_of_its_passes_once_per_run_and_refuses_empty_rounds() {
-        let cfg = transformer_lab::Config {
-            n_layers: 1,
-            d_model: 64,
-            n_heads: 2,
-            d_ff: 128,
-            vocab: 16,
-            max_seq: 16,
-            ..SCALED_BASE
-        };
-        let p = params(&cfg, 0).unwrap();
-        let m = transformer_lab::TransformerLM::new(&p, cfg, "tiny").unwrap();
-        let q = crate::Int4Lm::quantize(&p, cfg).unwrap();
-        let mut target = CpuDevice::new(&m, "t", 1, 1.0).unwrap();
-        let mut draft = CpuDevice::new(&q, "d", 1, 1.0).unwrap();
-        let (steps, passes) = round_costs(&mut target, &mut draft, (2, 5), 3, 4).unwrap();
-        assert_eq!((steps.runs.len(), passes.runs.len()), (4, 4));
-        // The caches were rolled back after every pass: 5 cached + 11 fed fill max_seq
+    fn a_round_runs_its_draft_steps_right_after_a_verification_and_averages_them() {
+        let log = std::sync::Mutex::new(Vec::new());
+        let (t, d) = (
+            Logged {
+                name: 'T',
+                log: &log,
+            },
+            Logged {
+                name: 'D',
+                log: &log,
+            },
+        );
+        let mut target = CpuDevice::new(&t, "t", 1, 1.0).unwrap();
+        let mut draft = CpuDevice::new(&d, "d", 1, 1.0).unwrap();
+        let (steps, passes) = round_costs(&mut target, &mut draft, (2, 6), 3, 2).unwrap();
+        assert_eq!((steps.runs.len(), passes.runs.len()), (2, 2));
+        let round = [('D', 1), ('D', 1), ('D', 1), ('T', 4)];
+        let mut expected = vec![('D', 1), ('T', 4)];
+        expected.extend(round.iter().chain(&round));
+        assert_eq!(*log.lock().unwrap(), expected);
+        // The caches were rolled back after every pass: 6 cached + 10 fed fill max_seq
         // exactly, one more token does not fit.
-        assert!(round_costs(&mut target, &mut draft, (2, 5), 10, 2).is_ok());
-        assert!(round_costs(&mut target, &mut draft, (2, 5), 11, 1).is_err());
-        assert!(round_costs(&mut target, &mut draft, (2, 5), 0, 4).is_err());
-        assert!(round_costs(&mut target, &mut draft, (2, 5), 3, 0).is_err());
+        assert!(round_costs(&mut target, &mut draft, (2, 6), 9, 1).is_ok());
+        assert!(round_costs(&mut target, &mut draft, (2, 6), 10, 1).is_err());
+        assert!(round_costs(&mut target, &mut draft, (2, 6), 0, 4).is_err());
+        assert!(round_costs(&mut target, &mut draft, (2, 6), 3, 0).is_err());
+        assert!(round_costs(&mut target, &mut draft, (2, 6), usize::MAX, 1).is_err());
     }
 }

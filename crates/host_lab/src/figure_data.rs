@@ -161,7 +161,8 @@ pub struct DraftCost {
     pub draft: DraftKind,
     /// Weight bytes of one draft step.
     pub weight_bytes: u64,
-    /// The draft's step, timed runs, seconds.
+    /// The draft's step, seconds: per run the mean of the γ steps of one round
+    /// ([`crate::device::round_costs`]).
     pub draft_step: Sample,
     /// The target's step, timed runs, seconds.
     pub target_step: Sample,

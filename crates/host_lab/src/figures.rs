@@ -31,7 +31,8 @@ pub struct Plan {
     pub seed: u64,
     /// Runs of each machine measurement (peak, bandwidth).
     pub machine_runs: usize,
-    /// Most runs of each timed pass shape.
+    /// Most runs of each timed pass shape; exactly this many rounds when a speculative
+    /// round's costs are timed ([`crate::device::round_costs`], which has no budget).
     pub runs: usize,
     /// Seconds after which a pass shape stops being repeated (it runs at least once).
     pub pass_budget: f64,

@@ -74,11 +74,11 @@ pub use crate::__with_avx2 as with_avx2;
 
 /// Asks the CPU to bring the cache line holding `x` into its level-2 cache, without
 /// waiting for it: a hint, so it never faults and never changes a result. The packed
-/// product ([`crate::gemm`]) issues it for the next weight panels while it computes on the
-/// current ones, so that a product of several row blocks reads memory while it computes
-/// (the hardware prefetcher follows only misses, and later blocks hit in L2); host_lab's
-/// INT4 kernel for the same reason. A no-op where no prefetch instruction is wired
-/// (anything but x86-64).
+/// product ([`crate::gemm`]) issues it for the next weight panel while it computes on the
+/// current one, so that a product of several row blocks reads memory while it computes
+/// (the hardware prefetcher follows only misses, and later blocks hit in L2). host_lab's
+/// INT4 kernel issues it too, for the whole next panel from its first row block, at one
+/// row as well. A no-op where no prefetch instruction is wired (anything but x86-64).
 #[inline(always)]
 pub fn prefetch_l2<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
