@@ -317,7 +317,7 @@ mod tests {
     }
 
     #[test]
-    fn a_round_runs_its_draft_steps_right_after_a_verification_and_averages_them() {
+    fn a_round_runs_its_draft_steps_right_after_a_verification_and_rolls_back_every_pass() {
         let log = std::sync::Mutex::new(Vec::new());
         let (t, d) = (
             Logged {

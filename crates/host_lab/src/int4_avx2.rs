@@ -77,8 +77,8 @@ fn word(q: &[i8]) -> i32 {
 /// the result is the same without it). A row of codes is unpacked with a handful of
 /// instructions per 64 weights, so at one row of input the kernel computes about as long
 /// as it reads memory. Without the prefetch a product from memory at one row was
-/// 1.12–1.15× slower (medians of two sets of 15 runs of a scratch build alternating the two
-/// kernels in one process, on the development machine; not kept in the tree). A likely
+/// 1.12–1.15× slower (medians of two sets of 15 runs of a scratch build switching the hint
+/// on and off in one process, on the development machine; not kept in the tree). A likely
 /// cause, not measured: the hardware prefetcher alone runs too little ahead for the
 /// unpacking to overlap the reads.
 ///
