@@ -106,10 +106,16 @@ pub struct SweepPoint {
 }
 
 impl SweepPoint {
-    /// The measured median, the roofline (max) and the additive prediction, seconds.
-    pub fn times(&self) -> [f64; 3] {
+    /// The measured median, the roofline (max), the planner's and the additive prediction,
+    /// seconds.
+    pub fn times(&self) -> [f64; 4] {
         let p = &self.predicted;
-        [self.measured.median(), p.roofline(), p.additive()]
+        [
+            self.measured.median(),
+            p.roofline(),
+            p.planner(),
+            p.additive(),
+        ]
     }
 }
 
@@ -122,14 +128,17 @@ pub struct Knee {
     pub measured: Option<f64>,
     /// Under the roofline (max) prediction.
     pub roofline: Option<f64>,
+    /// Under the planner's prediction ([`PassPrediction::planner`]).
+    pub planner: Option<f64>,
     /// Under the additive prediction.
     pub additive: Option<f64>,
 }
 
 impl Knee {
-    /// The measured, roofline (max) and additive knees, in the order of [`SweepPoint::times`].
-    pub fn all(&self) -> [Option<f64>; 3] {
-        [self.measured, self.roofline, self.additive]
+    /// The measured, roofline (max), planner's and additive knees, in the order of
+    /// [`SweepPoint::times`].
+    pub fn all(&self) -> [Option<f64>; 4] {
+        [self.measured, self.roofline, self.planner, self.additive]
     }
 }
 

@@ -228,6 +228,7 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
             batch,
             measured: knee(&points),
             roofline: at(TimeModel::Roofline),
+            planner: predicted_knee(plan.max_n, |n| model(n).planner()),
             additive: at(TimeModel::Additive),
         });
     }

@@ -10,6 +10,9 @@
 //!   the optimistic bound `llm_math` uses;
 //! - **additive**: `flops / peak + bytes / bandwidth` — no overlap at all, the pessimistic
 //!   one. Decode-shaped products on real engines sit nearer this one.
+//! - **planner**: between the two, as the planner prices a pass on a GPU:
+//!   `llm_math::overlapped_time` at the overlap of decode_lab's `measured` calibration
+//!   ([`planner_overlap`], fitted on engines' published rows, never on this machine).
 //!
 //! The peak a pass of `B · n` rows reaches is not the kernel's peak: below its 5-row
 //! register block each weight loaded feeds fewer multiply-adds, so a 1-row product computes
@@ -62,6 +65,23 @@ impl PassPrediction {
         }
     }
 
+    /// The planner's time, seconds: `max(compute, memory) + (1 − overlap) · min(compute,
+    /// memory) + overhead` (`llm_math::overlapped_time`) at [`planner_overlap`]. NaN only
+    /// for a prediction whose times are negative or not finite, which [`predict`] never
+    /// makes from a positive peak and bandwidth.
+    ///
+    /// ```
+    /// use host_lab::predict::{PassPrediction, planner_overlap};
+    /// let p = PassPrediction { flops: 1e9, bytes: 1e8, compute: 0.010, memory: 0.005, overhead: 0.001 };
+    /// let t = 0.010 + (1.0 - planner_overlap()) * 0.005 + 0.001;
+    /// assert!((p.planner() - t).abs() < 1e-15);
+    /// assert!(p.roofline() < p.planner() && p.planner() < p.additive());
+    /// ```
+    pub fn planner(&self) -> f64 {
+        llm_math::overlapped_time(self.compute, self.memory, planner_overlap())
+            .map_or(f64::NAN, |t| t + self.overhead)
+    }
+
     /// The time under `model`, seconds.
     pub fn time(&self, model: TimeModel) -> f64 {
         match model {
@@ -71,7 +91,14 @@ impl PassPrediction {
     }
 }
 
-/// Which of the two predictions (see the module documentation).
+/// The overlap of compute and memory in decode_lab's `measured` calibration (0.70): the
+/// planner's fit on engines' published rows (`decode_lab::validation::profile::MEASURED`),
+/// which never saw this machine; 1 is the roofline's `max`, 0 the additive sum.
+pub fn planner_overlap() -> f64 {
+    decode_lab::validation::profile::MEASURED.cost_terms.overlap
+}
+
+/// Which of the two bounds (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeModel {
     /// `max(compute, memory)`.
