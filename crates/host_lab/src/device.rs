@@ -135,9 +135,10 @@ impl<'m, L: Lm> CpuDevice<'m, L> {
                 "a pass feeds at least one token to one sequence".into(),
             ));
         }
-        if ctx + n_new > self.model.max_seq() {
+        let len = ctx.saturating_add(n_new);
+        if len > self.model.max_seq() {
             return Err(transformer_lab::Error::TooLong {
-                len: ctx + n_new,
+                len,
                 max: self.model.max_seq(),
             }
             .into());
@@ -176,8 +177,8 @@ impl<'m, L: Lm> CpuDevice<'m, L> {
     }
 }
 
-/// The two costs of a speculative round timed as a round pays them: per run, `gamma`
-/// draft steps (one token per sequence; their mean) right after the target's pass of
+/// The two costs of a speculative round timed as a round pays them: per run, `gamma` steps
+/// of `draft` (one token per sequence; their mean) right after the target's pass of
 /// `gamma + 1` tokens per sequence, then that pass. One untimed draft step and one untimed
 /// target pass come first, so that the draft's KV caches are filled before the target runs.
 ///
@@ -193,17 +194,19 @@ impl<'m, L: Lm> CpuDevice<'m, L> {
 /// `gamma` 0, and the errors of [`CpuDevice::pass`].
 pub fn round_costs<T: Lm, D: Lm>(
     target: &mut CpuDevice<'_, T>,
-    draft: &mut CpuDevice<'_, D>,
+    draft: &D,
     (batch, ctx): (usize, usize),
     gamma: usize,
     runs: usize,
 ) -> Result<(Sample, Sample), Error> {
-    let verify = gamma.checked_add(1).filter(|_| runs > 0 && gamma > 0);
-    let Some(verify) = verify else {
+    if runs == 0 || gamma == 0 {
         return Err(Error::Argument(format!(
             "a round needs at least one run and one draft step, got {runs} runs and γ = {gamma}"
         )));
-    };
+    }
+    // Every pass is timed once: the device's own run count and budget are not used.
+    let mut draft = CpuDevice::new(draft, "draft", 1, 1.0)?;
+    let verify = gamma.saturating_add(1);
     draft.pass(batch, 1, ctx)?;
     target.pass(batch, verify, ctx)?;
     let (mut steps, mut passes) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
@@ -296,10 +299,7 @@ mod tests {
             for (c, f) in caches.iter_mut().zip(feeds) {
                 **c += f.len();
             }
-            // The prefill of the cached context is not a pass of the round.
-            if feeds[0].len() < 5 {
-                self.log.lock().unwrap().push((self.name, feeds[0].len()));
-            }
+            self.log.lock().unwrap().push((self.name, feeds[0].len()));
             Ok(ndarray::Array2::zeros((
                 feeds.iter().map(|f| f.len()).sum(),
                 4,
@@ -330,19 +330,23 @@ mod tests {
             },
         );
         let mut target = CpuDevice::new(&t, "t", 1, 1.0).unwrap();
-        let mut draft = CpuDevice::new(&d, "d", 1, 1.0).unwrap();
-        let (steps, passes) = round_costs(&mut target, &mut draft, (2, 6), 3, 2).unwrap();
+        let (steps, passes) = round_costs(&mut target, &d, (2, 6), 3, 2).unwrap();
         assert_eq!((steps.runs.len(), passes.runs.len()), (2, 2));
+        // Each model first prefills its 6 cached tokens (untimed), the draft before the
+        // target's first pass; then every run: 3 draft steps, one verification of 4 tokens.
         let round = [('D', 1), ('D', 1), ('D', 1), ('T', 4)];
-        let mut expected = vec![('D', 1), ('T', 4)];
+        let mut expected = vec![('D', 6), ('D', 1), ('T', 6), ('T', 4)];
         expected.extend(round.iter().chain(&round));
         assert_eq!(*log.lock().unwrap(), expected);
         // The caches were rolled back after every pass: 6 cached + 10 fed fill max_seq
         // exactly, one more token does not fit.
-        assert!(round_costs(&mut target, &mut draft, (2, 6), 9, 1).is_ok());
-        assert!(round_costs(&mut target, &mut draft, (2, 6), 10, 1).is_err());
-        assert!(round_costs(&mut target, &mut draft, (2, 6), 0, 4).is_err());
-        assert!(round_costs(&mut target, &mut draft, (2, 6), 3, 0).is_err());
-        assert!(round_costs(&mut target, &mut draft, (2, 6), usize::MAX, 1).is_err());
+        assert!(round_costs(&mut target, &d, (2, 6), 9, 1).is_ok());
+        assert!(round_costs(&mut target, &d, (2, 6), 10, 1).is_err());
+        assert!(round_costs(&mut target, &d, (2, 6), 0, 4).is_err());
+        assert!(round_costs(&mut target, &d, (2, 6), 3, 0).is_err());
+        assert!(round_costs(&mut target, &d, (2, 6), usize::MAX, 1).is_err());
+        // A pass too long to count is an error, not an overflow.
+        assert!(round_costs(&mut target, &d, (2, 6), usize::MAX - 1, 1).is_err());
+        assert!(target.pass(1, usize::MAX, 6).is_err());
     }
 }

@@ -244,18 +244,19 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         let round = (1, ctx);
         let (step, pred, bytes) = match kind {
             DraftKind::FirstLayer => (
-                {
-                    let mut d = CpuDevice::new(&models.first_layer, "first layer", 1, 1.0)?;
-                    round_costs(&mut target, &mut d, round, plan.gamma, plan.runs)?.0
-                },
+                round_costs(
+                    &mut target,
+                    &models.first_layer,
+                    round,
+                    plan.gamma,
+                    plan.runs,
+                )?
+                .0,
                 machine.predict(&models.first_layer, (f32_peak(1), bw), 1, ctx, 1),
                 model.first_layer_bytes,
             ),
             DraftKind::Int4 => (
-                {
-                    let mut d = CpuDevice::new(&models.int4, "INT4", 1, 1.0)?;
-                    round_costs(&mut target, &mut d, round, plan.gamma, plan.runs)?.0
-                },
+                round_costs(&mut target, &models.int4, round, plan.gamma, plan.runs)?.0,
                 machine.predict(&models.int4, (machine.int4_peak(1), bw), 1, ctx, 1),
                 model.int4_bytes,
             ),
@@ -370,7 +371,7 @@ fn spec_run(
             machine.predict(&models.first_layer, (f32(batch), bw), batch, ctx, 1),
             round_costs(
                 &mut device,
-                &mut CpuDevice::new(&models.first_layer, "d", 1, 1.0)?,
+                &models.first_layer,
                 round,
                 plan.gamma,
                 plan.runs,
@@ -378,13 +379,7 @@ fn spec_run(
         ),
         DraftKind::Int4 => (
             machine.predict(&models.int4, (machine.int4_peak(batch), bw), batch, ctx, 1),
-            round_costs(
-                &mut device,
-                &mut CpuDevice::new(&models.int4, "d", 1, 1.0)?,
-                round,
-                plan.gamma,
-                plan.runs,
-            )?,
+            round_costs(&mut device, &models.int4, round, plan.gamma, plan.runs)?,
         ),
     };
     let step = machine.predict(&models.target, (f32(batch), bw), batch, ctx, 1);
