@@ -53,6 +53,17 @@ struct SeqLayer<'a> {
     mask: Mask<'a>,
 }
 
+/// How many groups a sequence's heads are cut into when it has the pool to itself.
+const HEAD_GROUPS: usize = 4;
+
+/// The sizes of the groups of `heads` heads that attend in parallel for the only sequence
+/// of a pass: [`HEAD_GROUPS`] groups of ⌈heads / HEAD_GROUPS⌉ (fewer if there are fewer
+/// heads), the last one smaller if they do not divide. Shapes only, never the threads.
+fn head_groups(heads: usize) -> impl Iterator<Item = usize> {
+    let g = heads.div_ceil(HEAD_GROUPS).max(1);
+    (0..heads.div_ceil(g)).map(move |i| g.min(heads - i * g))
+}
+
 /// Runs `f` on a thread of the rayon pool (the current one if it already is one).
 pub(crate) fn in_worker<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     rayon::scope(|_| f())
@@ -115,10 +126,22 @@ impl TransformerLM<'_> {
         // layer, with exactly the slots this pass fills.
         let own_cache = seqs.iter().all(|s| s.kv.is_empty());
         let kv = if own_cache { rows * d } else { 0 };
-        // Attention scores: what `attend` needs per sequence, more than `attend_tree` does.
+        // One sequence on the whole pool (batch 1: a decode step, a verification, a
+        // prefill): its heads share the pool, in groups, rather than one core attending
+        // while the other waits for the next product.
+        let by_heads = split && seqs.len() == 1;
+        // Attention scores: what `attend` needs per sequence (or per group of heads), more
+        // than `attend_tree` does.
         let score_lens: Vec<usize> = seqs
             .iter()
-            .map(|s| s.tokens.len().max(heads) * (s.pos0 + s.tokens.len()))
+            .map(|s| {
+                let (n, seen) = (s.tokens.len(), s.pos0 + s.tokens.len());
+                if by_heads {
+                    head_groups(heads).map(|g| n.max(g) * seen).sum()
+                } else {
+                    n.max(heads) * seen
+                }
+            })
             .collect();
         let all_scores: usize = score_lens.iter().sum();
         let mut scratch = Scratch::take(rows * widths.iter().sum::<usize>() + 2 * kv + all_scores);
@@ -216,7 +239,9 @@ impl TransformerLM<'_> {
                 )
                 .collect();
             let per_seq = |s: SeqLayer<'_>| self.attend_seq(s);
-            if split {
+            if by_heads {
+                items.into_iter().for_each(|s| self.attend_seq_by_heads(s));
+            } else if split {
                 items.into_par_iter().for_each(per_seq);
             } else {
                 items.into_iter().for_each(per_seq);
@@ -238,6 +263,73 @@ impl TransformerLM<'_> {
         self.head.apply(h.view(), out, split);
     }
 
+    /// Rotates one sequence's queries and keys (`[n, n_heads · head_dim]`) for their
+    /// positions.
+    fn rope_seq(
+        &self,
+        q: &mut ArrayViewMut2<'_, f32>,
+        k: &mut ArrayViewMut2<'_, f32>,
+        positions: &[usize],
+    ) {
+        let hd = self.cfg.head_dim();
+        for (i, (mut qr, mut kr)) in q.outer_iter_mut().zip(k.outer_iter_mut()).enumerate() {
+            let (c, s) = (
+                self.rope_cos.row(positions[i]),
+                self.rope_sin.row(positions[i]),
+            );
+            let (c, s) = (
+                c.as_slice().expect("contiguous"),
+                s.as_slice().expect("contiguous"),
+            );
+            rope_row(qr.as_slice_mut().expect("contiguous"), hd, c, s);
+            rope_row(kr.as_slice_mut().expect("contiguous"), hd, c, s);
+        }
+    }
+
+    /// [`attend_seq`](Self::attend_seq) for the only sequence of a pass, its heads in
+    /// [`head_groups`] on the rayon pool. Heads never read each other's queries, keys or
+    /// values, and each group computes its heads exactly as one call for all of them
+    /// would, so the bits are the same. A tree mask runs as one call.
+    fn attend_seq_by_heads(&self, s: SeqLayer<'_>) {
+        if matches!(s.mask, Mask::Tree { .. }) {
+            return self.attend_seq(s);
+        }
+        let SeqLayer {
+            mut out,
+            mut q,
+            mut k,
+            v,
+            mut kc,
+            mut vc,
+            scores,
+            pos0,
+            positions,
+            ..
+        } = s;
+        self.rope_seq(&mut q, &mut k, positions);
+        let (heads, hd) = (self.cfg.n_heads, self.cfg.head_dim());
+        let (n, seen) = (q.nrows(), pos0 + q.nrows());
+        let g = head_groups(heads).next().unwrap_or(1);
+        let cols = g * hd;
+        let groups: Vec<_> = out
+            .axis_chunks_iter_mut(Axis(1), cols)
+            .zip(q.axis_chunks_iter(Axis(1), cols))
+            .zip(k.axis_chunks_iter(Axis(1), cols))
+            .zip(v.axis_chunks_iter(Axis(1), cols))
+            .zip(kc.axis_chunks_iter_mut(Axis(0), g))
+            .zip(vc.axis_chunks_iter_mut(Axis(0), g))
+            .zip(split_slice(
+                scores,
+                head_groups(heads).map(|g| n.max(g) * seen),
+            ))
+            .collect();
+        groups
+            .into_par_iter()
+            .for_each(|((((((out, q), k), v), kc), vc), scores)| {
+                attend(q, k, v, kc, vc, pos0, out, scores)
+            });
+    }
+
     /// One sequence's attention in one layer: rotates its queries and keys for their
     /// positions, appends keys and values to its cache and writes its attention output.
     fn attend_seq(&self, s: SeqLayer<'_>) {
@@ -253,19 +345,7 @@ impl TransformerLM<'_> {
             positions,
             mask,
         } = s;
-        let hd = self.cfg.head_dim();
-        for (i, (mut qr, mut kr)) in q.outer_iter_mut().zip(k.outer_iter_mut()).enumerate() {
-            let (c, s) = (
-                self.rope_cos.row(positions[i]),
-                self.rope_sin.row(positions[i]),
-            );
-            let (c, s) = (
-                c.as_slice().expect("contiguous"),
-                s.as_slice().expect("contiguous"),
-            );
-            rope_row(qr.as_slice_mut().expect("contiguous"), hd, c, s);
-            rope_row(kr.as_slice_mut().expect("contiguous"), hd, c, s);
-        }
+        self.rope_seq(&mut q, &mut k, positions);
         match mask {
             Mask::Causal => attend(
                 q.view(),

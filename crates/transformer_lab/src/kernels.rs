@@ -88,7 +88,9 @@ crate::cpu::with_avx2! {
     /// keys *transposed*, `kt [n_heads, head_dim, capacity]`, and values `vc [n_heads,
     /// capacity, head_dim]`. Query i sees keys `0 ..= pos0 + i`: `out = softmax(q·kᵀ /
     /// √head_dim) · v`. `scores` is scratch space of at least `max(n, n_heads) · (pos0 +
-    /// n)` floats.
+    /// n)` floats. `n_heads` is the number of heads in the views, so any run of a
+    /// sequence's heads can be attended on its own (their columns of `q`, `k`, `v` and
+    /// `out`, their slices of the caches), with the bits of the call for all of them.
     ///
     /// With keys stored transposed, both products are sums of contiguous rows scaled by a
     /// scalar (`scores += q[d] · kt[d]`, `out += p[j] · v[j]`), which vectorise without
