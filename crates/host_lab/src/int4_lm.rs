@@ -5,8 +5,11 @@
 //! It exists because `transformer_lab::TransformerLM` holds f32 weights only: a
 //! dequantized f32 copy would read as many bytes as the target and could never be a
 //! cheaper draft. Its products are W4A8 ([`crate::int4::matmul`]: inputs quantized to int8
-//! per group), so it is the dequantized model to about 1% of its logits. Attention is plain loops (at the draft's decode shapes it is a few
-//! percent of the pass); the matrix products are the INT4 kernel's.
+//! per group), so it is the dequantized model to about 1% of its logits. The matrix
+//! products are the INT4 kernel's. Attention is plain loops over a row-per-position cache;
+//! a pass of one sequence (a draft step at batch 1) attends in groups of heads on the
+//! pool: its weights are so few that one core attending while the other waited made the
+//! step 1.16–1.38× slower (two builds timed in turn, on the development machine).
 
 use ndarray::parallel::prelude::*;
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
@@ -15,6 +18,9 @@ use transformer_lab::{Config, Params};
 
 use crate::int4::{Int4Matrix, matmul};
 use crate::{Error, Lm};
+
+/// Heads per attention task when an [`Int4Lm`] pass has one sequence.
+const HEAD_GROUP: usize = 3;
 
 /// One block's INT4 weights and f32 norm gains.
 #[derive(Debug, Clone)]
@@ -122,19 +128,11 @@ impl Int4Lm {
         p
     }
 
-    /// Attention of one sequence's new rows for one layer: RoPE on q and k, the new keys
-    /// and values appended to the cache, then each query against positions `0..=p`.
-    fn attend(
-        &self,
-        layer: usize,
-        cache: &mut Int4Cache,
-        qkv: &mut ArrayViewMut2<f32>,
-        out: &mut ArrayViewMut2<f32>,
-    ) {
+    /// One sequence's new rows for one layer: RoPE on q and k, the new keys and values
+    /// appended to the cache.
+    fn rope_and_store(&self, layer: usize, cache: &mut Int4Cache, qkv: &mut ArrayViewMut2<f32>) {
         let (d, heads, hd) = (self.cfg.d_model, self.cfg.n_heads, self.cfg.head_dim());
-        let scale = 1.0 / (hd as f32).sqrt();
         let pos0 = cache.len;
-        let mut scores = vec![0.0f32; pos0 + qkv.nrows()];
         for (i, mut row) in qkv.outer_iter_mut().enumerate() {
             let p = pos0 + i;
             let row = row.as_slice_mut().expect("contiguous rows");
@@ -153,18 +151,34 @@ impl Int4Lm {
                 .row_mut(p)
                 .assign(&ndarray::ArrayView1::from(&row[2 * d..]));
         }
+    }
+
+    /// Attention of one sequence's new rows (`qkv`, already rotated and stored in `cache`
+    /// from position `cache.len`) for one layer, heads `h0 ..` for as many as `out` has
+    /// columns: each query against positions `0..=p`.
+    fn attend_heads(
+        &self,
+        layer: usize,
+        cache: &Int4Cache,
+        qkv: ArrayView2<f32>,
+        h0: usize,
+        mut out: ArrayViewMut2<f32>,
+    ) {
+        let (hd, pos0) = (self.cfg.head_dim(), cache.len);
+        let scale = 1.0 / (hd as f32).sqrt();
+        let mut scores = vec![0.0f32; pos0 + qkv.nrows()];
         let (kc, vc) = (&cache.k[layer], &cache.v[layer]);
         for (i, (row, mut o)) in qkv.outer_iter().zip(out.outer_iter_mut()).enumerate() {
             let seen = pos0 + i + 1;
             let o = o.as_slice_mut().expect("contiguous rows");
-            for h in 0..heads {
+            for (g, oh) in o.chunks_exact_mut(hd).enumerate() {
+                let h = h0 + g;
                 let q = &row.as_slice().expect("contiguous rows")[h * hd..(h + 1) * hd];
                 for (j, s) in scores[..seen].iter_mut().enumerate() {
                     let k = &kc.row(j).to_slice().expect("contiguous rows")[h * hd..(h + 1) * hd];
                     *s = dot(q, k) * scale;
                 }
                 softmax_in_place(&mut scores[..seen]);
-                let oh = &mut o[h * hd..(h + 1) * hd];
                 oh.fill(0.0);
                 for (j, &w) in scores[..seen].iter().enumerate() {
                     let v = &vc.row(j).to_slice().expect("contiguous rows")[h * hd..(h + 1) * hd];
@@ -238,8 +252,27 @@ impl Lm for Int4Lm {
                 parts.push((&mut **cache, q, a));
             }
             parts
+                .par_iter_mut()
+                .for_each(|(cache, q, _)| self.rope_and_store(l, cache, q));
+            // One sequence (batch 1): its heads in groups of HEAD_GROUP on the pool, so
+            // that both cores attend rather than one while the other waits for the next
+            // product. Several: one task per sequence (its heads share the cache lines).
+            let per_task = if parts.len() == 1 {
+                HEAD_GROUP
+            } else {
+                cfg.n_heads
+            };
+            let cols = per_task * cfg.head_dim();
+            let mut tasks = Vec::new();
+            for (cache, q, a) in parts.iter_mut() {
+                let (cache, q) = (&**cache, q.view());
+                for (g, a) in a.axis_chunks_iter_mut(Axis(1), cols).enumerate() {
+                    tasks.push((cache, q, g * per_task, a));
+                }
+            }
+            tasks
                 .into_par_iter()
-                .for_each(|(cache, mut q, mut a)| self.attend(l, cache, &mut q, &mut a));
+                .for_each(|(c, q, h0, a)| self.attend_heads(l, c, q, h0, a));
             self.product(attn.view(), &b.o, h2.view_mut())?;
             x += &h2;
             let h = rms_norm(x.view(), b.mlp_norm.view(), cfg.norm_eps)?;
@@ -396,6 +429,27 @@ mod tests {
                 );
             }
             assert_eq!((qc[0].len, qc[1].len), (9, 5));
+        }
+    }
+
+    #[test]
+    fn a_sequence_alone_gets_the_bits_it_gets_beside_another() {
+        // Alone, a pass attends in groups of heads (4 heads: a group of 3 and one of 1);
+        // beside another sequence, each sequence's heads are one task.
+        let cfg = small();
+        let q = Int4Lm::quantize(&init_params(&cfg, 5).unwrap(), cfg).unwrap();
+        let a: Vec<u32> = (0..8).map(|i| i * 5 % 96).collect();
+        let b: Vec<u32> = (0..8).map(|i| i * 13 % 96).collect();
+        let mut alone = q.new_cache().unwrap();
+        let [mut c0, mut c1] = [q.new_cache().unwrap(), q.new_cache().unwrap()];
+        // A prefill, a verification-sized pass, then decode steps.
+        for (lo, hi) in [(0, 3), (3, 6), (6, 7), (7, 8)] {
+            let by_itself = q.extend(&mut [&mut alone], &[&a[lo..hi]]).unwrap();
+            let beside = q
+                .extend(&mut [&mut c0, &mut c1], &[&a[lo..hi], &b[..hi - lo]])
+                .unwrap();
+            assert_eq!(by_itself, beside.slice(ndarray::s![..hi - lo, ..]));
+            <Int4Lm as Lm>::truncate(&mut c1, 0);
         }
     }
 
