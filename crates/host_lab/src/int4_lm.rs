@@ -251,9 +251,11 @@ impl Lm for Int4Lm {
                 (q_rest, a_rest) = (qt, at);
                 parts.push((&mut **cache, q, a));
             }
-            parts
-                .par_iter_mut()
-                .for_each(|(cache, q, _)| self.rope_and_store(l, cache, q));
+            // A few rows per sequence: on this thread, so that a layer still opens the
+            // five parallel regions `Lm::parallel_regions` counts.
+            for (cache, q, _) in parts.iter_mut() {
+                self.rope_and_store(l, cache, q);
+            }
             // One sequence (batch 1): its heads in groups of HEAD_GROUP on the pool, so
             // that both cores attend rather than one while the other waits for the next
             // product. Several: one task per sequence (its heads share the cache lines).
