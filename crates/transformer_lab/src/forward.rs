@@ -53,12 +53,13 @@ struct SeqLayer<'a> {
     mask: Mask<'a>,
 }
 
-/// How many groups a sequence's heads are cut into when it has the pool to itself.
+/// At most how many groups a sequence's heads are cut into when it has the pool to itself.
 const HEAD_GROUPS: usize = 4;
 
 /// The sizes of the groups of `heads` heads that attend in parallel for the only sequence
-/// of a pass: [`HEAD_GROUPS`] groups of ⌈heads / HEAD_GROUPS⌉ (fewer if there are fewer
-/// heads), the last one smaller if they do not divide. Shapes only, never the threads.
+/// of a pass: groups of ⌈heads / HEAD_GROUPS⌉ heads, the last one smaller if they do not
+/// divide (12 heads: 3, 3, 3, 3; 5 heads: 2, 2, 1; at most [`HEAD_GROUPS`] groups).
+/// Shapes only, never the threads.
 fn head_groups(heads: usize) -> impl Iterator<Item = usize> {
     let g = heads.div_ceil(HEAD_GROUPS).max(1);
     (0..heads.div_ceil(g)).map(move |i| g.min(heads - i * g))
@@ -113,7 +114,9 @@ impl TransformerLM<'_> {
 
     /// The forward pass of a chunk of whole sequences (all with caches, or all without),
     /// logits written to `out [Σ n_i, vocab]`. `split` lets the matrix products and the
-    /// per-sequence attention use the rayon pool (when the chunk is the whole batch).
+    /// attention use the rayon pool (when the chunk is the whole batch): one task per
+    /// sequence, or, for a chunk of one sequence under a causal mask, one per group of its
+    /// heads ([`head_groups`]).
     fn forward_chunk(&self, seqs: &mut [Seq<'_>], out: ArrayViewMut2<f32>, split: bool) {
         let cfg = &self.cfg;
         let lens: Vec<usize> = seqs.iter().map(|s| s.tokens.len()).collect();
@@ -131,7 +134,9 @@ impl TransformerLM<'_> {
         // while the other waits for the next product.
         let by_heads = split && seqs.len() == 1;
         // Attention scores: what `attend` needs per sequence (or per group of heads), more
-        // than `attend_tree` does.
+        // than `attend_tree` does. By groups, a pass of n ≥ ⌈heads / 4⌉ tokens holds up to
+        // 4 · n · (pos0 + n) floats (4.7 MB for demo 6's 512-token prefill), reused from
+        // pass to pass in this thread's scratch.
         let score_lens: Vec<usize> = seqs
             .iter()
             .map(|s| {
@@ -323,6 +328,7 @@ impl TransformerLM<'_> {
                 head_groups(heads).map(|g| n.max(g) * seen),
             ))
             .collect();
+        debug_assert_eq!(groups.len(), head_groups(heads).count());
         groups
             .into_par_iter()
             .for_each(|((((((out, q), k), v), kc), vc), scores)| {

@@ -104,7 +104,7 @@ fn check_against_alone(m: &TransformerLM<'_>, cases: &[Case]) {
     let mut refs: Vec<&mut KvCache> = caches.iter_mut().collect();
     let logits = m.extend_ragged(&mut refs, &feeds).unwrap();
     let total: usize = cases.iter().map(|c| c.chunk.len()).sum();
-    assert_eq!(logits.dim(), (total, SMALL.vocab));
+    assert_eq!(logits.dim(), (total, m.cfg().vocab));
     let mut row0 = 0;
     for (i, (case, (cache, alone_cache))) in cases
         .iter()
@@ -143,6 +143,29 @@ fn a_ragged_pass_gives_each_sequence_what_it_gets_alone() {
         Case::new(&mut rng, 12, 1, false),
         Case::new(&mut rng, 1, 1, true),
         Case::new(&mut rng, 8, 4, true),
+    ];
+    check_against_alone(&m, &cases);
+}
+
+#[test]
+fn a_sequence_alone_attends_in_uneven_groups_of_heads_with_the_bits_it_gets_in_a_batch() {
+    // Alone, a pass attends in groups of ⌈heads / 4⌉ heads: five heads make groups of 2, 2
+    // and 1 (SMALL's four are groups of one). Few-query and matrix-product attention, and a
+    // tree (which attends as one task), each checked against the same sequence in a batch.
+    let cfg = transformer_lab::Config {
+        d_model: 40,
+        n_heads: 5,
+        d_ff: 56,
+        ..SMALL
+    };
+    let p = init_params(&cfg, 13).unwrap();
+    let m = TransformerLM::new(&p, cfg, "five heads").unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    let cases = vec![
+        Case::new(&mut rng, 4, 1, false),
+        Case::new(&mut rng, 2, 4, false),
+        Case::new(&mut rng, 0, 9, false),
+        Case::new(&mut rng, 3, 5, true),
     ];
     check_against_alone(&m, &cases);
 }
