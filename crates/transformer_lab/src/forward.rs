@@ -61,8 +61,19 @@ const HEAD_GROUPS: usize = 4;
 /// divide (12 heads: 3, 3, 3, 3; 5 heads: 2, 2, 1; at most [`HEAD_GROUPS`] groups).
 /// Shapes only, never the threads.
 fn head_groups(heads: usize) -> impl Iterator<Item = usize> {
-    let g = heads.div_ceil(HEAD_GROUPS).max(1);
+    let g = group_size(heads);
     (0..heads.div_ceil(g)).map(move |i| g.min(heads - i * g))
+}
+
+/// Scratch floats each of [`head_groups`] needs for the scores of `n` queries that see
+/// `seen` positions (what `attend` needs for that many heads).
+fn group_scores(heads: usize, n: usize, seen: usize) -> impl Iterator<Item = usize> {
+    head_groups(heads).map(move |g| n.max(g) * seen)
+}
+
+/// Heads in each of [`head_groups`] but perhaps the last: ⌈heads / HEAD_GROUPS⌉, at least 1.
+fn group_size(heads: usize) -> usize {
+    heads.div_ceil(HEAD_GROUPS).max(1)
 }
 
 /// Runs `f` on a thread of the rayon pool (the current one if it already is one).
@@ -142,7 +153,7 @@ impl TransformerLM<'_> {
             .map(|s| {
                 let (n, seen) = (s.tokens.len(), s.pos0 + s.tokens.len());
                 if by_heads {
-                    head_groups(heads).map(|g| n.max(g) * seen).sum()
+                    group_scores(heads, n, seen).sum()
                 } else {
                     n.max(heads) * seen
                 }
@@ -243,10 +254,8 @@ impl TransformerLM<'_> {
                     },
                 )
                 .collect();
-            let per_seq = |s: SeqLayer<'_>| self.attend_seq(s);
-            if by_heads {
-                items.into_iter().for_each(|s| self.attend_seq_by_heads(s));
-            } else if split {
+            let per_seq = |s: SeqLayer<'_>| self.attend_seq(s, by_heads);
+            if split && !by_heads {
                 items.into_par_iter().for_each(per_seq);
             } else {
                 items.into_iter().for_each(per_seq);
@@ -268,14 +277,25 @@ impl TransformerLM<'_> {
         self.head.apply(h.view(), out, split);
     }
 
-    /// Rotates one sequence's queries and keys (`[n, n_heads · head_dim]`) for their
-    /// positions.
-    fn rope_seq(
-        &self,
-        q: &mut ArrayViewMut2<'_, f32>,
-        k: &mut ArrayViewMut2<'_, f32>,
-        positions: &[usize],
-    ) {
+    /// One sequence's attention in one layer: rotates its queries and keys for their
+    /// positions, appends keys and values to its cache and writes its attention output.
+    /// With `by_heads` (the only sequence of a pass), a causal mask attends its
+    /// [`head_groups`] on the rayon pool: heads never read each other's queries, keys or
+    /// values, and each group computes its heads exactly as one call for all of them would,
+    /// so the bits are the same. A tree mask is one call either way.
+    fn attend_seq(&self, s: SeqLayer<'_>, by_heads: bool) {
+        let SeqLayer {
+            mut out,
+            mut q,
+            mut k,
+            v,
+            mut kc,
+            mut vc,
+            scores,
+            pos0,
+            positions,
+            mask,
+        } = s;
         let hd = self.cfg.head_dim();
         for (i, (mut qr, mut kr)) in q.outer_iter_mut().zip(k.outer_iter_mut()).enumerate() {
             let (c, s) = (
@@ -289,70 +309,28 @@ impl TransformerLM<'_> {
             rope_row(qr.as_slice_mut().expect("contiguous"), hd, c, s);
             rope_row(kr.as_slice_mut().expect("contiguous"), hd, c, s);
         }
-    }
-
-    /// [`attend_seq`](Self::attend_seq) for the only sequence of a pass, its heads in
-    /// [`head_groups`] on the rayon pool. Heads never read each other's queries, keys or
-    /// values, and each group computes its heads exactly as one call for all of them
-    /// would, so the bits are the same. A tree mask runs as one call.
-    fn attend_seq_by_heads(&self, s: SeqLayer<'_>) {
-        if matches!(s.mask, Mask::Tree { .. }) {
-            return self.attend_seq(s);
-        }
-        let SeqLayer {
-            mut out,
-            mut q,
-            mut k,
-            v,
-            mut kc,
-            mut vc,
-            scores,
-            pos0,
-            positions,
-            ..
-        } = s;
-        self.rope_seq(&mut q, &mut k, positions);
-        let (heads, hd) = (self.cfg.n_heads, self.cfg.head_dim());
-        let (n, seen) = (q.nrows(), pos0 + q.nrows());
-        let g = head_groups(heads).next().unwrap_or(1);
-        let cols = g * hd;
-        let groups: Vec<_> = out
-            .axis_chunks_iter_mut(Axis(1), cols)
-            .zip(q.axis_chunks_iter(Axis(1), cols))
-            .zip(k.axis_chunks_iter(Axis(1), cols))
-            .zip(v.axis_chunks_iter(Axis(1), cols))
-            .zip(kc.axis_chunks_iter_mut(Axis(0), g))
-            .zip(vc.axis_chunks_iter_mut(Axis(0), g))
-            .zip(split_slice(
-                scores,
-                head_groups(heads).map(|g| n.max(g) * seen),
-            ))
-            .collect();
-        debug_assert_eq!(groups.len(), head_groups(heads).count());
-        groups
-            .into_par_iter()
-            .for_each(|((((((out, q), k), v), kc), vc), scores)| {
-                attend(q, k, v, kc, vc, pos0, out, scores)
-            });
-    }
-
-    /// One sequence's attention in one layer: rotates its queries and keys for their
-    /// positions, appends keys and values to its cache and writes its attention output.
-    fn attend_seq(&self, s: SeqLayer<'_>) {
-        let SeqLayer {
-            mut out,
-            mut q,
-            mut k,
-            v,
-            mut kc,
-            mut vc,
-            scores,
-            pos0,
-            positions,
-            mask,
-        } = s;
-        self.rope_seq(&mut q, &mut k, positions);
         match mask {
+            Mask::Causal if by_heads => {
+                let heads = self.cfg.n_heads;
+                let (n, seen) = (q.nrows(), pos0 + q.nrows());
+                let g = group_size(heads);
+                let cols = g * hd;
+                let groups: Vec<_> = out
+                    .axis_chunks_iter_mut(Axis(1), cols)
+                    .zip(q.axis_chunks_iter(Axis(1), cols))
+                    .zip(k.axis_chunks_iter(Axis(1), cols))
+                    .zip(v.axis_chunks_iter(Axis(1), cols))
+                    .zip(kc.axis_chunks_iter_mut(Axis(0), g))
+                    .zip(vc.axis_chunks_iter_mut(Axis(0), g))
+                    .zip(split_slice(scores, group_scores(heads, n, seen)))
+                    .collect();
+                debug_assert_eq!(groups.len(), head_groups(heads).count());
+                groups
+                    .into_par_iter()
+                    .for_each(|((((((out, q), k), v), kc), vc), scores)| {
+                        attend(q, k, v, kc, vc, pos0, out, scores)
+                    });
+            }
             Mask::Causal => attend(
                 q.view(),
                 k.view(),
