@@ -116,6 +116,32 @@ pub fn overlapped_time(compute: f64, memory: f64, overlap: f64) -> Result<f64, E
     Ok(c.max(m) + (1.0 - overlap) * c.min(m))
 }
 
+/// The overlap at which [`overlapped_time`] of `compute` and `memory` is `time`, its
+/// inverse: `(compute + memory − time) / min(compute, memory)`, clamped to [0, 1] (a time
+/// above the sum is no overlap, one below the `max` full overlap). 1 when either is 0:
+/// then every overlap gives the same time.
+///
+/// Errors: a time that is negative or not finite.
+///
+/// ```
+/// // 2 ms of compute, 3 ms of memory, 4.5 ms measured: a quarter overlapped.
+/// let o = llm_math::implied_overlap(2e-3, 3e-3, 4.5e-3).unwrap();
+/// assert!((o - 0.25).abs() < 1e-12);
+/// assert_eq!(llm_math::implied_overlap(2.0, 3.0, 6.0).unwrap(), 0.0);
+/// assert_eq!(llm_math::implied_overlap(2.0, 3.0, 2.5).unwrap(), 1.0);
+/// ```
+pub fn implied_overlap(compute: f64, memory: f64, time: f64) -> Result<f64, Error> {
+    let (c, m, t) = (
+        seconds("compute time", compute)?,
+        seconds("memory time", memory)?,
+        seconds("time", time)?,
+    );
+    if c.min(m) == 0.0 {
+        return Ok(1.0);
+    }
+    Ok(((c + m - t) / c.min(m)).clamp(0.0, 1.0))
+}
+
 /// [`ForwardCost::time`] with partial overlap ([`overlapped_time`]) in place of `max`,
 /// seconds (all-reduces and expert latencies added as they are).
 ///
@@ -335,6 +361,21 @@ mod tests {
         assert_eq!(overlapped_time(3.0, 2.0, 0.5).unwrap(), 4.0);
         assert!(overlapped_time(2.0, 3.0, 1.5).is_err());
         assert!(overlapped_time(-1.0, 3.0, 1.0).is_err());
+    }
+
+    /// The inverse gives back every overlap it is handed, on either side of the ridge.
+    #[test]
+    fn the_implied_overlap_inverts_the_overlapped_time() {
+        for (c, m) in [(2.0, 3.0), (3.0, 2.0), (0.1, 8.0), (8.0, 0.1)] {
+            for o in [0.0, 0.1, 0.5, 0.7, 1.0] {
+                let t = overlapped_time(c, m, o).unwrap();
+                let back = implied_overlap(c, m, t).unwrap();
+                assert!((back - o).abs() < 1e-12, "c {c}, m {m}, o {o}: {back}");
+            }
+        }
+        assert_eq!(implied_overlap(0.0, 3.0, 3.0).unwrap(), 1.0);
+        assert!(implied_overlap(1.0, 3.0, f64::NAN).is_err());
+        assert!(implied_overlap(1.0, -3.0, 3.0).is_err());
     }
 
     /// The neutral overlap gives back `ForwardCost::time` (the seed's `max`) for the

@@ -35,8 +35,9 @@ pub use config::{
     ModelConfig, QWEN3_0_6B, QWEN3_1_7B, QWEN3_8B, QWEN3_32B, QWEN25_7B, Tokenizer, model,
 };
 pub use cost_terms::{
-    AllReduceLatencies, CostTerms, DtypeEfficiency, draft_layer_time, overlapped_time,
-    pass_time_with_overlap, round_overhead, verify_extra_time, verify_time_per_token,
+    AllReduceLatencies, CostTerms, DtypeEfficiency, draft_layer_time, implied_overlap,
+    overlapped_time, pass_time_with_overlap, round_overhead, verify_extra_time,
+    verify_time_per_token,
 };
 pub use deployment::{BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment};
 pub use dtype::{KvDtype, WeightDtype};
