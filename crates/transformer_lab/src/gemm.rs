@@ -134,6 +134,45 @@ impl PackedMatrix {
 /// assert_eq!(out, array![[4.0, 6.0]]);
 /// ```
 pub fn matmul(a: ArrayView2<f32>, w: &PackedMatrix, out: ArrayViewMut2<f32>) -> Result<(), Error> {
+    check_shapes(&a, w, &out)?;
+    matmul_packed(a, w, out, false);
+    Ok(())
+}
+
+/// `out = a · W` for `a [m, k]` and `out [m, n]`, on rayon's pool: cut into the pieces
+/// the model's own products use (by rows of `a` when it is tall, by whole panels of `W`
+/// when it is short, one piece when it is small), so a measurement of it sees the products
+/// of a pass as the pass runs them. The bits are those of [`matmul`].
+///
+/// Errors as [`matmul`].
+///
+/// ```
+/// use ndarray::Array2;
+/// use transformer_lab::gemm::{PackedMatrix, matmul, matmul_on_pool};
+/// let w = Array2::from_shape_fn((64, 300), |(i, j)| ((i * 3 + j) % 7) as f32 - 3.0);
+/// let a = Array2::from_shape_fn((40, 64), |(i, j)| ((i + j) % 5) as f32 * 0.5);
+/// let packed = PackedMatrix::new(&[w.view()]).unwrap();
+/// let (mut one, mut pool) = (Array2::zeros((40, 300)), Array2::zeros((40, 300)));
+/// matmul(a.view(), &packed, one.view_mut()).unwrap();
+/// matmul_on_pool(a.view(), &packed, pool.view_mut()).unwrap();
+/// assert_eq!(one, pool);
+/// ```
+pub fn matmul_on_pool(
+    a: ArrayView2<f32>,
+    w: &PackedMatrix,
+    out: ArrayViewMut2<f32>,
+) -> Result<(), Error> {
+    check_shapes(&a, w, &out)?;
+    matmul_packed(a, w, out, true);
+    Ok(())
+}
+
+/// The shapes [`matmul`] and [`matmul_on_pool`] accept.
+fn check_shapes(
+    a: &ArrayView2<f32>,
+    w: &PackedMatrix,
+    out: &ArrayViewMut2<f32>,
+) -> Result<(), Error> {
     if a.ncols() != w.k || out.dim() != (a.nrows(), w.n) {
         return Err(Error::Shape(format!(
             "{:?} · [{} × {}] into {:?}",
@@ -146,7 +185,6 @@ pub fn matmul(a: ArrayView2<f32>, w: &PackedMatrix, out: ArrayViewMut2<f32>) -> 
     if out.nrows() > 0 && out.ncols() > 1 && out.strides()[1] != 1 {
         return Err(Error::Shape("the output's rows must be contiguous".into()));
     }
-    matmul_packed(a, w, out, false);
     Ok(())
 }
 
