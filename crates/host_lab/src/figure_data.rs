@@ -32,6 +32,10 @@ pub struct MachineFigures {
     /// paired runs ([`crate::measure::kernel_efficiency`]; see
     /// [`crate::predict::blocked_peak`]).
     pub kernel_efficiency: Vec<f64>,
+    /// How much longer the packed f32 kernel takes with its weights streamed from memory
+    /// than reading them takes, at each measured row count (`(rows, ratios per run)`,
+    /// increasing rows; [`crate::measure::streamed_slowdown`]).
+    pub streamed: Vec<(usize, Sample)>,
 }
 
 impl MachineFigures {
@@ -49,6 +53,26 @@ impl MachineFigures {
     /// ([`crate::predict::blocked_peak`] with [`kernel_efficiency`](Self::kernel_efficiency)).
     pub fn f32_peak(&self, peak: f64, rows: usize) -> f64 {
         crate::predict::blocked_peak(peak, &self.kernel_efficiency, rows)
+    }
+
+    /// The overlap of compute and memory the packed f32 kernel reaches on a product of
+    /// `rows` rows streamed from memory: at each measured row count, the overlap its median
+    /// [`streamed`](Self::streamed) slowdown implies
+    /// ([`crate::predict::overlap_from_slowdown`]; its compute over its memory time is
+    /// `rows / 2` FLOPs per byte over the ridge point at the kernel's peak of that many rows,
+    /// from the machine's median peak and bandwidth), interpolated between them
+    /// ([`crate::predict::overlap_at`]). NaN if none was measured.
+    pub fn host_overlap(&self, rows: usize) -> f64 {
+        let (peak, bw) = (self.machine.peak_flops(), self.machine.bandwidth_bytes());
+        let points: Vec<(usize, f64)> = self
+            .streamed
+            .iter()
+            .map(|(r, s)| {
+                let ratio = (*r as f64 / 2.0) * bw / self.f32_peak(peak, *r);
+                (*r, crate::predict::overlap_from_slowdown(s.median(), ratio))
+            })
+            .collect();
+        crate::predict::overlap_at(&points, rows)
     }
 
     /// [`crate::predict::predict`] for `model` at `peak` and `bandwidth`, with this
@@ -103,17 +127,22 @@ pub struct SweepPoint {
     pub peak: f64,
     /// The read bandwidth, bytes/s, the prediction uses (measured likewise).
     pub bandwidth: f64,
+    /// The overlap the host's prediction uses: [`MachineFigures::host_overlap`] at this
+    /// pass's `batch · n_new` rows.
+    pub host_overlap: f64,
 }
 
 impl SweepPoint {
-    /// The measured median, the roofline (max), the planner's and the additive prediction,
-    /// seconds.
-    pub fn times(&self) -> [f64; 4] {
+    /// The measured median, the roofline (max), the planner's, the host's
+    /// ([`PassPrediction::overlapped`] at [`host_overlap`](Self::host_overlap)) and the
+    /// additive prediction, seconds.
+    pub fn times(&self) -> [f64; 5] {
         let p = &self.predicted;
         [
             self.measured.median(),
             p.roofline(),
             p.planner(),
+            p.overlapped(self.host_overlap),
             p.additive(),
         ]
     }
@@ -130,15 +159,23 @@ pub struct Knee {
     pub roofline: Option<f64>,
     /// Under the planner's prediction ([`PassPrediction::planner`]).
     pub planner: Option<f64>,
+    /// Under the host's prediction (the planner's formula at this machine's overlap).
+    pub host: Option<f64>,
     /// Under the additive prediction.
     pub additive: Option<f64>,
 }
 
 impl Knee {
-    /// The measured, roofline (max), planner's and additive knees, in the order of
+    /// The measured, roofline (max), planner's, host's and additive knees, in the order of
     /// [`SweepPoint::times`].
-    pub fn all(&self) -> [Option<f64>; 4] {
-        [self.measured, self.roofline, self.planner, self.additive]
+    pub fn all(&self) -> [Option<f64>; 5] {
+        [
+            self.measured,
+            self.roofline,
+            self.planner,
+            self.host,
+            self.additive,
+        ]
     }
 }
 

@@ -102,6 +102,11 @@ impl Plan {
     }
 }
 
+/// The row counts at which the kernel is timed with its weights streamed from memory (those
+/// up to the plan's `max_tokens`): each power of 2 to 64, past the ridge of any machine the
+/// demo has met (9 tokens for f32 on the development machine).
+pub const STREAM_ROWS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
+
 /// Measures everything `plan` asks for, with progress lines on `progress`.
 ///
 /// Errors: a plan with a zero size, a `max_n` beyond the model's `max_seq` after `ctx`,
@@ -165,10 +170,24 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         kernel_efficiency
             .push(measure::kernel_efficiency(shape, plan.machine_runs, 0.03, progress)?.median());
     }
+    // The kernel with its weights streamed from memory, as many bytes as the target's, on
+    // matrices of the model's inner and feed-forward dimensions (6.3 MB at 768 × 2048).
+    let rows: Vec<usize> = STREAM_ROWS
+        .into_iter()
+        .filter(|&r| r <= plan.max_tokens)
+        .collect();
+    let slowdowns = measure::streamed_slowdown(
+        &rows,
+        (cfg.d_model, cfg.d_ff),
+        model.target_bytes as usize,
+        plan.machine_runs,
+        progress,
+    )?;
     let dispatch = dispatch(plan.machine_runs, progress)?;
     let machine = MachineFigures {
         dispatch,
         kernel_efficiency,
+        streamed: rows.into_iter().zip(slowdowns).collect(),
         ridge_point: machine.ridge_point(),
         critical_tokens_f32: machine.critical_tokens(4.0),
         critical_tokens_int4: machine.critical_tokens(int4_bpw),
@@ -216,6 +235,7 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
                 predicted: model(n),
                 peak: peak_b,
                 bandwidth: bw_b,
+                host_overlap: machine.host_overlap(batch * n),
             });
         }
         let points: Vec<(f64, f64)> = sweep
@@ -229,6 +249,9 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
             measured: knee(&points),
             roofline: at(TimeModel::Roofline),
             planner: predicted_knee(plan.max_n, |n| model(n).planner()),
+            host: predicted_knee(plan.max_n, |n| {
+                model(n).overlapped(machine.host_overlap(batch * n))
+            }),
             additive: at(TimeModel::Additive),
         });
     }

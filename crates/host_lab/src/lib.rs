@@ -8,8 +8,10 @@
 //! - [`host`]: cache sizes and RAM from the OS, the load average.
 //! - [`measure`]: the peak FLOP/s of the workspace's packed f32 kernel
 //!   (`transformer_lab::gemm`) and of the INT4 kernel, and the sustained read bandwidth;
-//!   medians of repeated runs, progress on a writer; and what one parallel region costs
-//!   (`measure::dispatch`, a CPU's kernel launch).
+//!   medians of repeated runs, progress on a writer; what one parallel region costs
+//!   (`measure::dispatch`, a CPU's kernel launch); and how much longer the kernel takes
+//!   with its weights streamed from memory than reading them takes
+//!   (`measure::streamed_slowdown`: the overlap of compute and memory this machine reaches).
 //! - [`machine`]: those figures as an [`hw_specs::Accelerator`] (efficiencies 1.0: they are
 //!   achieved figures), the ridge point and the critical batch.
 //! - [`scaled`]: lecture 3's architecture scaled to ≥ 4× the last-level cache, with its
@@ -17,8 +19,8 @@
 //!   products by the W4A8 kernel of [`int4`]).
 //! - [`Lm`]: one interface over those models; [`Device`] / [`CpuDevice`]: a forward pass of
 //!   `batch × n_new` tokens, timed.
-//! - [`predict`]: the roofline (max) and additive predictions of a pass, the knee, the
-//!   speculative speedup at a measured τ.
+//! - [`predict`]: the roofline (max), planner's, host's and additive predictions of a
+//!   pass, the knee, the speculative speedup at a measured τ.
 //! - [`spec`]: plain and speculative greedy decoding of a batch, timed, lossless.
 //! - [`figures`]: everything demo 6 prints, as typed data ([`figures::run`]).
 //!

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use ndarray::Array2;
 use rayon::prelude::*;
-use transformer_lab::gemm::{PackedMatrix, matmul};
+use transformer_lab::gemm::{PackedMatrix, matmul, matmul_on_pool};
 
 use crate::Error;
 
@@ -358,6 +358,83 @@ pub fn read_bandwidth(
     Sample::new(values)
 }
 
+/// How much longer the packed kernel takes when its weights stream from memory than reading
+/// them takes, with the products run as a model's pass runs them: for each row count `r`
+/// of `rows`, `runs` ratios of the time to multiply `r` rows by a set of `[k, n]` packed
+/// matrices of at least `bytes` in all, one product after another, each cut into pieces on
+/// rayon's pool ([`matmul_on_pool`]; every weight read once a run), over the time the
+/// bandwidth loop of
+/// [`read_bandwidth`] takes to read as many bytes from a buffer of its own; each ratio from
+/// one run of each, taken one right after the other, so that a change of load on a shared
+/// host falls on both sides. 1 means the multiply-adds hide entirely under the reads; the
+/// roofline's `max` assumes that, and [`crate::predict::overlap_from_slowdown`] turns the
+/// ratio into the overlap the planner's formula takes. One line per run and row count on
+/// `progress`. Errors: no row counts, a zero size, fewer than 1 MiB, `runs` 0, the kernel
+/// unavailable on this CPU, a failed write.
+pub fn streamed_slowdown(
+    rows: &[usize],
+    (k, n): (usize, usize),
+    bytes: usize,
+    runs: usize,
+    progress: &mut dyn Write,
+) -> Result<Vec<Sample>, Error> {
+    check_runs(runs, 1.0)?;
+    if rows.is_empty() || rows.contains(&0) || k == 0 || n == 0 || bytes < 1 << 20 {
+        return Err(Error::Measure(format!(
+            "streamed products need row counts of at least 1, a matrix shape and at least 1 MiB; \
+             got rows {rows:?}, [{k}, {n}], {bytes} bytes"
+        )));
+    }
+    if !PackedMatrix::available() {
+        return Err(Error::Measure(
+            "this CPU has no fused multiply-add kernel (transformer_lab::gemm): nothing to stream"
+                .into(),
+        ));
+    }
+    let threads = rayon::current_num_threads().max(1);
+    let count = bytes.div_ceil(4 * k * n);
+    let (_, w) = operands(1, k, n);
+    let one = PackedMatrix::new(&[w.view()])?;
+    let matrices = vec![one; count];
+    let floats = count * k * n;
+    let per_thread = floats.div_ceil(threads).div_ceil(BLOCK) * BLOCK;
+    let buf = vec![1.0f32; per_thread * threads];
+    let read = || -> f64 {
+        let t0 = Instant::now();
+        let parts: Vec<f32> = buf.par_chunks(per_thread).map(sum_stream).collect();
+        std::hint::black_box(parts);
+        t0.elapsed().as_secs_f64()
+    };
+    let inputs: Vec<Array2<f32>> = rows.iter().map(|&r| operands(r, k, n).0).collect();
+    let product = |a: &Array2<f32>| -> f64 {
+        let mut out = Array2::<f32>::zeros((a.nrows(), n));
+        let t0 = Instant::now();
+        for w in &matrices {
+            matmul_on_pool(a.view(), w, out.view_mut()).expect("shapes agree");
+            std::hint::black_box(out[[0, 0]]);
+        }
+        t0.elapsed().as_secs_f64()
+    };
+    read();
+    product(&inputs[0]);
+    let mut ratios = vec![Vec::with_capacity(runs); rows.len()];
+    for run in 0..runs {
+        for ((a, &r), ratios) in inputs.iter().zip(rows).zip(&mut ratios) {
+            let memory = read();
+            let kernel = product(a);
+            writeln!(
+                progress,
+                "packed kernel at {r} rows, weights streamed ({} MiB), run {}/{runs}: {:.2}× the read",
+                (floats * 4) >> 20,
+                run + 1,
+                kernel / memory
+            )?;
+            ratios.push(kernel / memory);
+        }
+    }
+    ratios.into_iter().map(Sample::new).collect()
+}
+
 fn check_runs(runs: usize, seconds: f64) -> Result<(), Error> {
     if runs == 0 {
         return Err(Error::Measure(
@@ -452,6 +529,18 @@ mod tests {
         let eff = kernel_efficiency((3, 64, 32), 3, 0.01, &mut Vec::new()).unwrap();
         assert!(eff.runs.len() == 3 && eff.median() > 0.0);
         assert!(kernel_efficiency((0, 64, 32), 1, 0.01, &mut Vec::new()).is_err());
+        let mut log = Vec::new();
+        let s = streamed_slowdown(&[1, 4], (64, 128), 1 << 20, 2, &mut log).unwrap();
+        assert!(s.len() == 2 && s.iter().all(|s| s.runs.len() == 2 && s.median() > 0.0));
+        let log = String::from_utf8(log).unwrap();
+        assert_eq!(log.lines().count(), 4, "{log}");
+        assert!(log.contains("packed kernel at 4 rows, weights streamed (1 MiB), run 2/2: "));
+        for bad in [&[][..], &[0, 1]] {
+            assert!(streamed_slowdown(bad, (64, 128), 1 << 20, 1, &mut Vec::new()).is_err());
+        }
+        assert!(streamed_slowdown(&[1], (64, 0), 1 << 20, 1, &mut Vec::new()).is_err());
+        assert!(streamed_slowdown(&[1], (64, 128), 1000, 1, &mut Vec::new()).is_err());
+        assert!(streamed_slowdown(&[1], (64, 128), 1 << 20, 0, &mut Vec::new()).is_err());
         let at = kernel_at((3, 64, 32), 2, 0.01, &mut Vec::new()).unwrap();
         assert!(at.runs.len() == 2 && at.median() > 0.0);
         assert!(kernel_at((0, 64, 32), 1, 0.01, &mut Vec::new()).is_err());

@@ -12,7 +12,12 @@
 //!   one. Decode-shaped products on real engines sit nearer this one.
 //! - **planner**: between the two, as the planner prices a pass on a GPU:
 //!   `llm_math::overlapped_time` at the overlap of decode_lab's `measured` calibration
-//!   ([`planner_overlap`], fitted on engines' published rows, never on this machine).
+//!   ([`planner_overlap`], fitted on engines' published rows, never on this machine);
+//! - **host**: the planner's formula at the overlap this machine's kernel reaches when its
+//!   weights stream from memory, measured on products of the kernel alone
+//!   ([`crate::measure::streamed_slowdown`], [`overlap_from_slowdown`]) at the pass's row
+//!   count ([`overlap_at`]): measured like the peak and the bandwidth, on other matrices
+//!   than the model's, never fitted to a pass.
 //!
 //! The peak a pass of `B · n` rows reaches is not the kernel's peak: below its 5-row
 //! register block each weight loaded feeds fewer multiply-adds, so a 1-row product computes
@@ -78,7 +83,24 @@ impl PassPrediction {
     /// assert!(p.roofline() < p.planner() && p.planner() < p.additive());
     /// ```
     pub fn planner(&self) -> f64 {
-        llm_math::overlapped_time(self.compute, self.memory, planner_overlap())
+        self.overlapped(planner_overlap())
+    }
+
+    /// The planner's formula at `overlap` (in [0, 1]), seconds: `max(compute, memory) + (1 −
+    /// overlap) · min(compute, memory) + overhead`; [`planner`](Self::planner) is it at the
+    /// engines' overlap, the host's prediction at the overlap this machine's kernel reaches
+    /// ([`overlap_from_slowdown`]). NaN for an overlap outside [0, 1] or times that are
+    /// negative or not finite.
+    ///
+    /// ```
+    /// use host_lab::predict::PassPrediction;
+    /// let p = PassPrediction { flops: 1e9, bytes: 1e8, compute: 0.004, memory: 0.010, overhead: 0.001 };
+    /// assert_eq!((p.overlapped(1.0), p.overlapped(0.0)), (p.roofline(), p.additive()));
+    /// assert!((p.overlapped(0.25) - (0.010 + 0.75 * 0.004 + 0.001)).abs() < 1e-15);
+    /// assert!(p.overlapped(1.5).is_nan());
+    /// ```
+    pub fn overlapped(&self, overlap: f64) -> f64 {
+        llm_math::overlapped_time(self.compute, self.memory, overlap)
             .map_or(f64::NAN, |t| t + self.overhead)
     }
 
@@ -96,6 +118,62 @@ impl PassPrediction {
 /// which never saw this machine; 1 is the roofline's `max`, 0 the additive sum.
 pub fn planner_overlap() -> f64 {
     decode_lab::validation::profile::MEASURED.cost_terms.overlap
+}
+
+/// The overlap of compute and memory a product reaches when it takes `slowdown` times its
+/// memory time and its compute alone would take `compute_over_memory` times that
+/// (`llm_math::implied_overlap` of the two, in units of the memory time): what
+/// [`crate::measure::streamed_slowdown`] measures, as the planner's formula takes it. For
+/// the kernel multiplying `r` rows by f32 weights, `compute_over_memory` is `2 r / 4` FLOPs
+/// per byte over the ridge point at the peak of `r` rows. NaN for a slowdown or ratio that
+/// is negative or not finite.
+///
+/// ```
+/// use host_lab::predict::overlap_from_slowdown;
+/// // Compute 0.4 of the memory time: 1.0 is full overlap, 1.4 none, 1.1 three quarters.
+/// assert!((overlap_from_slowdown(1.0, 0.4) - 1.0).abs() < 1e-12);
+/// assert_eq!(overlap_from_slowdown(1.4, 0.4), 0.0);
+/// assert_eq!(overlap_from_slowdown(0.9, 0.4), 1.0); // faster than its reads: clamped
+/// assert!((overlap_from_slowdown(1.1, 0.4) - 0.75).abs() < 1e-12);
+/// // Compute-bound (2.5 × memory), memory is what hides: 2.5 + (1 − o) · 1 = 3.0 at o = 0.5.
+/// assert!((overlap_from_slowdown(3.0, 2.5) - 0.5).abs() < 1e-12);
+/// ```
+pub fn overlap_from_slowdown(slowdown: f64, compute_over_memory: f64) -> f64 {
+    llm_math::implied_overlap(compute_over_memory, 1.0, slowdown).unwrap_or(f64::NAN)
+}
+
+/// The overlap at `rows` rows from overlaps measured at some row counts (`(rows, overlap)`,
+/// increasing rows): linear in log rows between the two measured counts around it, the
+/// nearest measured one outside them. NaN for no points.
+///
+/// ```
+/// use host_lab::predict::overlap_at;
+/// let pts = [(1, 0.9), (4, 0.3), (16, 0.7)];
+/// assert_eq!(overlap_at(&pts, 4), 0.3);
+/// assert!((overlap_at(&pts, 2) - 0.6).abs() < 1e-12); // halfway from 1 to 4 in log rows
+/// assert!((overlap_at(&pts, 8) - 0.5).abs() < 1e-12);
+/// assert_eq!((overlap_at(&pts, 64), overlap_at(&pts, 0)), (0.7, 0.9));
+/// assert!(overlap_at(&[], 3).is_nan());
+/// ```
+pub fn overlap_at(points: &[(usize, f64)], rows: usize) -> f64 {
+    let (Some(&(r0, o0)), Some(&(r1, o1))) = (points.first(), points.last()) else {
+        return f64::NAN;
+    };
+    if rows <= r0 {
+        return o0;
+    }
+    if rows >= r1 {
+        return o1;
+    }
+    if let Some(&(_, o)) = points.iter().find(|(r, _)| *r == rows) {
+        return o;
+    }
+    let x = (rows as f64).ln();
+    points.windows(2).find(|w| rows <= w[1].0).map_or(o1, |w| {
+        let ((a, oa), (b, ob)) = (w[0], w[1]);
+        let (la, lb) = ((a as f64).ln(), (b as f64).ln());
+        oa + (ob - oa) * (x - la) / (lb - la)
+    })
 }
 
 /// Which of the two bounds (see the module documentation).
@@ -406,12 +484,63 @@ mod tests {
             int4_peaks: vec![],
             dispatch: Sample::new(vec![2e-5, 1e-5, 3e-5]).unwrap(),
             kernel_efficiency: vec![1.0],
+            streamed: vec![],
         };
         let plain = predict(&m.target, 100e9, 20e9, 1, 8, 1);
         let with = fig.predict(&m.target, (100e9, 20e9), 1, 8, 1);
         assert!((with.overhead - 11.0 * 2e-5).abs() < 1e-15);
         assert!((with.additive() - plain.additive() - 2.2e-4).abs() < 1e-12);
         assert!((with.roofline() - plain.roofline() - 2.2e-4).abs() < 1e-12);
+    }
+
+    /// The host's overlap from hand-made slowdowns: the fake machine's 138 GFLOP/s and
+    /// 22 GB/s put r rows of f32 weights at compute / memory = (r / 2) · 22 / 138.
+    #[test]
+    fn the_hosts_overlap_is_the_one_each_streamed_slowdown_implies_between_them_in_log_rows() {
+        use crate::figures::MachineFigures;
+        use crate::measure::Sample;
+        let x = |r: f64| (r / 2.0) * 22e9 / 138e9;
+        let one = |s: f64| Sample::new(vec![s]).unwrap();
+        let fig = |streamed| MachineFigures {
+            machine: crate::machine::tests::fake(),
+            ridge_point: 1.0,
+            critical_tokens_f32: 1.0,
+            critical_tokens_int4: 1.0,
+            int4_peaks: vec![],
+            dispatch: Sample::new(vec![0.0]).unwrap(),
+            kernel_efficiency: vec![1.0],
+            streamed,
+        };
+        // 1 row as fast as the read: all hidden. 4 rows: half the compute shows. 16 rows
+        // (compute-bound): 80% of the memory time hidden under the compute.
+        let f = fig(vec![
+            (1, one(1.0)),
+            (4, one(1.0 + 0.5 * x(4.0))),
+            (16, one(x(16.0) + 0.2)),
+        ]);
+        for (rows, want) in [
+            (1, 1.0),
+            (2, 0.75),
+            (4, 0.5),
+            (8, 0.65),
+            (16, 0.8),
+            (64, 0.8),
+        ] {
+            let got = f.host_overlap(rows);
+            assert!((got - want).abs() < 1e-9, "{rows} rows: {got}, want {want}");
+        }
+        // Slower than the sum is no overlap, not a negative one.
+        assert_eq!(fig(vec![(2, one(1.0 + 3.0 * x(2.0)))]).host_overlap(2), 0.0);
+        assert!(fig(vec![]).host_overlap(4).is_nan());
+        // The prediction at it lies between the bounds, by the hand formula.
+        let p = PassPrediction {
+            flops: 0.0,
+            bytes: 0.0,
+            compute: 3e-3,
+            memory: 8e-3,
+            overhead: 1e-4,
+        };
+        assert!((p.overlapped(f.host_overlap(4)) - (8e-3 + 0.5 * 3e-3 + 1e-4)).abs() < 1e-15);
     }
 
     #[test]

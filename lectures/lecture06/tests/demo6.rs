@@ -74,7 +74,7 @@ fn two_runs_print_the_same_bytes_masked_and_each_its_own_numbers_unmasked() {
         shown
             .panels
             .iter()
-            .all(|p| p.series.len() == 8 && p.has_points())
+            .all(|p| p.series.len() == 10 && p.has_points())
     );
 }
 
