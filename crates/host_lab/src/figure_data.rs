@@ -5,7 +5,7 @@ use transformer_lab::Config;
 
 use crate::Lm;
 use crate::machine::Machine;
-use crate::measure::Sample;
+use crate::measure::{Sample, Streamed};
 use crate::predict::PassPrediction;
 
 /// This machine's roofline.
@@ -33,9 +33,9 @@ pub struct MachineFigures {
     /// [`crate::predict::blocked_peak`]).
     pub kernel_efficiency: Vec<f64>,
     /// How much longer the packed f32 kernel takes with its weights streamed from memory
-    /// than reading them takes, at each measured row count (`(rows, ratios per run)`,
-    /// increasing rows; [`crate::measure::streamed_slowdown`]).
-    pub streamed: Vec<(usize, Sample)>,
+    /// than reading them takes, at each measured row count, increasing
+    /// ([`crate::measure::streamed_slowdown`]).
+    pub streamed: Vec<Streamed>,
 }
 
 impl MachineFigures {
@@ -58,18 +58,25 @@ impl MachineFigures {
     /// The overlap of compute and memory the packed f32 kernel reaches on a product of
     /// `rows` rows streamed from memory: at each measured row count, the overlap its median
     /// [`streamed`](Self::streamed) slowdown implies
-    /// ([`crate::predict::overlap_from_slowdown`]; its compute over its memory time is
-    /// `rows / 2` FLOPs per byte over the ridge point at the kernel's peak of that many rows,
-    /// from the machine's median peak and bandwidth), interpolated between them
-    /// ([`crate::predict::overlap_at`]). NaN if none was measured.
+    /// ([`crate::predict::overlap_from_slowdown`]), its compute over its memory time being
+    /// its rows over the critical batch ([`crate::machine::critical_tokens`] of f32
+    /// weights at the kernel's peak of that many rows, from the machine's median peak, and
+    /// the median bandwidth of the reads paired with the slowdowns); interpolated between
+    /// the measured counts in log rows and held at the ends ([`crate::predict::overlap_at`]).
+    /// NaN if none was measured.
     pub fn host_overlap(&self, rows: usize) -> f64 {
-        let (peak, bw) = (self.machine.peak_flops(), self.machine.bandwidth_bytes());
+        let peak = self.machine.peak_flops();
         let points: Vec<(usize, f64)> = self
             .streamed
             .iter()
-            .map(|(r, s)| {
-                let ratio = (*r as f64 / 2.0) * bw / self.f32_peak(peak, *r);
-                (*r, crate::predict::overlap_from_slowdown(s.median(), ratio))
+            .map(|s| {
+                let peak = self.f32_peak(peak, s.rows);
+                let critical = crate::machine::critical_tokens(peak, s.bandwidth.median(), 4.0);
+                let ratio = s.rows as f64 / critical;
+                (
+                    s.rows,
+                    crate::predict::overlap_from_slowdown(s.slowdown.median(), ratio),
+                )
             })
             .collect();
         crate::predict::overlap_at(&points, rows)

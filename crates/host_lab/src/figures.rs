@@ -117,11 +117,12 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
     if plan.batches.contains(&0)
         || plan.spec_batches.contains(&0)
         || plan.max_n == 0
+        || plan.max_tokens == 0
         || plan.gamma == 0
         || plan.spec_runs == 0
     {
         return Err(Error::Argument(
-            "every batch, max_n, γ and spec_runs must be at least 1".into(),
+            "every batch, max_n, max_tokens, γ and spec_runs must be at least 1".into(),
         ));
     }
     writeln!(progress, "measuring this machine…")?;
@@ -176,7 +177,7 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         .into_iter()
         .filter(|&r| r <= plan.max_tokens)
         .collect();
-    let slowdowns = measure::streamed_slowdown(
+    let streamed = measure::streamed_slowdown(
         &rows,
         (cfg.d_model, cfg.d_ff),
         model.target_bytes as usize,
@@ -187,7 +188,7 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
     let machine = MachineFigures {
         dispatch,
         kernel_efficiency,
-        streamed: rows.into_iter().zip(slowdowns).collect(),
+        streamed,
         ridge_point: machine.ridge_point(),
         critical_tokens_f32: machine.critical_tokens(4.0),
         critical_tokens_int4: machine.critical_tokens(int4_bpw),

@@ -1,5 +1,7 @@
 //! Measuring this machine's two roofline figures: the peak FLOP/s of the workspace's own
-//! matrix kernel, and the sustained memory read bandwidth.
+//! matrix kernel, and the sustained memory read bandwidth; and, beside them, how far the
+//! kernel falls short of their `max` when its weights stream from memory
+//! ([`streamed_slowdown`]: the overlap of compute and memory this machine reaches).
 //!
 //! Both are *achieved* figures — what this code reaches here, on all threads of rayon's
 //! pool — not a vendor's peak. A roofline built on them therefore uses efficiencies of
@@ -323,53 +325,94 @@ pub fn read_bandwidth(
             "a bandwidth buffer of {bytes} bytes would sit in cache; give at least 1 MiB"
         )));
     }
-    let threads = rayon::current_num_threads().max(1);
-    // Whole blocks of 64 floats per thread.
-    let per_thread = bytes / 4 / threads / BLOCK * BLOCK;
-    let len = per_thread * threads;
-    let mut buf = vec![0.0f32; len];
-    // Touch every page from the thread that will read it.
-    buf.par_chunks_mut(per_thread)
-        .enumerate()
-        .for_each(|(t, c)| {
-            c.iter_mut()
-                .enumerate()
-                .for_each(|(i, x)| *x = ((i + t) % 7) as f32)
-        });
-    let pass = || -> f32 {
-        let parts: Vec<f32> = buf.par_chunks(per_thread).map(sum_stream).collect();
-        parts.iter().sum()
-    };
-    std::hint::black_box(pass());
+    let buf = StreamBuffer::new(bytes);
+    buf.read();
     let mut values = Vec::with_capacity(runs);
     for run in 0..runs {
-        let t0 = Instant::now();
-        std::hint::black_box(pass());
-        let bw = (len * 4) as f64 / t0.elapsed().as_secs_f64();
+        let bw = buf.bytes() as f64 / buf.read();
         writeln!(
             progress,
             "read bandwidth, run {}/{runs}: {:.1} GB/s over {} MiB",
             run + 1,
             bw / 1e9,
-            (len * 4) >> 20
+            buf.bytes() >> 20
         )?;
         values.push(bw);
     }
     Sample::new(values)
 }
 
+/// A buffer the bandwidth loop reads: whole blocks of [`BLOCK`] floats per thread of
+/// rayon's pool, each thread's share first written by the thread that will read it.
+struct StreamBuffer {
+    floats: Vec<f32>,
+    per_thread: usize,
+}
+
+impl StreamBuffer {
+    /// About `bytes` (rounded down to whole blocks per thread).
+    fn new(bytes: usize) -> Self {
+        let threads = rayon::current_num_threads().max(1);
+        let per_thread = (bytes / 4 / threads / BLOCK * BLOCK).max(BLOCK);
+        let mut floats = vec![0.0f32; per_thread * threads];
+        floats
+            .par_chunks_mut(per_thread)
+            .enumerate()
+            .for_each(|(t, c)| {
+                c.iter_mut()
+                    .enumerate()
+                    .for_each(|(i, x)| *x = ((i + t) % 7) as f32)
+            });
+        StreamBuffer { floats, per_thread }
+    }
+
+    /// Its size, bytes.
+    fn bytes(&self) -> usize {
+        4 * self.floats.len()
+    }
+
+    /// Seconds one read of the whole buffer takes, every thread summing its share with
+    /// 64 running sums.
+    fn read(&self) -> f64 {
+        let t0 = Instant::now();
+        let parts: Vec<f32> = self
+            .floats
+            .par_chunks(self.per_thread)
+            .map(sum_stream)
+            .collect();
+        std::hint::black_box(parts);
+        t0.elapsed().as_secs_f64()
+    }
+}
+
+/// [`streamed_slowdown`] at one row count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Streamed {
+    /// Rows multiplied.
+    pub rows: usize,
+    /// The kernel's time over the read's, per run.
+    pub slowdown: Sample,
+    /// The read bandwidth of each run's paired read, bytes/s.
+    pub bandwidth: Sample,
+}
+
 /// How much longer the packed kernel takes when its weights stream from memory than reading
 /// them takes, with the products run as a model's pass runs them: for each row count `r`
 /// of `rows`, `runs` ratios of the time to multiply `r` rows by a set of `[k, n]` packed
-/// matrices of at least `bytes` in all, one product after another, each cut into pieces on
-/// rayon's pool ([`matmul_on_pool`]; every weight read once a run), over the time the
-/// bandwidth loop of
-/// [`read_bandwidth`] takes to read as many bytes from a buffer of its own; each ratio from
-/// one run of each, taken one right after the other, so that a change of load on a shared
-/// host falls on both sides. 1 means the multiply-adds hide entirely under the reads; the
-/// roofline's `max` assumes that, and [`crate::predict::overlap_from_slowdown`] turns the
-/// ratio into the overlap the planner's formula takes. One line per run and row count on
-/// `progress`. Errors: no row counts, a zero size, fewer than 1 MiB, `runs` 0, the kernel
+/// matrices of at least `bytes` in all, one product after another on a thread of rayon's
+/// pool, each cut into pieces over the pool ([`matmul_on_pool`]; every weight read once a
+/// run), over the time the bandwidth loop of [`read_bandwidth`] takes to read as many
+/// bytes from a buffer of its own. Each ratio comes from one run of each, taken one right
+/// after the other, so that a change of load on a shared host falls on both sides; each
+/// run's read bandwidth is returned with it. For the weights to stream from memory rather
+/// than from cache, `bytes` must be several times the last-level cache (demo 6 passes the
+/// scaled model's weight bytes, ≥ 4× it).
+///
+/// Full overlap is a ratio of `max(1, compute / memory)`: below the ridge the multiply-adds
+/// hide under the reads, past it the reads under the multiply-adds. The roofline's `max`
+/// assumes it; [`crate::predict::overlap_from_slowdown`] turns a ratio into the overlap
+/// the planner's formula takes. One line per run and row count on `progress`. Errors: no
+/// row counts, a row count or a size of 0, fewer than 1 MiB, `runs` 0, the kernel
 /// unavailable on this CPU, a failed write.
 pub fn streamed_slowdown(
     rows: &[usize],
@@ -377,7 +420,7 @@ pub fn streamed_slowdown(
     bytes: usize,
     runs: usize,
     progress: &mut dyn Write,
-) -> Result<Vec<Sample>, Error> {
+) -> Result<Vec<Streamed>, Error> {
     check_runs(runs, 1.0)?;
     if rows.is_empty() || rows.contains(&0) || k == 0 || n == 0 || bytes < 1 << 20 {
         return Err(Error::Measure(format!(
@@ -391,48 +434,55 @@ pub fn streamed_slowdown(
                 .into(),
         ));
     }
-    let threads = rayon::current_num_threads().max(1);
-    let count = bytes.div_ceil(4 * k * n);
     let (_, w) = operands(1, k, n);
-    let one = PackedMatrix::new(&[w.view()])?;
-    let matrices = vec![one; count];
-    let floats = count * k * n;
-    let per_thread = floats.div_ceil(threads).div_ceil(BLOCK) * BLOCK;
-    let buf = vec![1.0f32; per_thread * threads];
-    let read = || -> f64 {
-        let t0 = Instant::now();
-        let parts: Vec<f32> = buf.par_chunks(per_thread).map(sum_stream).collect();
-        std::hint::black_box(parts);
-        t0.elapsed().as_secs_f64()
+    let matrices = vec![PackedMatrix::new(&[w.view()])?; bytes.div_ceil(4 * k * n)];
+    let weight_bytes = (4 * k * n * matrices.len()) as f64;
+    let buf = StreamBuffer::new(weight_bytes as usize);
+    // Every input with its output, written once before any timing (no page faults timed).
+    let mut pairs: Vec<(Array2<f32>, Array2<f32>)> = rows
+        .iter()
+        .map(|&r| (operands(r, k, n).0, Array2::from_elem((r, n), 1.0)))
+        .collect();
+    // On a thread of the pool, as a pass runs (from outside, each product would be sent to
+    // the pool as a job and waited for).
+    let product = |(a, out): &mut (Array2<f32>, Array2<f32>)| -> f64 {
+        rayon::scope(|_| {
+            let t0 = Instant::now();
+            for w in &matrices {
+                matmul_on_pool(a.view(), w, out.view_mut()).expect("shapes agree");
+                std::hint::black_box(out[[0, 0]]);
+            }
+            t0.elapsed().as_secs_f64()
+        })
     };
-    let inputs: Vec<Array2<f32>> = rows.iter().map(|&r| operands(r, k, n).0).collect();
-    let product = |a: &Array2<f32>| -> f64 {
-        let mut out = Array2::<f32>::zeros((a.nrows(), n));
-        let t0 = Instant::now();
-        for w in &matrices {
-            matmul_on_pool(a.view(), w, out.view_mut()).expect("shapes agree");
-            std::hint::black_box(out[[0, 0]]);
-        }
-        t0.elapsed().as_secs_f64()
-    };
-    read();
-    product(&inputs[0]);
-    let mut ratios = vec![Vec::with_capacity(runs); rows.len()];
+    buf.read();
+    product(&mut pairs[0]);
+    let mut ratios = vec![(Vec::with_capacity(runs), Vec::with_capacity(runs)); rows.len()];
     for run in 0..runs {
-        for ((a, &r), ratios) in inputs.iter().zip(rows).zip(&mut ratios) {
-            let memory = read();
-            let kernel = product(a);
+        for ((pair, &r), (ratios, bws)) in pairs.iter_mut().zip(rows).zip(&mut ratios) {
+            let read = buf.read();
+            let memory = read * weight_bytes / buf.bytes() as f64;
+            let ratio = product(pair) / memory;
             writeln!(
                 progress,
-                "packed kernel at {r} rows, weights streamed ({} MiB), run {}/{runs}: {:.2}× the read",
-                (floats * 4) >> 20,
+                "packed kernel at {r} rows, weights streamed ({} MiB), run {}/{runs}: {ratio:.2}× the read",
+                weight_bytes as usize >> 20,
                 run + 1,
-                kernel / memory
             )?;
-            ratios.push(kernel / memory);
+            ratios.push(ratio);
+            bws.push(buf.bytes() as f64 / read);
         }
     }
-    ratios.into_iter().map(Sample::new).collect()
+    rows.iter()
+        .zip(ratios)
+        .map(|(&rows, (ratios, bws))| {
+            Ok(Streamed {
+                rows,
+                slowdown: Sample::new(ratios)?,
+                bandwidth: Sample::new(bws)?,
+            })
+        })
+        .collect()
 }
 
 fn check_runs(runs: usize, seconds: f64) -> Result<(), Error> {
@@ -531,7 +581,15 @@ mod tests {
         assert!(kernel_efficiency((0, 64, 32), 1, 0.01, &mut Vec::new()).is_err());
         let mut log = Vec::new();
         let s = streamed_slowdown(&[1, 4], (64, 128), 1 << 20, 2, &mut log).unwrap();
-        assert!(s.len() == 2 && s.iter().all(|s| s.runs.len() == 2 && s.median() > 0.0));
+        assert_eq!(s.iter().map(|s| s.rows).collect::<Vec<_>>(), [1, 4]);
+        assert!(
+            s.iter()
+                .all(|s| s.slowdown.runs.len() == 2 && s.slowdown.median() > 0.0)
+        );
+        assert!(
+            s.iter()
+                .all(|s| s.bandwidth.runs.len() == 2 && s.bandwidth.median() > 0.0)
+        );
         let log = String::from_utf8(log).unwrap();
         assert_eq!(log.lines().count(), 4, "{log}");
         assert!(log.contains("packed kernel at 4 rows, weights streamed (1 MiB), run 2/2: "));

@@ -5,19 +5,20 @@
 //! `flops = Config::forward_flops(B, ctx, n)` and reads
 //! `bytes = weights + B · ctx · kv + B · n · kv` (every weight once for the whole batch,
 //! each sequence's cache once, the new keys and values written; the exact stored bytes:
-//! 4 per f32 weight, 4.25 bits per INT4 weight, 4 per KV element). Two predictions:
+//! 4 per f32 weight, 4.25 bits per INT4 weight, 4 per KV element). Four predictions, in
+//! the order demo 6 prints them:
 //! - **roofline**: `max(flops / peak, bytes / bandwidth)` — compute hidden under memory,
 //!   the optimistic bound `llm_math` uses;
-//! - **additive**: `flops / peak + bytes / bandwidth` — no overlap at all, the pessimistic
-//!   one. Decode-shaped products on real engines sit nearer this one.
-//! - **planner**: between the two, as the planner prices a pass on a GPU:
+//! - **planner**: between the bounds, as the planner prices a pass on a GPU:
 //!   `llm_math::overlapped_time` at the overlap of decode_lab's `measured` calibration
 //!   ([`planner_overlap`], fitted on engines' published rows, never on this machine);
 //! - **host**: the planner's formula at the overlap this machine's kernel reaches when its
 //!   weights stream from memory, measured on products of the kernel alone
-//!   ([`crate::measure::streamed_slowdown`], [`overlap_from_slowdown`]) at the pass's row
-//!   count ([`overlap_at`]): measured like the peak and the bandwidth, on other matrices
-//!   than the model's, never fitted to a pass.
+//!   ([`crate::measure::streamed_slowdown`], [`overlap_from_slowdown`]) and taken at the
+//!   pass's row count ([`overlap_at`]): measured like the peak and the bandwidth, on other
+//!   matrices than the model's, never fitted to a pass;
+//! - **additive**: `flops / peak + bytes / bandwidth` — no overlap at all, the pessimistic
+//!   bound. Decode-shaped products on real engines sit nearer it than `max` does.
 //!
 //! The peak a pass of `B · n` rows reaches is not the kernel's peak: below its 5-row
 //! register block each weight loaded feeds fewer multiply-adds, so a 1-row product computes
@@ -143,8 +144,9 @@ pub fn overlap_from_slowdown(slowdown: f64, compute_over_memory: f64) -> f64 {
 }
 
 /// The overlap at `rows` rows from overlaps measured at some row counts (`(rows, overlap)`,
-/// increasing rows): linear in log rows between the two measured counts around it, the
-/// nearest measured one outside them. NaN for no points.
+/// increasing rows, each at least 1): linear in log rows between the two measured counts
+/// around it, the nearest measured one outside them. NaN for no points (or a point at 0
+/// rows, whose log is −∞).
 ///
 /// ```
 /// use host_lab::predict::overlap_at;
@@ -493,14 +495,21 @@ mod tests {
         assert!((with.roofline() - plain.roofline() - 2.2e-4).abs() < 1e-12);
     }
 
-    /// The host's overlap from hand-made slowdowns: the fake machine's 138 GFLOP/s and
-    /// 22 GB/s put r rows of f32 weights at compute / memory = (r / 2) · 22 / 138.
+    /// The host's overlap from hand-made slowdowns: at the fake machine's 138 GFLOP/s and
+    /// paired reads of 11 GB/s (the machine's own median is 22 GB/s: the pairing is what
+    /// counts), r rows times W f32 weights compute for 2 r W / 138e9 s and read for
+    /// 4 W / 11e9 s.
     #[test]
     fn the_hosts_overlap_is_the_one_each_streamed_slowdown_implies_between_them_in_log_rows() {
         use crate::figures::MachineFigures;
-        use crate::measure::Sample;
-        let x = |r: f64| (r / 2.0) * 22e9 / 138e9;
+        use crate::measure::{Sample, Streamed};
+        let x = |r: f64| (2.0 * r / 138e9) / (4.0 / 11e9);
         let one = |s: f64| Sample::new(vec![s]).unwrap();
+        let at = |rows, s| Streamed {
+            rows,
+            slowdown: one(s),
+            bandwidth: Sample::new(vec![10e9, 11e9, 40e9]).unwrap(),
+        };
         let fig = |streamed| MachineFigures {
             machine: crate::machine::tests::fake(),
             ridge_point: 1.0,
@@ -511,26 +520,27 @@ mod tests {
             kernel_efficiency: vec![1.0],
             streamed,
         };
-        // 1 row as fast as the read: all hidden. 4 rows: half the compute shows. 16 rows
-        // (compute-bound): 80% of the memory time hidden under the compute.
+        // 1 row as fast as the read: all hidden. 4 rows: half the compute shows. 32 rows
+        // (compute-bound, x = 1.28): 80% of the memory time hidden under the compute.
         let f = fig(vec![
-            (1, one(1.0)),
-            (4, one(1.0 + 0.5 * x(4.0))),
-            (16, one(x(16.0) + 0.2)),
+            at(1, 1.0),
+            at(4, 1.0 + 0.5 * x(4.0)),
+            at(32, x(32.0) + 0.2),
         ]);
         for (rows, want) in [
             (1, 1.0),
             (2, 0.75),
             (4, 0.5),
-            (8, 0.65),
-            (16, 0.8),
+            (8, 0.6), // a third of the way from 4 to 32 in log rows
+            (16, 0.7),
+            (32, 0.8),
             (64, 0.8),
         ] {
             let got = f.host_overlap(rows);
             assert!((got - want).abs() < 1e-9, "{rows} rows: {got}, want {want}");
         }
         // Slower than the sum is no overlap, not a negative one.
-        assert_eq!(fig(vec![(2, one(1.0 + 3.0 * x(2.0)))]).host_overlap(2), 0.0);
+        assert_eq!(fig(vec![at(2, 1.0 + 3.0 * x(2.0))]).host_overlap(2), 0.0);
         assert!(fig(vec![]).host_overlap(4).is_nan());
         // The prediction at it lies between the bounds, by the hand formula.
         let p = PassPrediction {

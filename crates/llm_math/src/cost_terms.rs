@@ -121,7 +121,7 @@ pub fn overlapped_time(compute: f64, memory: f64, overlap: f64) -> Result<f64, E
 /// above the sum is no overlap, one below the `max` full overlap). 1 when either is 0:
 /// then every overlap gives the same time.
 ///
-/// Errors: a time that is negative or not finite.
+/// Errors: a compute, memory or total time that is negative or not finite.
 ///
 /// ```
 /// // 2 ms of compute, 3 ms of memory, 4.5 ms measured: a quarter overlapped.

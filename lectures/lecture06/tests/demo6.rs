@@ -74,7 +74,14 @@ fn two_runs_print_the_same_bytes_masked_and_each_its_own_numbers_unmasked() {
         shown
             .panels
             .iter()
-            .all(|p| p.series.len() == 10 && p.has_points())
+            .all(|p| p.series.len() == 6 && p.has_points())
+    );
+    // One colour per series: the palette is not reused within a panel.
+    assert!(
+        shown
+            .panels
+            .iter()
+            .all(|p| p.series.len() <= lecture_kit::render::svg::COLORS.len())
     );
 }
 
@@ -126,6 +133,27 @@ fn speculative_decoding_is_lossless_and_the_int4_draft_reads_about_an_eighth_of_
     let share = int4.weight_bytes as f64 / FIRST.model.target_bytes as f64;
     assert!((share - 4.25 / 32.0).abs() < 0.01, "{share}");
     assert!(FIRST.model.target_bytes >= 4 * FIRST.model.llc_bytes);
+}
+
+#[test]
+fn the_hosts_overlap_is_measured_up_to_the_plans_largest_pass_and_prices_every_pass_between_the_bounds()
+ {
+    let rows: Vec<usize> = FIRST.machine.streamed.iter().map(|s| s.rows).collect();
+    assert_eq!(
+        rows,
+        [1, 2, 4, 8, 16],
+        "the quick plan's passes reach 16 rows"
+    );
+    for p in &FIRST.sweep {
+        let [_, max, _, host, sum] = p.times();
+        assert!((0.0..=1.0).contains(&p.host_overlap), "{p:?}");
+        assert!(
+            host.is_finite() && max <= host && host <= sum,
+            "batch {} n {}: max {max}, host {host}, sum {sum}",
+            p.batch,
+            p.n_new
+        );
+    }
 }
 
 #[test]

@@ -14,10 +14,16 @@ use super::setup::{Input, Setup};
 
 /// The setup inputs demo 6 reads: none (it measures this machine, not the lecture's card).
 pub const READS: &[Input] = &[];
-/// The four curves of a forward pass, in the order of `SweepPoint::times`.
-const CURVES: [&str; 5] = ["实测", "预测 max", "预测 规划器", "预测 本机", "预测 相加"];
+/// The five curves of a forward pass, in the order of `SweepPoint::times`.
+const CURVES: [&str; 5] = [
+    "实测",
+    "预测 max",
+    "预测 规划器",
+    "预测 本机重叠",
+    "预测 相加",
+];
 /// The columns of the forward-time and the speculative-decoding tables.
-const FORWARD: &str = "批|n|实测|预测 max|预测 规划器|预测 本机|预测 相加|实测 / max|实测 / 规划器|实测 / 本机|实测 / 相加";
+const FORWARD: &str = "批|n|实测|预测 max|预测 规划器|预测 本机重叠|预测 相加|实测 / max|实测 / 规划器|实测 / 本机重叠|实测 / 相加";
 const SPEC: &str = "批|草稿|实测 τ|普通|投机|实测加速|预测 max|预测 相加|与普通解码逐字相同";
 
 /// 演示 6: measures [`Plan::demo`] (in an unoptimised build, [`Plan::quick`]) and prints it.
@@ -39,10 +45,11 @@ pub fn print(out: &mut Out, f: &HostFigures) {
             .get(r)
             .map_or(missing("？"), |&e| percent(e)))
     };
+    // The overlap at a measured row count only ("？" for one the plan did not measure).
     let hidden = |rows: usize| {
-        let o = mc.host_overlap(rows);
-        m(if o.is_finite() {
-            percent(o)
+        let measured = mc.streamed.iter().any(|s| s.rows == rows);
+        m(if measured {
+            percent(mc.host_overlap(rows))
         } else {
             missing("？")
         })
@@ -51,17 +58,17 @@ pub fn print(out: &mut Out, f: &HostFigures) {
     if cfg!(debug_assertions) {
         out.print("（未优化构建，只跑小计划；要看这台机器的真数字：cargo run --release -p lecture06 -- --demo 6）");
     }
-    out.print(parts("本机 {} 个线程：打包内核峰值 {} GFLOP/s，读带宽 {} GB/s → 脊点 {} FLOP/字节，f32 权重的临界批 {} 个 token；1 行、2 行的乘积是峰值（200 行的乘积）的 {}、{}；开一个空并行区再汇合至少要 {} µs；权重从内存流进来时，内核乘 1 行、4 行、16 行的计算有 {}、{}、{} 藏在访存下。", [
+    out.print(parts("本机 {} 个线程：打包内核峰值 {} GFLOP/s，读带宽 {} GB/s → 脊点 {} FLOP/字节，f32 权重的临界批 {} 个 token；1 行、2 行的乘积是峰值（200 行的乘积）的 {}、{}；开一个空并行区再汇合至少要 {} µs；权重从内存流进来时，内核乘 1、2、4、8 行，计算与访存中较短的一方有 {}、{}、{}、{} 藏在另一方下。", [
         m(int(mc.machine.threads)), gb(mc.machine.peak_flops(), 1), gb(mc.machine.bandwidth_bytes(), 2),
         m(fixed(mc.ridge_point, 2)), m(fixed(mc.critical_tokens_f32, 1)), eff(0), eff(1),
-        m(fixed(mc.dispatch.median() * 1e6, 1).unit("µs")), hidden(1), hidden(4), hidden(16),
+        m(fixed(mc.dispatch.median() * 1e6, 1).unit("µs")), hidden(1), hidden(2), hidden(4), hidden(8),
     ]));
     let mb = |b: u64| m(fixed(b as f64 / 1e6, 1).unit("MB"));
     out.print(parts("放大的模型（第 3 讲的结构）：{} 层，f32 权重 {} MB，是末级缓存的 {} 倍；草稿：{} {} MB，{} {} MB。", [
         m(int(md.cfg.n_layers)), mb(md.target_bytes), m(fixed(md.target_bytes as f64 / md.llc_bytes as f64, 1)),
         draft(DraftKind::FirstLayer).into(), mb(md.first_layer_bytes), draft(DraftKind::Int4).into(), mb(md.int4_bytes),
     ]));
-    out.print(parts("\n一次前向给每个序列送进 n 个 token 要多久（预测用每轮计时之前重测的峰值与带宽，及内核在 B·n 行时的效率；max = 屋顶线，计算藏在访存下；相加 = 计算 + 访存；规划器 = 两者之间，计算有 {} 藏在访存下，是演示 5 的 measured 标定按引擎公开数据拟合的，从没见过这台机器；本机 = 同一公式，藏住的比例换成这台机器实测的：内核乘 B·n 行、权重从内存流进来（另一组矩阵，不是这个模型；和一次前向一样，一个乘积接一个，每个切成块分给各线程），比单读这些权重慢多少；都加上这一次前向开的 {} 个并行区）：", [percent(planner_overlap()), int(md.target_regions)]));
+    out.print(parts("\n一次前向给每个序列送进 n 个 token 要多久（预测用每轮计时之前重测的峰值与带宽，及内核在 B·n 行时的效率；max = 屋顶线，计算藏在访存下；相加 = 计算 + 访存；规划器 = 两者之间，计算有 {} 藏在访存下，是演示 5 的 measured 标定按引擎公开数据拟合的，从没见过这台机器；本机重叠 = 同一公式，藏住的比例换成这台机器实测的：内核乘 1、2、4 … 64 行、权重从内存流进来（另一组矩阵，不是这个模型；和一次前向一样，一个乘积接一个，每个切成块分给各线程），比单读这些权重慢多少，B·n 行取其间按对数插值的；都加上这一次前向开的 {} 个并行区）：", [percent(planner_overlap()), int(md.target_regions)]));
     let rows = f.sweep.iter().map(|p| {
         let [t, r, pl, h, a] = p.times();
         let cells = [
@@ -85,7 +92,7 @@ pub fn print(out: &mut Out, f: &HostFigures) {
         .iter()
         .map(|k| [row![k.batch], k.all().map(knee).to_vec()].concat());
     out.table(
-        "批|实测拐点|预测 max|预测 规划器|预测 本机|预测 相加".split('|'),
+        "批|实测拐点|预测 max|预测 规划器|预测 本机重叠|预测 相加".split('|'),
         knees,
     )
     .id("demo6_knee");
@@ -137,7 +144,7 @@ pub fn print(out: &mut Out, f: &HostFigures) {
     ));
     out.observations([
         always("批 1 时送进 2 个、4 个 token 和送进 1 个差不多久：一次前向的时间花在把权重从内存读进来，CPU 上也一样——验证 γ + 1 个 token 几乎白捡。"),
-        always("批越大拐点越早：B·n 个 token 共用一次读权重，越过临界批后时间随 token 数线性增长。max 假设计算完全藏在访存下，是乐观的一端；相加不假设任何重叠，是悲观的一端；规划器取引擎上拟合的重叠，在两者之间；本机的重叠是这台机器自己量出来的，和峰值、带宽一样。"),
+        always("批越大拐点越早：B·n 个 token 共用一次读权重，越过临界批后时间随 token 数线性增长。max 假设计算完全藏在访存下，是乐观的一端；相加不假设任何重叠，是悲观的一端；规划器取引擎上拟合的重叠，在两者之间；本机重叠是这台机器自己量出来的，和峰值、带宽一样。"),
         always("c 不只看草稿读的字节：INT4 副本只读目标约八分之一的字节，可批 1 时每个 4 位码都要先拆开才能乘，这要算力，c 比字节之比高；它猜中的也多。第一层在这个随机初始化的模型上几乎猜不中（τ 接近 1），省下的目标步数抵不上草稿的花费。"),
         always("在屋顶线说投机不再划算的大批上，实测也不划算：验证 γ + 1 个 token 不再白捡，草稿的每一步也要付钱。"),
     ]);
@@ -157,7 +164,9 @@ fn knee(n: Option<f64>) -> Value {
 }
 
 /// Figure `host.svg`: forward time against tokens fed, one log–log panel per batch — the
-/// measured medians as markers, the two predictions as lines, and each curve's knee.
+/// measured medians as markers, the four predictions as lines, and the knees of all five
+/// as one series of markers, each on its own curve at twice that curve's time for n = 1
+/// (the knee table says which is which). Six series, one per colour of the palette.
 pub fn figure(f: &HostFigures) -> Figure {
     let panels = f.knees.iter().map(|k| {
         let (x, y) = (
@@ -165,20 +174,22 @@ pub fn figure(f: &HostFigures) -> Figure {
             "一次前向（ms，对数坐标）",
         );
         let mut panel = Panel::new(format!("批 {}", k.batch), Axis::log(x), Axis::log(y));
+        let mut knees = Vec::new();
         for (i, name) in CURVES.into_iter().enumerate() {
             let pts: Vec<_> = f
                 .sweep_at(k.batch)
                 .map(|p| (p.n_new as f64, 1e3 * p.times()[i]))
                 .collect();
-            let at = k.all()[i].zip(pts.first()).map(|(n, t1)| (n, 2.0 * t1.1));
-            let knee = Series::dots(format!("拐点：{name}"), at.into_iter().collect());
-            let curve = if i == 0 {
+            knees.extend(k.all()[i].zip(pts.first()).map(|(n, t1)| (n, 2.0 * t1.1)));
+            panel.series.push(if i == 0 {
                 Series::dots(name, pts)
             } else {
                 Series::line(name, pts)
-            };
-            panel.series.extend([curve, knee]);
+            });
         }
+        panel
+            .series
+            .push(Series::dots("拐点（每条曲线涨到 n = 1 时 2 倍处）", knees));
         panel.measured = true;
         panel
     });
