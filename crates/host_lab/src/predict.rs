@@ -145,8 +145,8 @@ pub fn overlap_from_slowdown(slowdown: f64, compute_over_memory: f64) -> f64 {
 
 /// The overlap at `rows` rows from overlaps measured at some row counts (`(rows, overlap)`,
 /// increasing rows, each at least 1): linear in log rows between the two measured counts
-/// around it, the nearest measured one outside them. NaN for no points (or a point at 0
-/// rows, whose log is −∞).
+/// around it, the nearest measured one outside them. NaN for no points, and between a
+/// point at 0 rows (whose log is −∞) and the next.
 ///
 /// ```
 /// use host_lab::predict::overlap_at;
@@ -167,13 +167,13 @@ pub fn overlap_at(points: &[(usize, f64)], rows: usize) -> f64 {
     if rows >= r1 {
         return o1;
     }
-    if let Some(&(_, o)) = points.iter().find(|(r, _)| *r == rows) {
-        return o;
-    }
-    let x = (rows as f64).ln();
+    // The first window ending at or after `rows` (rows > r0, so never at its start).
     points.windows(2).find(|w| rows <= w[1].0).map_or(o1, |w| {
         let ((a, oa), (b, ob)) = (w[0], w[1]);
-        let (la, lb) = ((a as f64).ln(), (b as f64).ln());
+        if rows == b {
+            return ob; // a measured count: its own value, no rounding
+        }
+        let (x, la, lb) = ((rows as f64).ln(), (a as f64).ln(), (b as f64).ln());
         oa + (ob - oa) * (x - la) / (lb - la)
     })
 }

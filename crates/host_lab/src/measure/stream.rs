@@ -174,9 +174,8 @@ pub fn streamed_slowdown(
     let mut ratios = vec![(Vec::with_capacity(runs), Vec::with_capacity(runs)); rows.len()];
     for run in 0..runs {
         for ((pair, &r), (ratios, bws)) in pairs.iter_mut().zip(rows).zip(&mut ratios) {
-            let read = buf.read();
-            let memory = read * weight_bytes / buf.bytes() as f64;
-            let ratio = product(pair) / memory;
+            let bandwidth = buf.bytes() as f64 / buf.read();
+            let ratio = product(pair) / (weight_bytes / bandwidth);
             writeln!(
                 progress,
                 "packed kernel at {r} rows, weights streamed ({} MiB), run {}/{runs}: {ratio:.2}× the read",
@@ -184,7 +183,7 @@ pub fn streamed_slowdown(
                 run + 1,
             )?;
             ratios.push(ratio);
-            bws.push(buf.bytes() as f64 / read);
+            bws.push(bandwidth);
         }
     }
     rows.iter()
