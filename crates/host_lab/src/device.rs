@@ -25,7 +25,8 @@ pub trait Device {
 /// Caches for `batch` sequences of `ctx` random tokens are prefilled once and reused
 /// (each timed pass is rolled back); every pass is repeated up to `runs` times or until
 /// one more run would take it past `budget` seconds (at least once, after one untimed
-/// warm-up when a pass is shorter than 50 ms), and the median is the answer.
+/// warm-up: in [`measure`](Self::measure) only when a pass is shorter than 50 ms), and the
+/// median is the answer.
 pub struct CpuDevice<'m, L: Lm> {
     model: &'m L,
     name: String,
@@ -76,35 +77,33 @@ impl<'m, L: Lm> CpuDevice<'m, L> {
     /// Every timed run of each pass shape `batch × n` for `n` in `ns`, seconds, the shapes
     /// taken in turn (one pass of each per round, up to `runs` rounds, a shape dropping out
     /// once one more run would take its own time past `budget`), so that a change of load on
-    /// a shared host falls on every shape alike. A shape shorter than 50 ms has one untimed
-    /// warm-up pass first. Errors as [`pass`](Self::pass).
+    /// a shared host falls on every shape alike. Every shape has one untimed warm-up pass
+    /// first (its first pass after a change of batch also fills its caches and the pass's
+    /// scratch memory). Errors as [`pass`](Self::pass).
     pub fn measure_each(
         &mut self,
         batch: usize,
         ns: &[usize],
         ctx: usize,
     ) -> Result<Vec<Sample>, Error> {
-        self.measure_each_with(batch, ns, ctx, &mut || Ok(()))
+        self.measure_each_with(batch, ns, ctx, &mut |_| Ok(()))
     }
 
-    /// [`measure_each`](Self::measure_each), calling `between` before every round: a
-    /// measurement of the machine taken there (its peak, its bandwidth) sees the host as
-    /// loaded while the passes ran. Errors as `measure_each`, and those of `between`.
+    /// [`measure_each`](Self::measure_each), calling `before(i)` right before every timed
+    /// pass, `i` the index in `ns` of its shape: a measurement of the machine taken there
+    /// (its peak, its bandwidth) sees the host as loaded while that pass ran (see
+    /// [`beside_each_pass`] to pair them). Errors as `measure_each`, and those of `before`.
     pub fn measure_each_with(
         &mut self,
         batch: usize,
         ns: &[usize],
         ctx: usize,
-        between: &mut dyn FnMut() -> Result<(), Error>,
+        before: &mut dyn FnMut(usize) -> Result<(), Error>,
     ) -> Result<Vec<Sample>, Error> {
         let mut runs: Vec<Vec<f64>> = vec![Vec::with_capacity(self.runs); ns.len()];
         let mut spent = vec![0.0f64; ns.len()];
-        for (i, &n) in ns.iter().enumerate() {
-            let first = self.pass(batch, n, ctx)?;
-            if first > 0.05 {
-                runs[i].push(first); // long enough to be warm from the start
-                spent[i] = first;
-            }
+        for &n in ns {
+            self.pass(batch, n, ctx)?; // warm-up
         }
         loop {
             let due: Vec<bool> = (0..ns.len())
@@ -117,8 +116,8 @@ impl<'m, L: Lm> CpuDevice<'m, L> {
             if !due.contains(&true) {
                 break;
             }
-            between()?;
             for (i, &n) in ns.iter().enumerate().filter(|&(i, _)| due[i]) {
+                before(i)?;
                 let t = self.pass(batch, n, ctx)?;
                 runs[i].push(t);
                 spent[i] += t;
@@ -175,6 +174,39 @@ impl<'m, L: Lm> CpuDevice<'m, L> {
         }
         Ok(secs)
     }
+}
+
+/// Pairs measurements taken between passes with the passes they bracket: `order[k]` is
+/// the shape of the `k`-th timed pass, `probes[k]` was taken right before it and
+/// `probes[k + 1]` right after it (so `probes` has one more entry than `order`: the last
+/// one after the last pass). Returns, for each of `shapes` shapes, the probes on either
+/// side of each of its passes, in time order (two per pass; one probe between two passes of
+/// the same shape counts twice). Errors when the lengths do not fit or a shape is out of
+/// range.
+///
+/// ```
+/// use host_lab::device::beside_each_pass;
+/// // Passes of shapes 0, 1, 0 with probes a | 0 | b | 1 | c | 0 | d.
+/// let beside = beside_each_pass(&[0, 1, 0], &['a', 'b', 'c', 'd'], 2).unwrap();
+/// assert_eq!(beside, [vec!['a', 'b', 'c', 'd'], vec!['b', 'c']]);
+/// ```
+pub fn beside_each_pass<T: Copy>(
+    order: &[usize],
+    probes: &[T],
+    shapes: usize,
+) -> Result<Vec<Vec<T>>, Error> {
+    if probes.len() != order.len() + 1 || order.iter().any(|&i| i >= shapes) {
+        return Err(Error::Argument(format!(
+            "{} probes cannot bracket {} passes of {shapes} shapes ({order:?})",
+            probes.len(),
+            order.len()
+        )));
+    }
+    let mut beside = vec![Vec::new(); shapes];
+    for (k, &i) in order.iter().enumerate() {
+        beside[i].extend([probes[k], probes[k + 1]]);
+    }
+    Ok(beside)
 }
 
 /// The two costs of a speculative round timed as a round pays them: per run, `gamma` steps
@@ -234,37 +266,59 @@ impl<L: Lm> Device for CpuDevice<'_, L> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scaled::{SCALED_BASE, params};
+    use crate::scaled::SCALED_BASE;
 
     #[test]
-    fn every_shape_runs_once_a_round_and_the_machine_is_measured_before_each_round() {
-        let cfg = transformer_lab::Config {
-            n_layers: 1,
-            d_model: 32,
-            n_heads: 2,
-            d_ff: 64,
-            vocab: 16,
-            max_seq: 16,
-            ..SCALED_BASE
+    fn every_shape_runs_once_a_round_and_the_machine_is_measured_before_each_timed_pass() {
+        let log = std::sync::Mutex::new(Vec::new());
+        let m = Logged {
+            name: 'T',
+            log: &log,
         };
-        let p = params(&cfg, 0).unwrap();
-        let m = transformer_lab::TransformerLM::new(&p, cfg, "tiny").unwrap();
-        // Passes of microseconds against a budget of seconds: the run count decides.
-        let mut dev = CpuDevice::new(&m, "tiny", 3, 10.0).unwrap();
-        let mut rounds = 0;
+        // Passes of nothing against a budget of seconds: the run count decides.
+        let mut dev = CpuDevice::new(&m, "logged", 3, 10.0).unwrap();
+        let mut before = Vec::new();
         let samples = dev
-            .measure_each_with(2, &[1, 2, 4], 4, &mut || {
-                rounds += 1;
+            .measure_each_with(2, &[1, 2, 4], 4, &mut |i| {
+                before.push((i, log.lock().unwrap().len()));
                 Ok(())
             })
             .unwrap();
-        assert_eq!(rounds, 3);
         assert!(samples.iter().all(|s| s.runs.len() == 3));
-        let refuse = dev.measure_each_with(1, &[1], 4, &mut || {
+        // The log: the 4 cached tokens prefilled, one warm-up of each shape, then 3 rounds.
+        let fed: Vec<usize> = log.lock().unwrap().iter().map(|&(_, n)| n).collect();
+        let round = [1, 2, 4];
+        let expected: Vec<usize> = [4]
+            .into_iter()
+            .chain(round.into_iter().cycle().take(4 * 3))
+            .collect();
+        assert_eq!(fed, expected);
+        // `before(i)` came right before each timed pass (none before a warm-up), with the
+        // index of the shape that pass fed.
+        let timed: Vec<(usize, usize)> = (0..9).map(|k| (k % 3, 4 + k)).collect();
+        assert_eq!(before, timed);
+        let refuse = dev.measure_each_with(1, &[1], 4, &mut |_| {
             Err(Error::Measure("the probe failed".into()))
         });
         assert!(matches!(refuse, Err(Error::Measure(m)) if m == "the probe failed"));
         assert!(dev.measure_each(1, &[1, 20], 0).is_err(), "past max_seq");
+    }
+
+    #[test]
+    fn probes_pair_with_the_passes_on_either_side_of_them() {
+        // Shapes 1, 0, 1, 1: probes 10 | 1 | 11 | 0 | 12 | 1 | 13 | 1 | 14.
+        let beside = beside_each_pass(&[1, 0, 1, 1], &[10, 11, 12, 13, 14], 3).unwrap();
+        assert_eq!(beside, [vec![11, 12], vec![10, 11, 12, 13, 13, 14], vec![]]);
+        assert!(beside_each_pass(&[0], &[1], 1).is_err(), "a probe short");
+        assert!(
+            beside_each_pass(&[0], &[1, 2, 3], 1).is_err(),
+            "a probe over"
+        );
+        assert!(beside_each_pass(&[2], &[1, 2], 2).is_err(), "no such shape");
+        assert_eq!(
+            beside_each_pass::<u8>(&[], &[7], 0).unwrap(),
+            Vec::<Vec<u8>>::new()
+        );
     }
 
     /// A model that runs nothing and logs every pass: its name and the tokens fed to each

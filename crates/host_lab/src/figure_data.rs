@@ -127,12 +127,13 @@ pub struct SweepPoint {
     /// The roofline's counts and times for this pass, at [`peak`](Self::peak) and
     /// [`bandwidth`](Self::bandwidth).
     pub predicted: PassPrediction,
-    /// The peak FLOP/s the prediction uses: the median of the kernel's runs before every
-    /// round of this batch's passes and once after them
-    /// ([`crate::CpuDevice::measure_each_with`]), so that it sees the host as loaded while
-    /// the passes ran.
+    /// The peak FLOP/s the prediction uses: the median of the [`crate::measure::Probe`]s
+    /// taken right before and right after each of this shape's timed passes
+    /// ([`crate::device::beside_each_pass`]), so that it sees the host as loaded while
+    /// these passes ran.
     pub peak: f64,
-    /// The read bandwidth, bytes/s, the prediction uses (measured likewise).
+    /// The read bandwidth, bytes/s, the prediction uses (measured likewise, by the same
+    /// probes).
     pub bandwidth: f64,
     /// The overlap the host's prediction uses: [`MachineFigures::host_overlap`] at this
     /// pass's `batch · n_new` rows.

@@ -9,10 +9,10 @@
 use std::io::Write;
 use std::time::Instant;
 
-use crate::device::{CpuDevice, round_costs};
+use crate::device::{CpuDevice, beside_each_pass, round_costs};
 use crate::host::load_average;
 use crate::machine::Machine;
-use crate::measure::{self, dispatch, int4_peak, kernel_peak, median, read_bandwidth};
+use crate::measure::{self, Probe, dispatch, int4_peak, kernel_peak, median, read_bandwidth};
 use crate::predict::{
     TimeModel, alpha_from_tau, best_round, knee, predicted_knee, speculative_speedup,
 };
@@ -66,7 +66,7 @@ impl Plan {
         Plan {
             seed: 0,
             machine_runs: 7,
-            runs: 5,
+            runs: 9,
             pass_budget: 0.4,
             ctx: 64,
             batches: [1, 4, 8],
@@ -106,6 +106,10 @@ impl Plan {
 /// up to the plan's `max_tokens`): each power of 2 to 64, past the ridge of any machine the
 /// demo has met (9 tokens for f32 on the development machine).
 pub const STREAM_ROWS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
+
+/// Seconds of the peak's product in each [`Probe`] of the sweep: about a compute-bound
+/// pass's length at batch 1 (16–32 tokens).
+pub const PROBE_SECONDS: f64 = 0.02;
 
 /// Measures everything `plan` asks for, with progress lines on `progress`.
 ///
@@ -203,39 +207,50 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
     let mut sweep = Vec::new();
     let mut knees = Vec::new();
     for &batch in &plan.batches {
-        // The machine again before every round of this batch's passes, and once after.
-        let stream = machine.machine.stream_bytes;
-        let (mut bw_runs, mut peak_runs) = (Vec::new(), Vec::new());
-        let mut probe = |progress: &mut dyn Write| -> Result<(), Error> {
-            bw_runs.extend(read_bandwidth(stream, 1, progress)?.runs);
-            peak_runs.extend(kernel_peak(1, 0.03, progress)?.runs);
-            Ok(())
-        };
+        // The machine again right before every timed pass and once after the last: each
+        // shape is predicted from the probes on either side of its own passes.
+        let probe = Probe::new(machine.machine.stream_bytes, PROBE_SECONDS)?;
+        let (mut order, mut probes) = (Vec::new(), Vec::new());
         let ns: Vec<usize> = ns
             .iter()
             .copied()
             .filter(|&n| n == 1 || batch * n <= plan.max_tokens)
             .collect();
-        let samples = target.measure_each_with(batch, &ns, plan.ctx, &mut || probe(progress))?;
-        probe(progress)?;
-        let (peak_b, bw_b) = (median(&peak_runs), median(&bw_runs));
-        let model = |n| {
-            let peak = machine.f32_peak(peak_b, batch * n);
-            machine.predict(&models.target, (peak, bw_b), batch, plan.ctx, n)
+        let samples = target.measure_each_with(batch, &ns, plan.ctx, &mut |i| {
+            order.push(i);
+            probes.push(probe.take());
+            Ok(())
+        })?;
+        probes.push(probe.take());
+        let beside = beside_each_pass(&order, &probes, ns.len())?;
+        let medians = |v: &[(f64, f64)]| {
+            let (p, b): (Vec<f64>, Vec<f64>) = v.iter().copied().unzip();
+            (median(&p), median(&b))
         };
-        for (&n, measured) in ns.iter().zip(samples) {
+        // The knees are predicted over every n, not only the measured ones: at the
+        // machine over all of this batch's probes.
+        let (peak_b, bw_b) = medians(&probes);
+        let model_at = |(peak, bw): (f64, f64), n: usize| {
+            let peak = machine.f32_peak(peak, batch * n);
+            machine.predict(&models.target, (peak, bw), batch, plan.ctx, n)
+        };
+        let model = |n| model_at((peak_b, bw_b), n);
+        for ((&n, measured), beside) in ns.iter().zip(samples).zip(&beside) {
+            let (peak, bandwidth) = medians(beside);
             writeln!(
                 progress,
-                "forward pass, batch {batch}, {n} tokens: {:.2} ms",
-                measured.median() * 1e3
+                "forward pass, batch {batch}, {n} tokens: {:.2} ms (beside it: {:.1} GFLOP/s, {:.1} GB/s)",
+                measured.median() * 1e3,
+                peak / 1e9,
+                bandwidth / 1e9
             )?;
             sweep.push(SweepPoint {
                 batch,
                 n_new: n,
                 measured,
-                predicted: model(n),
-                peak: peak_b,
-                bandwidth: bw_b,
+                predicted: model_at((peak, bandwidth), n),
+                peak,
+                bandwidth,
                 host_overlap: machine.host_overlap(batch * n),
             });
         }

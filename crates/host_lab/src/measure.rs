@@ -28,7 +28,9 @@ use transformer_lab::gemm::{PackedMatrix, matmul};
 
 use crate::Error;
 
+mod probe;
 mod stream;
+pub use probe::Probe;
 pub use stream::{MIN_STREAM_BYTES, Streamed, read_bandwidth, stream_bytes, streamed_slowdown};
 
 /// The repeated measurements of one figure: each run's value, and their median.
@@ -195,18 +197,7 @@ impl Runs {
         progress: &mut dyn Write,
     ) -> Result<Sample, Error> {
         let (runs, threads) = (self.runs, self.threads);
-        let calls = |reps: usize| -> f32 {
-            (0..reps * threads)
-                .into_par_iter()
-                .map_init(
-                    || Array2::<f32>::zeros(out_shape),
-                    |out, _| {
-                        product(out);
-                        out[[0, 0]]
-                    },
-                )
-                .sum()
-        };
+        let calls = |reps: usize| par_calls(reps * threads, out_shape, &product);
         let t0 = Instant::now();
         std::hint::black_box(calls(4));
         let per_call = t0.elapsed().as_secs_f64() / 4.0;
@@ -227,6 +218,25 @@ impl Runs {
         }
         Sample::new(values)
     }
+}
+
+/// `calls` calls of `product` on rayon's pool as many small tasks, work-stolen (each
+/// thread writing its own `out_shape` output); a value of the outputs, to keep them.
+fn par_calls(
+    calls: usize,
+    out_shape: (usize, usize),
+    product: &(impl Fn(&mut Array2<f32>) + Sync),
+) -> f32 {
+    (0..calls)
+        .into_par_iter()
+        .map_init(
+            || Array2::<f32>::zeros(out_shape),
+            |out, _| {
+                product(out);
+                out[[0, 0]]
+            },
+        )
+        .sum()
 }
 
 /// Shape of the per-thread product of [`int4_peak`]: `[rows, K] · [K, N]` with INT4 weights

@@ -58,14 +58,14 @@ pub fn read_bandwidth(
 
 /// A buffer the bandwidth loop reads: whole blocks of [`BLOCK`] floats per thread of
 /// rayon's pool, each thread's share first written by the thread that will read it.
-struct StreamBuffer {
+pub(super) struct StreamBuffer {
     floats: Vec<f32>,
     per_thread: usize,
 }
 
 impl StreamBuffer {
     /// About `bytes` (rounded down to whole blocks per thread).
-    fn new(bytes: usize) -> Self {
+    pub(super) fn new(bytes: usize) -> Self {
         let threads = rayon::current_num_threads().max(1);
         let per_thread = (bytes / 4 / threads / BLOCK * BLOCK).max(BLOCK);
         let mut floats = vec![0.0f32; per_thread * threads];
@@ -81,13 +81,13 @@ impl StreamBuffer {
     }
 
     /// Its size, bytes.
-    fn bytes(&self) -> usize {
+    pub(super) fn bytes(&self) -> usize {
         4 * self.floats.len()
     }
 
     /// Seconds one read of the whole buffer takes, every thread summing its share with
     /// 64 running sums.
-    fn read(&self) -> f64 {
+    pub(super) fn read(&self) -> f64 {
         let t0 = Instant::now();
         let parts: Vec<f32> = self
             .floats

@@ -1,0 +1,119 @@
+//! The machine's two roofline figures measured again and again, one short run of each,
+//! between the passes of a sweep (re-exported by [`crate::measure`]).
+
+use std::time::Instant;
+
+use ndarray::Array2;
+use transformer_lab::gemm::{PackedMatrix, matmul};
+
+use super::stream::StreamBuffer;
+use super::{PEAK_SHAPE, check_runs, operands, par_calls};
+use crate::Error;
+
+/// One run of [`super::kernel_peak`] and one of [`super::read_bandwidth`], as often as a
+/// caller asks: right before and after each timed pass of a sweep, say, so that each pass
+/// is predicted from the machine as it was while that pass ran. On a shared host both
+/// figures drift by tens of percent within seconds (on the 2-core development machine, 60
+/// runs of 30 ms in a row: the peak between 0.71 and 1.24 of its median for 80% of them);
+/// the speed of a compute-bound pass follows the peak measured right beside it
+/// (correlations of 0.66–0.80 in three sets of 40 passes of 16 and 32 tokens there).
+///
+/// Its buffer is allocated and written once, and the peak's product calibrated once (to
+/// about `seconds` a run), so a probe costs one read of the buffer and one run of the
+/// product, and allocates nothing.
+pub struct Probe {
+    buffer: StreamBuffer,
+    a: Array2<f32>,
+    w: PackedMatrix,
+    /// Calls of the peak's product a run (all threads together).
+    calls: usize,
+}
+
+impl Probe {
+    /// A probe reading about `bytes` (as [`super::read_bandwidth`] does: give at least 8×
+    /// the last-level cache) and running the peak's product for about `seconds` each time.
+    /// Errors: fewer than 1 MiB, a duration that is not positive, the kernel unavailable on
+    /// this CPU.
+    pub fn new(bytes: usize, seconds: f64) -> Result<Probe, Error> {
+        check_runs(1, seconds)?;
+        if bytes < 1 << 20 {
+            return Err(Error::Measure(format!(
+                "a bandwidth buffer of {bytes} bytes would sit in cache; give at least 1 MiB"
+            )));
+        }
+        if !PackedMatrix::available() {
+            return Err(Error::Measure(
+                "this CPU has no fused multiply-add kernel (transformer_lab::gemm): no peak to measure"
+                    .into(),
+            ));
+        }
+        let (m, k, n) = PEAK_SHAPE;
+        let (a, w) = operands(m, k, n);
+        let w = PackedMatrix::new(&[w.view()])?;
+        let buffer = StreamBuffer::new(bytes);
+        buffer.read(); // untimed: the first read after the writes
+        let mut probe = Probe {
+            buffer,
+            a,
+            w,
+            calls: 4 * rayon::current_num_threads(),
+        };
+        let per_call = probe.product_seconds() / probe.calls as f64;
+        probe.calls = ((seconds / per_call.max(1e-9)) as usize).max(1);
+        Ok(probe)
+    }
+
+    /// `(peak FLOP/s, read bandwidth bytes/s)` now: one read of the buffer, then one run of
+    /// the peak's product.
+    pub fn take(&self) -> (f64, f64) {
+        let bandwidth = self.buffer.bytes() as f64 / self.buffer.read();
+        let (m, k, n) = PEAK_SHAPE;
+        let flops = 2.0 * (m * k * n * self.calls) as f64;
+        (flops / self.product_seconds(), bandwidth)
+    }
+
+    fn product_seconds(&self) -> f64 {
+        let product = |out: &mut Array2<f32>| {
+            matmul(self.a.view(), &self.w, out.view_mut()).expect("shapes agree");
+        };
+        let t0 = Instant::now();
+        std::hint::black_box(par_calls(
+            self.calls,
+            (PEAK_SHAPE.0, PEAK_SHAPE.2),
+            &product,
+        ));
+        t0.elapsed().as_secs_f64()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_probe_measures_what_the_one_off_measurements_measure() {
+        let probe = Probe::new(8 << 20, 0.01).unwrap();
+        let takes: Vec<(f64, f64)> = (0..3).map(|_| probe.take()).collect();
+        assert!(
+            takes
+                .iter()
+                .all(|&(p, b)| p.is_finite() && p > 0.0 && b.is_finite() && b > 0.0),
+            "{takes:?}"
+        );
+        // Against the one-off peak taken right beside it: the same kernel on the same
+        // shape, so the same figure within a shared host's drift (a FLOP count off by the
+        // thread count, 2 in CI, would sit at the edge).
+        let mut sink = Vec::new();
+        let peak = super::super::kernel_peak(3, 0.01, &mut sink)
+            .unwrap()
+            .median();
+        let ours = super::super::median(&takes.iter().map(|t| t.0).collect::<Vec<_>>());
+        assert!(
+            (0.5..2.0).contains(&(ours / peak)),
+            "probe {ours:e} against kernel_peak {peak:e}"
+        );
+        assert!(Probe::new(1000, 0.01).is_err());
+        assert!(Probe::new(8 << 20, 0.0).is_err());
+        assert!(Probe::new(8 << 20, f64::NAN).is_err());
+    }
+}
