@@ -13,14 +13,14 @@ use crate::Error;
 /// One run of [`super::kernel_peak`] and one of [`super::read_bandwidth`], as often as a
 /// caller asks: right before and after each timed pass of a sweep, say, so that each pass
 /// is predicted from the machine as it was while that pass ran. On a shared host both
-/// figures drift by tens of percent within seconds (on the 2-core development machine, 60
-/// runs of 30 ms in a row: the peak between 0.71 and 1.24 of its median for 80% of them);
-/// the speed of a compute-bound pass follows the peak measured right beside it
-/// (correlations of 0.66–0.80 in three sets of 40 passes of 16 and 32 tokens there).
+/// figures drift by tens of percent within seconds (on the 2-core development machine, two
+/// sets of 60 runs of 30 ms in a row: the middle 80% of the peak's runs spanned 0.71–1.24
+/// of its median); the speed of a compute-bound pass follows the peak measured right beside
+/// it (correlations of 0.66–0.80 in three sets of 40 passes of 16 and 32 tokens there).
 ///
 /// Its buffer is allocated and written once, and the peak's product calibrated once (to
 /// about `seconds` a run), so a probe costs one read of the buffer and one run of the
-/// product, and allocates nothing.
+/// product; it allocates only the product's outputs (200 × 256 floats a task).
 pub struct Probe {
     buffer: StreamBuffer,
     a: Array2<f32>,

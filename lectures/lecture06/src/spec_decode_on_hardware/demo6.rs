@@ -68,7 +68,7 @@ pub fn print(out: &mut Out, f: &HostFigures) {
         m(int(md.cfg.n_layers)), mb(md.target_bytes), m(fixed(md.target_bytes as f64 / md.llc_bytes as f64, 1)),
         draft(DraftKind::FirstLayer).into(), mb(md.first_layer_bytes), draft(DraftKind::Int4).into(), mb(md.int4_bytes),
     ]));
-    out.print(parts("\n一次前向给每个序列送进 n 个 token 要多久（预测用每次计时前后重测的峰值与带宽（每个 n 取它自己那几次前后的中位数），及内核在 B·n 行时的效率；max = 屋顶线，计算藏在访存下；相加 = 计算 + 访存；规划器 = 两者之间，计算有 {} 藏在访存下，是演示 5 的 measured 标定按引擎公开数据拟合的，从没见过这台机器；本机重叠 = 同一公式，藏住的比例换成这台机器实测的：内核乘 1、2、4 … 64 行、权重从内存流进来（另一组矩阵，不是这个模型；和一次前向一样，一个乘积接一个，每个切成块分给各线程），比单读这些权重慢多少，B·n 行取其间按对数插值的；都加上这一次前向开的 {} 个并行区）：", [percent(planner_overlap()), int(md.target_regions)]));
+    out.print(parts("\n一次前向给每个序列送进 n 个 token 要多久（预测用每次计时前后重测的峰值与带宽、每个 n 取它自己那几次计时前后的中位数，及内核在 B·n 行时的效率；max = 屋顶线，计算藏在访存下；相加 = 计算 + 访存；规划器 = 两者之间，计算有 {} 藏在访存下，是演示 5 的 measured 标定按引擎公开数据拟合的，从没见过这台机器；本机重叠 = 同一公式，藏住的比例换成这台机器实测的：内核乘 1、2、4 … 64 行、权重从内存流进来（另一组矩阵，不是这个模型；和一次前向一样，一个乘积接一个，每个切成块分给各线程），比单读这些权重慢多少，B·n 行取其间按对数插值的；都加上这一次前向开的 {} 个并行区）：", [percent(planner_overlap()), int(md.target_regions)]));
     let rows = f.sweep.iter().map(|p| {
         let [t, r, pl, h, a] = p.times();
         let cells = [
