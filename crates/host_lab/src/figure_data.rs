@@ -157,6 +157,8 @@ impl SweepPoint {
 }
 
 /// Where time against tokens fed turns up, at one batch (see [`crate::predict::knee`]).
+/// The predicted knees are found over every n, measured or not, so they use one machine:
+/// the medians of all the probes of this batch's sweep (each [`SweepPoint`] uses its own).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Knee {
     /// Sequences.

@@ -206,10 +206,10 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         .collect();
     let mut sweep = Vec::new();
     let mut knees = Vec::new();
+    // The machine again right before every timed pass and once after each batch's last:
+    // each shape is predicted from the probes on either side of its own passes.
+    let probe = Probe::new(machine.machine.stream_bytes, PROBE_SECONDS)?;
     for &batch in &plan.batches {
-        // The machine again right before every timed pass and once after the last: each
-        // shape is predicted from the probes on either side of its own passes.
-        let probe = Probe::new(machine.machine.stream_bytes, PROBE_SECONDS)?;
         let (mut order, mut probes) = (Vec::new(), Vec::new());
         let ns: Vec<usize> = ns
             .iter()

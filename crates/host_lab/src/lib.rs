@@ -11,7 +11,9 @@
 //!   medians of repeated runs, progress on a writer; what one parallel region costs
 //!   (`measure::dispatch`, a CPU's kernel launch); and how much longer the kernel takes
 //!   with its weights streamed from memory than reading them takes
-//!   (`measure::streamed_slowdown`: the overlap of compute and memory this machine reaches).
+//!   (`measure::streamed_slowdown`: the overlap of compute and memory this machine reaches);
+//!   and both figures again, one short run each, beside every timed pass of a sweep
+//!   (`measure::Probe`).
 //! - [`machine`]: those figures as an [`hw_specs::Accelerator`] (efficiencies 1.0: they are
 //!   achieved figures), the ridge point and the critical batch.
 //! - [`scaled`]: lecture 3's architecture scaled to ≥ 4× the last-level cache, with its

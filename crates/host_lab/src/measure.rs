@@ -17,7 +17,8 @@
 //!   that the loop waits on memory, not on its own additions.
 //!
 //! Each is the median of `runs` timed repetitions; a line per repetition goes to the
-//! `progress` writer (stderr in a lecture; never stdout from here).
+//! `progress` writer (stderr in a lecture; never stdout from here). A [`Probe`] takes both
+//! again, one short run of each and silently, as often as a sweep asks.
 
 use std::io::Write;
 use std::time::Instant;
@@ -30,7 +31,7 @@ use crate::Error;
 
 mod probe;
 mod stream;
-pub use probe::Probe;
+pub use probe::{MAX_PROBE_SECONDS, Probe};
 pub use stream::{MIN_STREAM_BYTES, Streamed, read_bandwidth, stream_bytes, streamed_slowdown};
 
 /// The repeated measurements of one figure: each run's value, and their median.

@@ -10,6 +10,9 @@ use super::stream::StreamBuffer;
 use super::{PEAK_SHAPE, check_runs, operands, par_calls};
 use crate::Error;
 
+/// The longest peak run a [`Probe`] takes, seconds (a probe sits between passes of a sweep).
+pub const MAX_PROBE_SECONDS: f64 = 10.0;
+
 /// One run of [`super::kernel_peak`] and one of [`super::read_bandwidth`], as often as a
 /// caller asks: right before and after each timed pass of a sweep, say, so that each pass
 /// is predicted from the machine as it was while that pass ran. On a shared host both
@@ -20,7 +23,7 @@ use crate::Error;
 ///
 /// Its buffer is allocated and written once, and the peak's product calibrated once (to
 /// about `seconds` a run), so a probe costs one read of the buffer and one run of the
-/// product; it allocates only the product's outputs (200 × 256 floats a task).
+/// product (its only allocations are the product's small outputs).
 pub struct Probe {
     buffer: StreamBuffer,
     a: Array2<f32>,
@@ -31,14 +34,15 @@ pub struct Probe {
 
 impl Probe {
     /// A probe reading about `bytes` (as [`super::read_bandwidth`] does: give at least 8×
-    /// the last-level cache) and running the peak's product for about `seconds` each time.
-    /// Errors: fewer than 1 MiB, a duration that is not positive, the kernel unavailable on
-    /// this CPU.
+    /// the last-level cache) and running the peak's product for about `seconds` each time
+    /// (whole rounds of the pool's threads, at least one). Errors: fewer than 1 MiB, a
+    /// buffer that cannot be allocated, a duration that is not positive or is over
+    /// [`MAX_PROBE_SECONDS`], the kernel unavailable on this CPU.
     pub fn new(bytes: usize, seconds: f64) -> Result<Probe, Error> {
         check_runs(1, seconds)?;
-        if bytes < 1 << 20 {
+        if seconds > MAX_PROBE_SECONDS {
             return Err(Error::Measure(format!(
-                "a bandwidth buffer of {bytes} bytes would sit in cache; give at least 1 MiB"
+                "a probe's peak run of {seconds} s is too long; give at most {MAX_PROBE_SECONDS} s"
             )));
         }
         if !PackedMatrix::available() {
@@ -50,26 +54,34 @@ impl Probe {
         let (m, k, n) = PEAK_SHAPE;
         let (a, w) = operands(m, k, n);
         let w = PackedMatrix::new(&[w.view()])?;
-        let buffer = StreamBuffer::new(bytes);
+        let buffer = StreamBuffer::try_new(bytes)?;
         buffer.read(); // untimed: the first read after the writes
+        let threads = rayon::current_num_threads().max(1);
         let mut probe = Probe {
             buffer,
             a,
             w,
-            calls: 4 * rayon::current_num_threads(),
+            calls: 4 * threads,
         };
+        probe.product_seconds(); // untimed: wakes the pool, faults in the outputs
         let per_call = probe.product_seconds() / probe.calls as f64;
-        probe.calls = ((seconds / per_call.max(1e-9)) as usize).max(1);
+        // Whole rounds of the pool's threads, as `kernel_peak` runs them.
+        let rounds = (seconds / (per_call.max(1e-9) * threads as f64)) as usize;
+        probe.calls = rounds.max(1) * threads;
         Ok(probe)
+    }
+
+    /// FLOPs of one run of the peak's product: `2 · M · K · N` a call, `calls` calls.
+    pub fn flops_per_run(&self) -> f64 {
+        let (m, k, n) = PEAK_SHAPE;
+        2.0 * (m * k * n) as f64 * self.calls as f64
     }
 
     /// `(peak FLOP/s, read bandwidth bytes/s)` now: one read of the buffer, then one run of
     /// the peak's product.
     pub fn take(&self) -> (f64, f64) {
         let bandwidth = self.buffer.bytes() as f64 / self.buffer.read();
-        let (m, k, n) = PEAK_SHAPE;
-        let flops = 2.0 * (m * k * n * self.calls) as f64;
-        (flops / self.product_seconds(), bandwidth)
+        (self.flops_per_run() / self.product_seconds(), bandwidth)
     }
 
     fn product_seconds(&self) -> f64 {
@@ -91,8 +103,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_probe_measures_what_the_one_off_measurements_measure() {
+    fn a_probe_counts_whole_rounds_of_its_product_and_refuses_bad_sizes() {
         let probe = Probe::new(8 << 20, 0.01).unwrap();
+        // Whole rounds of the pool, and 2 · 200 · 256 · 256 FLOPs a call.
+        let threads = rayon::current_num_threads();
+        assert!(probe.calls >= threads && probe.calls % threads == 0);
+        assert_eq!(probe.flops_per_run(), 26_214_400.0 * probe.calls as f64);
         let takes: Vec<(f64, f64)> = (0..3).map(|_| probe.take()).collect();
         assert!(
             takes
@@ -100,20 +116,13 @@ mod tests {
                 .all(|&(p, b)| p.is_finite() && p > 0.0 && b.is_finite() && b > 0.0),
             "{takes:?}"
         );
-        // Against the one-off peak taken right beside it: the same kernel on the same
-        // shape, so the same figure within a shared host's drift (a FLOP count off by the
-        // thread count, 2 in CI, would sit at the edge).
-        let mut sink = Vec::new();
-        let peak = super::super::kernel_peak(3, 0.01, &mut sink)
-            .unwrap()
-            .median();
-        let ours = super::super::median(&takes.iter().map(|t| t.0).collect::<Vec<_>>());
-        assert!(
-            (0.5..2.0).contains(&(ours / peak)),
-            "probe {ours:e} against kernel_peak {peak:e}"
-        );
         assert!(Probe::new(1000, 0.01).is_err());
+        assert!(
+            Probe::new(usize::MAX, 0.01).is_err(),
+            "a buffer that cannot exist"
+        );
         assert!(Probe::new(8 << 20, 0.0).is_err());
         assert!(Probe::new(8 << 20, f64::NAN).is_err());
+        assert!(Probe::new(8 << 20, 1e9).is_err());
     }
 }

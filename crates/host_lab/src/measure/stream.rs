@@ -26,20 +26,15 @@ pub fn stream_bytes(llc: Option<u64>) -> usize {
 
 /// Sustained read bandwidth, bytes/s, on all threads of rayon's current pool: the median
 /// of `runs` full passes over a buffer of `bytes` (rounded down to whole blocks), after one
-/// untimed pass. One line per run on `progress`. Errors: `runs` 0, fewer than 1 MiB, a
-/// failed write.
+/// untimed pass. One line per run on `progress`. Errors: `runs` 0, fewer than 1 MiB, more
+/// than can be allocated, a failed write.
 pub fn read_bandwidth(
     bytes: usize,
     runs: usize,
     progress: &mut dyn Write,
 ) -> Result<Sample, Error> {
     check_runs(runs, 1.0)?;
-    if bytes < 1 << 20 {
-        return Err(Error::Measure(format!(
-            "a bandwidth buffer of {bytes} bytes would sit in cache; give at least 1 MiB"
-        )));
-    }
-    let buf = StreamBuffer::new(bytes);
+    let buf = StreamBuffer::try_new(bytes)?;
     buf.read();
     let mut values = Vec::with_capacity(runs);
     for run in 0..runs {
@@ -64,11 +59,21 @@ pub(super) struct StreamBuffer {
 }
 
 impl StreamBuffer {
-    /// About `bytes` (rounded down to whole blocks per thread).
-    pub(super) fn new(bytes: usize) -> Self {
+    /// About `bytes` (rounded down to whole blocks per thread). Errors: fewer than 1 MiB, or
+    /// more than can be allocated.
+    pub(super) fn try_new(bytes: usize) -> Result<Self, Error> {
+        if bytes < 1 << 20 {
+            return Err(Error::Measure(format!(
+                "a bandwidth buffer of {bytes} bytes would sit in cache; give at least 1 MiB"
+            )));
+        }
         let threads = rayon::current_num_threads().max(1);
         let per_thread = (bytes / 4 / threads / BLOCK * BLOCK).max(BLOCK);
-        let mut floats = vec![0.0f32; per_thread * threads];
+        let mut floats = Vec::new();
+        floats
+            .try_reserve_exact(per_thread * threads)
+            .map_err(|e| Error::Measure(format!("a bandwidth buffer of {bytes} bytes: {e}")))?;
+        floats.resize(per_thread * threads, 0.0f32);
         floats
             .par_chunks_mut(per_thread)
             .enumerate()
@@ -77,7 +82,7 @@ impl StreamBuffer {
                     .enumerate()
                     .for_each(|(i, x)| *x = ((i + t) % 7) as f32)
             });
-        StreamBuffer { floats, per_thread }
+        Ok(StreamBuffer { floats, per_thread })
     }
 
     /// Its size, bytes.
@@ -151,7 +156,7 @@ pub fn streamed_slowdown(
     let (_, w) = operands(1, k, n);
     let matrices = vec![PackedMatrix::new(&[w.view()])?; bytes.div_ceil(4 * k * n)];
     let weight_bytes = (4 * k * n * matrices.len()) as f64;
-    let buf = StreamBuffer::new(weight_bytes as usize);
+    let buf = StreamBuffer::try_new(weight_bytes as usize)?;
     // Every input with its output, written once before any timing (no page faults timed).
     let mut pairs: Vec<(Array2<f32>, Array2<f32>)> = rows
         .iter()

@@ -86,7 +86,7 @@ pub fn print(out: &mut Out, f: &HostFigures) {
         [row![p.batch, int(p.n_new).unit("tokens")], cells.to_vec()].concat()
     });
     out.table(FORWARD.split('|'), rows).id("demo6_forward");
-    out.print("\n拐点：时间涨到送 1 个 token 时 2 倍的 n（未到：扫到最大的 n 也没涨到）：");
+    out.print("\n拐点：时间涨到送 1 个 token 时 2 倍的 n（未到：扫到最大的 n 也没涨到；预测的拐点在所有 n 上找，用这一批全部计时前后重测的峰值与带宽的中位数）：");
     let knees = f
         .knees
         .iter()
