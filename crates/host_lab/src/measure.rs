@@ -116,12 +116,7 @@ pub fn kernel_at(
             "a product of [{rows}, {k}] · [{k}, {n}]"
         )));
     }
-    if !PackedMatrix::available() {
-        return Err(Error::Measure(
-            "this CPU has no fused multiply-add kernel (transformer_lab::gemm): no peak to measure"
-                .into(),
-        ));
-    }
+    kernel_available("no peak to measure")?;
     let (a, w) = operands(rows, k, n);
     let packed = PackedMatrix::new(&[w.view()])?;
     let what = if (rows, k, n) == PEAK_SHAPE {
@@ -310,6 +305,17 @@ pub fn dispatch(runs: usize, progress: &mut dyn Write) -> Result<Sample, Error> 
         values.push(each);
     }
     Sample::new(values)
+}
+
+/// An error saying what cannot be measured (`what`) when this CPU does not run the packed
+/// kernel ([`PackedMatrix::available`]).
+fn kernel_available(what: &str) -> Result<(), Error> {
+    if PackedMatrix::available() {
+        return Ok(());
+    }
+    Err(Error::Measure(format!(
+        "this CPU has no fused multiply-add kernel (transformer_lab::gemm): {what}"
+    )))
 }
 
 fn check_runs(runs: usize, seconds: f64) -> Result<(), Error> {

@@ -7,7 +7,7 @@ use ndarray::Array2;
 use transformer_lab::gemm::{PackedMatrix, matmul};
 
 use super::stream::StreamBuffer;
-use super::{PEAK_SHAPE, check_runs, operands, par_calls};
+use super::{PEAK_SHAPE, check_runs, kernel_available, operands, par_calls};
 use crate::Error;
 
 /// The longest peak run a [`Probe`] takes, seconds (a probe sits between passes of a sweep).
@@ -45,12 +45,7 @@ impl Probe {
                 "a probe's peak run of {seconds} s is too long; give at most {MAX_PROBE_SECONDS} s"
             )));
         }
-        if !PackedMatrix::available() {
-            return Err(Error::Measure(
-                "this CPU has no fused multiply-add kernel (transformer_lab::gemm): no peak to measure"
-                    .into(),
-            ));
-        }
+        kernel_available("no peak to measure")?;
         let (m, k, n) = PEAK_SHAPE;
         let (a, w) = operands(m, k, n);
         let w = PackedMatrix::new(&[w.view()])?;

@@ -9,7 +9,7 @@ use ndarray::Array2;
 use rayon::prelude::*;
 use transformer_lab::gemm::{PackedMatrix, matmul_on_pool};
 
-use super::{Sample, check_runs, operands};
+use super::{Sample, check_runs, kernel_available, operands};
 use crate::Error;
 
 /// The smallest buffer [`read_bandwidth`] streams, bytes.
@@ -147,12 +147,7 @@ pub fn streamed_slowdown(
              got rows {rows:?}, [{k}, {n}], {bytes} bytes"
         )));
     }
-    if !PackedMatrix::available() {
-        return Err(Error::Measure(
-            "this CPU has no fused multiply-add kernel (transformer_lab::gemm): nothing to stream"
-                .into(),
-        ));
-    }
+    kernel_available("nothing to stream")?;
     let (_, w) = operands(1, k, n);
     let matrices = vec![PackedMatrix::new(&[w.view()])?; bytes.div_ceil(4 * k * n)];
     let weight_bytes = (4 * k * n * matrices.len()) as f64;
