@@ -100,27 +100,44 @@ impl Scenario {
     /// # Ok::<(), decode_lab::Error>(())
     /// ```
     pub fn validate(&self) -> Result<(), Error> {
-        self.check_knobs()?;
-        self.deployment.check(&self.target)?;
+        self.validate_target()?;
         if let Draft::Model(m) = &self.draft {
             self.target.check_same_tokenizer(m)?;
             self.deployment.check(m)?;
-        }
-        let mut models = vec![self.target];
-        if let Draft::Model(m) = self.draft {
-            models.push(m);
-        }
-        for m in models {
-            if self.ctx > m.max_context {
-                return Err(Error::Argument(format!(
-                    "context {} is longer than {}'s maximum of {} tokens",
-                    self.ctx, m.name, m.max_context
-                )));
-            }
+            self.check_context(m)?;
         }
         let mem = self.memory()?;
         if !mem.weights_fit() {
             return Err(Error::DraftDoesNotFit(Box::new(mem)));
+        }
+        Ok(())
+    }
+
+    /// The checks of [`Scenario::validate`] that concern the target alone: the knobs, the
+    /// serving knobs for the target, its context. For a question that never uses the
+    /// draft (plain decoding, or a round whose draft cost is given), whatever the draft.
+    ///
+    /// ```
+    /// use decode_lab::Scenario;
+    /// // The default draft (Llama 3) cannot draft for Mistral; the target alone is fine.
+    /// let s = Scenario { target: llm_math::MISTRAL_7B, ..Scenario::LECTURE };
+    /// assert!(s.validate().is_err() && s.validate_target().is_ok());
+    /// let long = Scenario { ctx: 40_000, ..s };
+    /// assert!(long.validate_target().unwrap_err().to_string().contains("maximum of 32768"));
+    /// ```
+    pub fn validate_target(&self) -> Result<(), Error> {
+        self.check_knobs()?;
+        self.deployment.check(&self.target)?;
+        self.check_context(&self.target)
+    }
+
+    /// The context fits `m`'s maximum.
+    fn check_context(&self, m: &ModelConfig) -> Result<(), Error> {
+        if self.ctx > m.max_context {
+            return Err(Error::Argument(format!(
+                "context {} is longer than {}'s maximum of {} tokens",
+                self.ctx, m.name, m.max_context
+            )));
         }
         Ok(())
     }

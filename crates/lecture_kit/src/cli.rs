@@ -202,7 +202,7 @@ pub fn run<L: Lecture>(
             return 2;
         }
     };
-    let report = match choose(&cli) {
+    let report = match choose_to_run(&cli) {
         Ok(None) => list_report::<L>(),
         Ok(Some((script, chosen, setup))) => {
             demos(&setup, script.registry, &chosen).map(|r| r.named(L::NUMBER, script.name))
@@ -242,6 +242,18 @@ fn choose<L: Lecture>(cli: &L) -> Result<Choice<L>, Error> {
     Ok(Some((script, chosen, cli.setup()?)))
 }
 
+/// [`choose`] for the runner: also refuses a flag the user changed that no chosen demo
+/// reads ([`crate::demo::unread_by_all`]; it would be silently ignored), before any demo runs.
+fn choose_to_run<L: Lecture>(cli: &L) -> Result<Choice<L>, Error> {
+    let choice = choose(cli)?;
+    if let Some((script, chosen, setup)) = &choice {
+        if let Some(flag) = crate::demo::unread_by_all(setup, script.registry, chosen) {
+            return Err(Error::Usage(crate::chrome::unread_by_all(flag)));
+        }
+    }
+    Ok(choice)
+}
+
 /// The report the flags ask for (what [`run`] writes, measured values as measured): `--list`,
 /// or the chosen demos of the chosen script, with the lecture's number and the script's name.
 pub fn report<L: Lecture>(cli: &L) -> Result<Report, Error> {
@@ -254,9 +266,8 @@ pub fn report<L: Lecture>(cli: &L) -> Result<Report, Error> {
 }
 
 /// Writes `report` as the flags `common` ask (`--format`, `--out`, `--plot`), measured
-/// values masked if `options` say so. Refuses a flag the user changed that no chosen demo
-/// reads, `--plot` without a figure and `--format csv` to standard output with other than
-/// one table. Every output is rendered whole before a byte is written.
+/// values masked if `options` say so. Refuses `--plot` without a figure and `--format csv`
+/// to standard output with other than one table. Every output is rendered whole before a byte is written.
 pub fn write(
     common: &CommonArgs,
     mut report: Report,
@@ -265,16 +276,6 @@ pub fn write(
 ) -> Result<(), Error> {
     if options.mask_measured {
         report = report.masked();
-    }
-    // A flag the user changed that no chosen demo reads would be silently ignored.
-    if let Some(first) = report.sections.first() {
-        let ignored = first
-            .unread_flags
-            .iter()
-            .find(|f| report.sections.iter().all(|s| s.unread_flags.contains(f)));
-        if let Some(flag) = ignored {
-            return Err(Error::Usage(crate::chrome::unread_by_all(flag)));
-        }
     }
     let n_figures = report.figures().count();
     // What the flags chose, for the messages: `--list`'s tables or the chosen demos.

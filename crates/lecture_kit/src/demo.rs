@@ -413,7 +413,8 @@ fn build(
 /// [`crate::inputs`]); its section lists the flags the user changed that it does not read.
 /// What the runner calls for a script's chosen demos.
 ///
-/// Errs when a demo fails, prints a table that does not fit its headers, is not in
+/// Errs with a usage error when a chosen demo's view cannot exist ([`Inputs::check`], all
+/// checked before the first demo runs); errs when a demo fails, prints a table that does not fit its headers, is not in
 /// `registry`, or is given a view the setup's [`Inputs::take`] did not reset.
 pub fn demos<S: Inputs>(setup: &S, registry: &[Demo<S>], chosen: &[u8]) -> Result<Report, Error> {
     let mut report = Report::new(0, "");
@@ -422,13 +423,24 @@ pub fn demos<S: Inputs>(setup: &S, registry: &[Demo<S>], chosen: &[u8]) -> Resul
         .iter()
         .map(|&(k, v)| (k.into(), v.into()))
         .collect();
-    for &number in chosen {
-        let demo = registry
-            .iter()
-            .find(|d| d.number == number)
-            .ok_or_else(|| {
+    let chosen = chosen
+        .iter()
+        .map(|&number| {
+            registry.iter().find(|d| d.number == number).ok_or_else(|| {
                 Error::Library(format!("demo {number} is not in the script's registry").into())
-            })?;
+            })
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    // Before any demo runs (one may take half a minute): a view that cannot exist is a
+    // usage error.
+    for demo in &chosen {
+        setup
+            .view(demo.reads)
+            .check(demo.reads)
+            .map_err(Error::Usage)?;
+    }
+    for demo in chosen {
+        let number = demo.number;
         let view = setup.view(demo.reads);
         let changed = view.changed();
         if let Some(input) = changed.iter().find(|i| !demo.reads.contains(i)) {
@@ -455,6 +467,25 @@ pub fn demos<S: Inputs>(setup: &S, registry: &[Demo<S>], chosen: &[u8]) -> Resul
         report.sections.push(section);
     }
     Ok(report)
+}
+
+/// The first flag the user changed that none of the `chosen` demos of `registry` reads:
+/// a flag that would change nothing ([`Inputs::unread_flags`]). The runner refuses it
+/// before any demo runs.
+pub(crate) fn unread_by_all<S: Inputs>(
+    setup: &S,
+    registry: &[Demo<S>],
+    chosen: &[u8],
+) -> Option<&'static str> {
+    let reads: Vec<&[S::Input]> = registry
+        .iter()
+        .filter(|d| chosen.contains(&d.number))
+        .map(|d| d.reads)
+        .collect();
+    let first = setup.unread_flags(reads.first()?);
+    first
+        .into_iter()
+        .find(|f| reads.iter().all(|r| setup.unread_flags(r).contains(f)))
 }
 
 /// The typed figures `demo` attaches ([`Out::data`]) when it runs on `setup` (its view of

@@ -76,6 +76,16 @@ pub trait Inputs: Clone + Default + 'static {
     /// (lecture wording, e.g. `"【此条针对默认配置：一块 H100…】" + sentence`).
     fn default_only(sentence: &str) -> String;
 
+    /// Whether the view a demo reading `reads` is given ([`Inputs::view`]) can exist; a
+    /// usage error (one line saying what is wrong) when it cannot. Checked for every chosen
+    /// demo before any runs. A combination of inputs matters only to a demo that reads
+    /// them: a target that the default draft cannot draft for stops a demo that reads the
+    /// draft, not one that never uses it. `Ok` unless the lecture says otherwise.
+    fn check(&self, reads: &[Self::Input]) -> Result<(), String> {
+        let _ = reads;
+        Ok(())
+    }
+
     /// The setup as data for the JSON export (`serde_json::to_value(self.data())`); `null`
     /// unless the lecture says otherwise.
     fn export(&self) -> Result<serde_json::Value, serde_json::Error> {

@@ -248,3 +248,29 @@ fn the_csv_of_a_masked_table_has_empty_fields_where_the_measurements_were() {
         matches!(report::<Toy>(&["--demo", "2"]).table("demo2_table1").unwrap().rows[0][2].values[0], Datum::Number(t) if t > 0.0)
     );
 }
+
+#[test]
+fn a_view_that_cannot_exist_or_a_flag_no_demo_reads_is_refused_before_any_demo_runs() {
+    let ran = |run: (u8, u64)| support::RUNS.lock().unwrap().contains(&run);
+    // Demo 2 refuses its --work; demo 1, whose view is fine and which comes first, must
+    // not run either: every chosen demo's view is checked before the first one runs.
+    let r = run::<Toy>(&["--steps", "701", "--work", "2000000000"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("--work 2000000000: demo 2 times that many additions"),
+        "{}",
+        r.stderr
+    );
+    assert!(!ran((1, 701)), "demo 1 ran before the refusal");
+    // Demo 1 alone does not read --work: refused as a flag that changes nothing, before
+    // demo 1 runs.
+    let r = run::<Toy>(&["--demo", "1", "--steps", "702", "--work", "5"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("--work changes nothing"), "{}", r.stderr);
+    assert!(!ran((1, 702)), "demo 1 ran before the refusal");
+    // Within the limit, both run.
+    let r = run::<Toy>(&["--steps", "703", "--work", "1000"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(ran((1, 703)) && ran((2, 1000)));
+}

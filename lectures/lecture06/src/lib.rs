@@ -189,6 +189,7 @@ impl Lecture for Cli {
                 )));
             }
         }
+        refuse_inert(w)?;
         let mut s = Setup::default();
         let base = &mut s.base;
         base.hw = self.models.hw;
@@ -225,12 +226,20 @@ impl Lecture for Cli {
             }
         };
         set(&mut terms.overlap, w.overlap);
-        set(&mut terms.verify_per_batch_token, w.verify_us_per_token);
         set(&mut terms.round_fixed, w.round_overhead_ms);
         set(&mut terms.round_per_sequence, w.round_overhead_per_seq_ms);
         set(&mut terms.draft_per_layer, w.draft_layer_ms);
         set(&mut terms.fp8.bandwidth, w.fp8_bandwidth_factor);
         set(&mut terms.fp8.compute, w.fp8_compute_factor);
+        // A profile's verification cost follows an explicit FP8 compute factor; an explicit
+        // cost wins over both.
+        if let (Some(profile), Some(_)) = (w.calibration, w.fp8_compute_factor) {
+            if let Some(v) = profile.verify_per_batch_token(base) {
+                base.cost_terms.verify_per_batch_token = v;
+            }
+        }
+        let terms = &mut base.cost_terms;
+        set(&mut terms.verify_per_batch_token, w.verify_us_per_token);
         if let Some(l) = w.all_reduce_us {
             terms.all_reduce = llm_math::AllReduceLatencies::NEUTRAL;
             base.deployment.all_reduce_latency = l;
@@ -266,14 +275,48 @@ impl Lecture for Cli {
             s.ctxs = w.ctxs.clone();
             s.base.ctx = c;
         }
-        // What cannot exist is a usage error; a draft that does not fit is printed.
-        for &ctx in &s.ctxs {
-            match s.scenario(s.batches[0], ctx, s.base.alpha).validate() {
-                Ok(()) | Err(decode_lab::Error::DraftDoesNotFit(_)) => {}
-                Err(e) => return Err(lecture_kit::Error::Usage(e.to_string())),
-            }
-        }
+        // What cannot exist is a usage error, for the demos that read it (`Setup::check`).
         Ok(s)
+    }
+}
+
+/// Refuses a flag whose value would change nothing in the setup the other flags describe
+/// (as the kit refuses a flag no chosen demo reads): an all-reduce latency on one card,
+/// FP8 factors for weights that are not FP8, a draft step's own costs for a draft that has
+/// no pass of its own (a fixed cost) or runs the target's (self-speculation).
+fn refuse_inert(w: &WhatIf) -> Result<(), lecture_kit::Error> {
+    let fixed_cost = w.draft_cost.is_some();
+    let fp8_factor = w.fp8_bandwidth_factor.is_some() || w.fp8_compute_factor.is_some();
+    let inert = [
+        (
+            w.all_reduce_us.is_some() && w.tp == 1,
+            "--all-reduce-us prices tensor parallelism's all-reduces, and one card has none: \
+             add --tp N or drop it",
+        ),
+        (
+            fp8_factor && w.weights != WeightDtype::Fp8,
+            "--fp8-bandwidth-factor and --fp8-compute-factor apply to FP8 weights only: \
+             add --weights fp8 or drop them",
+        ),
+        (
+            w.overhead_draft.is_some() && fixed_cost,
+            "--overhead-draft changes nothing with --draft-cost (a draft step costs c · t_base, \
+             nothing else): drop one of them",
+        ),
+        (
+            w.overhead_draft.is_some() && w.draft_kv_window.is_some(),
+            "--overhead-draft changes nothing with --draft-kv-window (self-speculation runs \
+             the target's kernels, at --overhead-target): drop one of them",
+        ),
+        (
+            w.draft_layer_ms.is_some() && fixed_cost,
+            "--draft-layer-ms changes nothing with --draft-cost (a fixed-cost draft has no \
+             layers): drop one of them",
+        ),
+    ];
+    match inert.into_iter().find(|&(inert, _)| inert) {
+        Some((_, why)) => Err(lecture_kit::Error::Usage(why.into())),
+        None => Ok(()),
     }
 }
 

@@ -145,6 +145,77 @@ fn impossible_setups_are_refused_with_the_reason() {
 }
 
 #[test]
+fn a_combination_is_refused_only_for_the_demos_that_read_it() {
+    // The default draft (Llama 3's tokenizer) cannot draft for Qwen3: demo 1 reads the
+    // draft and refuses; demo 3 drafts at a fixed cost and runs for the Qwen target.
+    refused(
+        &["--demo", "1", "--target", "Qwen3-8B"],
+        &["Llama-3.2-1B cannot draft for Qwen3-8B"],
+    );
+    let o = lecture06(&["--demo", "3", "--target", "Qwen3-8B"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Qwen3-8B"), "{}", stdout(&o));
+    // Demo 3 and demo 1 together: demo 1 still needs a draft of the family.
+    refused(
+        &["--demo", "3", "--demo", "1", "--target", "Qwen3-8B"],
+        &["cannot draft for Qwen3-8B"],
+    );
+    let o = lecture06(&["--target", "Qwen3-8B", "--draft", "Qwen3-0.6B"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_flag_whose_value_changes_nothing_in_the_setup_is_refused() {
+    refused(
+        &["--all-reduce-us", "20"],
+        &["--all-reduce-us", "add --tp N"],
+    );
+    refused(
+        &["--fp8-compute-factor", "0.9"],
+        &["FP8 weights only", "--weights fp8"],
+    );
+    refused(
+        &["--weights", "int4", "--fp8-bandwidth-factor", "0.9"],
+        &["FP8 weights only"],
+    );
+    refused(
+        &["--draft-cost", "0.1", "--overhead-draft", "1ms"],
+        &["--overhead-draft changes nothing with --draft-cost"],
+    );
+    refused(
+        &["--draft-kv-window", "512", "--overhead-draft", "1ms"],
+        &["--overhead-draft changes nothing with --draft-kv-window"],
+    );
+    refused(
+        &["--draft-cost", "0.1", "--draft-layer-ms", "0.1"],
+        &["--draft-layer-ms changes nothing with --draft-cost"],
+    );
+    // The same values where they do change something run.
+    for args in [
+        &["--demo", "1", "--tp", "2", "--all-reduce-us", "20"][..],
+        &[
+            "--demo",
+            "1",
+            "--weights",
+            "fp8",
+            "--fp8-compute-factor",
+            "0.9",
+        ],
+        &[
+            "--demo",
+            "1",
+            "--overhead-draft",
+            "1ms",
+            "--draft-layer-ms",
+            "0.1",
+        ],
+    ] {
+        let o = lecture06(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
 fn the_scripts_grid_typed_out_runs_demo_1_at_its_first_value() {
     let o = lecture06(&["--demo", "1", "--ctx", "512,4096,32768"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -119,9 +119,39 @@ fn the_critical_batch_is_priced_at_the_fp8_factors_the_passes_use() {
     // Compute at 0.5 of that: 1979e12 · 0.3 / 5.36e12 = 110.76.
     let slow_compute = [&fp8[..], &["--fp8-compute-factor", "0.5"]].concat();
     assert!((critical(&slow_compute) - 110.7649).abs() < 1e-3);
-    // The factors apply to FP8 weights only: bf16 keeps 989e12 · 0.6 · 2 / 5.36e12 = 221.42.
-    let bf16 = critical(&["--fp8-bandwidth-factor", "0.4"]);
-    assert!((bf16 - 221.4179).abs() < 1e-3, "{bf16}");
+    // The factors apply to FP8 weights only (bf16 would keep 989e12 · 0.6 · 2 / 5.36e12 =
+    // 221.42): with bf16 weights the flag would change nothing, so it is refused.
+    let bf16 = run::<Cli>(&["--demo", "2", "--fp8-bandwidth-factor", "0.4"]);
+    assert_eq!(bf16.code, 2, "{bf16:?}");
+}
+
+#[test]
+fn an_explicit_fp8_compute_factor_prices_a_profiles_verification_too() {
+    // The measured profile derives verification's cost per token from its efficiency at
+    // FP8's compute factor (0.75): an explicit factor of 1 must reach it too, making
+    // verification cheaper by 0.75 exactly (the cost is inversely proportional to it).
+    let cost = |args: &[&str]| {
+        let argv = [
+            &["lecture06", "--calibration", "measured", "--weights", "fp8"][..],
+            args,
+        ]
+        .concat();
+        let s = <Cli as clap::Parser>::try_parse_from(argv).unwrap();
+        lecture_kit::Lecture::setup(&s)
+            .unwrap()
+            .base
+            .cost_terms
+            .verify_per_batch_token
+    };
+    let (profile, explicit) = (cost(&[]), cost(&["--fp8-compute-factor", "1"]));
+    assert!(profile > 0.0);
+    assert!(
+        (explicit / profile - 0.75).abs() < 1e-12,
+        "{explicit} / {profile}"
+    );
+    // An explicit cost wins over both.
+    let fixed = cost(&["--fp8-compute-factor", "1", "--verify-us-per-token", "3"]);
+    assert!((fixed - 3e-6).abs() < 1e-18, "{fixed}");
 }
 
 #[test]

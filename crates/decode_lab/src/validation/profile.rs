@@ -125,20 +125,8 @@ impl Calibration {
     /// verification cost per token is computed for `s`'s target, card, `tp` and weights
     /// (a bad efficiency gives a NaN the scenario's checks refuse).
     pub fn apply(&self, s: Scenario) -> Scenario {
-        let mut cost_terms = self.cost_terms;
-        if let Some(eta) = self.verify_efficiency {
-            // The FP8 compute factor applies to verification as to every FP8 pass.
-            let (_, eta) = cost_terms
-                .fp8
-                .apply(s.deployment.weights, 1.0, eta)
-                .unwrap_or((f64::NAN, f64::NAN));
-            let per_card = s.target.active_params() as f64 / s.deployment.tp.max(1) as f64;
-            cost_terms.verify_per_batch_token =
-                verify_time_per_token(per_card, &s.hw, s.deployment.weights, eta)
-                    .unwrap_or(f64::NAN);
-        }
-        Scenario {
-            cost_terms,
+        let mut out = Scenario {
+            cost_terms: self.cost_terms,
             deployment: Deployment {
                 compute_efficiency: self.compute_efficiency,
                 bandwidth_efficiency: self.bandwidth_efficiency,
@@ -150,7 +138,31 @@ impl Calibration {
             overhead_draft: self.overhead_draft,
             verify_cost_per_token: self.verify_cost_per_token,
             ..s
+        };
+        if let Some(v) = self.verify_per_batch_token(&out) {
+            out.cost_terms.verify_per_batch_token = v;
         }
+        out
+    }
+}
+
+impl Calibration {
+    /// The verification cost per token of the batch that this profile computes for `s`'s
+    /// target, card, `tp` and weights, at `s`'s FP8 compute factor (which applies to
+    /// verification as to every FP8 pass: [`Calibration::apply`] asks with the profile's
+    /// own, a caller that changes the factor afterwards asks again): `None` when the profile fixes the cost
+    /// instead (no `verify_efficiency`). A bad efficiency gives a NaN that the scenario's
+    /// checks refuse.
+    pub fn verify_per_batch_token(&self, s: &Scenario) -> Option<f64> {
+        let eta = self.verify_efficiency?;
+        let dep = &s.deployment;
+        let (_, eta) = s
+            .cost_terms
+            .fp8
+            .apply(dep.weights, 1.0, eta)
+            .unwrap_or((f64::NAN, f64::NAN));
+        let per_card = s.target.active_params() as f64 / dep.tp.max(1) as f64;
+        Some(verify_time_per_token(per_card, &s.hw, dep.weights, eta).unwrap_or(f64::NAN))
     }
 }
 

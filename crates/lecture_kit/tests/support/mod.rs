@@ -92,6 +92,33 @@ impl Inputs for Setup {
     fn default_only(sentence: &str) -> String {
         format!("【默认 3 步】{sentence}")
     }
+
+    /// Demo 2 times its additions three times: at most [`MAX_WORK`] of them.
+    fn check(&self, reads: &[Input]) -> Result<(), String> {
+        if reads.contains(&Input::Work) && self.work > MAX_WORK {
+            return Err(format!(
+                "--work {}: demo 2 times that many additions three times, at most {MAX_WORK}",
+                self.work
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The most additions demo 2 times.
+pub const MAX_WORK: u64 = 1_000_000_000;
+
+/// Every run of a demo in this process, `(demo, its --steps or --work)`: a test that
+/// expects a demo not to run looks for its own value here.
+pub static RUNS: std::sync::Mutex<Vec<(u8, u64)>> = std::sync::Mutex::new(Vec::new());
+
+/// Records a run in [`RUNS`].
+fn ran(demo: u8, value: u64) -> Result<(), Error> {
+    let mut runs = RUNS
+        .lock()
+        .map_err(|e| Error::Library(e.to_string().into()))?;
+    runs.push((demo, value));
+    Ok(())
 }
 
 /// The demos, registered as plain functions with the inputs each reads.
@@ -131,6 +158,7 @@ impl Lecture for Toy {
 
 /// 演示 1: n steps of a fixed time.
 pub fn demo1(out: &mut Out, s: &Setup) -> Result<(), Error> {
+    ran(1, s.steps)?;
     out.header(format!("演示 1：{} 步，每步 {}", s.steps, time(s.step_s)));
     let total = s.steps as f64 * s.step_s;
     let rows = (1..=s.steps).map(|n| {
@@ -176,6 +204,7 @@ pub fn demo1(out: &mut Out, s: &Setup) -> Result<(), Error> {
 
 /// 演示 2: the wall-clock time of adding `work` numbers, three times, on this machine.
 pub fn demo2(out: &mut Out, s: &Setup) -> Result<(), Error> {
+    ran(2, s.work)?;
     out.header("演示 2：在这台机器上实测");
     let mut rows = Vec::new();
     let mut points = Vec::new();

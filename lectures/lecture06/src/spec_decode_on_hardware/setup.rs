@@ -190,6 +190,30 @@ impl Inputs for Setup {
         text::default_only(sentence)
     }
 
+    /// The scenario of each context the demo reads (the grid's, or demo 1's) can exist;
+    /// the draft is checked only for a demo that reads it (demo 3 drafts at a fixed cost,
+    /// whatever `--draft` says). A draft that does not fit is printed, not refused.
+    fn check(&self, reads: &[Input]) -> Result<(), String> {
+        let ctxs = if reads.contains(&Input::Grid) {
+            &self.ctxs[..]
+        } else {
+            &[self.base.ctx][..]
+        };
+        for &ctx in ctxs {
+            let s = self.scenario(self.batches[0], ctx, self.base.alpha);
+            let checked = if reads.contains(&Input::Draft) {
+                s.validate()
+            } else {
+                s.validate_target()
+            };
+            match checked {
+                Ok(()) | Err(decode_lab::Error::DraftDoesNotFit(_)) => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Ok(())
+    }
+
     fn export(&self) -> Result<serde_json::Value, serde_json::Error> {
         serde_json::to_value(self.data())
     }

@@ -3,6 +3,7 @@
 //! part, in Markdown. Demo 5 prints the same figures as text; a test checks the page is
 //! current.
 
+use decode_lab::Draft;
 use decode_lab::validation::{
     self, CALIBRATIONS, Calibration, Kind, MEASURED, Measurement, Prediction, Quantity, Role,
 };
@@ -32,46 +33,73 @@ pub fn explicit_command(m: &Measurement, profile: &Calibration) -> Result<String
     let t = s.cost_terms;
     let n = CostTerms::NEUTRAL;
     let mut c = format!(
-        "{} --eff-compute {} --eff-bandwidth {} --overhead-target {}ms --overhead-draft {}ms",
+        "{} --eff-compute {} --eff-bandwidth {} --overhead-target {}ms",
         setup_flags(m),
         fig(profile.compute_efficiency),
         fig(profile.bandwidth_efficiency),
         fig(profile.overhead_target * 1e3),
-        fig(profile.overhead_draft * 1e3),
     );
+    // Only the terms that price something in this row's setup: the lecture refuses a
+    // flag whose value would change nothing (a draft's own costs for a fixed-cost draft,
+    // FP8 factors for other weights, all-reduces on one card).
+    let own_draft_pass = !matches!(s.draft, Draft::FixedCost(_));
+    if own_draft_pass && !matches!(s.draft, Draft::SelfSpec { .. }) {
+        c.push_str(&format!(
+            " --overhead-draft {}ms",
+            fig(profile.overhead_draft * 1e3)
+        ));
+    }
+    let fp8 = s.deployment.weights == llm_math::WeightDtype::Fp8;
+    let tp = s.deployment.tp > 1;
     let all_reduce = s.deployment.all_reduce_latency + t.all_reduce.for_card(&m.hw)?;
     let terms = [
-        ("--overlap", t.overlap, n.overlap, 1.0),
+        ("--overlap", t.overlap, n.overlap, 1.0, true),
         (
             "--verify-us-per-token",
             t.verify_per_batch_token,
             n.verify_per_batch_token,
             1e6,
+            true,
         ),
-        ("--round-overhead-ms", t.round_fixed, n.round_fixed, 1e3),
+        (
+            "--round-overhead-ms",
+            t.round_fixed,
+            n.round_fixed,
+            1e3,
+            true,
+        ),
         (
             "--round-overhead-per-seq-ms",
             t.round_per_sequence,
             n.round_per_sequence,
             1e3,
+            true,
         ),
         (
             "--draft-layer-ms",
             t.draft_per_layer,
             n.draft_per_layer,
             1e3,
+            own_draft_pass,
         ),
         (
             "--fp8-bandwidth-factor",
             t.fp8.bandwidth,
             n.fp8.bandwidth,
             1.0,
+            fp8,
         ),
-        ("--fp8-compute-factor", t.fp8.compute, n.fp8.compute, 1.0),
-        ("--all-reduce-us", all_reduce, 0.0, 1e6),
+        (
+            "--fp8-compute-factor",
+            t.fp8.compute,
+            n.fp8.compute,
+            1.0,
+            fp8,
+        ),
+        ("--all-reduce-us", all_reduce, 0.0, 1e6, tp),
     ];
-    for (flag, x, neutral, scale) in terms {
-        if x != neutral {
+    for (flag, x, neutral, scale, prices) in terms {
+        if prices && x != neutral {
             // A per-token cost is multiplied by every verified token of the batch: spelled
             // to nine decimals so the command recomputes the row to 1e-9.
             let v = if flag == "--verify-us-per-token" {
@@ -323,7 +351,7 @@ mod tests {
     /// family's all-reduce latency, 56 µs; the verification cost per token at 94% of the
     /// MI300X's 1307.4 TFLOP/s for 70,553,706,496 / 4 parameters a card, 2 · 17.64e9 /
     /// 1.229e15 = 28.704732511 µs (nine decimals: it multiplies every verified token); and
-    /// every other non-neutral term.
+    /// every other non-neutral term that prices something in a bf16 row (not FP8's factors).
     #[test]
     fn the_explicit_command_spells_the_measured_profile_by_hand() {
         let ms = validation::measurements().unwrap();
@@ -334,8 +362,7 @@ mod tests {
              --kv bf16 --batch 1 --ctx 512 --eff-compute 0.6 --eff-bandwidth 0.82 \
              --overhead-target 2.05ms --overhead-draft 0.5ms --overlap 0.7 \
              --verify-us-per-token 28.704732511 --round-overhead-ms 0.85 \
-             --round-overhead-per-seq-ms 0.065 --fp8-bandwidth-factor 0.93 \
-             --fp8-compute-factor 0.75 --all-reduce-us 56 --draft-head"
+             --round-overhead-per-seq-ms 0.065 --all-reduce-us 56 --draft-head"
         );
         assert!(left_out(m16, &MEASURED, true).is_empty());
         // An MoE row's explicit command cannot say the expert latency; a closed-loop
@@ -348,8 +375,14 @@ mod tests {
         // The seed spells nothing beyond the lecture's own flags.
         let m1 = &ms[0];
         assert!(!explicit_command(m1, &SEED).unwrap().contains("--overlap"));
+        // Nor a term that prices nothing in the row: M1 runs on one card in bf16, so
+        // neither all-reduces nor FP8's factors; M9 (eight H100s) has its all-reduces.
+        let fitted = explicit_command(m1, &FITTED).unwrap();
+        assert!(!fitted.contains("--all-reduce-us") && !fitted.contains("--fp8"));
+        let m9 = ms.iter().find(|m| m.id == "M9").unwrap();
+        assert_eq!((m9.hw.name, m9.tp), ("H100", 8));
         assert!(
-            explicit_command(m1, &FITTED)
+            explicit_command(m9, &FITTED)
                 .unwrap()
                 .contains("--all-reduce-us 25")
         );
