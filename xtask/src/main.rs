@@ -102,11 +102,23 @@ fn new_lecture(args: &[String]) -> Result<(), String> {
     if dir.exists() {
         return Err(format!("{} already exists", dir.display()));
     }
+    // The folder is written whole or not at all: into a temporary folder beside it,
+    // renamed when every file is there (a half-made folder would block the next try).
+    let tmp = dir.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
     for (path, template) in TEMPLATES {
-        let file = dir.join(path);
-        fs::create_dir_all(file.parent().expect("a file in a folder"))
-            .and_then(|()| fs::write(&file, fill(template, n, title)))
-            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        let file = tmp.join(path);
+        let written = file
+            .parent()
+            .map_or(Ok(()), fs::create_dir_all)
+            .and_then(|()| fs::write(&file, fill(template, n, title)));
+        if let Err(e) = written {
+            let _ = fs::remove_dir_all(&tmp);
+            return Err(format!("cannot write {}: {e}", dir.join(path).display()));
+        }
+    }
+    if let Err(e) = fs::rename(&tmp, &dir) {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(format!("cannot write {}: {e}", dir.display()));
     }
     cargo(&["fmt", "-p", &name], &[])?;
     // Record the snapshot (insta writes it on the first run when told to).

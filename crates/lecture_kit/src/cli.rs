@@ -295,9 +295,25 @@ pub fn write(
     let n_tables = report.tables().count();
     // Every output is rendered whole before a byte is written: a file is then written
     // whole or not at all (`files`), and a closed pipe is an io error in every format.
+    let mut figures = match &common.plot {
+        Some(dir) => {
+            let files = report
+                .figures()
+                .map(|f| {
+                    Ok((
+                        format!("{}.svg", f.id),
+                        render::svg::to_string(f)?.into_bytes(),
+                    ))
+                })
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(Error::Output)?;
+            Some((dir, files))
+        }
+        None => None,
+    };
     match (common.format, &common.out) {
         (Format::Csv, Some(dir)) => {
-            let tables = report
+            let mut tables = report
                 .tables()
                 .map(|t| {
                     let mut bytes = Vec::new();
@@ -305,6 +321,11 @@ pub fn write(
                     Ok((format!("{}.csv", t.id), bytes))
                 })
                 .collect::<Result<Vec<_>, Error>>()?;
+            // Tables and figures into one folder: one write, one list of what it holds
+            // (two writes would each find the other's files stale).
+            if let Some((_, svgs)) = figures.take_if(|(plot, _)| files::same_folder(dir, plot)) {
+                tables.extend(svgs);
+            }
             files::write_folder(dir, &tables).map_err(Error::Output)?;
         }
         (Format::Csv, None) if n_tables != 1 => {
@@ -326,18 +347,8 @@ pub fn write(
             out.flush()?;
         }
     }
-    if let Some(dir) = &common.plot {
-        let figures = report
-            .figures()
-            .map(|f| {
-                Ok((
-                    format!("{}.svg", f.id),
-                    render::svg::to_string(f)?.into_bytes(),
-                ))
-            })
-            .collect::<Result<Vec<_>, String>>()
-            .map_err(Error::Output)?;
-        files::write_folder(dir, &figures).map_err(Error::Output)?;
+    if let Some((dir, svgs)) = figures {
+        files::write_folder(dir, &svgs).map_err(Error::Output)?;
     }
     Ok(())
 }

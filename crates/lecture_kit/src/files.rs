@@ -32,43 +32,81 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
 
 /// Writes `files` into the folder `dir` (created if needed), whole or not at all, and
 /// removes the files an earlier run wrote there that this one does not. Errors name the
-/// file that could not be written; then no file of `files` has changed.
+/// file that could not be written; then no file of `files` has changed, unless renaming
+/// the complete files failed part way (a file the system will not replace), when the
+/// files renamed before it are new and no temporary file is left.
 pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
+    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    for (i, name) in names.iter().enumerate() {
+        if name.is_empty() || name.contains(['/', '\\']) || *name == MANIFEST {
+            return Err(format!("cannot write {name:?}: not a plain file name"));
+        }
+        if names[..i].contains(name) {
+            return Err(format!("cannot write {name:?} twice into one folder"));
+        }
+    }
     fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create the folder {}: {e}", dir.display()))?;
     let mut written: Vec<(PathBuf, PathBuf)> = Vec::new();
-    for (name, bytes) in files {
-        if name.contains(['/', '\\']) || name == MANIFEST {
-            return Err(format!("cannot write {name:?}: not a plain file name"));
+    let remove = |temporaries: &[(PathBuf, PathBuf)]| {
+        for (t, _) in temporaries {
+            let _ = fs::remove_file(t);
         }
+    };
+    for (name, bytes) in files {
         let path = dir.join(name);
         let tmp = temporary(&path);
         if let Err(e) = write_synced(&tmp, bytes) {
             let _ = fs::remove_file(&tmp);
-            for (t, _) in &written {
-                let _ = fs::remove_file(t);
-            }
+            remove(&written);
             return Err(format!("cannot write {}: {e}", path.display()));
         }
         written.push((tmp, path));
     }
-    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
-    let manifest = names.join("\n") + "\n";
     let manifest_path = dir.join(MANIFEST);
-    let stale: Vec<String> = fs::read_to_string(&manifest_path)
+    let earlier: Vec<String> = fs::read_to_string(&manifest_path)
         .unwrap_or_default()
         .lines()
-        .filter(|n| !n.is_empty() && !n.contains(['/', '\\']) && !names.contains(n))
+        .filter(|n| !n.is_empty() && !n.contains(['/', '\\']))
         .map(String::from)
         .collect();
-    write_file(&manifest_path, manifest.as_bytes())?;
-    for (tmp, path) in &written {
-        fs::rename(tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    // Before any rename, the list names every file that may be this lecture's once it is
+    // done, so that a rename failing part way leaves no file of ours unlisted.
+    let listed = |names: &mut dyn Iterator<Item = &str>| {
+        let mut list = names.collect::<Vec<_>>().join("\n");
+        list.push('\n');
+        write_file(&manifest_path, list.as_bytes())
+    };
+    let stale: Vec<&str> = earlier
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !names.contains(n))
+        .collect();
+    if let Err(e) = listed(&mut names.iter().copied().chain(stale.iter().copied())) {
+        remove(&written);
+        return Err(e);
     }
+    for (i, (tmp, path)) in written.iter().enumerate() {
+        if let Err(e) = fs::rename(tmp, path) {
+            remove(&written[i..]);
+            return Err(format!("cannot write {}: {e}", path.display()));
+        }
+    }
+    listed(&mut names.iter().copied())?;
     for name in stale {
         let _ = fs::remove_file(dir.join(name));
     }
     Ok(())
+}
+
+/// Whether `a` and `b` name the same folder: the same absolute path (`out` and `./out/`),
+/// or, where both exist, the same folder on disk (through a link).
+pub fn same_folder(a: &Path, b: &Path) -> bool {
+    let absolute = |p: &Path| std::path::absolute(p).ok();
+    let on_disk = |p: &Path| fs::canonicalize(p).ok();
+    a == b
+        || matches!((absolute(a), absolute(b)), (Some(x), Some(y)) if x == y)
+        || matches!((on_disk(a), on_disk(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// A temporary name beside `path`: `.NAME.tmp-PID`.
@@ -135,6 +173,66 @@ mod tests {
         assert_eq!(names, [MANIFEST, "a.csv", "mine.csv"], "b.csv was stale");
         assert_eq!(fs::read_to_string(d.join("a.csv")).unwrap(), "3");
         assert!(write_folder(&d, &[file("../x", "")]).is_err());
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_folder_is_the_same_however_it_is_spelled() {
+        let d = scratch("same");
+        let here = std::env::current_dir().unwrap();
+        assert!(same_folder(Path::new("out"), Path::new("./out/")));
+        assert!(same_folder(&here.join("out"), Path::new("out")));
+        assert!(!same_folder(Path::new("out"), Path::new("out2")));
+        fs::create_dir_all(d.join("real")).unwrap();
+        std::os::unix::fs::symlink(d.join("real"), d.join("link")).unwrap();
+        assert!(same_folder(&d.join("real"), &d.join("link")));
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    fn names(d: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_bad_name_writes_nothing_and_a_failed_rename_leaves_no_temporary_and_every_file_listed() {
+        let d = scratch("fail");
+        let file = |n: &str, b: &str| (n.to_string(), b.as_bytes().to_vec());
+        // A bad or repeated name is refused before a byte is written.
+        for bad in [
+            vec![file("a.csv", "1"), file("x/y", "")],
+            vec![file("a.csv", "1"), file("a.csv", "2")],
+            vec![file(MANIFEST, "")],
+        ] {
+            assert!(write_folder(&d, &bad).is_err());
+            assert!(!d.exists() || names(&d).is_empty(), "{:?}", names(&d));
+        }
+        write_folder(&d, &[file("old.svg", "0")]).unwrap();
+        // A folder where b.svg should go: its rename fails, after a.svg's.
+        fs::create_dir_all(d.join("b.svg").join("inside")).unwrap();
+        let e = write_folder(
+            &d,
+            &[file("a.svg", "1"), file("b.svg", "2"), file("c.svg", "3")],
+        )
+        .unwrap_err();
+        assert!(e.contains("b.svg"), "{e}");
+        assert_eq!(
+            names(&d),
+            [MANIFEST, "a.svg", "b.svg", "old.svg"],
+            "no temporary left"
+        );
+        let list = fs::read_to_string(d.join(MANIFEST)).unwrap();
+        for n in ["a.svg", "b.svg", "c.svg", "old.svg"] {
+            assert!(list.lines().any(|l| l == n), "{n} not listed: {list}");
+        }
+        // The next good run then removes what the failed one may have left.
+        fs::remove_dir_all(d.join("b.svg")).unwrap();
+        write_folder(&d, &[file("c.svg", "4")]).unwrap();
+        assert_eq!(names(&d), [MANIFEST, "c.svg"]);
         fs::remove_dir_all(&d).unwrap();
     }
 }

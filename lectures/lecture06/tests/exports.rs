@@ -157,6 +157,26 @@ fn csv_files_load_back_as_rectangular_tables_of_numbers() {
     assert_eq!(row[0].parse::<u64>().unwrap(), 1);
     let speedup: f64 = row[2].parse().unwrap();
     assert!((speedup - 1.93).abs() < 0.005, "{speedup}");
+    // Tables and figures into the same folder (spelled two ways): both kept, one list.
+    let again = format!("{}/.", dir.display());
+    let o = lecture06(&[
+        "--format",
+        "csv",
+        "--out",
+        dir.to_str().unwrap(),
+        "--plot",
+        &again,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut both: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    both.sort();
+    let mut want = names.clone();
+    want.extend(["batch.svg", "knee.svg", "trees.svg"].map(String::from));
+    want.sort();
+    assert_eq!(both, want);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -60,10 +60,11 @@ fn font(px: f64) -> FontDesc<'static> {
     (FONT_FAMILY, px * 1.24).into_font()
 }
 
-/// Writes `figure` to `path` as SVG; the error says which file could not be written.
+/// Writes `figure` to `path` as SVG, whole or not at all ([`crate::files::write_file`]);
+/// the error says which figure could not be drawn or which file could not be written.
 pub fn write(figure: &Figure, path: &Path) -> Result<(), String> {
     let svg = to_string(figure).map_err(|e| format!("cannot draw {}: {e}", figure.id))?;
-    std::fs::write(path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    crate::files::write_file(path, svg.as_bytes())
 }
 
 /// Draws `figure` into a string of SVG.
