@@ -22,9 +22,9 @@ pub struct MemoryPlan {
     /// The draft's own weights, bytes (0 for fixed-cost and self-speculation; one layer
     /// for a draft head, which shares the target's LM head).
     pub draft_weights: f64,
-    /// One sequence's target KV cache at `ctx`, bytes.
+    /// One sequence's target KV cache at `ctx` over all cards, copies included, bytes.
     pub target_kv_per_seq: f64,
-    /// One sequence's draft KV cache at `ctx`, bytes.
+    /// One sequence's draft KV cache at `ctx` over all cards, copies included, bytes.
     pub draft_kv_per_seq: f64,
     /// The target's largest batch at `ctx`, the draft not counted (lecture 6's rule).
     pub max_batch: u64,
@@ -60,10 +60,13 @@ impl Scenario {
         let dep = &self.deployment;
         let w = dep.weights.bytes();
         let (draft_weights, draft_kv_per_token) = match &self.draft {
-            Draft::Model(m) => (w * m.n_params() as f64, dep.kv_bytes_per_token(m) as f64),
+            Draft::Model(m) => (
+                w * m.n_params() as f64,
+                dep.kv_bytes_held_per_token(m) as f64,
+            ),
             Draft::Head => (
                 w * self.target.params_per_layer() as f64,
-                dep.kv_bytes_per_token(&self.target) as f64 / self.target.n_layers as f64,
+                dep.kv_bytes_held_per_token(&self.target) as f64 / self.target.n_layers as f64,
             ),
             Draft::FixedCost(_) | Draft::SelfSpec { .. } => (0.0, 0.0),
         };
@@ -75,7 +78,7 @@ impl Scenario {
             capacity: dep.tp as f64 * self.hw.memory_bytes,
             target_weights: w * self.target.n_params() as f64,
             draft_weights,
-            target_kv_per_seq: self.ctx as f64 * dep.kv_bytes_per_token(&self.target) as f64,
+            target_kv_per_seq: self.ctx as f64 * dep.kv_bytes_held_per_token(&self.target) as f64,
             draft_kv_per_seq: self.ctx as f64 * draft_kv_per_token,
             max_batch: max_batch_on(&self.target, &self.hw, self.ctx, dep)?,
         })

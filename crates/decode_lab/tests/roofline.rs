@@ -283,6 +283,55 @@ fn a_draft_that_does_not_fit_is_reported_as_data_and_as_an_error() {
 }
 
 #[test]
+fn a_draft_with_no_weights_or_kv_leaves_the_largest_batch_as_the_target_alone_has_it() {
+    // Over every model, card count and context: counting a fixed-cost draft (nothing in
+    // memory) must give llm_math's max_batch_on, KV copies included past the KV heads
+    // (Llama-3.1-70B at tp 16 keeps every KV head twice: it used to count it once).
+    for target in llm_math::MODELS {
+        for tp in [1, 2, 4, 8, 16, 32] {
+            let deployment = Deployment {
+                tp,
+                ..Deployment::LECTURE
+            };
+            if deployment.check(target).is_err() {
+                continue;
+            }
+            for ctx in [512, 4096, 32768] {
+                let s = Scenario {
+                    target: *target,
+                    draft: Draft::FixedCost(0.05),
+                    deployment,
+                    ctx,
+                    ..Scenario::LECTURE
+                };
+                let m = s.memory().unwrap();
+                let alone = llm_math::max_batch_on(target, &H100, ctx, &deployment).unwrap();
+                assert_eq!(m.max_batch, alone);
+                assert_eq!(
+                    m.max_batch_with_draft(),
+                    alone,
+                    "{} tp {tp} ctx {ctx}",
+                    target.name
+                );
+            }
+        }
+    }
+    // By hand: 16 H100s hold 1280 GB; Llama-3.1-70B's weights 141,107,412,992 B; each
+    // token 327,680 B of KV twice over → ⌊1,138,892,587,008 / (4096 · 655,360)⌋ = 424.
+    let s = Scenario {
+        target: llm_math::LLAMA31_70B,
+        draft: Draft::FixedCost(0.05),
+        deployment: Deployment {
+            tp: 16,
+            ..Deployment::LECTURE
+        },
+        ctx: 4096,
+        ..Scenario::LECTURE
+    };
+    assert_eq!(s.memory().unwrap().max_batch_with_draft(), 424);
+}
+
+#[test]
 fn a_context_past_the_model_maximum_is_an_error_naming_it() {
     let s = Scenario {
         ctx: 200_000,

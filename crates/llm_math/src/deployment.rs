@@ -127,6 +127,22 @@ impl Deployment {
     pub fn kv_shards(&self, cfg: &ModelConfig) -> u64 {
         self.tp.min(cfg.n_kv_heads).max(1)
     }
+
+    /// Bytes of memory one token's KV cache takes over all the cards: its
+    /// [`kv_bytes_per_token`](Self::kv_bytes_per_token) times the copies kept when `tp`
+    /// exceeds the KV heads (`tp / kv_shards`). What memory must hold, where
+    /// `kv_bytes_per_token` is what a pass reads.
+    ///
+    /// ```
+    /// use llm_math::{Deployment, LLAMA31_70B};
+    /// let tp = |n| Deployment { tp: n, ..Deployment::LECTURE };
+    /// // 8 KV heads: up to 8 cards split them, 16 cards hold each twice.
+    /// assert_eq!(tp(8).kv_bytes_held_per_token(&LLAMA31_70B), 327_680);
+    /// assert_eq!(tp(16).kv_bytes_held_per_token(&LLAMA31_70B), 2 * 327_680);
+    /// ```
+    pub fn kv_bytes_held_per_token(&self, cfg: &ModelConfig) -> u64 {
+        self.kv_bytes_per_token(cfg) * (self.tp / self.kv_shards(cfg)).max(1)
+    }
 }
 
 impl Default for Deployment {

@@ -24,7 +24,8 @@ pub fn max_batch(cfg: &ModelConfig, hw: &Accelerator, ctx: u64) -> Result<u64, E
 /// The largest number of sequences of `ctx` tokens whose KV caches fit next to the
 /// weights on `dep.tp` cards at `dep`'s dtypes: the cards hold `tp · memory` bytes, the
 /// weights take `w · n_params`, each sequence `ctx` tokens of KV at the KV dtype
-/// (replicated `tp / kv_shards` times when `tp` exceeds the KV heads):
+/// (replicated `tp / kv_shards` times when `tp` exceeds the KV heads:
+/// [`Deployment::kv_bytes_held_per_token`]):
 /// `floor((tp · memory − w · n_params) / (ctx · k · tp / S))`. Errors: `ctx` 0, a bad knob.
 ///
 /// ```
@@ -51,8 +52,7 @@ pub fn max_batch_on(
     if free <= 0.0 {
         return Ok(0);
     }
-    let replicas = (dep.tp / dep.kv_shards(cfg)) as f64;
-    let per_seq = ctx as f64 * dep.kv_bytes_per_token(cfg) as f64 * replicas;
+    let per_seq = ctx as f64 * dep.kv_bytes_held_per_token(cfg) as f64;
     Ok((free / per_seq).floor() as u64)
 }
 
