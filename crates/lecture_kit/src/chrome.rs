@@ -53,6 +53,13 @@ pub fn unread_note(flags: &[&str]) -> String {
     )
 }
 
+/// The usage error when `--list` is given with a flag that only matters to demos.
+pub fn unread_by_list(flag: &str) -> String {
+    format!(
+        "--list prints the scripts and registries and runs no demo, so {flag} changes nothing: drop one of them"
+    )
+}
+
 /// The usage error when no chosen demo reads a flag the user changed.
 pub fn unread_by_all(flag: &str) -> String {
     format!(

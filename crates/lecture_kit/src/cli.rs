@@ -22,6 +22,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 
+mod choose;
+
+pub use choose::pick_demos;
+use choose::{choices, choose, choose_to_run, typed_flags, typed_unread};
+
 use crate::chrome;
 use crate::demo::{Demo, demos};
 use crate::error::Error;
@@ -190,7 +195,9 @@ pub fn run<L: Lecture>(
     options: Options,
 ) -> u8 {
     let name = format!("lecture{:02}", L::NUMBER);
-    let cli = match L::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let typed = typed_flags::<L>(&args);
+    let cli = match L::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
             // --help, --version
@@ -202,10 +209,19 @@ pub fn run<L: Lecture>(
             return 2;
         }
     };
-    let report = match choose_to_run(&cli) {
+    let report = match choose_to_run(&cli, &typed) {
         Ok(None) => list_report::<L>(),
         Ok(Some((script, chosen, setup))) => {
-            demos(&setup, script.registry, &chosen).map(|r| r.named(L::NUMBER, script.name))
+            demos(&setup, script.registry, &chosen).map(|mut r| {
+                // The flags as typed: one of an input's flags (`--draft-head`, not every
+                // flag that sets the draft), and one typed at its default value too.
+                for (section, number) in r.sections.iter_mut().zip(&chosen) {
+                    let reads = script.registry.iter().find(|d| d.number == *number);
+                    section.unread_flags =
+                        reads.map_or(Vec::new(), |d| typed_unread::<L::Setup>(d.reads, &typed));
+                }
+                r.named(L::NUMBER, script.name)
+            })
         }
         Err(e) => Err(e),
     };
@@ -222,38 +238,6 @@ pub fn run<L: Lecture>(
     }
 }
 
-/// The script, the demos (in lecture order) and the setup the flags choose; `None` for
-/// `--list`.
-type Choice<L> = Option<(
-    &'static Script<<L as Lecture>::Setup>,
-    Vec<u8>,
-    <L as Lecture>::Setup,
-)>;
-
-/// What the flags choose ([`Choice`]): usage errors for an unknown script or demo, or a
-/// setup that cannot exist.
-fn choose<L: Lecture>(cli: &L) -> Result<Choice<L>, Error> {
-    let common = cli.common();
-    if common.list {
-        return Ok(None);
-    }
-    let script = pick_script(L::SCRIPTS, common.script.as_deref())?;
-    let chosen = pick_demos(script, &common.demos)?;
-    Ok(Some((script, chosen, cli.setup()?)))
-}
-
-/// [`choose`] for the runner: also refuses a flag the user changed that no chosen demo
-/// reads ([`crate::demo::unread_by_all`]; it would be silently ignored), before any demo runs.
-fn choose_to_run<L: Lecture>(cli: &L) -> Result<Choice<L>, Error> {
-    let choice = choose(cli)?;
-    if let Some((script, chosen, setup)) = &choice {
-        if let Some(flag) = crate::demo::unread_by_all(setup, script.registry, chosen) {
-            return Err(Error::Usage(crate::chrome::unread_by_all(flag)));
-        }
-    }
-    Ok(choice)
-}
-
 /// The report the flags ask for (what [`run`] writes, measured values as measured): `--list`,
 /// or the chosen demos of the chosen script, with the lecture's number and the script's name.
 pub fn report<L: Lecture>(cli: &L) -> Result<Report, Error> {
@@ -267,7 +251,8 @@ pub fn report<L: Lecture>(cli: &L) -> Result<Report, Error> {
 
 /// Writes `report` as the flags `common` ask (`--format`, `--out`, `--plot`), measured
 /// values masked if `options` say so. Refuses `--plot` without a figure and `--format csv`
-/// to standard output with other than one table. Every output is rendered whole before a byte is written.
+/// to standard output with other than one table. Every output is rendered whole before a
+/// byte is written.
 pub fn write(
     common: &CommonArgs,
     mut report: Report,
@@ -367,61 +352,6 @@ fn rendered(report: &Report, format: Format) -> Result<Vec<u8>, Error> {
         }
     }
     Ok(out)
-}
-
-fn pick_script<'a, S: Inputs>(
-    scripts: &'a [Script<S>],
-    name: Option<&str>,
-) -> Result<&'a Script<S>, Error> {
-    let names = || {
-        scripts
-            .iter()
-            .map(|s| s.name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    match name {
-        None => scripts
-            .first()
-            .ok_or_else(|| Error::Usage("this lecture has no script yet".into())),
-        Some(n) => scripts
-            .iter()
-            .find(|s| s.name.eq_ignore_ascii_case(n))
-            .ok_or_else(|| {
-                Error::Usage(format!("unknown script {n:?}; choose one of: {}", names()))
-            }),
-    }
-}
-
-/// The demos `--demo` asks for, in lecture order without repeats; the script's default
-/// when none is given. Says the valid choices when one is not a demo of the script.
-pub fn pick_demos<S: Inputs>(script: &Script<S>, asked: &[String]) -> Result<Vec<u8>, Error> {
-    if asked.is_empty() {
-        return Ok(script.default_demos.to_vec());
-    }
-    let (all, mut demos) = (script.demos(), Vec::new());
-    for text in asked {
-        let demo = text.trim().parse::<u8>().ok().filter(|d| all.contains(d));
-        let Some(demo) = demo else {
-            return Err(Error::Usage(format!(
-                "--demo takes {} (got {text:?})",
-                choices(&all)
-            )));
-        };
-        demos.push(demo);
-    }
-    demos.sort_unstable();
-    demos.dedup();
-    Ok(demos)
-}
-
-/// "1, 2, 3 or 4".
-fn choices(demos: &[u8]) -> String {
-    let names: Vec<String> = demos.iter().map(u8::to_string).collect();
-    match names.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => names.join(""),
-    }
 }
 
 /// clap's error as one line: no "error:" prefix, no usage, no tip to try --help (added

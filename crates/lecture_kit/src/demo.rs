@@ -469,25 +469,6 @@ pub fn demos<S: Inputs>(setup: &S, registry: &[Demo<S>], chosen: &[u8]) -> Resul
     Ok(report)
 }
 
-/// The first flag the user changed that none of the `chosen` demos of `registry` reads:
-/// a flag that would change nothing ([`Inputs::unread_flags`]). The runner refuses it
-/// before any demo runs.
-pub(crate) fn unread_by_all<S: Inputs>(
-    setup: &S,
-    registry: &[Demo<S>],
-    chosen: &[u8],
-) -> Option<&'static str> {
-    let reads: Vec<&[S::Input]> = registry
-        .iter()
-        .filter(|d| chosen.contains(&d.number))
-        .map(|d| d.reads)
-        .collect();
-    let first = setup.unread_flags(reads.first()?);
-    first
-        .into_iter()
-        .find(|f| reads.iter().all(|r| setup.unread_flags(r).contains(f)))
-}
-
 /// The typed figures `demo` attaches ([`Out::data`]) when it runs on `setup` (its view of
 /// it); `None` when it attaches none. Errs as the demo does, or when its figures are not a
 /// `T`. A lecture's `figures(setup)` for its claim tests is this one call.

@@ -113,9 +113,11 @@ pub struct Section {
     pub blocks: Vec<Block>,
     /// The demo's typed figures, serialised (raw numbers, units per [`Report::units`]).
     pub data: serde_json::Value,
-    /// The flags the user changed that this demo does not read (so they cannot move its
-    /// figures); filled by [`crate::demos`]. The text renderer notes them after the demo;
-    /// JSON carries them (omitted when there are none).
+    /// The flags the user gave that this demo does not read (so they cannot move its
+    /// figures): [`crate::demos`] fills in every flag of each input that differs from the
+    /// default; the runner, which knows the command line, names the flags typed (also one
+    /// typed at its default value). The text renderer notes them after the demo; JSON
+    /// carries them (omitted when there are none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unread_flags: Vec<&'static str>,
 }

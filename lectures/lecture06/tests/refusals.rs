@@ -229,6 +229,36 @@ fn a_flag_no_chosen_demo_reads_is_refused_and_one_some_ignore_is_noted() {
         &["--alpha changes nothing in the chosen demos"],
     );
     refused(&["--demo", "5", "--hw", "H200"], &["--hw changes nothing"]);
+    // The flag typed is named, not the first of its input's flags (--tp, --draft).
+    refused(
+        &["--demo", "5", "--weights", "fp8"],
+        &["--weights changes nothing"],
+    );
+    refused(
+        &["--demo", "3", "--draft-cost", "0.1"],
+        &["--draft-cost changes nothing"],
+    );
+    // Typed at its default value, it changes nothing either.
+    refused(
+        &["--demo", "3", "--alpha", "0.8"],
+        &["--alpha changes nothing"],
+    );
+    // --list runs no demo: every flag but the output's is refused.
+    refused(
+        &["--list", "--tp", "4"],
+        &["--list", "--tp changes nothing"],
+    );
+    refused(&["--list", "--demo", "3"], &["--demo changes nothing"]);
+    let o = lecture06(&["--list", "--format", "markdown"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A note names the flag typed only.
+    let o = lecture06(&["--demo", "1", "--demo", "3", "--draft-head"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("（这个演示不读 --draft-head，"),
+        "{}",
+        stdout(&o)
+    );
     // Demo 2 reads α, demo 1 does not: demo 1 says so after its figures.
     let o = lecture06(&["--demo", "1", "--demo", "2", "--alpha", "0.7"]);
     assert!(o.status.success(), "{}", stderr(&o));
