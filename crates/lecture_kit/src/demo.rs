@@ -339,6 +339,15 @@ impl Out {
             }
             blocks.push(Block::Observations(printed));
         }
+        if let Some(where_) = blocks.iter().find_map(Block::non_finite) {
+            return Err(Error::Library(
+                format!(
+                    "demo {}: a number that is not finite, in {where_}",
+                    self.number
+                )
+                .into(),
+            ));
+        }
         Ok(Section {
             id: format!("demo{}", self.number),
             blocks,

@@ -159,6 +159,60 @@ pub enum Block {
     Figure(Figure),
 }
 
+impl Block {
+    /// Where this block would print or carry a number that is not finite (NaN or
+    /// infinite: a cell's or a line's value, a figure's point, or the text `NaN`, `nan`,
+    /// `inf` as a word), said in a few words; `None` when every number is finite. The
+    /// kit refuses such a section ([`crate::demos`]): a lecture never prints one.
+    pub fn non_finite(&self) -> Option<String> {
+        let bad = |values: &[Datum]| {
+            values
+                .iter()
+                .any(|d| matches!(d, Datum::Number(x) if !x.is_finite()))
+        };
+        let text_of = |t: &str, what: &str| has_non_finite_word(t).then(|| format!("{what} {t:?}"));
+        match self {
+            Block::Header(t) | Block::Text(t) => text_of(t, "the line"),
+            Block::Observations(items) => items.iter().find_map(|t| text_of(t, "the observation")),
+            Block::Line(l) => {
+                let values: Vec<Datum> = l.parts.iter().flat_map(|c| c.values.clone()).collect();
+                if bad(&values) {
+                    return Some(format!("a value of the line {:?}", l.text));
+                }
+                text_of(&l.text, "the line")
+            }
+            Block::Table(t) => t.rows.iter().enumerate().find_map(|(r, row)| {
+                row.iter().zip(&t.columns).find_map(|(c, col)| {
+                    (bad(&c.values) || has_non_finite_word(&c.text)).then(|| {
+                        format!(
+                            "table {}, row {}, column {:?}: {:?}",
+                            t.id,
+                            r + 1,
+                            col.header,
+                            c.text
+                        )
+                    })
+                })
+            }),
+            Block::Figure(f) => f.panels.iter().find_map(|p| {
+                let series = p.series.iter().find(|s| {
+                    s.points
+                        .iter()
+                        .any(|&(x, y)| !(x.is_finite() && y.is_finite()))
+                });
+                series.map(|s| format!("figure {}, series {:?}", f.id, s.label))
+            }),
+        }
+    }
+}
+
+/// Whether `text` holds `NaN`, `nan`, `inf` or `Infinity` as a word of its own (as Rust
+/// and Python print a number that is not finite).
+fn has_non_finite_word(text: &str) -> bool {
+    text.split(|c: char| !c.is_ascii_alphabetic())
+        .any(|w| matches!(w, "NaN" | "nan" | "inf" | "Inf" | "Infinity" | "infinity"))
+}
+
 /// A line of text with typed values in it, some measured at run time: printed as its
 /// `text`; masked, its measured parts print [`MASKED`].
 #[derive(Debug, Clone, PartialEq, Serialize)]

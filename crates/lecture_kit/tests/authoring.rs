@@ -274,3 +274,56 @@ fn a_view_that_cannot_exist_or_a_flag_no_demo_reads_is_refused_before_any_demo_r
     assert_eq!(r.code, 0, "{r:?}");
     assert!(ran((1, 703)) && ran((2, 1000)));
 }
+
+#[test]
+fn a_number_that_is_not_finite_is_an_error_wherever_a_demo_puts_it() {
+    use lecture_kit::value::{fixed, measured, parts, time};
+    use lecture_kit::{Axis, Figure, Panel, Series, row};
+    fn table(out: &mut Out, _: &()) -> Result<(), Error> {
+        out.table(
+            ["n", "时间"],
+            [row![1, time(1e-3)], row![2, time(f64::NAN)]],
+        );
+        Ok(())
+    }
+    fn line(out: &mut Out, _: &()) -> Result<(), Error> {
+        out.print(parts("峰值 {}", [measured(fixed(f64::INFINITY, 1))]));
+        Ok(())
+    }
+    fn sentence(out: &mut Out, _: &()) -> Result<(), Error> {
+        out.observations([format!("加速 {}×。", fixed(f64::NAN, 2))]);
+        Ok(())
+    }
+    fn figure(out: &mut Out, _: &()) -> Result<(), Error> {
+        let points = vec![(1.0, 2.0), (2.0, f64::NEG_INFINITY)];
+        let panel = Panel::new("", Axis::linear("n"), Axis::linear("y"))
+            .with([Series::line("曲线", points)]);
+        out.figure(Figure::new("图", vec![panel]));
+        Ok(())
+    }
+    fn fine(out: &mut Out, _: &()) -> Result<(), Error> {
+        // Words that merely contain the letters are not numbers.
+        out.print("information, finance, nanotube, Infineon");
+        out.table(["n"], [row![1]]);
+        Ok(())
+    }
+    for (run, says) in [
+        (
+            table as fn(&mut Out, &()) -> Result<(), Error>,
+            "row 2, column \"时间\"",
+        ),
+        (line, "a value of the line"),
+        (sentence, "the observation"),
+        (figure, "series \"曲线\""),
+    ] {
+        let registry = [Demo::new(1, &[], run)];
+        let e = lecture_kit::demos(&(), &registry, &[1])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("demo 1: a number that is not finite") && e.contains(says),
+            "{e}"
+        );
+    }
+    assert!(lecture_kit::demos(&(), &[Demo::new(1, &[], fine)], &[1]).is_ok());
+}
