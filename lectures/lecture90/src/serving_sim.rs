@@ -3,8 +3,8 @@
 //! NumPy random streams (`py_port::random`), reductions (`py_port::stats`) and number formats.
 
 use lecture_flags::{ModelArgs, ModelInput::Hw, ModelInput::Target};
-use lecture_kit::value::{fixed, percent, percent_fixed, py, thousands, time};
-use lecture_kit::{Demo, Error, Out, row};
+use lecture_kit::value::{fixed, missing, percent, percent_fixed, py, thousands, time};
+use lecture_kit::{Demo, Error, Out, row, seed, what_if};
 use llm_math::{Deployment, ForwardCost, ForwardShape, critical_tokens, forward_cost};
 use py_port::random::default_rng;
 use py_port::stats::{mean, percentile, percentiles};
@@ -37,10 +37,16 @@ pub fn demo1(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
     out.print(format!(
         "{hw} 的算力 / 带宽 = {ops} FLOP/字节；按 60% / 80% 的效率，临界批大小约 {crit} 个 token。"
     ));
-    let mut rows = Vec::new();
+    let (mut rows, mut too_big) = (Vec::new(), Vec::new());
     for b in [1u64, 8, 32, 128, 256, 512] {
         let (c, bf) = (step(m, b)?, b as f64);
-        let t = c.time();
+        // The script's card and model hold every batch; another pair may not (no number then).
+        let Ok(t) = c.checked_time() else {
+            let none = || missing("放不下");
+            rows.push(row![b, none(), none(), none(), none()]);
+            too_big.push(b.to_string());
+            continue;
+        };
         let bound = if c.is_compute_bound() {
             "算力"
         } else {
@@ -58,12 +64,28 @@ pub fn demo1(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
     let kv = 512.0 * CTX as f64 * m.target.kv_bytes_per_token() as f64;
     let kv = fixed(kv / 1e9, 1);
     let (slower, more) = (fixed(t512 / t1, 1), fixed(512.0 * t1 / t512, 0));
-    out.observations([
-        format!("批 1 时一步 {}，几乎全花在读 {weights} GB 权重上；算力只用了不到 1%。", time(t1)),
-        format!("批 512 一步 {}，是批 1 的 {slower} 倍，每秒 token 却多了 {more} 倍：读权重的时间被整批分摊。", time(t512)),
-        format!("可批 512 仍受带宽限制：每个序列的 KV 都要读，批 512、上下文 {CTX} 的 KV 有 {kv} GB，\
-                 比权重还多；只有权重的读取被分摊，KV 的读取随批线性增长。"),
-    ]);
+    let mut observations = vec![
+        seed(format!(
+            "批 1 时一步 {}，几乎全花在读 {weights} GB 权重上；算力只用了不到 1%。",
+            time(t1)
+        )),
+        seed(format!(
+            "批 512 一步 {}，是批 1 的 {slower} 倍，每秒 token 却多了 {more} 倍：读权重的时间被整批分摊。",
+            time(t512)
+        )),
+        seed(format!(
+            "可批 512 仍受带宽限制：每个序列的 KV 都要读，批 512、上下文 {CTX} 的 KV 有 {kv} GB，\
+                 比权重还多；只有权重的读取被分摊，KV 的读取随批线性增长。"
+        )),
+    ];
+    if !too_big.is_empty() {
+        let memory = fixed(m.hw.memory_bytes / 1e9, 0);
+        observations.insert(0, what_if(format!(
+            "本配置：批 {} 在一块 {hw}（{memory} GB）上放不下：权重加上这么多序列的 KV 超出显存，没有一步可算。",
+            too_big.join("、")
+        )));
+    }
+    out.observations(observations);
     Ok(())
 }
 

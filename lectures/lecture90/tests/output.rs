@@ -119,3 +119,39 @@ fn the_simulated_wait_follows_pollaczek_khinchine_and_fifo_treats_every_kind_ali
         );
     }
 }
+
+/// A card and model the script never asked about may not hold every batch: those rows say
+/// 放不下 and carry no number, and a sentence for the setup says which. By hand, an L40S
+/// (48 GB) holds Llama-3.1-8B (16,060,522,496 bytes) and ⌊31,939,477,504 / (512 · 131,072)⌋ =
+/// 475 sequences of 512 tokens: batch 512 does not fit, 256 does. Llama-3.1-70B's 141 GB
+/// fit no H100 at all.
+#[test]
+fn a_batch_that_does_not_fit_prints_no_step_and_says_so() {
+    let texts = |args: &[&str]| {
+        let r = report::<Cli>(args);
+        r.table("demo1_table1").unwrap().texts()
+    };
+    let l40s = texts(&["--demo", "1", "--hw", "L40S"]);
+    let missing: Vec<&str> = l40s
+        .iter()
+        .filter(|r| r[1] == "放不下")
+        .map(|r| r[0].as_str())
+        .collect();
+    assert_eq!(missing, ["512"]);
+    assert!(l40s.iter().all(|r| r[1] == "放不下" || r[1].ends_with('s')));
+    let text = output::<Cli>(&["--demo", "1", "--hw", "L40S"]);
+    assert!(
+        text.contains("本配置：批 512 在一块 L40S（48 GB）上放不下"),
+        "{text}"
+    );
+    let big = texts(&["--demo", "1", "--target", "Llama-3.1-70B"]);
+    assert!(
+        big.iter().all(|r| r[1..].iter().all(|c| c == "放不下")),
+        "{big:?}"
+    );
+    let text = output::<Cli>(&["--demo", "1", "--target", "Llama-3.1-70B"]);
+    assert!(
+        text.contains("本配置：批 1、8、32、128、256、512 在一块 H100（80 GB）上放不下"),
+        "{text}"
+    );
+}
