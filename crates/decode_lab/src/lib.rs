@@ -49,7 +49,7 @@ pub use pass::{
 };
 pub use round::{
     BestRound, MAX_GAMMA, RoundPlan, best_round, expected_tokens, round_extra_time, round_plan,
-    tree_round_time, tree_speedup,
+    round_speedup, round_time, tree_round_time, tree_speedup,
 };
 pub use scenario::Scenario;
 pub use speculative::{Sampling, SpecStats, speculative_generate, speculative_generate_batch};

@@ -136,14 +136,37 @@ pub fn round_plan(s: &Scenario, gamma: u32) -> Result<RoundPlan, Error> {
     plan_from(s, gamma, t_base, t_draft)
 }
 
+/// The time of one speculative round, seconds: `γ · t_draft + t_verify + extra` — γ draft
+/// steps, one verification of the γ + 1 tokens, and what a round costs beyond its passes.
+///
+/// ```
+/// assert_eq!(decode_lab::round_time(4, 1e-3, 7e-3, 0.5e-3), 11.5e-3);
+/// ```
+pub fn round_time(gamma: u32, t_draft: f64, t_verify: f64, extra: f64) -> f64 {
+    f64::from(gamma) * t_draft + t_verify + extra
+}
+
+/// The speedup of speculative decoding over plain decoding (Leviathan et al.'s
+/// accounting): a round of `t_round` seconds yields `tokens` tokens, plain decoding one
+/// token per `t_base`: `tokens · t_base / t_round`.
+///
+/// ```
+/// // 3.36 tokens a round of 12.4 ms against one token per 6.65 ms: 1.80×.
+/// let s = decode_lab::round_speedup(3.36, 6.65e-3, 12.4e-3);
+/// assert!((s - 1.802).abs() < 1e-3);
+/// ```
+pub fn round_speedup(tokens: f64, t_base: f64, t_round: f64) -> f64 {
+    tokens * t_base / t_round
+}
+
 fn plan_from(s: &Scenario, gamma: u32, t_base: f64, t_draft: f64) -> Result<RoundPlan, Error> {
     let t_verify = target_pass_time(s, u64::from(gamma) + 1)?;
-    let t_round = f64::from(gamma) * t_draft + t_verify + round_extra_time(s)?;
+    let t_round = round_time(gamma, t_draft, t_verify, round_extra_time(s)?);
     let tokens = expected_tokens(s.alpha, gamma)?;
     Ok(RoundPlan {
         gamma,
         expected_tokens: tokens,
-        speedup: tokens * t_base / t_round,
+        speedup: round_speedup(tokens, t_base, t_round),
         verify_ratio: t_verify / t_base,
         c: t_draft / t_base,
         t_base,
@@ -218,7 +241,7 @@ pub fn tree_speedup(s: &Scenario, tree: &TreeShape, tau: f64) -> Result<f64, Err
         )));
     }
     let (t_base, t_round) = tree_round_time(s, tree)?;
-    Ok(tau * t_base / t_round)
+    Ok(round_speedup(tau, t_base, t_round))
 }
 
 /// One plain target step and one round of tree (or chain) verification in scenario `s`,

@@ -38,7 +38,7 @@ fn main() {
     let p = params(&cfg, 0).expect("params");
     let models = Models::new(&p, cfg).expect("models");
     let t = &models.target;
-    let mut dev = CpuDevice::new(t, "target", 5, 10.0).expect("device");
+    let mut dev = CpuDevice::new(t, 5, 10.0).expect("device");
     let bytes = (t.weight_bytes() + (CTX as u64 + 1) * t.kv_bytes_per_token()) as f64;
     let flops = t.flops(1, CTX, LARGE_N);
     let mut sink = std::io::sink();
@@ -102,7 +102,7 @@ fn models() -> (transformer_lab::Params, transformer_lab::Config) {
 fn target_step_b1(bencher: Bencher) {
     let (p, cfg) = models();
     let m = Models::new(&p, cfg).expect("models");
-    let mut dev = CpuDevice::new(&m.target, "t", 1, 1.0).expect("device");
+    let mut dev = CpuDevice::new(&m.target, 1, 1.0).expect("device");
     bencher
         .counter(ItemsCount::new(m.target.flops(1, CTX, 1) as u64))
         .bench_local(|| dev.pass(1, 1, CTX).expect("pass"));
@@ -113,7 +113,7 @@ fn target_step_b1(bencher: Bencher) {
 fn int4_step_b1(bencher: Bencher) {
     let (p, cfg) = models();
     let m = Models::new(&p, cfg).expect("models");
-    let mut dev = CpuDevice::new(&m.int4, "q", 1, 1.0).expect("device");
+    let mut dev = CpuDevice::new(&m.int4, 1, 1.0).expect("device");
     bencher
         .counter(ItemsCount::new(m.int4.flops(1, CTX, 1) as u64))
         .bench_local(|| dev.pass(1, 1, CTX).expect("pass"));
@@ -124,7 +124,7 @@ fn int4_step_b1(bencher: Bencher) {
 fn first_layer_step_b1(bencher: Bencher) {
     let (p, cfg) = models();
     let m = Models::new(&p, cfg).expect("models");
-    let mut dev = CpuDevice::new(&m.first_layer, "f", 1, 1.0).expect("device");
+    let mut dev = CpuDevice::new(&m.first_layer, 1, 1.0).expect("device");
     bencher
         .counter(ItemsCount::new(m.first_layer.flops(1, CTX, 1) as u64))
         .bench_local(|| dev.pass(1, 1, CTX).expect("pass"));
@@ -135,7 +135,7 @@ fn first_layer_step_b1(bencher: Bencher) {
 fn target_512_tokens(bencher: Bencher) {
     let (p, cfg) = models();
     let m = Models::new(&p, cfg).expect("models");
-    let mut dev = CpuDevice::new(&m.target, "t", 1, 1.0).expect("device");
+    let mut dev = CpuDevice::new(&m.target, 1, 1.0).expect("device");
     bencher
         .counter(ItemsCount::new(m.target.flops(1, CTX, LARGE_N) as u64))
         .bench_local(|| dev.pass(1, LARGE_N, CTX).expect("pass"));

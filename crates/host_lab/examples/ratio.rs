@@ -6,9 +6,9 @@ fn main() -> Result<(), host_lab::Error> {
     let cfg = scaled_config(32 << 20)?;
     let p = params(&cfg, 0)?;
     let m = Models::new(&p, cfg)?;
-    let mut t = CpuDevice::new(&m.target, "t", 1, 1.0)?;
-    let mut q = CpuDevice::new(&m.int4, "q", 1, 1.0)?;
-    let mut f = CpuDevice::new(&m.first_layer, "f", 1, 1.0)?;
+    let mut t = CpuDevice::new(&m.target, 1, 1.0)?;
+    let mut q = CpuDevice::new(&m.int4, 1, 1.0)?;
+    let mut f = CpuDevice::new(&m.first_layer, 1, 1.0)?;
     let mut best = [f64::INFINITY; 6];
     for _ in 0..15 {
         for (i, n) in [1, 2, 4, 8].iter().enumerate() {

@@ -1,26 +1,13 @@
-//! One small trait for timing a forward pass on a device, and its CPU implementation.
-//!
-//! A demo asks a [`Device`] how long a pass of `batch × n_new` tokens after `ctx` cached
-//! ones takes; the CPU answers by running the scaled model ([`CpuDevice`]). A GPU could be
-//! measured by the same demo with another implementation.
+//! Timing a forward pass on this CPU ([`CpuDevice`]): how long a pass of `batch × n_new`
+//! tokens after `ctx` cached ones takes, run by the scaled model, and a speculative round's
+//! costs timed as the round pays them ([`round_costs`]).
 
 use std::time::Instant;
 
 use crate::measure::Sample;
 use crate::{Error, Lm};
 
-/// Something that runs a model's forward pass and reports how long it took.
-pub trait Device {
-    /// A short name for reports.
-    fn name(&self) -> &str;
-
-    /// Seconds one forward pass takes that feeds `n_new` tokens to each of `batch`
-    /// sequences holding `ctx` cached tokens (a median of repeated runs). Errors on a
-    /// zero size or a shape the model cannot run.
-    fn forward_time(&mut self, batch: usize, n_new: usize, ctx: usize) -> Result<f64, Error>;
-}
-
-/// A [`Device`] that times an [`Lm`] on this CPU.
+/// Times an [`Lm`] on this CPU.
 ///
 /// Caches for `batch` sequences of `ctx` random tokens are prefilled once and reused
 /// (each timed pass is rolled back); every pass is repeated up to `runs` times or until
@@ -29,7 +16,6 @@ pub trait Device {
 /// median is the answer.
 pub struct CpuDevice<'m, L: Lm> {
     model: &'m L,
-    name: String,
     runs: usize,
     budget: f64,
     state: Option<(usize, usize, Vec<L::Cache>)>,
@@ -38,12 +24,7 @@ pub struct CpuDevice<'m, L: Lm> {
 impl<'m, L: Lm> CpuDevice<'m, L> {
     /// A device running `model`, repeating each pass up to `runs` times within `budget`
     /// seconds. Errors: `runs` 0, a budget that is not a positive number.
-    pub fn new(
-        model: &'m L,
-        name: impl Into<String>,
-        runs: usize,
-        budget: f64,
-    ) -> Result<Self, Error> {
+    pub fn new(model: &'m L, runs: usize, budget: f64) -> Result<Self, Error> {
         if runs == 0 || !(budget.is_finite() && budget > 0.0) {
             return Err(Error::Argument(format!(
                 "a device needs at least one run and a positive time budget, got {runs} and {budget}"
@@ -51,14 +32,15 @@ impl<'m, L: Lm> CpuDevice<'m, L> {
         }
         Ok(CpuDevice {
             model,
-            name: name.into(),
             runs,
             budget,
             state: None,
         })
     }
 
-    /// Every timed run of one pass shape, seconds (see [`Device::forward_time`]).
+    /// Every timed run of one pass shape `batch × n_new` after `ctx` cached tokens, seconds:
+    /// up to `runs` passes within the budget, after an untimed warm-up unless the first pass
+    /// takes 50 ms or more. Errors as [`pass`](Self::pass).
     pub fn measure(&mut self, batch: usize, n_new: usize, ctx: usize) -> Result<Sample, Error> {
         let first = self.pass(batch, n_new, ctx)?;
         let mut runs = Vec::with_capacity(self.runs);
@@ -237,7 +219,7 @@ pub fn round_costs<T: Lm, D: Lm>(
         )));
     }
     // Every pass is timed once: the device's own run count and budget are not used.
-    let mut draft = CpuDevice::new(draft, "draft", 1, 1.0)?;
+    let mut draft = CpuDevice::new(draft, 1, 1.0)?;
     let verify = gamma.saturating_add(1);
     draft.pass(batch, 1, ctx)?;
     target.pass(batch, verify, ctx)?;
@@ -253,16 +235,6 @@ pub fn round_costs<T: Lm, D: Lm>(
     Ok((Sample::new(steps)?, Sample::new(passes)?))
 }
 
-impl<L: Lm> Device for CpuDevice<'_, L> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn forward_time(&mut self, batch: usize, n_new: usize, ctx: usize) -> Result<f64, Error> {
-        Ok(self.measure(batch, n_new, ctx)?.median())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,7 +248,7 @@ mod tests {
             log: &log,
         };
         // Passes of nothing against a budget of seconds: the run count decides.
-        let mut dev = CpuDevice::new(&m, "logged", 3, 10.0).unwrap();
+        let mut dev = CpuDevice::new(&m, 3, 10.0).unwrap();
         let mut before = Vec::new();
         let samples = dev
             .measure_each_with(2, &[1, 2, 4], 4, &mut |i| {
@@ -383,7 +355,7 @@ mod tests {
                 log: &log,
             },
         );
-        let mut target = CpuDevice::new(&t, "t", 1, 1.0).unwrap();
+        let mut target = CpuDevice::new(&t, 1, 1.0).unwrap();
         let (steps, passes) = round_costs(&mut target, &d, (2, 6), 3, 2).unwrap();
         assert_eq!((steps.runs.len(), passes.runs.len()), (2, 2));
         // Each model first prefills its 6 cached tokens (untimed), the draft before the

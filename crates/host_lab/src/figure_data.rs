@@ -71,7 +71,11 @@ impl MachineFigures {
             .iter()
             .map(|s| {
                 let peak = self.f32_peak(peak, s.rows);
-                let critical = crate::machine::critical_tokens(peak, s.bandwidth.median(), 4.0);
+                let critical = llm_math::critical_tokens_at(
+                    peak,
+                    s.bandwidth.median(),
+                    crate::F32_BYTES as f64,
+                );
                 let ratio = s.rows as f64 / critical;
                 (
                     s.rows,

@@ -18,7 +18,7 @@ use crate::predict::{
 };
 use crate::scaled::{Models, params, scaled_config};
 use crate::spec::{greedy, speculative};
-use crate::{Error, Lm};
+use crate::{Error, F32_BYTES, Lm};
 
 pub use crate::figure_data::{
     DraftCost, DraftKind, HostFigures, Knee, MachineFigures, ModelFigures, SpecFigures, SweepPoint,
@@ -160,7 +160,9 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         int4_bytes: models.int4.weight_bytes(),
         target_regions: models.target.parallel_regions(),
     };
-    let int4_bpw = 8.0 * model.int4_bytes as f64 / (8.0 * model.target_bytes as f64 / 4.0) / 8.0;
+    // Bytes per weight of the INT4 copy: its bytes over the target's f32 weights' count.
+    let f32_bytes = F32_BYTES as f64;
+    let int4_bpw = f32_bytes * model.int4_bytes as f64 / model.target_bytes as f64;
     let mut int4_peaks = Vec::new();
     for rows in plan.spec_batches {
         int4_peaks.push((rows, int4_peak(rows, plan.machine_runs, 0.1, progress)?));
@@ -194,13 +196,13 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         kernel_efficiency,
         streamed,
         ridge_point: machine.ridge_point(),
-        critical_tokens_f32: machine.critical_tokens(4.0),
+        critical_tokens_f32: machine.critical_tokens(f32_bytes),
         critical_tokens_int4: machine.critical_tokens(int4_bpw),
         int4_peaks,
         machine,
     };
 
-    let mut target = CpuDevice::new(&models.target, "target", plan.runs, plan.pass_budget)?;
+    let mut target = CpuDevice::new(&models.target, plan.runs, plan.pass_budget)?;
     let ns: Vec<usize> = std::iter::successors(Some(1usize), |n| Some(n * 2))
         .take_while(|&n| n <= plan.max_n)
         .collect();
@@ -403,7 +405,7 @@ fn spec_run(
             run = r;
         }
     }
-    let mut device = CpuDevice::new(&models.target, "target", plan.runs, plan.pass_budget)?;
+    let mut device = CpuDevice::new(&models.target, plan.runs, plan.pass_budget)?;
     let round = (batch, ctx);
     let (draft_pred, (draft_step, m_verify)) = match kind {
         DraftKind::FirstLayer => (

@@ -310,7 +310,7 @@ impl Lm for Int4Lm {
     }
 
     fn kv_bytes_per_token(&self) -> u64 {
-        (2 * self.cfg.n_layers * self.cfg.d_model * 4) as u64
+        crate::lm::f32_kv_bytes_per_token(&self.cfg)
     }
 
     fn config(&self) -> Config {

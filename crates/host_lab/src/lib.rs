@@ -19,7 +19,7 @@
 //! - [`scaled`]: lecture 3's architecture scaled to ≥ 4× the last-level cache, with its
 //!   first-layer draft and its INT4 draft ([`Int4Lm`], weights stored as 4-bit groups,
 //!   products by the W4A8 kernel of [`int4`]).
-//! - [`Lm`]: one interface over those models; [`Device`] / [`CpuDevice`]: a forward pass of
+//! - [`Lm`]: one interface over those models; [`CpuDevice`]: a forward pass of
 //!   `batch × n_new` tokens, timed.
 //! - [`predict`]: the roofline (max), planner's, host's and additive predictions of a
 //!   pass, the knee, the speculative speedup at a measured τ.
@@ -51,9 +51,9 @@ pub mod spec;
 
 use std::fmt;
 
-pub use device::{CpuDevice, Device};
+pub use device::CpuDevice;
 pub use int4_lm::{Int4Cache, Int4Lm};
-pub use lm::{Lm, f32_weight_bytes};
+pub use lm::{F32_BYTES, Lm, f32_kv_bytes_per_token, f32_weight_bytes};
 
 /// What went wrong in this crate.
 #[derive(Debug)]

@@ -101,8 +101,7 @@ impl Lm for TransformerLM<'_> {
     }
 
     fn kv_bytes_per_token(&self) -> u64 {
-        let c = self.cfg();
-        (2 * c.n_layers * c.d_model * 4) as u64
+        f32_kv_bytes_per_token(self.cfg())
     }
 
     fn config(&self) -> Config {
@@ -110,11 +109,20 @@ impl Lm for TransformerLM<'_> {
     }
 }
 
+/// Bytes of an f32 number: the toy models' weights, activations and KV cache.
+pub const F32_BYTES: u64 = 4;
+
 /// Bytes an f32 model of shape `cfg` reads per pass: every block's seven matrices and two
 /// norm gains, the final norm and the LM head, 4 bytes each (the embedding table is a
 /// lookup of the fed tokens' rows, left out, as `llm_math` leaves it out).
 pub fn f32_weight_bytes(cfg: &transformer_lab::Config) -> u64 {
     let (d, f, v) = (cfg.d_model as u64, cfg.d_ff as u64, cfg.vocab as u64);
     let block = 4 * d * d + 3 * d * f + 2 * d;
-    4 * (cfg.n_layers as u64 * block + d + d * v)
+    F32_BYTES * (cfg.n_layers as u64 * block + d + d * v)
+}
+
+/// Bytes of f32 KV cache one token takes in a model of shape `cfg`: a key and a value of
+/// `d_model` numbers in every layer (no grouped KV heads in the toy models).
+pub fn f32_kv_bytes_per_token(cfg: &transformer_lab::Config) -> u64 {
+    2 * cfg.n_layers as u64 * cfg.d_model as u64 * F32_BYTES
 }

@@ -71,11 +71,11 @@ impl Machine {
 
     /// The critical batch, tokens per pass, for weights of `bytes_per_weight` bytes: each
     /// token costs 2 FLOPs per weight, the pass reads each weight once, so compute and
-    /// memory take equally long at `peak · bytes_per_weight / (2 · bandwidth)` (the formula
-    /// of `llm_math::critical_tokens`, with this machine's achieved figures and so no
+    /// memory take equally long at `peak · bytes_per_weight / (2 · bandwidth)`
+    /// (`llm_math::critical_tokens_at`, with this machine's achieved figures and so no
     /// efficiencies; attention and KV traffic ignored).
     pub fn critical_tokens(&self, bytes_per_weight: f64) -> f64 {
-        critical_tokens(self.peak_flops(), self.bandwidth_bytes(), bytes_per_weight)
+        llm_math::critical_tokens_at(self.peak_flops(), self.bandwidth_bytes(), bytes_per_weight)
     }
 
     /// This machine as an [`Accelerator`]: peak = the measured f32 kernel peak (in the
@@ -112,17 +112,6 @@ impl Machine {
     }
 }
 
-/// `peak · bytes_per_weight / (2 · bandwidth)`: see [`Machine::critical_tokens`].
-///
-/// ```
-/// // 138 GFLOP/s, 22 GB/s, f32 weights: 138e9 · 4 / 44e9 ≈ 12.5 tokens.
-/// let t = host_lab::machine::critical_tokens(138e9, 22e9, 4.0);
-/// assert!((t - 12.545).abs() < 1e-3);
-/// ```
-pub fn critical_tokens(peak: f64, bandwidth: f64, bytes_per_weight: f64) -> f64 {
-    peak * bytes_per_weight / (2.0 * bandwidth)
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -150,7 +139,8 @@ pub(crate) mod tests {
         // llm_math with this machine's deployment: bf16 weights, efficiencies 1.0.
         let theirs = llm_math::critical_tokens(&hw, &Machine::deployment());
         assert!((m.critical_tokens(2.0) - theirs).abs() < 1e-9 * theirs);
-        assert!((m.critical_tokens(4.0) - 2.0 * 138e9 * 4.0 / (2.0 * 22e9) / 2.0).abs() < 1e-9);
+        // By hand: 138e9 · 4 / (2 · 22e9) = 12.545 tokens for f32 weights.
+        assert!((m.critical_tokens(4.0) - 12.545_454_545).abs() < 1e-6);
         assert!((m.ridge_point() - 138.0 / 22.0).abs() < 1e-12);
     }
 

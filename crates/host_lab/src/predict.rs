@@ -187,11 +187,6 @@ pub enum TimeModel {
     Additive,
 }
 
-impl TimeModel {
-    /// Both, roofline first.
-    pub const BOTH: [TimeModel; 2] = [TimeModel::Roofline, TimeModel::Additive];
-}
-
 /// The prediction for `model` at `peak` FLOP/s and `bandwidth` bytes/s.
 ///
 /// ```
@@ -300,7 +295,8 @@ pub fn predicted_knee(n_max: usize, time: impl Fn(usize) -> f64) -> Option<f64> 
 
 /// Speedup of speculative decoding as `decode_lab::round_plan` accounts it, at a measured
 /// τ: `τ · t_step / (γ · t_draft + t_verify)` — τ tokens per round, a round costing γ draft
-/// steps and one target pass over γ + 1 tokens, against one target step per token.
+/// steps and one target pass over γ + 1 tokens (nothing beyond them), against one target
+/// step per token (`decode_lab::round_speedup` of `decode_lab::round_time`).
 ///
 /// ```
 /// // τ = 3 at γ = 4, draft 0.2 of a step, verification 1.3 steps: 3 / 2.1.
@@ -314,7 +310,12 @@ pub fn speculative_speedup(
     t_draft: f64,
     t_verify: f64,
 ) -> f64 {
-    tau * t_step / (gamma as f64 * t_draft + t_verify)
+    let gamma = u32::try_from(gamma).unwrap_or(u32::MAX);
+    decode_lab::round_speedup(
+        tau,
+        t_step,
+        decode_lab::round_time(gamma, t_draft, t_verify, 0.0),
+    )
 }
 
 /// The per-token acceptance rate α at which `decode_lab::expected_tokens(α, γ)` is `tau`

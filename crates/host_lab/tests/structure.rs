@@ -67,7 +67,7 @@ fn feeding_two_tokens_at_batch_1_costs_under_1_3_times_one_five_at_batch_16_over
     let p = cheap_params(&cfg);
     let m = Models::new(&p, cfg).unwrap();
     assert!(m.cache_multiple(llc()) >= 4.0);
-    let mut dev = CpuDevice::new(&m.target, "target", 1, 1.0).unwrap();
+    let mut dev = CpuDevice::new(&m.target, 1, 1.0).unwrap();
     let t = fastest(&mut dev, &[(1, 1), (1, 2)], 7);
     assert!(
         t[1] < 1.3 * t[0],
@@ -85,7 +85,7 @@ fn feeding_two_tokens_at_batch_1_costs_under_1_3_times_one_five_at_batch_16_over
         t[0] * 1e3
     );
     drop(dev);
-    let mut q = CpuDevice::new(&m.int4, "INT4", 1, 1.0).unwrap();
+    let mut q = CpuDevice::new(&m.int4, 1, 1.0).unwrap();
     let tq = fastest(&mut q, &[(1, 1)], 7)[0];
     assert!(
         tq < 0.5 * step,

@@ -44,8 +44,8 @@ pub use dtype::{KvDtype, WeightDtype};
 pub use memory::{max_batch, max_batch_on};
 pub use moe::{Experts, QWEN3_30B_A3B, expected_experts_read};
 pub use pass::{
-    ForwardCost, ForwardShape, Prefill, all_reduce_time, critical_tokens, forward_cost,
-    forward_cost_with_prefill,
+    ForwardCost, ForwardShape, Prefill, all_reduce_time, critical_tokens, critical_tokens_at,
+    forward_cost, forward_cost_with_prefill,
 };
 
 use std::fmt;

@@ -295,8 +295,24 @@ pub fn all_reduce_time(cfg: &ModelConfig, hw: &Accelerator, tokens: u64, dep: &D
 /// assert!((critical_tokens(&hw_specs::H100, &Deployment::LECTURE) - 221.4).abs() < 0.1);
 /// ```
 pub fn critical_tokens(hw: &Accelerator, dep: &Deployment) -> f64 {
-    dep.weights.peak_flops(hw) * dep.compute_efficiency * dep.weights.bytes()
-        / (2.0 * hw.hbm_bandwidth * dep.bandwidth_efficiency)
+    critical_tokens_at(
+        dep.weights.peak_flops(hw) * dep.compute_efficiency,
+        hw.hbm_bandwidth * dep.bandwidth_efficiency,
+        dep.weights.bytes(),
+    )
+}
+
+/// [`critical_tokens`] at the rates a machine reaches: `peak · bytes_per_weight / (2 ·
+/// bandwidth)` tokens, for `peak` FLOP/s and `bandwidth` bytes/s as reached (efficiencies
+/// applied, or measured) and weights of `bytes_per_weight` bytes.
+///
+/// ```
+/// // 138 GFLOP/s, 22 GB/s, f32 weights: 138e9 · 4 / 44e9 ≈ 12.5 tokens.
+/// let t = llm_math::critical_tokens_at(138e9, 22e9, 4.0);
+/// assert!((t - 12.545).abs() < 1e-3);
+/// ```
+pub fn critical_tokens_at(peak: f64, bandwidth: f64, bytes_per_weight: f64) -> f64 {
+    peak * bytes_per_weight / (2.0 * bandwidth)
 }
 
 #[cfg(test)]

@@ -117,6 +117,14 @@ fn speculative_decoding_is_lossless_and_the_int4_draft_reads_about_an_eighth_of_
         .unwrap();
     let share = int4.weight_bytes as f64 / FIRST.model.target_bytes as f64;
     assert!((share - 4.25 / 32.0).abs() < 0.01, "{share}");
+    // The critical batch grows with the bytes per weight: the INT4 copy's is that share of
+    // the f32 target's (4.25 bits against 32 a weight).
+    let m = &FIRST.machine;
+    let ratio = m.critical_tokens_int4 / m.critical_tokens_f32;
+    assert!(
+        (ratio - share).abs() < 1e-12 * share,
+        "{ratio} against {share}"
+    );
     assert!(FIRST.model.target_bytes >= 4 * FIRST.model.llc_bytes);
 }
 
