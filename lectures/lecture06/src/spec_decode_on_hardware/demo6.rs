@@ -4,7 +4,7 @@
 //! number is measured here and now, so every one is a measured value (masked in snapshots).
 
 use host_lab::figures::{self, DraftKind, HostFigures, Plan};
-use host_lab::predict::planner_overlap;
+use host_lab::predict::{KNEE_FACTOR, planner_overlap};
 use lecture_kit::value::{
     fixed, int, label, measured as m, missing, parts, percent, ratio, speedup, time,
 };
@@ -86,7 +86,7 @@ pub fn print(out: &mut Out, f: &HostFigures) {
         [row![p.batch, int(p.n_new).unit("tokens")], cells.to_vec()].concat()
     });
     out.table(FORWARD.split('|'), rows).id("demo6_forward");
-    out.print("\n拐点：时间涨到送 1 个 token 时 2 倍的 n（未到：扫到最大的 n 也没涨到；预测的拐点在所有 n 上找，用这一批全部计时前后重测的峰值与带宽的中位数）：");
+    out.print(format!("\n拐点：时间涨到送 1 个 token 时 {KNEE_FACTOR} 倍的 n（未到：扫到最大的 n 也没涨到；预测的拐点在所有 n 上找，用这一批全部计时前后重测的峰值与带宽的中位数）："));
     let knees = f
         .knees
         .iter()
@@ -180,16 +180,21 @@ pub fn figure(f: &HostFigures) -> Figure {
                 .sweep_at(k.batch)
                 .map(|p| (p.n_new as f64, 1e3 * p.times()[i]))
                 .collect();
-            knees.extend(k.all()[i].zip(pts.first()).map(|(n, t1)| (n, 2.0 * t1.1)));
+            knees.extend(
+                k.all()[i]
+                    .zip(pts.first())
+                    .map(|(n, t1)| (n, KNEE_FACTOR * t1.1)),
+            );
             panel.series.push(if i == 0 {
                 Series::dots(name, pts)
             } else {
                 Series::line(name, pts)
             });
         }
-        panel
-            .series
-            .push(Series::dots("拐点（每条曲线涨到 n = 1 时 2 倍处）", knees));
+        panel.series.push(Series::dots(
+            format!("拐点（每条曲线涨到 n = 1 时 {KNEE_FACTOR} 倍处）"),
+            knees,
+        ));
         panel.measured = true;
         panel
     });
