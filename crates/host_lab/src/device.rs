@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use crate::measure::Sample;
+use crate::measure::{MAX_RUNS, Sample};
 use crate::{Error, Lm};
 
 /// Times an [`Lm`] on this CPU.
@@ -23,11 +23,11 @@ pub struct CpuDevice<'m, L: Lm> {
 
 impl<'m, L: Lm> CpuDevice<'m, L> {
     /// A device running `model`, repeating each pass up to `runs` times within `budget`
-    /// seconds. Errors: `runs` 0, a budget that is not a positive number.
+    /// seconds. Errors: `runs` 0 or over [`MAX_RUNS`], a budget that is not a positive number.
     pub fn new(model: &'m L, runs: usize, budget: f64) -> Result<Self, Error> {
-        if runs == 0 || !(budget.is_finite() && budget > 0.0) {
+        if runs == 0 || runs > MAX_RUNS || !(budget.is_finite() && budget > 0.0) {
             return Err(Error::Argument(format!(
-                "a device needs at least one run and a positive time budget, got {runs} and {budget}"
+                "a device needs 1 to {MAX_RUNS} runs and a positive time budget, got {runs} and {budget}"
             )));
         }
         Ok(CpuDevice {
@@ -205,7 +205,7 @@ pub fn beside_each_pass<T: Copy>(
 /// run is timed, whatever the devices' budgets.
 ///
 /// Returns `(draft step, verification)`, seconds, `runs` values each. Errors: `runs` or
-/// `gamma` 0, and the errors of [`CpuDevice::pass`].
+/// `gamma` 0 or over [`MAX_RUNS`], and the errors of [`CpuDevice::pass`].
 pub fn round_costs<T: Lm, D: Lm>(
     target: &mut CpuDevice<'_, T>,
     draft: &D,
@@ -213,9 +213,9 @@ pub fn round_costs<T: Lm, D: Lm>(
     gamma: usize,
     runs: usize,
 ) -> Result<(Sample, Sample), Error> {
-    if runs == 0 || gamma == 0 {
+    if runs == 0 || runs > MAX_RUNS || gamma == 0 || gamma > MAX_RUNS {
         return Err(Error::Argument(format!(
-            "a round needs at least one run and one draft step, got {runs} runs and γ = {gamma}"
+            "a round needs 1 to {MAX_RUNS} runs and draft steps, got {runs} runs and γ = {gamma}"
         )));
     }
     // Every pass is timed once: the device's own run count and budget are not used.

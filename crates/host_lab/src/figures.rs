@@ -139,7 +139,9 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
     })?;
     let (peak, bw) = (machine.peak_flops(), machine.bandwidth_bytes());
     let cfg = scaled_config(llc)?;
-    if plan.ctx + plan.max_n > cfg.max_seq || plan.prompt_len + plan.n_new > cfg.max_seq {
+    if plan.ctx.saturating_add(plan.max_n) > cfg.max_seq
+        || plan.prompt_len.saturating_add(plan.n_new) > cfg.max_seq
+    {
         return Err(Error::Argument(format!(
             "the plan needs sequences longer than the scaled model's {} tokens",
             cfg.max_seq

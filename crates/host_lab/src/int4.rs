@@ -273,20 +273,30 @@ pub fn matmul_single_thread(
 
 /// What [`matmul`] computes, in f64 from the dequantized operands: `â · Ŵ` with `â` the
 /// int8-dequantized activations and `Ŵ` [`Int4Matrix::dequantize`] (for tests).
-pub fn matmul_reference(a: ArrayView2<f32>, w: &Int4Matrix) -> Array2<f64> {
+///
+/// Errors: `a`'s columns are not `w`'s rows.
+pub fn matmul_reference(a: ArrayView2<f32>, w: &Int4Matrix) -> Result<Array2<f64>, Error> {
+    if a.ncols() != w.k {
+        return Err(Error::Argument(format!(
+            "INT4 product: {:?} · [{} × {}]",
+            a.dim(),
+            w.k,
+            w.n
+        )));
+    }
     let a = a.as_standard_layout();
     let qa = quantize_rows(a.as_slice().expect("standard layout"));
     let k = a.ncols();
     let groups = k / GROUP;
     let wd = w.dequantize();
-    Array2::from_shape_fn((a.nrows(), w.n), |(r, c)| {
+    Ok(Array2::from_shape_fn((a.nrows(), w.n), |(r, c)| {
         (0..k)
             .map(|kk| {
                 let ah = f64::from(qa.q[r * k + kk]) * f64::from(qa.scale[r * groups + kk / GROUP]);
                 ah * f64::from(wd[[kk, c]])
             })
             .sum()
-    })
+    }))
 }
 
 fn matmul_with(
@@ -433,7 +443,7 @@ mod tests {
             let w = matrix(k, n, (m * n) as u64);
             let a = matrix(m, k, k as u64) * 20.0;
             let q = Int4Matrix::quantize(&[w.view()]).unwrap();
-            let exact = matmul_reference(a.view(), &q);
+            let exact = matmul_reference(a.view(), &q).unwrap();
             let out = kernel(a.view(), &q);
             let scale = exact.iter().fold(0.0f64, |s, x| s.max(x.abs()));
             let worst = out

@@ -109,7 +109,10 @@ impl Int4Lm {
 
     /// The f32 parameters these INT4 weights read back as (norms and embedding as they
     /// were), for comparing this forward pass with `transformer_lab`'s.
-    pub fn dequantized(&self, like: &Params) -> Params {
+    ///
+    /// Errors: `like` is not of this model's shape.
+    pub fn dequantized(&self, like: &Params) -> Result<Params, Error> {
+        like.check_against(&self.cfg)?;
         let mut p = like.clone();
         let d = self.cfg.d_model;
         let f = self.cfg.d_ff;
@@ -125,7 +128,7 @@ impl Int4Lm {
             l.w_down.assign(&b.down.dequantize());
         }
         p.lm_head.assign(&self.head.dequantize());
-        p
+        Ok(p)
     }
 
     /// One sequence's new rows for one layer: RoPE on q and k, the new keys and values
@@ -399,7 +402,19 @@ mod tests {
         let cfg = small();
         let params = init_params(&cfg, 3).unwrap();
         let kernel = Int4Lm::quantize(&params, cfg).unwrap();
-        let deq = kernel.dequantized(&params);
+        let deq = kernel.dequantized(&params).unwrap();
+        let other = init_params(
+            &Config {
+                d_ff: cfg.d_ff + 8,
+                ..cfg
+            },
+            3,
+        )
+        .unwrap();
+        assert!(
+            kernel.dequantized(&other).is_err(),
+            "another shape is an error"
+        );
         let reference = TransformerLM::new(&deq, cfg, "dequantized").unwrap();
         let exact = Int4Lm {
             exact_products: true,

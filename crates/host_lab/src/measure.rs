@@ -31,7 +31,7 @@ use crate::Error;
 
 mod probe;
 mod stream;
-pub use probe::{MAX_PROBE_SECONDS, Probe};
+pub use probe::Probe;
 pub use stream::{MIN_STREAM_BYTES, Streamed, read_bandwidth, stream_bytes, streamed_slowdown};
 
 /// The repeated measurements of one figure: each run's value, and their median.
@@ -318,15 +318,23 @@ fn kernel_available(what: &str) -> Result<(), Error> {
     )))
 }
 
+/// The most runs a measurement takes (each is timed, kept and printed).
+pub const MAX_RUNS: usize = 10_000;
+
+/// The longest run a measurement takes, seconds (a probe sits between the passes of a
+/// sweep; a peak of minutes would measure a different host).
+pub const MAX_RUN_SECONDS: f64 = 10.0;
+
+/// `runs` in 1 ..= [`MAX_RUNS`], `seconds` a positive number up to [`MAX_RUN_SECONDS`].
 fn check_runs(runs: usize, seconds: f64) -> Result<(), Error> {
-    if runs == 0 {
-        return Err(Error::Measure(
-            "a measurement needs at least one run".into(),
-        ));
-    }
-    if !(seconds.is_finite() && seconds > 0.0) {
+    if runs == 0 || runs > MAX_RUNS {
         return Err(Error::Measure(format!(
-            "a run's duration must be a positive number of seconds, got {seconds}"
+            "a measurement takes from 1 to {MAX_RUNS} runs, got {runs}"
+        )));
+    }
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= MAX_RUN_SECONDS) {
+        return Err(Error::Measure(format!(
+            "a run lasts a positive number of seconds up to {MAX_RUN_SECONDS}, got {seconds}"
         )));
     }
     Ok(())
@@ -353,6 +361,21 @@ mod tests {
         assert!(kernel_peak(1, 0.0, &mut sink).is_err());
         assert!(read_bandwidth(1000, 1, &mut sink).is_err());
         assert!(read_bandwidth(4 << 20, 0, &mut sink).is_err());
+        // Past the caps: errors before anything is allocated or timed (they used to
+        // overflow a run's call count, or abort on a vector of usize::MAX runs).
+        for e in [
+            kernel_peak(1, 1e12, &mut sink).unwrap_err(),
+            kernel_peak(MAX_RUNS + 1, 0.1, &mut sink).unwrap_err(),
+            read_bandwidth(4 << 20, usize::MAX, &mut sink).unwrap_err(),
+            dispatch(usize::MAX, &mut sink).unwrap_err(),
+            Probe::new(4 << 20, 11.0).err().unwrap(),
+        ] {
+            let e = e.to_string();
+            assert!(e.contains("10000 runs") || e.contains("up to 10,"), "{e}");
+        }
+        let huge = streamed_slowdown(&[1], (64, 128), usize::MAX, 1, &mut sink).unwrap_err();
+        assert!(huge.to_string().contains("bandwidth buffer"), "{huge}");
+        assert!(sink.is_empty(), "nothing was measured");
     }
 
     #[test]

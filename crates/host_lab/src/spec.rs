@@ -65,9 +65,9 @@ fn check(prompts: &[Vec<u32>], n_new: usize, max_seq: usize) -> Result<(), Error
         if p.is_empty() {
             return Err(Error::Argument("a prompt needs at least one token".into()));
         }
-        if p.len() + n_new > max_seq {
+        if p.len().saturating_add(n_new) > max_seq {
             return Err(transformer_lab::Error::TooLong {
-                len: p.len() + n_new,
+                len: p.len().saturating_add(n_new),
                 max: max_seq,
             }
             .into());

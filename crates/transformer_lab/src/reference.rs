@@ -249,9 +249,9 @@ pub fn greedy_generate(
     if prompt.is_empty() {
         return Err(Error::Shape("greedy_generate needs a prompt".into()));
     }
-    if prompt.len() + n_new > cfg.max_seq {
+    if prompt.len().saturating_add(n_new) > cfg.max_seq {
         return Err(Error::TooLong {
-            len: prompt.len() + n_new,
+            len: prompt.len().saturating_add(n_new),
             max: cfg.max_seq,
         });
     }

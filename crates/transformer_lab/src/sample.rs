@@ -170,9 +170,9 @@ pub fn autoregressive_generate<R: Rng + Send + ?Sized>(
         return Err(Error::Shape("a prompt needs at least one token".into()));
     }
     let max_seq = model.cfg().max_seq;
-    if t + n_new > max_seq {
+    if t.saturating_add(n_new) > max_seq {
         return Err(Error::TooLong {
-            len: t + n_new,
+            len: t.saturating_add(n_new),
             max: max_seq,
         });
     }

@@ -192,9 +192,9 @@ fn check<'s, P: AsRef<[u32]>>(
                 "the prompt needs at least one token".into(),
             ));
         }
-        if prompt.len() + n_new > max_seq {
+        if prompt.len().saturating_add(n_new) > max_seq {
             return Err(Error::Model(transformer_lab::Error::TooLong {
-                len: prompt.len() + n_new,
+                len: prompt.len().saturating_add(n_new),
                 max: max_seq,
             }));
         }

@@ -10,9 +10,6 @@ use super::stream::StreamBuffer;
 use super::{PEAK_SHAPE, check_runs, kernel_available, operands, par_calls};
 use crate::Error;
 
-/// The longest peak run a [`Probe`] takes, seconds (a probe sits between passes of a sweep).
-pub const MAX_PROBE_SECONDS: f64 = 10.0;
-
 /// One run of [`super::kernel_peak`] and one of [`super::read_bandwidth`], as often as a
 /// caller asks: right before and after each timed pass of a sweep, say, so that each pass
 /// is predicted from the machine as it was while that pass ran. On a shared host both
@@ -37,14 +34,9 @@ impl Probe {
     /// the last-level cache) and running the peak's product for about `seconds` each time
     /// (whole rounds of the pool's threads, at least one). Errors: fewer than 1 MiB, a
     /// buffer that cannot be allocated, a duration that is not positive or is over
-    /// [`MAX_PROBE_SECONDS`], the kernel unavailable on this CPU.
+    /// [`MAX_RUN_SECONDS`](super::MAX_RUN_SECONDS), the kernel unavailable on this CPU.
     pub fn new(bytes: usize, seconds: f64) -> Result<Probe, Error> {
         check_runs(1, seconds)?;
-        if seconds > MAX_PROBE_SECONDS {
-            return Err(Error::Measure(format!(
-                "a probe's peak run of {seconds} s is too long; give at most {MAX_PROBE_SECONDS} s"
-            )));
-        }
         kernel_available("no peak to measure")?;
         let (m, k, n) = PEAK_SHAPE;
         let (a, w) = operands(m, k, n);

@@ -148,10 +148,13 @@ pub fn streamed_slowdown(
         )));
     }
     kernel_available("nothing to stream")?;
+    let matrix_bytes = 4usize.saturating_mul(k).saturating_mul(n);
+    let count = bytes.div_ceil(matrix_bytes);
+    // The read buffer first: a size that cannot be allocated is an error, not an abort.
+    let buf = StreamBuffer::try_new(count.saturating_mul(matrix_bytes))?;
     let (_, w) = operands(1, k, n);
-    let matrices = vec![PackedMatrix::new(&[w.view()])?; bytes.div_ceil(4 * k * n)];
-    let weight_bytes = (4 * k * n * matrices.len()) as f64;
-    let buf = StreamBuffer::try_new(weight_bytes as usize)?;
+    let matrices = vec![PackedMatrix::new(&[w.view()])?; count];
+    let weight_bytes = (matrix_bytes * count) as f64;
     // Every input with its output, written once before any timing (no page faults timed).
     let mut pairs: Vec<(Array2<f32>, Array2<f32>)> = rows
         .iter()
