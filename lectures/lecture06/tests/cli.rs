@@ -289,3 +289,38 @@ fn list_shows_the_scripts_and_registries() {
         assert!(text.contains(name), "{name}");
     }
 }
+
+/// `--help` states the defaults of the flags whose value stays unset unless given (so that
+/// a calibration profile's constants can take their place): they must be the library's.
+#[test]
+fn the_help_states_the_libraries_defaults() {
+    use clap::CommandFactory;
+    let help = lecture06::Cli::command().render_long_help().to_string();
+    let s = decode_lab::Scenario::LECTURE;
+    let dep = s.deployment;
+    for (flag, default) in [
+        (
+            "--overhead-target",
+            format!("{}ms", (s.overhead_target * 1e3).round()),
+        ),
+        (
+            "--overhead-draft",
+            format!("{}us", (s.overhead_draft * 1e6).round()),
+        ),
+        ("--eff-compute", format!("{}", dep.compute_efficiency)),
+        ("--eff-bandwidth", format!("{}", dep.bandwidth_efficiency)),
+    ] {
+        let at = help
+            .find(&format!("  {flag} "))
+            .unwrap_or_else(|| panic!("{flag}"));
+        let paragraph = &help[at..];
+        let end = paragraph[2..]
+            .find("\n  -")
+            .map_or(paragraph.len(), |e| e + 2);
+        assert!(
+            paragraph[..end].contains(&format!("(default {default})")),
+            "{flag}: {}",
+            &paragraph[..end]
+        );
+    }
+}
