@@ -59,7 +59,7 @@ impl MachineFigures {
     /// `rows` rows streamed from memory: at each measured row count, the overlap its median
     /// [`streamed`](Self::streamed) slowdown implies
     /// ([`crate::predict::overlap_from_slowdown`]), its compute over its memory time being
-    /// its rows over the critical batch ([`crate::machine::critical_tokens`] of f32
+    /// its rows over the critical batch ([`llm_math::critical_tokens_at`] of f32
     /// weights at the kernel's peak of that many rows, from the machine's median peak, and
     /// the median bandwidth of the reads paired with the slowdowns); interpolated between
     /// the measured counts in log rows and held at the ends ([`crate::predict::overlap_at`]).

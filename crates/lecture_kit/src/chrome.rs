@@ -44,7 +44,7 @@ pub fn scripts_caption(lecture: u32) -> String {
 /// `--list`: the scripts table's headers (name, question, demos).
 pub const SCRIPTS_HEADERS: [&str; 3] = ["名称", "问题", "演示（--demo）"];
 
-/// The note after a demo that ignores flags the user changed ("--alpha" …): they cannot move
+/// The note after a demo that ignores flags the user gave ("--alpha" …): they cannot move
 /// its figures.
 pub fn unread_note(flags: &[&str]) -> String {
     format!(
@@ -60,7 +60,7 @@ pub fn unread_by_list(flag: &str) -> String {
     )
 }
 
-/// The usage error when no chosen demo reads a flag the user changed.
+/// The usage error when no chosen demo reads a flag the user gave.
 pub fn unread_by_all(flag: &str) -> String {
     format!(
         "{flag} changes nothing in the chosen demos (none of them reads it): drop it, or add a demo that reads it with --demo"

@@ -308,8 +308,10 @@ pub fn write(
                 .collect::<Result<Vec<_>, Error>>()?;
             // Tables and figures into one folder: one write, one list of what it holds
             // (two writes would each find the other's files stale).
-            if let Some((_, svgs)) = figures.take_if(|(plot, _)| files::same_folder(dir, plot)) {
-                tables.extend(svgs);
+            if let Some((plot, _)) = &figures {
+                if files::same_folder(dir, plot).map_err(Error::Output)? {
+                    tables.extend(figures.take().map(|(_, svgs)| svgs).unwrap_or_default());
+                }
             }
             files::write_folder(dir, &tables).map_err(Error::Output)?;
         }

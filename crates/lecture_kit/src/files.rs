@@ -99,14 +99,17 @@ pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether `a` and `b` name the same folder: the same absolute path (`out` and `./out/`),
-/// or, where both exist, the same folder on disk (through a link).
-pub fn same_folder(a: &Path, b: &Path) -> bool {
-    let absolute = |p: &Path| std::path::absolute(p).ok();
-    let on_disk = |p: &Path| fs::canonicalize(p).ok();
-    a == b
-        || matches!((absolute(a), absolute(b)), (Some(x), Some(y)) if x == y)
-        || matches!((on_disk(a), on_disk(b)), (Some(x), Some(y)) if x == y)
+/// Whether `a` and `b` name the same folder, however spelled (`out`, `./out/`,
+/// `x/../out`, through a link): both are created if need be, then compared on disk.
+///
+/// Errors: a folder that cannot be created, named.
+pub fn same_folder(a: &Path, b: &Path) -> Result<bool, String> {
+    let on_disk = |p: &Path| {
+        fs::create_dir_all(p)
+            .and_then(|()| fs::canonicalize(p))
+            .map_err(|e| format!("cannot create the folder {}: {e}", p.display()))
+    };
+    Ok(a == b || on_disk(a)? == on_disk(b)?)
 }
 
 /// A temporary name beside `path`: `.NAME.tmp-PID`.
@@ -179,13 +182,23 @@ mod tests {
     #[test]
     fn a_folder_is_the_same_however_it_is_spelled() {
         let d = scratch("same");
-        let here = std::env::current_dir().unwrap();
-        assert!(same_folder(Path::new("out"), Path::new("./out/")));
-        assert!(same_folder(&here.join("out"), Path::new("out")));
-        assert!(!same_folder(Path::new("out"), Path::new("out2")));
+        // Not there yet: created, then compared.
+        let out = d.join("out");
+        let spellings = [d.join("./out/"), d.join("x/../out")];
+        fs::create_dir_all(d.join("x")).unwrap();
+        for other in &spellings {
+            assert!(same_folder(&out, other).unwrap(), "{}", other.display());
+        }
+        assert!(!same_folder(&out, &d.join("out2")).unwrap());
         fs::create_dir_all(d.join("real")).unwrap();
         std::os::unix::fs::symlink(d.join("real"), d.join("link")).unwrap();
-        assert!(same_folder(&d.join("real"), &d.join("link")));
+        assert!(same_folder(&d.join("real"), &d.join("link")).unwrap());
+        let file = d.join("file");
+        fs::write(&file, "").unwrap();
+        assert!(
+            same_folder(&file.join("sub"), &out).is_err(),
+            "a folder inside a file"
+        );
         fs::remove_dir_all(&d).unwrap();
     }
 

@@ -14,7 +14,8 @@
 //!   the default setup makes them) marked by the lecture's own words
 //!   ([`Inputs::default_only`]; see [`crate::Out::observations`]);
 //! - knows which flags the user changed that the demo does not read
-//!   ([`Inputs::unread_flags`]).
+//!   ([`Inputs::unread_flags`]; the runner, which has the command line, names the flags
+//!   typed, also one typed at its default value).
 
 use std::fmt::Debug;
 

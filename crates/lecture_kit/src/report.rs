@@ -206,11 +206,12 @@ impl Block {
     }
 }
 
-/// Whether `text` holds `NaN`, `nan`, `inf` or `Infinity` as a word of its own (as Rust
-/// and Python print a number that is not finite).
+/// Whether `text` holds `NaN`, `nan` or `inf` as a word of its own: how Rust and Python
+/// print a float that is not finite (`inf`, `-inf`, `NaN`, `nan`). Not `Infinity`, which
+/// names AMD's link.
 fn has_non_finite_word(text: &str) -> bool {
     text.split(|c: char| !c.is_ascii_alphabetic())
-        .any(|w| matches!(w, "NaN" | "nan" | "inf" | "Inf" | "Infinity" | "infinity"))
+        .any(|w| matches!(w, "NaN" | "nan" | "inf"))
 }
 
 /// A line of text with typed values in it, some measured at run time: printed as its

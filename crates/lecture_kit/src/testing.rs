@@ -81,7 +81,9 @@ pub fn data<L: Lecture>(args: &[&str], id: &str) -> serde_json::Value {
 
 /// The report lecture `L` computes for `args` (measured values as measured): its tables'
 /// numbers, for claim tests (`report.table("demo1_table1").unwrap().numbers("时间")`).
-/// Panics with the error message if the flags are refused or the lecture fails.
+/// Panics with the error message if the flags are refused or the lecture fails. Unlike
+/// [`run`], it does not refuse a flag no chosen demo reads (it has no command line to
+/// know which were typed): the report's sections list them.
 pub fn report<L: Lecture>(args: &[&str]) -> Report {
     let argv = std::iter::once("lecture").chain(args.iter().copied());
     let cli = L::try_parse_from(argv).unwrap_or_else(|e| panic!("{args:?}: {e}"));

@@ -303,7 +303,7 @@ fn a_number_that_is_not_finite_is_an_error_wherever_a_demo_puts_it() {
     }
     fn fine(out: &mut Out, _: &()) -> Result<(), Error> {
         // Words that merely contain the letters are not numbers.
-        out.print("information, finance, nanotube, Infineon");
+        out.print("information, finance, nanotube, Infineon, Infinity Fabric");
         out.table(["n"], [row![1]]);
         Ok(())
     }

@@ -49,8 +49,9 @@ use spec_decode_on_hardware::{self as s05, Setup};
                   trees.svg (3), measured.svg (4), host.svg (6). Which demo reads which \
                   flag: 1 the card, models, assumptions (--tp … --all-reduce-us), --gamma, \
                   --tau/--tree-nodes, and the first --batch and --ctx; 2 the same but --tau, \
-                  and --alpha; 3 the card, target and assumptions; 4, 5 and 6 none. A demo says \
-                  which changed flags it ignores; a flag no chosen demo reads is refused."
+                  and --alpha; 3 the card, target and assumptions but the draft's costs \
+                  (--overhead-draft, --draft-layer-ms); 4, 5 and 6 none. A demo says which \
+                  flags given it ignores; a flag no chosen demo reads is refused."
 )]
 pub struct Cli {
     /// Flags every lecture has.
@@ -172,10 +173,12 @@ impl Lecture for Cli {
         lecture_flags::catalog()
     }
 
-    /// The setup these flags ask for; a combination that cannot exist (a draft of another
-    /// tokenizer family, a context longer than the model's maximum, a γ with --tau but …)
-    /// is a usage error that says why. A draft that does not fit is not an error: the
-    /// lecture prints it as it prints a target that does not fit.
+    /// The setup these flags ask for; a flag whose value would change nothing in it
+    /// (`refuse_inert`), a list with a value twice, or a tree that cannot exist is a usage
+    /// error that says why. Combinations that only some demos use (a draft of another
+    /// tokenizer family, a context longer than the model's maximum) are checked for the
+    /// demos that read them (`Setup::check`). A draft that does not fit is not an error:
+    /// the lecture prints it as it prints a target that does not fit.
     fn setup(&self) -> Result<Setup, lecture_kit::Error> {
         let w = &self.what_if;
         for (flag, list) in [("--batch", &w.batches), ("--ctx", &w.ctxs)] {
@@ -286,7 +289,12 @@ impl Lecture for Cli {
 /// no pass of its own (a fixed cost) or runs the target's (self-speculation).
 fn refuse_inert(w: &WhatIf) -> Result<(), lecture_kit::Error> {
     let fixed_cost = w.draft_cost.is_some();
-    let fp8_factor = w.fp8_bandwidth_factor.is_some() || w.fp8_compute_factor.is_some();
+    let fp8_factor = match (w.fp8_bandwidth_factor, w.fp8_compute_factor) {
+        (Some(_), _) => "--fp8-bandwidth-factor",
+        (None, Some(_)) => "--fp8-compute-factor",
+        (None, None) => "",
+    };
+    let fp8 = format!("{fp8_factor} applies to FP8 weights only: add --weights fp8 or drop it");
     let inert = [
         (
             w.all_reduce_us.is_some() && w.tp == 1,
@@ -294,9 +302,8 @@ fn refuse_inert(w: &WhatIf) -> Result<(), lecture_kit::Error> {
              add --tp N or drop it",
         ),
         (
-            fp8_factor && w.weights != WeightDtype::Fp8,
-            "--fp8-bandwidth-factor and --fp8-compute-factor apply to FP8 weights only: \
-             add --weights fp8 or drop them",
+            !fp8_factor.is_empty() && w.weights != WeightDtype::Fp8,
+            fp8.as_str(),
         ),
         (
             w.overhead_draft.is_some() && fixed_cost,

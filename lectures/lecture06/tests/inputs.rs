@@ -23,7 +23,7 @@ const FLAGS: [&[&str]; 9] = [
     &["--draft", "Llama-3.2-3B"],
     &["--alpha", "0.7"],
     &["--eff-bandwidth", "0.7"],
-    &["--calibration", "fitted"],
+    &["--overhead-draft", "1ms"],
     &["--gamma", "3"],
     &["--tau", "2.5", "--tree-nodes", "6", "--gamma", "3"],
     &["--batch", "8,64"],

@@ -116,3 +116,33 @@ proptest! {
         }
     }
 }
+
+/// The property above says nothing if every drawn command line were refused: over a fixed
+/// sample of 100 lines from the same strategy, a good share must run (exit 0).
+#[test]
+fn a_good_share_of_random_command_lines_runs() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let lines = proptest::collection::vec(flag(), 1..4);
+    let (mut ran, mut refused) = (0, 0);
+    for _ in 0..100 {
+        let mut args: Vec<String> = lines
+            .new_tree(&mut runner)
+            .expect("a command line")
+            .current()
+            .into_iter()
+            .flatten()
+            .collect();
+        if !args.iter().any(|a| a == "--demo") {
+            args.extend(["--demo".into(), "1".into()]);
+        }
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        match run::<Cli>(&argv).code {
+            0 => ran += 1,
+            2 => refused += 1,
+            code => panic!("{argv:?}: exit {code}"),
+        }
+    }
+    assert!(ran >= 20, "{ran} of 100 ran, {refused} refused");
+}

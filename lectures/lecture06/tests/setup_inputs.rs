@@ -26,12 +26,13 @@ fn setup(args: &[&str]) -> Setup {
 }
 
 /// One flag for each input, each changing only that input.
-const ONE_FLAG_EACH: [(&[&str], Input); 8] = [
+const ONE_FLAG_EACH: [(&[&str], Input); 9] = [
     (&["--hw", "H200"], Input::Hw),
     (&["--target", "Llama-3.2-3B"], Input::Target),
     (&["--draft-head"], Input::Draft),
     (&["--alpha", "0.7"], Input::Alpha),
     (&["--tp", "2"], Input::Assumptions),
+    (&["--draft-layer-ms", "0.1"], Input::DraftCosts),
     (&["--gamma", "3"], Input::Gamma),
     (
         &["--tau", "2.5", "--tree-nodes", "6", "--gamma", "3"],
@@ -48,8 +49,12 @@ fn each_flag_changes_the_one_input_that_names_it() {
         assert_eq!(s.changed(), [input], "{args:?}");
         assert!(Setup::flags(input).contains(&args[0]), "{args:?}");
     }
+    // A profile sets the draft's costs too (fitted: 0.53 ms a draft step).
     let calibrated = setup(&["--calibration", "fitted"]);
-    assert_eq!(calibrated.changed(), [Input::Assumptions]);
+    assert_eq!(
+        calibrated.changed(),
+        [Input::Assumptions, Input::DraftCosts]
+    );
 }
 
 #[test]

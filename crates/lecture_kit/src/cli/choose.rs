@@ -19,44 +19,37 @@ pub(super) type Choice<L> = Option<(
 /// What the flags choose ([`Choice`]): usage errors for an unknown script or demo, or a
 /// setup that cannot exist.
 pub(super) fn choose<L: Lecture>(cli: &L) -> Result<Choice<L>, Error> {
+    choose_to_run(cli, &[])
+}
+
+/// [`choose`] for the runner, which knows the flags the user `typed`: also refuses a flag
+/// typed that no chosen demo reads (it would be silently ignored), and with `--list`
+/// (which runs no demo) any flag but the output's — before the setup is made, so that a
+/// flag no demo reads is named as such, not for what it would have combined with.
+pub(super) fn choose_to_run<L: Lecture>(cli: &L, typed: &[String]) -> Result<Choice<L>, Error> {
     let common = cli.common();
     if common.list {
+        let output = ["--list", "--format", "--out", "--plot"];
+        if let Some(flag) = typed.iter().find(|f| !output.contains(&f.as_str())) {
+            return Err(Error::Usage(chrome::unread_by_list(flag)));
+        }
         return Ok(None);
     }
     let script = pick_script(L::SCRIPTS, common.script.as_deref())?;
     let chosen = pick_demos(script, &common.demos)?;
-    Ok(Some((script, chosen, cli.setup()?)))
-}
-
-/// [`choose`] for the runner, which knows the flags the user `typed`: also refuses, before
-/// any demo runs, a flag typed that no chosen demo reads (it would be silently ignored),
-/// and with `--list` (which runs no demo) any flag but the output's.
-pub(super) fn choose_to_run<L: Lecture>(cli: &L, typed: &[String]) -> Result<Choice<L>, Error> {
-    let choice = choose(cli)?;
-    match &choice {
-        None => {
-            let output = ["--list", "--format", "--out", "--plot"];
-            if let Some(flag) = typed.iter().find(|f| !output.contains(&f.as_str())) {
-                return Err(Error::Usage(chrome::unread_by_list(flag)));
-            }
-        }
-        Some((script, chosen, _)) => {
-            let demos = script
-                .registry
-                .iter()
-                .filter(|d| chosen.contains(&d.number));
-            let unread: Vec<Vec<&str>> = demos
-                .map(|d| typed_unread::<L::Setup>(d.reads, typed))
-                .collect();
-            if let Some(flag) = unread
-                .first()
-                .and_then(|first| first.iter().find(|f| unread.iter().all(|u| u.contains(f))))
-            {
-                return Err(Error::Usage(chrome::unread_by_all(flag)));
-            }
-        }
+    let unread: Vec<Vec<&str>> = script
+        .registry
+        .iter()
+        .filter(|d| chosen.contains(&d.number))
+        .map(|d| typed_unread::<L::Setup>(d.reads, typed))
+        .collect();
+    if let Some(flag) = unread
+        .first()
+        .and_then(|first| first.iter().find(|f| unread.iter().all(|u| u.contains(f))))
+    {
+        return Err(Error::Usage(chrome::unread_by_all(flag)));
     }
-    Ok(choice)
+    Ok(Some((script, chosen, cli.setup()?)))
 }
 
 /// The long flags given on the command line `args` (not those left at their defaults),

@@ -8,12 +8,21 @@ use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row, seed, wh
 use serde_json::json;
 
 use super::round::{Verification, free_up_to, slow_down};
-use super::setup::Input::{self, Assumptions, Gamma, Grid, Hw, Target, Tree};
+use super::setup::Input::{self, Assumptions, DraftCosts, Gamma, Grid, Hw, Target, Tree};
 use super::setup::Setup;
 use super::text::{DEMO1_FASTER, DEMO1_FREE, demo1_c, draft_label, draft_share};
 
 /// The setup inputs demo 1 reads (α is its own list).
-pub const READS: &[Input] = &[Hw, Target, Input::Draft, Assumptions, Gamma, Tree, Grid];
+pub const READS: &[Input] = &[
+    Hw,
+    Target,
+    Input::Draft,
+    Assumptions,
+    DraftCosts,
+    Gamma,
+    Tree,
+    Grid,
+];
 /// Tokens fed to one target pass, for the first table.
 pub const DEMO1_NS: [u64; 10] = [1, 2, 3, 5, 9, 17, 33, 65, 129, 257];
 /// The second table's speedup column (the α and γ columns are short).

@@ -9,13 +9,22 @@ use llm_math::critical_tokens;
 use serde_json::json;
 
 use super::round::{Round, Verification, break_even, slow_down};
-use super::setup::Input::{self, Alpha, Assumptions, Gamma, Grid, Hw, Target};
+use super::setup::Input::{self, Alpha, Assumptions, DraftCosts, Gamma, Grid, Hw, Target};
 use super::setup::Setup;
 use super::text::{DEMO2_BATCH, DEMO2_COMPETE, DEMO2_CONTEXT};
 
 pub use super::setup::{DEMO2_BATCHES, DEMO2_CTXS};
 /// The setup inputs demo 2 reads.
-pub const READS: &[Input] = &[Hw, Target, Input::Draft, Alpha, Assumptions, Gamma, Grid];
+pub const READS: &[Input] = &[
+    Hw,
+    Target,
+    Input::Draft,
+    Alpha,
+    Assumptions,
+    DraftCosts,
+    Gamma,
+    Grid,
+];
 /// The worked example: batch, context, tokens verified per sequence.
 const EXAMPLE: (u64, u64, u64) = (512, 512, 5);
 

@@ -5,7 +5,7 @@
 
 use decode_lab::{Draft, Scenario, TreeShape};
 use lecture_kit::Inputs;
-use llm_math::ModelConfig;
+use llm_math::{CostTerms, ModelConfig};
 use serde::Serialize;
 
 use super::round::Round;
@@ -64,9 +64,14 @@ pub enum Input {
     Draft,
     /// Demo 2's acceptance rate α (`--alpha`).
     Alpha,
-    /// The model's assumptions: cards, dtypes, efficiencies, overheads, verification cost
-    /// (`--tp`, `--weights`, `--kv`, `--eff-*`, `--overhead-*`, `--calibration`).
+    /// The model's assumptions: cards, dtypes, efficiencies, the target's overhead, the
+    /// verification and round costs (`--tp`, `--weights`, `--kv`, `--eff-*`,
+    /// `--overhead-target`, `--calibration`, the cost terms).
     Assumptions,
+    /// What a draft step costs beyond its roofline pass (`--overhead-draft`,
+    /// `--draft-layer-ms`; a calibration profile sets them too): nothing to a demo that
+    /// drafts at a fixed cost.
+    DraftCosts,
     /// A fixed draft length instead of the best one (`--gamma`).
     Gamma,
     /// A measured tree (`--tau`, `--tree-nodes`).
@@ -96,6 +101,7 @@ impl Inputs for Setup {
         Input::Draft,
         Input::Alpha,
         Input::Assumptions,
+        Input::DraftCosts,
         Input::Gamma,
         Input::Tree,
         Input::Grid,
@@ -120,17 +126,16 @@ impl Inputs for Setup {
                 "--eff-compute",
                 "--eff-bandwidth",
                 "--overhead-target",
-                "--overhead-draft",
                 "--calibration",
                 "--overlap",
                 "--verify-us-per-token",
                 "--round-overhead-ms",
                 "--round-overhead-per-seq-ms",
-                "--draft-layer-ms",
                 "--fp8-bandwidth-factor",
                 "--fp8-compute-factor",
                 "--all-reduce-us",
             ],
+            Input::DraftCosts => &["--overhead-draft", "--draft-layer-ms"],
             Input::Gamma => &["--gamma"],
             Input::Tree => &["--tau", "--tree-nodes"],
             Input::Grid => &["--batch", "--ctx"],
@@ -145,11 +150,18 @@ impl Inputs for Setup {
             Input::Draft => a.draft == b.draft,
             Input::Alpha => a.alpha == b.alpha,
             Input::Assumptions => {
+                let without_draft = |s: &Scenario| CostTerms {
+                    draft_per_layer: 0.0,
+                    ..s.cost_terms
+                };
                 a.deployment == b.deployment
                     && a.overhead_target == b.overhead_target
-                    && a.overhead_draft == b.overhead_draft
                     && a.verify_cost_per_token == b.verify_cost_per_token
-                    && a.cost_terms == b.cost_terms
+                    && without_draft(a) == without_draft(b)
+            }
+            Input::DraftCosts => {
+                a.overhead_draft == b.overhead_draft
+                    && a.cost_terms.draft_per_layer == b.cost_terms.draft_per_layer
             }
             Input::Gamma => self.gamma == other.gamma,
             Input::Tree => self.measured_tree == other.measured_tree,
@@ -171,10 +183,16 @@ impl Inputs for Setup {
             Input::Assumptions => {
                 a.deployment = b.deployment;
                 a.overhead_target = b.overhead_target;
-                a.overhead_draft = b.overhead_draft;
                 a.verify_cost_per_token = b.verify_cost_per_token;
-                a.cost_terms = b.cost_terms;
+                a.cost_terms = CostTerms {
+                    draft_per_layer: a.cost_terms.draft_per_layer,
+                    ..b.cost_terms
+                };
                 self.calibration = from.calibration;
+            }
+            Input::DraftCosts => {
+                a.overhead_draft = b.overhead_draft;
+                a.cost_terms.draft_per_layer = b.cost_terms.draft_per_layer;
             }
             Input::Gamma => self.gamma = from.gamma,
             Input::Tree => self.measured_tree = from.measured_tree.clone(),
