@@ -100,6 +100,12 @@ impl Plan {
             spec_runs: 1,
         }
     }
+
+    /// The context halfway through generation (`prompt_len + n_new / 2` tokens): where a
+    /// draft's c and the speculative round's predictions are priced.
+    pub fn mid_generation_ctx(&self) -> usize {
+        self.prompt_len + self.n_new / 2
+    }
 }
 
 /// The row counts at which the kernel is timed with its weights streamed from memory (those
@@ -278,7 +284,7 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
 
     // (c) c at batch 1, mid-generation context: the draft's steps as a round pays them,
     // right after a verification; the target's step as plain decoding pays it, back to back.
-    let ctx = plan.prompt_len + plan.n_new / 2;
+    let ctx = plan.mid_generation_ctx();
     let target_step = target.measure(1, 1, ctx)?;
     let f32_peak = |rows| machine.f32_peak(peak, rows);
     let pred_t = machine.predict(&models.target, (f32_peak(1), bw), 1, ctx, 1);
@@ -380,7 +386,7 @@ fn spec_run(
         machine.machine.bandwidth_bytes(),
     );
     let f32 = |rows| machine.f32_peak(peak, rows);
-    let ctx = plan.prompt_len + plan.n_new / 2;
+    let ctx = plan.mid_generation_ctx();
     let ps = prompts(batch, plan.prompt_len, models.target.vocab(), plan.seed + 1);
     let spec = || match kind {
         DraftKind::FirstLayer => speculative(
