@@ -25,7 +25,7 @@ use clap::{Parser, ValueEnum};
 mod choose;
 
 pub use choose::pick_demos;
-use choose::{choices, choose, choose_to_run, typed_flags, typed_unread};
+use choose::{choices, choose, typed_flags, typed_unread};
 
 use crate::chrome;
 use crate::demo::{Demo, demos};
@@ -209,7 +209,7 @@ pub fn run<L: Lecture>(
             return 2;
         }
     };
-    let report = match choose_to_run(&cli, &typed) {
+    let report = match choose(&cli, &typed) {
         Ok(None) => list_report::<L>(),
         Ok(Some((script, chosen, setup))) => {
             demos(&setup, script.registry, &chosen).map(|mut r| {
@@ -241,7 +241,7 @@ pub fn run<L: Lecture>(
 /// The report the flags ask for (what [`run`] writes, measured values as measured): `--list`,
 /// or the chosen demos of the chosen script, with the lecture's number and the script's name.
 pub fn report<L: Lecture>(cli: &L) -> Result<Report, Error> {
-    match choose(cli)? {
+    match choose(cli, &[])? {
         None => list_report::<L>(),
         Some((script, chosen, setup)) => {
             Ok(demos(&setup, script.registry, &chosen)?.named(L::NUMBER, script.name))

@@ -17,16 +17,12 @@ pub(super) type Choice<L> = Option<(
 )>;
 
 /// What the flags choose ([`Choice`]): usage errors for an unknown script or demo, or a
-/// setup that cannot exist.
-pub(super) fn choose<L: Lecture>(cli: &L) -> Result<Choice<L>, Error> {
-    choose_to_run(cli, &[])
-}
-
-/// [`choose`] for the runner, which knows the flags the user `typed`: also refuses a flag
-/// typed that no chosen demo reads (it would be silently ignored), and with `--list`
-/// (which runs no demo) any flag but the output's — before the setup is made, so that a
-/// flag no demo reads is named as such, not for what it would have combined with.
-pub(super) fn choose_to_run<L: Lecture>(cli: &L, typed: &[String]) -> Result<Choice<L>, Error> {
+/// setup that cannot exist. Given the flags the user `typed` (the runner has them; empty
+/// for a report made without a command line), also refuses one that no chosen demo reads
+/// (it would be silently ignored), and with `--list` (which runs no demo) any flag but the
+/// output's — before the setup is made, so that a flag no demo reads is named as such, not
+/// for what it would have combined with.
+pub(super) fn choose<L: Lecture>(cli: &L, typed: &[String]) -> Result<Choice<L>, Error> {
     let common = cli.common();
     if common.list {
         let output = ["--list", "--format", "--out", "--plot"];
