@@ -423,7 +423,8 @@ fn build(
 /// What the runner calls for a script's chosen demos.
 ///
 /// Errs with a usage error when a chosen demo's view cannot exist ([`Inputs::check`], all
-/// checked before the first demo runs); errs when a demo fails, prints a table that does not fit its headers, is not in
+/// checked before the first demo runs); errs when a demo fails, prints a table that does
+/// not fit its headers or a number that is not finite ([`Block::non_finite`]), is not in
 /// `registry`, or is given a view the setup's [`Inputs::take`] did not reset.
 pub fn demos<S: Inputs>(setup: &S, registry: &[Demo<S>], chosen: &[u8]) -> Result<Report, Error> {
     let mut report = Report::new(0, "");

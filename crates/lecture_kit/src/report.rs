@@ -174,13 +174,10 @@ impl Block {
         match self {
             Block::Header(t) | Block::Text(t) => text_of(t, "the line"),
             Block::Observations(items) => items.iter().find_map(|t| text_of(t, "the observation")),
-            Block::Line(l) => {
-                let values: Vec<Datum> = l.parts.iter().flat_map(|c| c.values.clone()).collect();
-                if bad(&values) {
-                    return Some(format!("a value of the line {:?}", l.text));
-                }
-                text_of(&l.text, "the line")
-            }
+            Block::Line(l) => match l.parts.iter().any(|c| bad(&c.values)) {
+                true => Some(format!("a value of the line {:?}", l.text)),
+                false => text_of(&l.text, "the line"),
+            },
             Block::Table(t) => t.rows.iter().enumerate().find_map(|(r, row)| {
                 row.iter().zip(&t.columns).find_map(|(c, col)| {
                     (bad(&c.values) || has_non_finite_word(&c.text)).then(|| {
