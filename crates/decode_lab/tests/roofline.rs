@@ -331,6 +331,46 @@ fn a_draft_with_no_weights_or_kv_leaves_the_largest_batch_as_the_target_alone_ha
 }
 
 #[test]
+fn the_best_round_beats_every_fixed_draft_length_and_says_when_it_stopped_at_the_limit() {
+    // A cheap, accurate draft (c = 0.02, α = 0.9): the best γ is 19 (the seed's search
+    // stopped at 16, which a fixed γ of 20 beat). Over every fixed γ a lecture takes, none
+    // does better than the best.
+    for (c, alpha) in [(0.02, 0.9), (0.05, 0.8), (0.2, 0.6), (0.0, 0.99)] {
+        let s = Scenario {
+            draft: Draft::FixedCost(c),
+            alpha,
+            ctx: 512,
+            ..Scenario::LECTURE
+        };
+        let best = best_round(&s).unwrap();
+        for g in 1..=MAX_GAMMA {
+            let fixed = round_plan(&s, g).unwrap().speedup;
+            assert!(
+                best.speedup() >= fixed,
+                "c {c}, α {alpha}: γ {g} gives {fixed}"
+            );
+        }
+        assert!(!best.at_limit() || best.gamma() == MAX_GAMMA);
+    }
+    let cheap = Scenario {
+        draft: Draft::FixedCost(0.02),
+        alpha: 0.9,
+        ctx: 512,
+        ..Scenario::LECTURE
+    };
+    let best = best_round(&cheap).unwrap();
+    assert_eq!((best.gamma(), best.at_limit()), (19, false));
+    // A free, perfect draft: every longer draft pays more, so the best is the limit.
+    let free = Scenario {
+        draft: Draft::FixedCost(0.0),
+        alpha: 1.0,
+        ..cheap
+    };
+    let best = best_round(&free).unwrap();
+    assert_eq!((best.gamma(), best.at_limit()), (MAX_GAMMA, true));
+}
+
+#[test]
 fn a_context_past_the_model_maximum_is_an_error_naming_it() {
     let s = Scenario {
         ctx: 200_000,

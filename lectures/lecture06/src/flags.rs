@@ -22,8 +22,8 @@ pub const MAX_BATCH: u64 = 1_000_000;
 pub const MAX_CTX: u64 = 10_000_000;
 /// The most draft tokens a tree may verify in one round (`decode_lab::TreeShape`'s cap).
 pub const MAX_TREE_NODES: u64 = 4096;
-/// The longest fixed draft and the deepest tree.
-pub const MAX_GAMMA: u64 = 64;
+/// The longest fixed draft and the deepest tree: the longest draft `best_round` tries.
+pub const MAX_GAMMA: u64 = decode_lab::MAX_GAMMA as u64;
 /// The most cards of tensor parallelism.
 pub const MAX_TP: u64 = 64;
 /// The longest fixed per-pass overhead, seconds.

@@ -330,3 +330,31 @@ fn every_card_target_draft_and_knob_prints_finite_figures() {
     }
     assert!(checked >= 400, "only {checked} setups checked");
 }
+
+#[test]
+fn a_best_draft_length_at_the_search_limit_says_so() {
+    // A free, perfect draft: every longer draft pays more, so the best γ is the limit.
+    let args = [
+        "--demo",
+        "2",
+        "--draft-cost",
+        "0",
+        "--alpha",
+        "1",
+        "--batch",
+        "1",
+        "--ctx",
+        "512",
+    ];
+    let text = run::<Cli>(&args).stdout;
+    assert!(text.contains("γ=64（搜索上限）, "), "{text}");
+    let d = data(&args, "demo2");
+    assert_eq!(d["grid"][0]["cells"][0]["at_limit"], true);
+    // A cheap draft's best lies inside the search: no mark, and nothing in the JSON.
+    let d = data(
+        &["--demo", "2", "--draft-cost", "0.02", "--alpha", "0.9"],
+        "demo2",
+    );
+    assert_eq!(d["grid"][0]["cells"][0]["gamma"], 19);
+    assert!(d["grid"][0]["cells"][0].get("at_limit").is_none());
+}

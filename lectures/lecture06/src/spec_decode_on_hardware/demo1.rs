@@ -73,7 +73,7 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     for alpha in [0.6, 0.7, 0.8, 0.9] {
         let r = setup.round(batch, ctx, alpha)?;
         let tokens = fixed(expected_tokens(alpha, r.gamma)?, 2).unit("tokens");
-        let (g, x) = (int(r.gamma).unit("tokens"), slow_down(r.speedup));
+        let (g, x) = (r.gamma_value(), slow_down(r.speedup));
         rows.push(row![py(alpha), g, tokens, x]);
         best.push(json!({"alpha": alpha, "round": r}));
     }
@@ -87,16 +87,22 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         out.print(format!("\n给定实测的接受长度 τ = {tau_}（{depth} 层、{nodes} 个节点的树，草稿 {drf}）：加速 {x}。"));
         tree = Some(json!({"tau": tau, "depth": depth, "nodes": nodes, "speedup": speedup}));
     }
-    let free = free_up_to(&passes);
+    // Up to which n a pass costs about the same as one token; when already n = 2 does not,
+    // how much more it costs.
+    let free = match (free_up_to(&passes), passes.get(1)) {
+        (n, Some((2, v))) if n < 2 => {
+            let more = fixed(100.0 * (v.ratio() - 1.0), 1);
+            format!("多送 1 个 token（n = 2）就慢 {more}%")
+        }
+        (n, _) => format!("送进 n ≤ {n} 个 token 与只送 1 个相差不到 1%"),
+    };
     let r = setup.round(batch, ctx, 0.8)?; // the summary's α
     let (x, c2) = (slow_down(r.speedup), fixed(c, 2));
     let at_08 = match r.speculate {
-        true => format!("α = 0.8 时{gamma} = {}，加速 {x}", r.gamma),
+        true => format!("α = 0.8 时{gamma} = {}，加速 {x}", r.gamma_value()),
         false => "α = 0.8 时投机解码不划算".to_string(),
     };
-    let summary = format!(
-        "本配置（{label}）：c = {c2}；批 {batch} 时送进 n ≤ {free} 个 token 与只送 1 个相差不到 1%；{at_08}。"
-    );
+    let summary = format!("本配置（{label}）：c = {c2}；批 {batch} 时{free}；{at_08}。");
     let (free, c_) = (seed(DEMO1_FREE), seed(demo1_c(c)));
     out.observations([what_if(summary), free, c_, always(DEMO1_FASTER)]);
     out.figure(knee(setup)?);

@@ -78,11 +78,15 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
     let critical_tokens = critical_tokens(&base.hw, &pass_deployment(&base)?);
     let fits = setup.ctxs.iter().zip(&max_batch);
     let fits = fits.map(|(c, m)| format!("上下文 {c} 最多 {m} 个序列"));
-    let (c0, speedups, fits) = (setup.ctxs[0], speedups.join("、"), join(fits, "、"));
+    let (c0, fits) = (setup.ctxs[0], join(fits, "、"));
+    let at_c0 = match speedups.is_empty() {
+        true => format!("上下文 {c0} 时所列的批都放不下"),
+        false => format!("上下文 {c0} 时 {}", speedups.join("、")),
+    };
     let summary = match setup.weights_problem()? {
         Some(line) => format!("本配置（{label}）：{line}"),
         None => format!(
-            "本配置（{label}，α = {alpha}）：临界批大小约 {critical_tokens:.0} 个 token；上下文 {c0} 时 {speedups}；{fits}。"
+            "本配置（{label}，α = {alpha}）：临界批大小约 {critical_tokens:.0} 个 token；{at_c0}；{fits}。"
         ),
     };
     let (batch, context) = (seed(DEMO2_BATCH), seed(DEMO2_CONTEXT));

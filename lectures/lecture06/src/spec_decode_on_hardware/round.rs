@@ -22,6 +22,10 @@ pub struct Round {
     pub speedup: f64,
     /// The best plan tried (when `speculate` is false, its speedup is ≤ 1).
     pub plan: Plan,
+    /// Whether the best γ is the longest searched ([`BestRound::at_limit`]): a longer
+    /// draft might pay more. Never for a fixed γ.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub at_limit: bool,
 }
 
 /// [`RoundPlan`] as data (times in seconds).
@@ -74,16 +78,18 @@ impl From<&BestRound> for Round {
             gamma: b.gamma(),
             speedup: b.speedup(),
             plan: Plan::from(plan),
+            at_limit: b.at_limit(),
         }
     }
 }
 
 impl Round {
     /// The round as demo 2's grid prints it — "γ=4, 1.93×（验证 1.00）", with " 变慢" after a
-    /// speedup below 1, or "不投机" — with its γ, speedup and verification ratio as values
+    /// speedup below 1 and "（搜索上限）" after a best γ at the search's limit, or "不投机" —
+    /// with its γ, speedup and verification ratio as values
     /// (γ 0 and 1×, and no ratio, where it does not speculate).
     pub fn cell(&self) -> Value {
-        let gamma = int(self.gamma).named("γ").unit("tokens");
+        let gamma = self.gamma_value().named("γ");
         let x = speedup(self.speedup).named("加速比");
         if !self.speculate {
             return parts("不投机", [gamma, x, missing("").named("验证").unit("×")]);
@@ -91,6 +97,15 @@ impl Round {
         let x = x.suffix(if self.speedup < 1.0 { " 变慢" } else { "" });
         let verify = ratio(self.plan.verify_ratio, 2).named("验证");
         parts("γ={}, {}（验证 {}）", [gamma, x, verify])
+    }
+
+    /// γ as a value: "4", or "64（搜索上限）" when the best γ is the longest searched.
+    pub fn gamma_value(&self) -> Value {
+        int(self.gamma).unit("tokens").suffix(if self.at_limit {
+            "（搜索上限）"
+        } else {
+            ""
+        })
     }
 
     /// The round at a fixed γ (engines run one): it "speculates" whatever its speedup, and
@@ -101,6 +116,7 @@ impl Round {
             gamma: plan.gamma,
             speedup: plan.speedup,
             plan: Plan::from(plan),
+            at_limit: false,
         }
     }
 
@@ -308,6 +324,7 @@ mod tests {
             gamma,
             speedup,
             plan,
+            at_limit: false,
         }
     }
 
