@@ -296,6 +296,30 @@ pub fn write(
         }
         None => None,
     };
+    // Where the files go is checked before a byte is written: the figures' folder can be
+    // made, and a single file's path is not a folder (nor the figures' folder).
+    if let (false, Some(path)) = (common.format == Format::Csv, &common.out) {
+        let absolute = |p: &std::path::Path| std::path::absolute(p).ok();
+        let plot = figures.as_ref().and_then(|(dir, _)| absolute(dir));
+        if plot.is_some() && plot == absolute(path) {
+            return Err(Error::Usage(format!(
+                "--out and --plot both name {}: the figures go into a folder of their own",
+                path.display()
+            )));
+        }
+        if path.is_dir() {
+            let format = common.format.to_possible_value();
+            return Err(Error::Usage(format!(
+                "--out {} is a folder; --format {} writes one file: give a file name \
+                 (--format csv writes a folder of tables)",
+                path.display(),
+                format.map_or(String::new(), |v| v.get_name().to_string())
+            )));
+        }
+    }
+    if let Some((dir, _)) = &figures {
+        files::make_folder(dir).map_err(Error::Output)?;
+    }
     match (common.format, &common.out) {
         (Format::Csv, Some(dir)) => {
             let mut tables = report
@@ -371,17 +395,20 @@ fn usage_line<L: Lecture>(e: &clap::Error) -> String {
     line
 }
 
-/// Folds clap's multi-line message into one line.
+/// Folds clap's multi-line message into one line: a bracketed line (the possible values)
+/// continues the one before it, any other (a tip) is a clause of its own.
 fn one_line(rendered: &str) -> String {
-    rendered
-        .lines()
-        .map(str::trim)
-        .filter(|l| {
-            !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
-        })
-        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
-        .collect::<Vec<_>>()
-        .join(" ")
+    let lines = rendered.lines().map(str::trim).filter(|l| {
+        !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+    });
+    let mut out = String::new();
+    for l in lines.map(|l| l.strip_prefix("error: ").unwrap_or(l)) {
+        if !out.is_empty() {
+            out.push_str(if l.starts_with('[') { " " } else { "; " });
+        }
+        out.push_str(l);
+    }
+    out
 }
 
 /// `--list`: the lecture's scripts and what [`Lecture::catalog`] adds (the registries its

@@ -45,8 +45,7 @@ pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
             return Err(format!("cannot write {name:?} twice into one folder"));
         }
     }
-    fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create the folder {}: {e}", dir.display()))?;
+    make_folder(dir)?;
     let mut written: Vec<(PathBuf, PathBuf)> = Vec::new();
     let remove = |temporaries: &[(PathBuf, PathBuf)]| {
         for (t, _) in temporaries {
@@ -99,15 +98,20 @@ pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
     Ok(())
 }
 
+/// Makes the folder `dir` (and its parents) if it is not there. Errors: it cannot be made
+/// (a file of that name, no permission), named.
+pub fn make_folder(dir: &Path) -> Result<(), String> {
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create the folder {}: {e}", dir.display()))
+}
+
 /// Whether `a` and `b` name the same folder, however spelled (`out`, `./out/`,
 /// `x/../out`, through a link): both are created if need be, then compared on disk.
 ///
 /// Errors: a folder that cannot be created, named.
 pub fn same_folder(a: &Path, b: &Path) -> Result<bool, String> {
     let on_disk = |p: &Path| {
-        fs::create_dir_all(p)
-            .and_then(|()| fs::canonicalize(p))
-            .map_err(|e| format!("cannot create the folder {}: {e}", p.display()))
+        make_folder(p)?;
+        fs::canonicalize(p).map_err(|e| format!("cannot read the folder {}: {e}", p.display()))
     };
     Ok(a == b || on_disk(a)? == on_disk(b)?)
 }

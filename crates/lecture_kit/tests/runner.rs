@@ -108,6 +108,11 @@ fn bad_flags_exit_2_with_one_line_naming_the_choices() {
             &["--list", "--plot", "/tmp/never"],
             "--plot: --list draws no figure (drop --plot)",
         ),
+        // clap's tip is a clause of its own.
+        (
+            &["--demos", "1"],
+            "unexpected argument '--demos' found; tip: a similar argument exists: '--demo'",
+        ),
     ] {
         let r = run::<Toy>(args);
         assert_eq!(r.code, 2, "{args:?}: {r:?}");

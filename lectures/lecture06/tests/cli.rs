@@ -260,8 +260,33 @@ fn writing_failures_exit_1_with_the_path() {
         assert_eq!(o.status.code(), Some(1), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(file.to_str().unwrap()), "{err}");
+        assert!(o.stdout.is_empty(), "nothing printed before the failure");
     }
     std::fs::remove_file(&file).unwrap();
+    // Paths that cannot work are usage errors before anything is written: a single file's
+    // --out that is a folder, and --out and --plot naming one path.
+    let dir = std::env::temp_dir().join(format!("lecture06-a-dir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+    let page = dir.join("page.html");
+    let p = page.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["--format", "html", "--out", d],
+            "is a folder; --format html writes one file",
+        ),
+        (
+            vec!["--format", "html", "--out", p, "--plot", p],
+            "--out and --plot both name",
+        ),
+    ] {
+        let o = lecture06(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{err}");
+    }
+    assert!(!page.exists(), "nothing written, no folder made");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
