@@ -388,7 +388,7 @@ fn demo4_draws_measured_tau_beside_the_estimate_per_draft() {
         assert!(svg.has(label), "{label}: {:?}", svg.texts);
     }
     assert_eq!(svg.count("实测 τ"), 2, "a legend per draft");
-    assert_eq!(svg.count("演示 3 的估计 τ"), 2);
+    assert_eq!(svg.count("演示 3 的估计 τ（同这些提示）"), 2);
     // Measured and estimated τ of one shape sit side by side, not on top of each other.
     let legends = svg.legends();
     let xs = |hex: String| -> Vec<f64> {
