@@ -280,6 +280,16 @@ fn a_draft_that_does_not_fit_is_reported_as_data_and_as_an_error() {
     let m = Scenario::LECTURE.memory().unwrap();
     assert!(m.weights_fit());
     assert!(m.max_batch_with_draft() < m.max_batch);
+    // By hand at 32K: (80e9 − 16,060,522,496) / (32768 · 131,072) = 14.9 → 14 by the seed's
+    // rule; with the draft's 2,471,628,800 bytes of weights and 32,768 bytes of KV a token,
+    // 61,467,848,704 / (32768 · 163,840) = 11.4 → 11.
+    let long = Scenario {
+        ctx: 32768,
+        ..Scenario::LECTURE
+    }
+    .memory()
+    .unwrap();
+    assert_eq!((long.max_batch, long.max_batch_with_draft()), (14, 11));
 }
 
 #[test]
