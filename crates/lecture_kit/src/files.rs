@@ -71,17 +71,13 @@ pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
         .collect();
     // Before any rename, the list names every file that may be this lecture's once it is
     // done, so that a rename failing part way leaves no file of ours unlisted.
-    let listed = |names: &mut dyn Iterator<Item = &str>| {
-        let mut list = names.collect::<Vec<_>>().join("\n");
-        list.push('\n');
-        write_file(&manifest_path, list.as_bytes())
-    };
+    let listed = |names: &[&str]| write_file(&manifest_path, (names.join("\n") + "\n").as_bytes());
     let stale: Vec<&str> = earlier
         .iter()
         .map(String::as_str)
         .filter(|n| !names.contains(n))
         .collect();
-    if let Err(e) = listed(&mut names.iter().copied().chain(stale.iter().copied())) {
+    if let Err(e) = listed(&[&names[..], &stale[..]].concat()) {
         remove(&written);
         return Err(e);
     }
@@ -91,7 +87,7 @@ pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
             return Err(format!("cannot write {}: {e}", path.display()));
         }
     }
-    listed(&mut names.iter().copied())?;
+    listed(&names)?;
     for name in stale {
         let _ = fs::remove_file(dir.join(name));
     }

@@ -23,6 +23,13 @@ fn refused(args: &[&str], words: &[&str]) {
     }
 }
 
+/// Runs `args`, expects exit 0, and returns what it printed.
+fn runs(args: &[&str]) -> String {
+    let o = lecture06(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    stdout(&o)
+}
+
 #[test]
 fn inputs_that_would_print_inf_or_nan_are_refused_naming_the_flag() {
     refused(
@@ -100,9 +107,7 @@ fn units_are_accepted_in_any_case_and_with_either_mu() {
 
 #[test]
 fn a_negative_zero_cost_prints_as_zero() {
-    let o = lecture06(&["--demo", "1", "--draft-cost", "-0"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = stdout(&o);
+    let text = runs(&["--demo", "1", "--draft-cost", "-0"]);
     assert!(!text.contains("-0"), "{text}");
     assert!(text.contains("c = 0.000"), "{text}");
 }
@@ -152,16 +157,14 @@ fn a_combination_is_refused_only_for_the_demos_that_read_it() {
         &["--demo", "1", "--target", "Qwen3-8B"],
         &["Llama-3.2-1B cannot draft for Qwen3-8B"],
     );
-    let o = lecture06(&["--demo", "3", "--target", "Qwen3-8B"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("Qwen3-8B"), "{}", stdout(&o));
+    let text = runs(&["--demo", "3", "--target", "Qwen3-8B"]);
+    assert!(text.contains("Qwen3-8B"), "{text}");
     // Demo 3 and demo 1 together: demo 1 still needs a draft of the family.
     refused(
         &["--demo", "3", "--demo", "1", "--target", "Qwen3-8B"],
         &["cannot draft for Qwen3-8B"],
     );
-    let o = lecture06(&["--target", "Qwen3-8B", "--draft", "Qwen3-0.6B"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    runs(&["--target", "Qwen3-8B", "--draft", "Qwen3-0.6B"]);
 }
 
 #[test]
@@ -210,16 +213,14 @@ fn a_flag_whose_value_changes_nothing_in_the_setup_is_refused() {
             "0.1",
         ],
     ] {
-        let o = lecture06(args);
-        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        runs(args);
     }
 }
 
 #[test]
 fn the_scripts_grid_typed_out_runs_demo_1_at_its_first_value() {
-    let o = lecture06(&["--demo", "1", "--ctx", "512,4096,32768"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("上下文 512"), "{}", stdout(&o));
+    let text = runs(&["--demo", "1", "--ctx", "512,4096,32768"]);
+    assert!(text.contains("上下文 512"), "{text}");
 }
 
 #[test]
@@ -249,20 +250,12 @@ fn a_flag_no_chosen_demo_reads_is_refused_and_one_some_ignore_is_noted() {
         &["--list", "--tp changes nothing"],
     );
     refused(&["--list", "--demo", "3"], &["--demo changes nothing"]);
-    let o = lecture06(&["--list", "--format", "markdown"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    runs(&["--list", "--format", "markdown"]);
     // A note names the flag typed only.
-    let o = lecture06(&["--demo", "1", "--demo", "3", "--draft-head"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stdout(&o).contains("（这个演示不读 --draft-head，"),
-        "{}",
-        stdout(&o)
-    );
+    let text = runs(&["--demo", "1", "--demo", "3", "--draft-head"]);
+    assert!(text.contains("（这个演示不读 --draft-head，"), "{text}");
     // Demo 2 reads α, demo 1 does not: demo 1 says so after its figures.
-    let o = lecture06(&["--demo", "1", "--demo", "2", "--alpha", "0.7"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = stdout(&o);
+    let text = runs(&["--demo", "1", "--demo", "2", "--alpha", "0.7"]);
     assert_eq!(
         text.matches("（这个演示不读 --alpha，").count(),
         1,
