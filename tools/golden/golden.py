@@ -4,7 +4,8 @@
 Reads the weights that `cargo run -p transformer_lab --example export_weights` wrote
 (init_params(QCFG, seed 0), safetensors), runs the forward pass of SPEC.md section 3 in
 float64 NumPy with its own RMSNorm, RoPE, attention and SwiGLU, and writes the logits of
-every position of a few byte sequences, each as '%.7e'. The Rust test
+every position of a few byte sequences, each as '%.7e'. First it checks that the weights
+are exactly what NumPy's default_rng draws for them (SPEC.md section 3). The Rust test
 crates/transformer_lab/tests/golden.rs checks the model against this file (within 1e-4).
 
     python3 tools/golden/golden.py WEIGHTS.safetensors OUT.txt
@@ -99,6 +100,23 @@ def logits(w, cfg, tokens):
     return rms_norm(x, w["final_norm"], cfg["norm_eps"]) @ w["lm_head"]
 
 
+def numpy_init(cfg):
+    """init_params(cfg, seed) as SPEC.md section 3 states NumPy draws it: default_rng(seed),
+    each matrix standard_normal(shape) * std in float64, cast to float32, in the order
+    tok_emb, lm_head, then per layer wq, wk, wv, wo, w_gate, w_up, w_down."""
+    rng = np.random.default_rng(cfg["seed"])
+    d, f, v, n = cfg["d_model"], cfg["d_ff"], cfg["vocab"], cfg["n_layers"]
+    draw = lambda shape, std: (rng.standard_normal(shape) * std).astype(np.float32)
+    w = {"embed": draw((v, d), 0.03), "lm_head": draw((d, v), 0.02)}
+    resid = 0.02 / np.sqrt(2 * n)
+    for i in range(n):
+        for name, shape, std in [("wq", (d, d), 0.02), ("wk", (d, d), 0.02), ("wv", (d, d), 0.02),
+                                 ("wo", (d, d), resid), ("w_gate", (d, f), 0.02),
+                                 ("w_up", (d, f), 0.02), ("w_down", (f, d), resid)]:
+            w[f"layers.{i}.{name}"] = draw(shape, std)
+    return w
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: golden.py WEIGHTS.safetensors OUT.txt")
@@ -106,6 +124,11 @@ def main():
     ints = ["vocab", "d_model", "n_layers", "n_heads", "d_ff", "max_seq", "seed"]
     cfg = {k: int(meta[k]) for k in ints}
     cfg.update({k: float(meta[k]) for k in ["norm_eps", "rope_theta"]})
+    # The exported weights are NumPy's own draws, bit for bit (float32 widened to float64
+    # on both sides, so equality is exact).
+    for name, want in numpy_init(cfg).items():
+        if not np.array_equal(w[name], want.astype(np.float64)):
+            sys.exit(f"golden.py: exported {name} differs from NumPy's default_rng draws")
     lines = [
         "# Golden logits of the toy model: transformer_lab::QCFG, init_params(QCFG, seed %d)," % cfg["seed"],
         "# computed in float64 by tools/golden/golden.py (NumPy), independent of the Rust code.",

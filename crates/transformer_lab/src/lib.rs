@@ -53,8 +53,8 @@ pub use config::{Config, QCFG, config_like};
 pub use model::TransformerLM;
 pub use params::{LayerParams, Params, init_params};
 pub use sample::{
-    argmax, autoregressive_generate, draw_weighted, sample_categorical, sample_tokens,
-    sample_tokens_from, softmax_weights,
+    argmax, autoregressive_generate, draw_weighted, greedy_generate, sample_categorical,
+    sample_tokens, sample_tokens_from, softmax_probs,
 };
 pub use tree_mask::{Feed, TreeMask};
 

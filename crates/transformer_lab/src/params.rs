@@ -2,9 +2,7 @@
 
 use ndarray::{Array1, Array2};
 use ndarray_rand::RandomExt;
-use ndarray_rand::rand_distr::Normal;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
+use py_port::random::{StandardNormal, default_rng};
 
 use crate::{Config, Error};
 
@@ -74,51 +72,54 @@ pub struct Params {
 }
 
 /// Standard deviation of the embedding table.
-pub const EMBED_STD: f32 = 0.03;
+pub const EMBED_STD: f64 = 0.03;
 /// Standard deviation of q, k, v, gate, up and the LM head.
-pub const WEIGHT_STD: f32 = 0.02;
+pub const WEIGHT_STD: f64 = 0.02;
 
-/// Random weights for `cfg`, reproducible from `seed`.
+/// Random weights for `cfg`, reproducible from `seed`, drawn as the Python module draws
+/// them: from NumPy's `default_rng(seed)` ([`py_port::random::default_rng`], bit for bit),
+/// each matrix `rng.standard_normal(shape) * std` in float64, then cast to float32.
 ///
-/// Every draw comes from one `ChaCha8Rng::seed_from_u64(seed)` (a named algorithm, so a
-/// `rand` upgrade cannot change the model), in this order: embedding; then per block wq,
-/// wk, wv, wo, w_gate, w_up, w_down; then the LM head. Embedding N(0, 0.03²); wq, wk, wv,
-/// w_gate, w_up and lm_head N(0, 0.02²); the residual-branch outputs wo and w_down
-/// N(0, (0.02/√(2·n_layers))²), GPT-2's scaling so the residual stream does not grow with
-/// depth; norm gains 1. Errors if `cfg` is invalid.
+/// The order of the draws is the Python's: the embedding `[vocab, d_model]` (std 0.03), the
+/// LM head `[d_model, vocab]` (0.02), then block by block wq, wk, wv (0.02), wo
+/// (0.02/√(2·n_layers)), w_gate, w_up (0.02), w_down (0.02/√(2·n_layers)). The residual
+/// branches' outputs wo and w_down are scaled down as in GPT-2, so the residual stream does
+/// not grow with depth; norm gains are 1. Errors if `cfg` is invalid.
 ///
 /// ```
 /// # let cfg = transformer_lab::Config { vocab: 16, d_model: 8, n_layers: 2, n_heads: 2,
 /// #     d_ff: 12, max_seq: 8, norm_eps: 1e-5, rope_theta: 10000.0 };
 /// let a = transformer_lab::init_params(&cfg, 0)?;
 /// assert_eq!(a.layers[1].w_down.dim(), (12, 8));
-/// assert_ne!(a.embed, transformer_lab::init_params(&cfg, 1)?.embed);
+/// // NumPy: np.float32(np.random.default_rng(0).standard_normal() * 0.03)
+/// assert_eq!(a.embed[[0, 0]], 0.003_771_906_7_f32);
 /// # Ok::<(), transformer_lab::Error>(())
 /// ```
 pub fn init_params(cfg: &Config, seed: u64) -> Result<Params, Error> {
     cfg.validate()?;
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut rng = default_rng(seed);
     let (v, d, f) = (cfg.vocab, cfg.d_model, cfg.d_ff);
-    let resid_std = WEIGHT_STD / (2.0 * cfg.n_layers as f32).sqrt();
-    let mut normal = |rows: usize, cols: usize, std: f32| -> Array2<f32> {
-        let dist = Normal::new(0.0f32, std).expect("a positive, finite standard deviation");
-        Array2::random_using((rows, cols), dist, &mut rng)
+    let resid_std = WEIGHT_STD / (2.0 * cfg.n_layers as f64).sqrt();
+    // (rng.standard_normal(shape) * std).astype(np.float32)
+    let mut normal = |shape: (usize, usize), std: f64| -> Array2<f32> {
+        let z: Array2<f64> = Array2::random_using(shape, StandardNormal, &mut rng);
+        z.mapv(|z| (z * std) as f32)
     };
-    let embed = normal(v, d, EMBED_STD);
+    let embed = normal((v, d), EMBED_STD);
+    let lm_head = normal((d, v), WEIGHT_STD);
     let layers = (0..cfg.n_layers)
         .map(|_| LayerParams {
             attn_norm: Array1::ones(d),
-            wq: normal(d, d, WEIGHT_STD),
-            wk: normal(d, d, WEIGHT_STD),
-            wv: normal(d, d, WEIGHT_STD),
-            wo: normal(d, d, resid_std),
+            wq: normal((d, d), WEIGHT_STD),
+            wk: normal((d, d), WEIGHT_STD),
+            wv: normal((d, d), WEIGHT_STD),
+            wo: normal((d, d), resid_std),
             mlp_norm: Array1::ones(d),
-            w_gate: normal(d, f, WEIGHT_STD),
-            w_up: normal(d, f, WEIGHT_STD),
-            w_down: normal(f, d, resid_std),
+            w_gate: normal((d, f), WEIGHT_STD),
+            w_up: normal((d, f), WEIGHT_STD),
+            w_down: normal((f, d), resid_std),
         })
         .collect();
-    let lm_head = normal(d, v, WEIGHT_STD);
     Ok(Params {
         embed,
         layers,

@@ -7,7 +7,7 @@ use rand_chacha::ChaCha8Rng;
 use transformer_lab::ops::rope_tables;
 use transformer_lab::{
     Config, Error, MAX_FLOATS, TransformerLM, argmax, draw_weighted, init_params,
-    sample_categorical, sample_tokens_from, softmax_weights,
+    sample_categorical, sample_tokens_from, softmax_probs,
 };
 
 mod common;
@@ -63,7 +63,7 @@ fn softmax_at_temperature_zero_is_greedy_and_bad_temperatures_are_errors() {
     let logits = array![0.5f32, 2.0, 2.0, -1.0];
     // T = 0 is greedy, as everywhere in the crate: weight 1 on the argmax (ties to the
     // lowest id), 0 elsewhere — and sample_categorical at T = 0 picks the same token.
-    let greedy = softmax_weights(logits.view(), 0.0).unwrap();
+    let greedy = softmax_probs(logits.view(), 0.0).unwrap();
     assert_eq!(greedy, vec![0.0, 1.0, 0.0, 0.0]);
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let before = next(&rng);
@@ -72,17 +72,14 @@ fn softmax_at_temperature_zero_is_greedy_and_bad_temperatures_are_errors() {
     assert_eq!(draw_weighted(&greedy, &mut rng), Ok(1));
     // With a unique maximum, T = 0 is the limit of T → 0⁺.
     let unique = array![0.5f32, 2.0, 1.9, -1.0];
-    let cold = softmax_weights(unique.view(), 1e-3).unwrap();
-    let zero = softmax_weights(unique.view(), 0.0).unwrap();
+    let cold = softmax_probs(unique.view(), 1e-3).unwrap();
+    let zero = softmax_probs(unique.view(), 0.0).unwrap();
     for (c, z) in cold.iter().zip(&zero) {
         assert!((c - z).abs() < 1e-40, "{cold:?} vs {zero:?}");
     }
     for t in [-1.0, -1e-300, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         assert!(
-            matches!(
-                softmax_weights(logits.view(), t),
-                Err(Error::Temperature(_))
-            ),
+            matches!(softmax_probs(logits.view(), t), Err(Error::Temperature(_))),
             "T = {t}"
         );
         assert!(matches!(
@@ -95,7 +92,7 @@ fn softmax_at_temperature_zero_is_greedy_and_bad_temperatures_are_errors() {
 #[test]
 fn softmax_of_logits_with_no_finite_maximum_is_an_error_not_nan() {
     let empty = Array1::<f32>::zeros(0);
-    assert!(softmax_weights(empty.view(), 1.0).is_err());
+    assert!(softmax_probs(empty.view(), 1.0).is_err());
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     assert!(sample_categorical(empty.view(), 1.0, &mut rng).is_err());
     for bad in [
@@ -104,7 +101,7 @@ fn softmax_of_logits_with_no_finite_maximum_is_an_error_not_nan() {
         array![f32::NEG_INFINITY, f32::NEG_INFINITY],
     ] {
         for t in [0.0, 1.0] {
-            assert!(softmax_weights(bad.view(), t).is_err(), "{bad} at T = {t}");
+            assert!(softmax_probs(bad.view(), t).is_err(), "{bad} at T = {t}");
         }
         assert!(
             sample_categorical(bad.view(), 1.0, &mut rng).is_err(),
@@ -112,7 +109,7 @@ fn softmax_of_logits_with_no_finite_maximum_is_an_error_not_nan() {
         );
     }
     // A −∞ logit beside finite ones is a masked token: weight 0, never drawn.
-    let masked = softmax_weights(array![0.0f32, f32::NEG_INFINITY].view(), 1.0).unwrap();
+    let masked = softmax_probs(array![0.0f32, f32::NEG_INFINITY].view(), 1.0).unwrap();
     assert_eq!(masked, vec![1.0, 0.0]);
 }
 

@@ -117,10 +117,13 @@ fn demo3_every_tree_accepts_at_least_its_chain_at_every_position_and_more_on_ave
             .iter()
             .filter(|b| b.iter().any(|&k| k > 1))
         {
-            let tree = decode_lab::tree_accept_lengths(&draft.ranks, &TreeShape::new(br).unwrap())
-                .unwrap();
+            let tree = decode_lab::tree_accept_lengths(
+                &draft.ranks.concat(),
+                &TreeShape::new(br).unwrap(),
+            )
+            .unwrap();
             let chain = decode_lab::tree_accept_lengths(
-                &draft.ranks,
+                &draft.ranks.concat(),
                 &TreeShape::chain(br.len() as u32).unwrap(),
             )
             .unwrap();

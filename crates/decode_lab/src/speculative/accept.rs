@@ -4,7 +4,7 @@
 
 use ndarray::{Array1, ArrayView1, ArrayView2};
 use rand::Rng;
-use transformer_lab::{argmax, draw_weighted, softmax_weights};
+use transformer_lab::{argmax, draw_weighted, softmax_probs};
 
 use super::lane::Node;
 use crate::Error;
@@ -53,9 +53,7 @@ pub(super) fn greedy_path(
 
 /// `softmax(logits / t)` in f64, normalised. Errors on logits with no finite maximum.
 pub(super) fn probabilities(logits: ArrayView1<f32>, t: f64) -> Result<Array1<f64>, Error> {
-    let mut p = Array1::from(softmax_weights(logits, t)?);
-    p /= p.sum();
-    Ok(p)
+    Ok(Array1::from(softmax_probs(logits, t)?))
 }
 
 /// Draws an index with probability proportional to `p` (one uniform draw from `rng`).

@@ -29,7 +29,7 @@
 
 use ndarray::{Array1, Array2};
 use rand::Rng;
-use transformer_lab::{TransformerLM, argmax, draw_weighted, softmax_weights};
+use transformer_lab::{TransformerLM, argmax, draw_weighted, softmax_probs};
 
 use super::{Sampling, check};
 use crate::{Error, TreeShape};
@@ -185,7 +185,5 @@ fn top_k(logits: &Array1<f32>, k: u32) -> Vec<u32> {
 
 /// `softmax(logits / t)` in f64, normalised to sum to 1.
 fn softmax(logits: &Array1<f32>, t: f64) -> Result<Vec<f64>, Error> {
-    let weights = softmax_weights(logits.view(), t)?;
-    let total: f64 = weights.iter().sum();
-    Ok(weights.iter().map(|w| w / total).collect())
+    Ok(softmax_probs(logits.view(), t)?)
 }

@@ -2,6 +2,53 @@
 
 use super::*;
 
+/// `rng.choice(len(p), p=p)`: one index drawn with probabilities `p`, on any bit generator,
+/// by NumPy's algorithm — `cdf = cumsum(p)`, `cdf /= cdf[-1]`, one uniform `next_double`
+/// (53 bits of one 64-bit word: what `rand`'s `random::<f64>()` draws too), and
+/// `cdf.searchsorted(u, side='right')`. On a [`Generator`] it draws exactly what
+/// [`Generator::choice_index`]`(p.len(), 1, true, Some(p))` and NumPy draw; code generic
+/// over `rand::Rng` (a sampler) gets NumPy's draws when handed a [`Generator`].
+///
+/// Errs like NumPy: an empty `p`, an entry that is NaN or negative, or a sum more than
+/// `sqrt(eps)` away from 1.
+///
+/// ```
+/// use py_port::random::{choice_p, default_rng};
+/// let p = [0.5, 0.25, 0.25];
+/// let by_numpy = default_rng(42).choice_index(3, 4, true, Some(&p)).unwrap();
+/// let mut rng = default_rng(42);
+/// let one_by_one: Vec<usize> = (0..4).map(|_| choice_p(&p, &mut rng).unwrap()).collect();
+/// assert_eq!(one_by_one, by_numpy);
+/// assert!(choice_p(&[0.5, 0.4], &mut rng).is_err());
+/// ```
+pub fn choice_p<R: RngCore + ?Sized>(p: &[f64], rng: &mut R) -> Result<usize, Error> {
+    if p.is_empty() {
+        return Err(Error::invalid(
+            "Generator.choice",
+            "a cannot be empty unless no samples are taken",
+        ));
+    }
+    check_p(p)?;
+    Ok(search_right(&normalised_cdf(p), next_double(rng)))
+}
+
+/// NumPy's checks of `choice`'s `p`: no NaN (its Kahan sum is not NaN), no negative entry,
+/// a sum within `sqrt(eps)` of 1.
+fn check_p(p: &[f64]) -> Result<(), Error> {
+    const METHOD: &str = "Generator.choice";
+    let p_sum = kahan_sum(p);
+    if p_sum.is_nan() {
+        return Err(Error::invalid(METHOD, "Probabilities contain NaN"));
+    }
+    if p.iter().any(|&x| x < 0.0) {
+        return Err(Error::invalid(METHOD, "Probabilities are not non-negative"));
+    }
+    if (p_sum - 1.0).abs() > P_SUM_ATOL {
+        return Err(Error::invalid(METHOD, "Probabilities do not sum to 1"));
+    }
+    Ok(())
+}
+
 impl Generator {
     /// `choice(n, size, replace, p)` with an integer population `n`: `size` indices into
     /// `0..n` (NumPy returns them as int64; here `usize`). NumPy's `size=None` (one scalar)
@@ -84,16 +131,7 @@ impl Generator {
             if p.len() != pop_size {
                 return Err(Error::invalid(METHOD, "a and p must have same size"));
             }
-            let p_sum = kahan_sum(p);
-            if p_sum.is_nan() {
-                return Err(Error::invalid(METHOD, "Probabilities contain NaN"));
-            }
-            if p.iter().any(|&x| x < 0.0) {
-                return Err(Error::invalid(METHOD, "Probabilities are not non-negative"));
-            }
-            if (p_sum - 1.0).abs() > P_SUM_ATOL {
-                return Err(Error::invalid(METHOD, "Probabilities do not sum to 1"));
-            }
+            check_p(p)?;
         }
         if replace {
             return Ok(match p {

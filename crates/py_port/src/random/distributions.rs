@@ -1,18 +1,35 @@
 //! Normal, exponential and geometric draws: NumPy's ziggurats and `random_geometric`.
 
 use super::*;
+use rand::distr::Distribution;
 
-impl Generator {
-    /// `standard_normal()`: NumPy's ziggurat (`random_standard_normal`, 256 strips, tables
-    /// `ki_double`/`wi_double`/`fi_double`), one 64-bit word per draw 99.3% of the time.
-    ///
-    /// ```
-    /// // NumPy 2.4.6: np.random.default_rng(42).standard_normal() == 0.30471707975443135
-    /// assert_eq!(py_port::random::default_rng(42).standard_normal(), 0.30471707975443135);
-    /// ```
-    pub fn standard_normal(&mut self) -> f64 {
+/// NumPy's `standard_normal` as a [`rand`] distribution: its ziggurat
+/// (`random_standard_normal`, 256 strips, tables `ki_double`/`wi_double`/`fi_double`) on the
+/// 64-bit words of any bit generator, one word per draw 99.3% of the time.
+///
+/// On a [`Generator`] (whose `next_u64` is NumPy's `next_uint64`) it draws exactly what
+/// [`Generator::standard_normal`] and NumPy draw, so a whole array can be filled the
+/// ecosystem's way, in C order as NumPy fills it:
+///
+/// ```
+/// use ndarray::Array2;
+/// use ndarray_rand::RandomExt;
+/// use py_port::random::{StandardNormal, default_rng};
+///
+/// // NumPy 2.4.6: np.random.default_rng(42).standard_normal((2, 3))[0, 0] == 0.30471707975443135
+/// let x: Array2<f64> = Array2::random_using((2, 3), StandardNormal, &mut default_rng(42));
+/// assert_eq!(x[[0, 0]], 0.30471707975443135);
+/// let mut rng = default_rng(42);
+/// let one_by_one: Vec<f64> = (0..6).map(|_| rng.standard_normal()).collect();
+/// assert_eq!(x.into_raw_vec_and_offset().0, one_by_one);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StandardNormal;
+
+impl Distribution<f64> for StandardNormal {
+    fn sample<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> f64 {
         loop {
-            let r = self.pcg.next_u64();
+            let r = rng.next_u64();
             let idx = (r & 0xff) as usize;
             let r = r >> 8;
             let sign = r & 0x1;
@@ -27,8 +44,8 @@ impl Generator {
             if idx == 0 {
                 // The tail beyond r, by Marsaglia's method; 1 - U avoids log(0).
                 loop {
-                    let xx = -ZIGGURAT_NOR_INV_R * (-self.next_double()).ln_1p();
-                    let yy = -(-self.next_double()).ln_1p();
+                    let xx = -ZIGGURAT_NOR_INV_R * (-next_double(rng)).ln_1p();
+                    let yy = -(-next_double(rng)).ln_1p();
                     if yy + yy > xx * xx {
                         return if (rabs >> 8) & 0x1 == 1 {
                             -(ZIGGURAT_NOR_R + xx)
@@ -37,12 +54,25 @@ impl Generator {
                         };
                     }
                 }
-            } else if (FI_DOUBLE[idx - 1] - FI_DOUBLE[idx]) * self.next_double() + FI_DOUBLE[idx]
+            } else if (FI_DOUBLE[idx - 1] - FI_DOUBLE[idx]) * next_double(rng) + FI_DOUBLE[idx]
                 < (-0.5 * x * x).exp()
             {
                 return x;
             }
         }
+    }
+}
+
+impl Generator {
+    /// `standard_normal()`: NumPy's ziggurat (`random_standard_normal`, 256 strips, tables
+    /// `ki_double`/`wi_double`/`fi_double`), one 64-bit word per draw 99.3% of the time.
+    ///
+    /// ```
+    /// // NumPy 2.4.6: np.random.default_rng(42).standard_normal() == 0.30471707975443135
+    /// assert_eq!(py_port::random::default_rng(42).standard_normal(), 0.30471707975443135);
+    /// ```
+    pub fn standard_normal(&mut self) -> f64 {
+        StandardNormal.sample(self)
     }
 
     /// `standard_normal(size=n)`.

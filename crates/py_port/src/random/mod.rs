@@ -21,6 +21,8 @@ mod distributions;
 mod seed_sequence;
 mod ziggurat;
 
+pub use choice::choice_p;
+pub use distributions::StandardNormal;
 pub use seed_sequence::SeedSequence;
 
 use crate::Error;
@@ -102,9 +104,9 @@ impl Generator {
         next as u32
     }
 
-    /// NumPy's `next_double`: 53 random bits scaled into [0, 1).
+    /// NumPy's `next_double`.
     fn next_double(&mut self) -> f64 {
-        (self.pcg.next_u64() >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
+        next_double(&mut self.pcg)
     }
 
     /// `random()`: a float in [0, 1), `(next_uint64 >> 11) · 2⁻⁵³` (NumPy's
@@ -264,6 +266,12 @@ impl RngCore for Generator {
     fn fill_bytes(&mut self, dst: &mut [u8]) {
         rand::rand_core::impls::fill_bytes_via_next(self, dst)
     }
+}
+
+/// NumPy's `next_double` on any bit generator: the top 53 bits of one 64-bit word scaled into
+/// [0, 1) (also what `rand`'s `random::<f64>()` draws).
+fn next_double<R: RngCore + ?Sized>(rng: &mut R) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
 }
 
 /// NumPy's `gen_mask`: the smallest all-ones bit mask `>= max`.

@@ -53,7 +53,7 @@ pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
         ));
         let shapes = try_map(DEMO3_SHAPES, |br| -> Result<TreeReport, Error> {
             let tree = TreeShape::new(br)?;
-            let acc = tree_accept_lengths(&d.ranks, &tree)?;
+            let acc = tree_accept_lengths(&d.ranks.concat(), &tree)?;
             let x = |b| (b <= fits).then(|| tree_speedup(&at(b), &tree, acc.tau()));
             let speedup = try_map(DEMO3_BATCHES, |b| x(b).transpose())?;
             Ok(TreeReport::new(br, &acc, speedup))

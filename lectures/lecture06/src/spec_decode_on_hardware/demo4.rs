@@ -3,7 +3,8 @@
 //! caches roll back to the accepted path — with the measured τ beside demo 3's estimate;
 //! figure `measured.svg`.
 
-use decode_lab::{Sampling, SpecStats, TreeShape, speculative_generate_batch, tree_accept_lengths};
+use decode_lab::tree_accept_lengths_per_sequence;
+use decode_lab::{Sampling, SpecStats, TreeShape, speculative_generate_batch};
 use lecture_kit::{Axis, Block, Cell, Column, Error, Figure, Out, Panel, Series, Table};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -113,7 +114,7 @@ pub fn figures(run: &ToyRun) -> Result<Demo4, Error> {
                     target_forwards: sum(|s| s.target_forwards),
                     draft_forwards: sum(|s| s.draft_forwards),
                     tau_measured: generated as f64 / rounds as f64,
-                    tau_ranks: tree_accept_lengths(&ranks.ranks[..n], &shape)?.tau(),
+                    tau_ranks: tree_accept_lengths_per_sequence(&ranks.ranks[..n], &shape)?.tau(),
                     identical_to_target: identical,
                 })
             })

@@ -7,8 +7,6 @@ use decode_lab::{TransformerLM, autoregressive_generate, draft_ranks};
 use lecture_kit::Error;
 use ndarray::{Axis, concatenate, s};
 use quant_lab::{QCFG, Scheme, quantize_params};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use transformer_lab::{config_like, init_params, sample_tokens_from};
 
 /// Sequences the target generates.
@@ -118,7 +116,7 @@ pub fn run() -> Result<ToyRun, Error> {
     let params = init_params(&QCFG, PARAM_SEED)?;
     let target = TransformerLM::new(&params, QCFG, "目标")?;
     let prompts = sample_tokens_from(&target, N_SEQ, PROMPT_LEN, PROMPT_SEED)?;
-    let mut rng = ChaCha8Rng::seed_from_u64(GEN_SEED);
+    let mut rng = py_port::random::default_rng(GEN_SEED);
     let (generated, quantized) = rayon::join(
         || autoregressive_generate(&target, prompts.view(), N_NEW, 0.0, &mut rng),
         || quantize_params(&params, INT4_G32, true),

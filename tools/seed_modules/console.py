@@ -1,6 +1,7 @@
 """The seed scripts' print helpers (print_header, print_table, print_observations, fmt_time),
 written to print exactly what the workspace's `console` crate prints (crates/console/src/lib.rs):
-the same rules, the same widths, the same wrapping. Only what serving_sim.py needs."""
+the same rules, the same widths, the same wrapping (a design of this workspace: SPEC.md leaves
+headers, tables and observation lists to it). Only what the seed scripts need."""
 import math
 import unicodedata
 
