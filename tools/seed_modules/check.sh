@@ -23,7 +23,7 @@ source "$root/tools/lib/python.sh"
 need_numpy "seed script" || exit 0
 version=$(python3 -c 'import numpy; print(numpy.__version__)')
 
-(cd "$here" && python3 llm_math.py >/dev/null && python3 decode_lab.py >/dev/null)
+(cd "$here" && for m in llm_math decode_lab transformer_lab quant_lab; do python3 "$m.py" >/dev/null; done)
 PYTHONPATH="$here" python3 "$seed" > "$out/python.txt"
 cargo run --quiet -p lecture06 > "$out/rust.txt"
 if cmp -s "$out/python.txt" "$out/rust.txt"; then
