@@ -482,7 +482,7 @@ fn the_check_refuses_names_that_are_not_there() {
         "`llm_math::{LLAMA31_8B, LLAMA31_9B}`",
         "`py_port::format::nope`",
         "`py_port::no_module::format_f64`",
-        "`decode_lab::round::best_round`", // a private module
+        "`decode_lab::pass::verify_time`", // a private module
         "`decode_lab::Scenario::no_such_fn`",
         "`out.no_such_method`",
         "`decode_lab::best_round(…)`, `Scenario::nope`",

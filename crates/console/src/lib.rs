@@ -73,6 +73,26 @@ pub fn print_table<S: AsRef<str>>(
     headers: &[S],
     rows: &[Vec<String>],
 ) -> io::Result<()> {
+    print_table_aligned(out, headers, rows, &[])
+}
+
+/// [`print_table`], with the columns marked `true` in `left` left-aligned whatever their
+/// cells look like (a column of names, some of which start with a digit); the other
+/// columns follow [`print_table`]'s rule.
+///
+/// ```
+/// let mut out = Vec::new();
+/// let rows = [vec!["05_spec".into(), "2".into()]];
+/// console::print_table_aligned(&mut out, &["脚本", "n"], &rows, &[true])?;
+/// assert!(String::from_utf8(out).unwrap().contains("| 05_spec | 2 |"));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn print_table_aligned<S: AsRef<str>>(
+    out: &mut dyn Write,
+    headers: &[S],
+    rows: &[Vec<String>],
+    left: &[bool],
+) -> io::Result<()> {
     let width = headers
         .len()
         .max(rows.iter().map(Vec::len).max().unwrap_or(0));
@@ -84,7 +104,8 @@ pub fn print_table<S: AsRef<str>>(
     let mut table = builder.build();
     table.with(Style::markdown());
     for col in 0..width {
-        let numeric = !rows.is_empty()
+        let numeric = !left.get(col).copied().unwrap_or(false)
+            && !rows.is_empty()
             && rows
                 .iter()
                 .all(|r| r.get(col).is_some_and(|c| looks_numeric(c)));

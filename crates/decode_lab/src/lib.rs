@@ -50,8 +50,8 @@ pub use pass::{
     verify_time,
 };
 pub use round::{
-    BestRound, MAX_GAMMA, RoundPlan, best_round, expected_tokens, round_extra_time, round_plan,
-    round_speedup, round_time, tree_round_time, tree_speedup,
+    BestRound, MAX_GAMMA, Round, RoundPlan, best_round, expected_tokens, round, round_extra_time,
+    round_plan, round_speedup, round_time, tree_round_time, tree_speedup,
 };
 pub use scenario::Scenario;
 pub use speculative::{Sampling, SpecStats, speculative_generate, speculative_generate_batch};

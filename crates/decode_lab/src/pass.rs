@@ -19,9 +19,10 @@ use llm_math::{
 ///
 /// `n = 1` is a plain decode step; `n = γ + 1` verifies γ drafted tokens.
 ///
-/// Errors: a zero `batch`, `ctx` or `n`; a batch that does not fit at `ctx` (where the
-/// Python printed a time anyway: use [`llm_math::ForwardCost::time`] for that); an
-/// overhead that is negative or not finite.
+/// It prices any batch, as the Python's does: whether the batch fits is a separate question
+/// ([`llm_math::max_batch`], which the script asks first).
+///
+/// Errors: a zero `batch`, `ctx` or `n`; an overhead that is negative or not finite.
 ///
 /// ```
 /// use decode_lab::{verify_time, LLAMA32_1B};
@@ -46,7 +47,7 @@ pub fn verify_time(
         ctx,
         n_new: n,
     };
-    Ok(forward_cost(cfg, hw, shape, &Deployment::LECTURE)?.checked_time()? + overhead)
+    Ok(forward_cost(cfg, hw, shape, &Deployment::LECTURE)?.time() + overhead)
 }
 
 /// The deployment every pass of `s` runs at: `s.deployment` with the FP8 efficiency

@@ -58,8 +58,9 @@ pub fn expected_tokens(alpha: f64, gamma: u32) -> Result<f64, Error> {
     Ok((1.0 - alpha.powf(f64::from(gamma) + 1.0)) / (1.0 - alpha))
 }
 
-/// The figures of one speculative round with draft length γ.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// The figures of one speculative round with draft length γ (times in seconds; as data,
+/// their fields carry the unit: `t_base_s`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct RoundPlan {
     /// Drafted tokens per round.
     pub gamma: u32,
@@ -72,12 +73,16 @@ pub struct RoundPlan {
     /// `t_draft / t_base`: the draft's cost coefficient c.
     pub c: f64,
     /// One plain decode step of the target, seconds.
+    #[serde(rename = "t_base_s")]
     pub t_base: f64,
     /// One decode step of the draft, seconds.
+    #[serde(rename = "t_draft_s")]
     pub t_draft: f64,
     /// One target pass over γ + 1 tokens, seconds.
+    #[serde(rename = "t_verify_s")]
     pub t_verify: f64,
     /// `γ · t_draft + t_verify + round extra` ([`round_extra_time`]), seconds.
+    #[serde(rename = "t_round_s")]
     pub t_round: f64,
 }
 
@@ -115,6 +120,63 @@ impl BestRound {
     pub fn at_limit(&self) -> bool {
         self.gamma() == MAX_GAMMA
     }
+}
+
+/// The round a lecture prints: the best γ ([`best_round`]), or a fixed one as engines run
+/// it ([`round_plan`]), with its figures.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Round {
+    /// Whether to speculate: some γ beats plain decoding, or the γ is fixed (a fixed γ
+    /// speculates whatever its speedup, and a speedup below 1 is a slow-down).
+    pub speculate: bool,
+    /// The γ to use: the best or fixed one, or 0 (plain decoding).
+    pub gamma: u32,
+    /// The speedup obtained: the plan's, or exactly 1 for plain decoding.
+    pub speedup: f64,
+    /// The plan of that γ (when not speculating, the best one tried, speedup ≤ 1).
+    pub plan: RoundPlan,
+    /// Whether the best γ is the longest searched ([`BestRound::at_limit`]): a longer draft
+    /// might pay more. Never for a fixed γ.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub at_limit: bool,
+}
+
+/// The best round for `s`, or the round of the fixed γ `fixed` when one is given.
+///
+/// Errors: as [`best_round`] and [`round_plan`].
+///
+/// ```
+/// use decode_lab::{round, Scenario};
+/// assert_eq!(round(&Scenario::LECTURE, None)?.gamma, 4);
+/// let slow = Scenario { batch: 512, ctx: 512, ..Scenario::LECTURE };
+/// let r = round(&slow, Some(8))?;
+/// assert!(r.speculate && r.speedup < 1.0);
+/// # Ok::<(), decode_lab::Error>(())
+/// ```
+pub fn round(s: &Scenario, fixed: Option<u32>) -> Result<Round, Error> {
+    Ok(match fixed {
+        Some(gamma) => {
+            let plan = round_plan(s, gamma)?;
+            Round {
+                speculate: true,
+                gamma,
+                speedup: plan.speedup,
+                plan,
+                at_limit: false,
+            }
+        }
+        None => {
+            let best = best_round(s)?;
+            let (BestRound::Speculate(plan) | BestRound::NoSpeculation(plan)) = best;
+            Round {
+                speculate: best.plan().is_some(),
+                gamma: best.gamma(),
+                speedup: best.speedup(),
+                plan,
+                at_limit: best.at_limit(),
+            }
+        }
+    })
 }
 
 /// The figures of a round with a fixed draft length γ ≥ 1 — what an engine configured

@@ -7,7 +7,7 @@ use llm_math::MODELS;
 use crate::chrome;
 
 /// The accelerators and the models, each table under its line: what a lecture whose
-/// command line has [`crate::ModelArgs`] returns from `Lecture::catalog`.
+/// command line has [`crate::Card`] or [`crate::Target`] returns from `Lecture::catalog`.
 pub fn catalog() -> Vec<Block> {
     let h = chrome::ACCELERATOR_HEADERS;
     let mut hw = Table::new(

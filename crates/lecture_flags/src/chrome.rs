@@ -1,6 +1,5 @@
-//! The words `--list` prints around the registries, and the default-only marker of
-//! [`crate::ModelArgs`]: the course's shared page words for its card and model flags (a
-//! lecture's own sentences live in the lecture).
+//! The words `--list` prints around the registries: the course's shared page words for its
+//! card and model flags (a lecture's own sentences live in the lecture).
 
 /// The accelerators table: its caption, the line before it, its headers.
 pub const ACCELERATORS: &str = "加速卡（--hw）";
@@ -23,8 +22,3 @@ pub const MODEL_HEADERS: [&str; 6] = [
 ];
 /// The fields of the heads column.
 pub const HEADS_FIELDS: [&str; 2] = ["头", "KV 头"];
-
-/// A sentence marked as holding for the default cards and models only.
-pub fn default_only(hw: &str, target: &str, draft: &str, sentence: &str) -> String {
-    format!("【此条针对默认配置：一块 {hw}、{target} + {draft}】{sentence}")
-}

@@ -1,67 +1,105 @@
-//! The course's shared command-line flags: "on which card, with which models?" — the flag
-//! group [`ModelArgs`] (`--hw`, `--target`, `--draft`), the value parsers that look cards and
-//! models up by name ([`parse_hw`], [`parse_model`]), and what `--list` shows of them
-//! ([`catalog`]).
+//! The course's shared command-line flags, as typed groups a demo's inputs flatten
+//! ([`lecture_kit::Inputs`]): "on which card, with which models?" — [`Card`] (`--hw`),
+//! [`Target`] (`--target`), [`DraftModel`] (`--draft`) — and the what-ifs of speculative
+//! decoding: the roofline's assumptions and what drafts ([`roofline`]), the round's α, γ, a
+//! measured tree and the grid ([`round`]); with the value parsers that look cards and models
+//! up by name ([`parse_hw`], [`parse_model`]) and what `--list` shows of them ([`catalog`]).
 //!
-//! The defaults are the libraries' constants ([`DEFAULT_HW`], [`DEFAULT_TARGET`],
-//! [`DEFAULT_DRAFT`]: the H100, Llama-3.1-8B and Llama-3.2-1B of lecture 6's script), never
-//! names typed again. [`ModelArgs`] is also a setup of named inputs ([`lecture_kit::Inputs`]):
-//! a lecture whose demos need only a card and models registers its demos on it directly, and
-//! a demo that does not declare `--draft` provably ignores it.
+//! Each flag is declared once, here, with its doc, range and default; the defaults are the
+//! libraries' constants ([`DEFAULT_HW`], [`DEFAULT_TARGET`], [`DEFAULT_DRAFT`]: the H100,
+//! Llama-3.1-8B and Llama-3.2-1B of lecture 6's script, `decode_lab::Scenario::LECTURE`),
+//! never names typed again. A demo that reads a card and a target:
 //!
 //! ```
-//! use clap::Parser;
-//! use lecture_flags::ModelArgs;
+//! use lecture_flags::{Card, Target};
 //!
-//! #[derive(Parser)]
-//! struct Cli {
+//! #[derive(Debug, Clone, PartialEq, clap::Args, serde::Serialize)]
+//! struct Inputs {
 //!     #[command(flatten)]
-//!     models: ModelArgs,
+//!     #[serde(flatten)]
+//!     card: Card,
+//!     #[command(flatten)]
+//!     #[serde(flatten)]
+//!     target: Target,
 //! }
+//! impl lecture_kit::Inputs for Inputs {}
 //!
-//! let cli = Cli::try_parse_from(["lecture", "--hw", "h200"]).unwrap();
-//! assert_eq!(cli.models.hw.name, "H200");
-//! assert_eq!(cli.models.target, llm_math::LLAMA31_8B);
+//! let i: Inputs = lecture_kit::inputs::parse(&["--hw", "h200"])?;
+//! assert_eq!(i.card.hw.name, "H200");
+//! assert_eq!(i.target.target, llm_math::LLAMA31_8B);
+//! # Ok::<(), lecture_kit::Error>(())
 //! ```
 
 mod catalog;
 pub mod chrome;
+pub mod roofline;
+pub mod round;
 
 pub use catalog::catalog;
 
 use hw_specs::Accelerator;
-use lecture_kit::Inputs;
 use llm_math::ModelConfig;
+use serde::Serialize;
 
 /// The default accelerator: one H100 (lecture 6's script).
-pub const DEFAULT_HW: Accelerator = hw_specs::H100;
+pub const DEFAULT_HW: Accelerator = decode_lab::Scenario::LECTURE.hw;
 /// The default target model: Llama-3.1-8B.
-pub const DEFAULT_TARGET: ModelConfig = llm_math::LLAMA31_8B;
+pub const DEFAULT_TARGET: ModelConfig = decode_lab::Scenario::LECTURE.target;
 /// The default draft model: Llama-3.2-1B.
-pub const DEFAULT_DRAFT: ModelConfig = llm_math::LLAMA32_1B;
+pub const DEFAULT_DRAFT: ModelConfig = decode_lab::LLAMA32_1B;
 
-/// "On which card, with which models?": the registry flags, with the course's defaults.
-#[derive(Debug, Clone, Copy, PartialEq, clap::Args)]
-pub struct ModelArgs {
+/// `--hw NAME`: the accelerator.
+#[derive(Debug, Clone, Copy, PartialEq, clap::Args, Serialize)]
+pub struct Card {
     /// Accelerator (see --list), e.g. H200, A100, MI300X.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_HW.name, value_parser = parse_hw)]
+    #[serde(serialize_with = "accelerator_name")]
     pub hw: Accelerator,
+}
+
+/// `--target NAME`: the model served.
+#[derive(Debug, Clone, Copy, PartialEq, clap::Args, Serialize)]
+pub struct Target {
     /// Target model (see --list), e.g. Llama-3.1-70B.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_TARGET.name, value_parser = parse_model)]
+    #[serde(serialize_with = "model_name")]
     pub target: ModelConfig,
+}
+
+/// `--draft NAME`: a draft model.
+#[derive(Debug, Clone, Copy, PartialEq, clap::Args, Serialize)]
+pub struct DraftModel {
     /// Draft model (see --list), e.g. Llama-3.2-3B.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_DRAFT.name, value_parser = parse_model)]
+    #[serde(serialize_with = "model_name")]
     pub draft: ModelConfig,
 }
 
-impl Default for ModelArgs {
-    /// What no flag means: [`DEFAULT_HW`], [`DEFAULT_TARGET`], [`DEFAULT_DRAFT`].
-    fn default() -> Self {
-        ModelArgs {
-            hw: DEFAULT_HW,
-            target: DEFAULT_TARGET,
-            draft: DEFAULT_DRAFT,
-        }
+/// A card and a target (`--hw`, `--target`): the inputs of a demo that asks about one model
+/// served on one card, as they are (`Demo::new(1, demo1)` with `demo1(out, &TargetOnCard)`).
+#[derive(Debug, Clone, Copy, PartialEq, clap::Args, Serialize)]
+pub struct TargetOnCard {
+    /// `--hw`.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub card: Card,
+    /// `--target`.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub target: Target,
+}
+
+impl lecture_kit::Inputs for TargetOnCard {}
+
+impl TargetOnCard {
+    /// The card.
+    pub fn hw(&self) -> &Accelerator {
+        &self.card.hw
+    }
+
+    /// The target model.
+    pub fn target(&self) -> &ModelConfig {
+        &self.target.target
     }
 }
 
@@ -77,103 +115,70 @@ pub fn parse_model(name: &str) -> Result<ModelConfig, String> {
     llm_math::model(name).copied().map_err(|e| e.to_string())
 }
 
-/// The inputs of [`ModelArgs`], one per flag.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModelInput {
-    /// `--hw`.
-    Hw,
-    /// `--target`.
-    Target,
-    /// `--draft`.
-    Draft,
+/// A card in the JSON export's setup: its name.
+fn accelerator_name<S: serde::Serializer>(a: &Accelerator, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(a.name)
 }
 
-impl Inputs for ModelArgs {
-    type Input = ModelInput;
-    const INPUTS: &'static [ModelInput] = &[ModelInput::Hw, ModelInput::Target, ModelInput::Draft];
-
-    fn flags(input: ModelInput) -> &'static [&'static str] {
-        match input {
-            ModelInput::Hw => &["--hw"],
-            ModelInput::Target => &["--target"],
-            ModelInput::Draft => &["--draft"],
-        }
-    }
-
-    fn same(&self, other: &Self, input: ModelInput) -> bool {
-        match input {
-            ModelInput::Hw => self.hw == other.hw,
-            ModelInput::Target => self.target == other.target,
-            ModelInput::Draft => self.draft == other.draft,
-        }
-    }
-
-    fn take(&mut self, input: ModelInput, from: &Self) {
-        match input {
-            ModelInput::Hw => self.hw = from.hw,
-            ModelInput::Target => self.target = from.target,
-            ModelInput::Draft => self.draft = from.draft,
-        }
-    }
-
-    /// `【此条针对默认配置：一块 H100、Llama-3.1-8B + Llama-3.2-1B】` before the sentence.
-    fn default_only(sentence: &str) -> String {
-        let (hw, target, draft) = (DEFAULT_HW.name, DEFAULT_TARGET.name, DEFAULT_DRAFT.name);
-        chrome::default_only(hw, target, draft, sentence)
-    }
+/// A model in the JSON export's setup: its name.
+fn model_name<S: serde::Serializer>(m: &ModelConfig, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(m.name)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+    use lecture_kit::inputs::parse;
 
-    #[derive(Debug, Parser)]
-    struct Cli {
+    #[derive(Debug, Clone, PartialEq, clap::Args, Serialize)]
+    struct Models {
         #[command(flatten)]
-        models: ModelArgs,
+        #[serde(flatten)]
+        card: Card,
+        #[command(flatten)]
+        #[serde(flatten)]
+        target: Target,
+        #[command(flatten)]
+        #[serde(flatten)]
+        draft: DraftModel,
     }
 
-    fn parse(args: &[&str]) -> Result<ModelArgs, String> {
-        let argv = std::iter::once("lecture").chain(args.iter().copied());
-        Cli::try_parse_from(argv)
-            .map(|c| c.models)
-            .map_err(|e| e.to_string())
+    impl lecture_kit::Inputs for Models {}
+
+    fn models(args: &[&str]) -> Result<Models, String> {
+        parse(args).map_err(|e| e.to_string())
     }
 
     #[test]
     fn no_flag_parses_to_the_default_and_the_default_is_lecture_6s_script() {
-        assert_eq!(parse(&[]).unwrap(), ModelArgs::default());
+        let m = models(&[]).unwrap();
         assert_eq!(
-            (DEFAULT_HW.name, DEFAULT_TARGET.name, DEFAULT_DRAFT.name),
+            (m.card.hw.name, m.target.target.name, m.draft.draft.name),
             ("H100", "Llama-3.1-8B", "Llama-3.2-1B")
+        );
+        let json = serde_json::to_value(&m).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"hw": "H100", "target": "Llama-3.1-8B", "draft": "Llama-3.2-1B"})
         );
     }
 
     #[test]
     fn cards_and_models_are_found_by_name_or_alias_in_any_case() {
-        let m = parse(&["--hw", "mi300x", "--target", "llama-3.1-70b"]).unwrap();
-        assert_eq!((m.hw, m.target), (hw_specs::MI300X, llm_math::LLAMA31_70B));
-        assert_eq!(parse(&["--hw", "H100-SXM5"]).unwrap().hw, hw_specs::H100);
-        let e = parse(&["--hw", "TPU"]).unwrap_err();
+        let m = models(&["--hw", "mi300x", "--target", "llama-3.1-70b"]).unwrap();
+        assert_eq!(
+            (m.card.hw, m.target.target),
+            (hw_specs::MI300X, llm_math::LLAMA31_70B)
+        );
+        assert_eq!(
+            models(&["--hw", "H100-SXM5"]).unwrap().card.hw,
+            hw_specs::H100
+        );
+        let e = models(&["--hw", "TPU"]).unwrap_err();
         assert!(
             e.contains("unknown accelerator") && e.contains("MI300X"),
             "{e}"
         );
-        assert!(parse(&["--draft", "GPT-5"]).is_err());
-    }
-
-    #[test]
-    fn a_changed_flag_is_a_changed_input_and_the_view_resets_the_others() {
-        let m = parse(&["--hw", "H200", "--draft", "Llama-3.2-3B"]).unwrap();
-        assert_eq!(m.changed(), [ModelInput::Hw, ModelInput::Draft]);
-        let view = m.view(&[ModelInput::Hw, ModelInput::Target]);
-        assert_eq!(view.hw, hw_specs::H200);
-        assert_eq!(
-            view.draft, DEFAULT_DRAFT,
-            "an undeclared input is the default's"
-        );
-        assert_eq!(m.unread_flags(&[ModelInput::Hw]), ["--draft"]);
-        assert!(ModelArgs::default().changed().is_empty());
+        assert!(models(&["--draft", "GPT-5"]).is_err());
     }
 }

@@ -46,7 +46,7 @@ pub const SCRIPTS_HEADERS: [&str; 3] = ["名称", "问题", "演示（--demo）"
 
 /// The note after a demo that ignores flags the user gave ("--alpha" …): they cannot move
 /// its figures.
-pub fn unread_note(flags: &[&str]) -> String {
+pub fn unread_note(flags: &[String]) -> String {
     format!(
         "（这个演示不读 {}，改了也不影响这里的数字。）",
         flags.join("、")

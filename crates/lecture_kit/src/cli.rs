@@ -20,18 +20,17 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, ValueEnum};
+use clap::{FromArgMatches, ValueEnum};
 
 mod choose;
 
 pub use choose::pick_demos;
-use choose::{choices, choose, typed_flags, typed_unread};
+use choose::{choices, choose};
 
 use crate::chrome;
-use crate::demo::{Demo, demos};
+use crate::demo::Demo;
 use crate::error::Error;
 use crate::files;
-use crate::inputs::Inputs;
 use crate::render;
 use crate::report::{Block, Cell, Column, Report, Section, Table};
 
@@ -97,58 +96,99 @@ pub enum Format {
     Html,
 }
 
-/// One script of a lecture: its name, its demos (registered as plain functions, each with
-/// the setup inputs it reads) and the demos printed when no `--demo` is given:
+/// One script of a lecture: its name, its demos (each a plain function of its inputs) and
+/// the demos printed when no `--demo` is given:
 ///
 /// ```ignore
-/// pub const SCRIPT: Script<Setup> = Script {
-///     name: "05_spec_decode_on_hardware",
-///     title: "投机解码在硬件上",
-///     registry: &[Demo::new(1, demo1::READS, demo1::run), Demo::new(2, demo2::READS, demo2::run)],
-///     default_demos: &[1, 2],
-/// };
+/// pub fn script() -> Script {
+///     Script {
+///         name: "05_spec_decode_on_hardware",
+///         title: "投机解码在硬件上",
+///         demos: vec![Demo::new(1, demo1::run), Demo::new(2, demo2::run)],
+///         default_demos: &[1, 2],
+///     }
+/// }
 /// ```
 ///
-/// `--demo` takes the numbers of the registry; the runner runs the chosen ones on the setup
-/// the flags ask for ([`Lecture::setup`]) and fills in the report's lecture number and
-/// script name.
-pub struct Script<S: Inputs> {
+/// `--demo` takes the numbers of `demos`; the runner parses each chosen demo's inputs from
+/// the command line, runs it once and fills in the report's lecture number and script name.
+pub struct Script {
     /// The name `--script` takes, e.g. `"05_spec_decode_on_hardware"`.
     pub name: &'static str,
     /// One line: what the script asks.
     pub title: &'static str,
     /// Every demo `--demo` accepts, in lecture order.
-    pub registry: &'static [Demo<S>],
+    pub demos: Vec<Demo>,
     /// The demos printed when no `--demo` is given.
     pub default_demos: &'static [u8],
 }
 
-impl<S: Inputs> Script<S> {
+impl Script {
     /// The numbers `--demo` takes.
-    pub fn demos(&self) -> Vec<u8> {
-        self.registry.iter().map(|d| d.number).collect()
+    pub fn numbers(&self) -> Vec<u8> {
+        self.demos.iter().map(Demo::number).collect()
     }
 }
 
-/// A lecture's command line: its flags (a clap `Parser` that flattens [`CommonArgs`]), the
-/// setup they describe, and its scripts.
-pub trait Lecture: Parser + 'static {
+/// A lecture: its number, its scripts, and its command line's words (a clap `Parser`
+/// struct with no field of its own: `name`, `version`, its doc as `--help`'s text). The kit
+/// builds the command line: the flags every lecture has ([`CommonArgs`]) and every flag a
+/// demo of a script reads (each demo's [`crate::Inputs`]), each once.
+pub trait Lecture: clap::CommandFactory + 'static {
     /// The lecture's number, e.g. 6.
     const NUMBER: u32;
-    /// What the lecture's demos are computed for (the card, the models, the assumptions).
-    type Setup: Inputs;
+    /// The marker before a sentence of the original script that holds for the default setup
+    /// only, in the lecture's words (`"【此条针对默认配置：一块 H100、Llama-3.1-8B】"`).
+    const DEFAULT_ONLY: &'static str;
+    /// The units of the raw numbers in the JSON export's sections, by field-name pattern
+    /// (`("*_s", "seconds")`); copied into [`crate::Report::units`].
+    const UNITS: &'static [(&'static str, &'static str)] = &[];
     /// The lecture's scripts; the first is the default.
-    const SCRIPTS: &'static [Script<Self::Setup>];
-    /// The flags every lecture has.
-    fn common(&self) -> &CommonArgs;
-    /// The setup the flags ask for; a usage error ([`Error::Usage`]) when they describe one
-    /// that cannot exist.
-    fn setup(&self) -> Result<Self::Setup, Error>;
+    fn scripts() -> Vec<Script>;
     /// What `--list` prints after the scripts: the registries the lecture's flags accept
     /// (`lecture_flags::catalog()` for `--hw`, `--target`, `--draft`). None by default.
     fn catalog() -> Vec<Block> {
         Vec::new()
     }
+}
+
+/// The whole command line of lecture `L`: its words, [`CommonArgs`], and every flag a demo
+/// of one of its scripts reads, each once (a flag several demos read is one group of
+/// `lecture_flags` or of the lecture, flattened into each of their inputs). `--help` ends
+/// with which demo reads which flag.
+pub fn command<L: Lecture>() -> clap::Command {
+    use clap::Args;
+    let mut command = CommonArgs::augment_args(L::command());
+    let mut reads = Vec::new();
+    for script in L::scripts() {
+        for demo in &script.demos {
+            let own = demo.augment(clap::Command::new("demo"));
+            for arg in own.get_arguments() {
+                if command.get_arguments().all(|a| a.get_id() != arg.get_id()) {
+                    command = command.arg(arg.clone());
+                }
+            }
+            let flags = demo.flags();
+            let flags = if flags.is_empty() {
+                "no flag".to_string()
+            } else {
+                flags.join(", ")
+            };
+            reads.push(format!(
+                "  {} --demo {}: {flags}",
+                script.name,
+                demo.number()
+            ));
+        }
+    }
+    let before = command.get_after_help().map(|h| format!("{h}\n\n"));
+    let after = format!(
+        "{}{}\n{}",
+        before.unwrap_or_default(),
+        "Which demo reads which flag:",
+        reads.join("\n")
+    );
+    command.after_help(after)
 }
 
 /// A lecture binary's `main`: runs the process's command line with the [`Options`] of its
@@ -185,9 +225,9 @@ pub fn join_the_pool() {
 }
 
 /// Runs the command line `args` (program name first): parses the flags, runs the chosen
-/// demos of the chosen script on the setup they ask for ([`demos`]), or `--list`, and
-/// writes the report as the flags ask ([`write()`]). Prints to `out`, errors to `err` as one
-/// line; returns the exit code (0, 1 or 2).
+/// demos of the chosen script, each once on its inputs, or `--list`, and writes the report
+/// as the flags ask ([`write()`]). Prints to `out`, errors to `err` as one line; returns the
+/// exit code (0, 1 or 2).
 pub fn run<L: Lecture>(
     args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
     out: &mut dyn Write,
@@ -196,9 +236,8 @@ pub fn run<L: Lecture>(
 ) -> u8 {
     let name = format!("lecture{:02}", L::NUMBER);
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let typed = typed_flags::<L>(&args);
-    let cli = match L::try_parse_from(&args) {
-        Ok(cli) => cli,
+    let matches = match command::<L>().try_get_matches_from(&args) {
+        Ok(m) => m,
         Err(e) if !e.use_stderr() => {
             // --help, --version
             let _ = write!(out, "{}", e.render());
@@ -209,23 +248,11 @@ pub fn run<L: Lecture>(
             return 2;
         }
     };
-    let report = match choose(&cli, &typed) {
-        Ok(None) => list_report::<L>(),
-        Ok(Some((script, chosen, setup))) => {
-            demos(&setup, script.registry, &chosen).map(|mut r| {
-                // The flags as typed: one of an input's flags (`--draft-head`, not every
-                // flag that sets the draft), and one typed at its default value too.
-                for (section, number) in r.sections.iter_mut().zip(&chosen) {
-                    let reads = script.registry.iter().find(|d| d.number == *number);
-                    section.unread_flags =
-                        reads.map_or(Vec::new(), |d| typed_unread::<L::Setup>(d.reads, &typed));
-                }
-                r.named(L::NUMBER, script.name)
-            })
-        }
-        Err(e) => Err(e),
-    };
-    match report.and_then(|r| write(cli.common(), r, out, options)) {
+    let written = CommonArgs::from_arg_matches(&matches)
+        .map_err(|e| Error::Usage(e.to_string()))
+        .and_then(|common| Ok((report_of::<L>(&matches)?, common)))
+        .and_then(|(report, common)| write(&common, report, out, options));
+    match written {
         Ok(()) => 0,
         Err(e) => {
             let code = e.exit_code();
@@ -238,15 +265,39 @@ pub fn run<L: Lecture>(
     }
 }
 
-/// The report the flags ask for (what [`run`] writes, measured values as measured): `--list`,
-/// or the chosen demos of the chosen script, with the lecture's number and the script's name.
-pub fn report<L: Lecture>(cli: &L) -> Result<Report, Error> {
-    match choose(cli, &[])? {
-        None => list_report::<L>(),
-        Some((script, chosen, setup)) => {
-            Ok(demos(&setup, script.registry, &chosen)?.named(L::NUMBER, script.name))
+/// The report the flags `args` (no program name) ask for, measured values as measured:
+/// `--list`, or the chosen demos of the chosen script, with the lecture's number and the
+/// script's name. Refuses what [`run`] refuses.
+pub fn report<L: Lecture>(args: &[&str]) -> Result<Report, Error> {
+    let argv = std::iter::once("lecture").chain(args.iter().copied());
+    let matches = command::<L>()
+        .try_get_matches_from(argv)
+        .map_err(|e| Error::Usage(usage_line::<L>(&e)))?;
+    report_of::<L>(&matches)
+}
+
+/// The report `matches` ask for: the demos [`choose`] picks, each run once on its inputs,
+/// the flags typed that it does not read noted after it.
+fn report_of<L: Lecture>(matches: &clap::ArgMatches) -> Result<Report, Error> {
+    let Some(choice) = choose::<L>(matches)? else {
+        return list_report::<L>();
+    };
+    let mut report = Report::new(L::NUMBER, choice.script);
+    report.units = L::UNITS
+        .iter()
+        .map(|&(k, v)| (k.into(), v.into()))
+        .collect();
+    let mut setup = serde_json::Map::new();
+    for (prepared, unread) in choice.demos {
+        if let serde_json::Value::Object(inputs) = &prepared.export {
+            setup.extend(inputs.clone());
         }
+        let mut section = prepared.run(L::DEFAULT_ONLY)?.section;
+        section.unread_flags = unread;
+        report.sections.push(section);
     }
+    report.setup = serde_json::Value::Object(setup);
+    Ok(report)
 }
 
 /// Writes `report` as the flags `common` ask (`--format`, `--out`, `--plot`), measured
@@ -385,7 +436,7 @@ fn rendered(report: &Report, format: Format) -> Result<Vec<u8>, Error> {
 fn usage_line<L: Lecture>(e: &clap::Error) -> String {
     let mut line = one_line(&e.render().to_string());
     if e.kind() == clap::error::ErrorKind::UnknownArgument {
-        let flags: Vec<String> = L::command()
+        let flags: Vec<String> = command::<L>()
             .get_arguments()
             .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
             .collect();
@@ -397,7 +448,7 @@ fn usage_line<L: Lecture>(e: &clap::Error) -> String {
 
 /// Folds clap's multi-line message into one line: a bracketed line (the possible values)
 /// continues the one before it, any other (a tip) is a clause of its own.
-fn one_line(rendered: &str) -> String {
+pub(crate) fn one_line(rendered: &str) -> String {
     let lines = rendered.lines().map(str::trim).filter(|l| {
         !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
     });
@@ -419,11 +470,11 @@ pub fn list_report<L: Lecture>() -> Result<Report, Error> {
         chrome::scripts_caption(L::NUMBER),
         chrome::SCRIPTS_HEADERS.map(Column::text).to_vec(),
     );
-    for s in L::SCRIPTS {
+    for s in L::scripts() {
         script_table = script_table.row(vec![
             Cell::text(s.name),
             Cell::text(s.title),
-            Cell::text(choices(&s.demos())),
+            Cell::text(choices(&s.numbers())),
         ]);
     }
     let mut blocks = vec![

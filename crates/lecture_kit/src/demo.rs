@@ -9,18 +9,20 @@
 //! | `print_observations([...])` | [`out.observations([...])`](Out::observations), each a [`seed`], [`what_if`] or [`always`] sentence |
 //! | a figure | [`out.figure(figure)`](Out::figure) |
 //!
-//! The kit does the rest: the section and table ids (`demo2`, `demo2_table1`), the
-//! captions (the line printed just before a table, else the header), the lecture number,
-//! the setup and units in the JSON export, and the default-only wording (see
-//! [`crate::inputs`]). A demo may attach its typed figures for the JSON export
-//! ([`Out::data`]) but need not.
+//! A demo is given its inputs (see [`crate::inputs`]) and runs once. The kit does the rest:
+//! the section and table ids (`demo2`, `demo2_table1`), the captions (the line printed just
+//! before a table, else the header), the lecture number, the setup and units in the JSON
+//! export, and whether the script's sentences print as written (the inputs are the
+//! defaults) or marked. A demo may attach its typed figures for the JSON export and its
+//! claim tests ([`Out::data`]: a `#[derive(Serialize)]` struct declared in the demo) but
+//! need not.
 //!
 //! ```
 //! use lecture_kit::value::{fixed, time};
-//! use lecture_kit::{Demo, Error, Out, always, row, seed, what_if};
+//! use lecture_kit::{Error, NoInputs, Out, always, row, seed};
 //!
 //! /// 演示 1: how long n steps of 7 ms take.
-//! fn demo1(out: &mut Out, _: &()) -> Result<(), Error> {
+//! fn demo1(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
 //!     out.header("演示 1：n 步要多久");
 //!     let rows = (1..=3).map(|n| row![n, time(7e-3 * n as f64), fixed(n as f64 / 3.0, 2)]);
 //!     out.table(["n", "时间", "占 3 步"], rows);
@@ -28,8 +30,9 @@
 //!     Ok(())
 //! }
 //!
-//! const DEMOS: &[Demo<()>] = &[Demo { number: 1, reads: &[], run: demo1 }];
-//! let report = lecture_kit::demos(&(), DEMOS, &[1])?;
+//! let ran = lecture_kit::run_demo(1, demo1, &NoInputs {}, "【默认】")?;
+//! let mut report = lecture_kit::Report::new(0, "example");
+//! report.sections.push(ran.section);
 //! let mut text = Vec::new();
 //! lecture_kit::render::text(&mut text, &report)?;
 //! let text = String::from_utf8(text).unwrap();
@@ -45,29 +48,89 @@ use crate::chrome;
 use crate::error::Error;
 use crate::figure::Figure;
 use crate::inputs::Inputs;
-use crate::report::{Block, Cell, Column, Datum, Field, Line, Report, Section, Table};
+use crate::report::{Block, Cell, Column, Datum, Field, Line, Section, Table};
 use crate::value::Value;
 
-/// One demo of a script: its number (`--demo N`), the setup inputs it reads, and the
-/// function that prints it.
-pub struct Demo<S: Inputs> {
-    /// The number `--demo` takes.
-    pub number: u8,
-    /// The inputs of the setup the demo reads; it is given a view of the setup in which
-    /// every other input is the default's ([`Inputs::view`]).
-    pub reads: &'static [S::Input],
-    /// Prints the demo for a setup.
-    pub run: fn(&mut Out, &S) -> Result<(), Error>,
+/// One demo of a script: its number (`--demo N`) and the function that prints it, given
+/// its inputs (see [`crate::inputs`]): `Demo::new(1, demo1::run)`.
+pub struct Demo {
+    number: u8,
+    typed: Box<dyn Erased>,
 }
 
-impl<S: Inputs> Demo<S> {
-    /// Demo `number`, reading `reads`, printed by `run`: `Demo::new(1, &[Hw, Target], demo1)`.
-    pub const fn new(
-        number: u8,
-        reads: &'static [S::Input],
-        run: fn(&mut Out, &S) -> Result<(), Error>,
-    ) -> Self {
-        Demo { number, reads, run }
+impl Demo {
+    /// Demo `number`, printed by `run` from its inputs `I`.
+    pub fn new<I: Inputs>(number: u8, run: fn(&mut Out, &I) -> Result<(), Error>) -> Self {
+        Demo {
+            number,
+            typed: Box::new(Typed(run)),
+        }
+    }
+
+    /// The number `--demo` takes.
+    pub fn number(&self) -> u8 {
+        self.number
+    }
+
+    /// The long flags the demo reads, in declaration order.
+    pub fn flags(&self) -> Vec<String> {
+        let command = self.typed.augment(clap::Command::new("demo"));
+        let flags = command.get_arguments().filter_map(|a| a.get_long());
+        flags.map(|l| format!("--{l}")).collect()
+    }
+
+    /// `command` with the demo's flags added.
+    pub(crate) fn augment(&self, command: clap::Command) -> clap::Command {
+        self.typed.augment(command)
+    }
+
+    /// The demo's inputs read from the whole command line's `matches`, ready to run.
+    pub(crate) fn prepare(&self, matches: &clap::ArgMatches) -> Result<Prepared, Error> {
+        self.typed.prepare(self.number, matches)
+    }
+}
+
+/// A demo with its inputs parsed: whether they can exist, the inputs as data, and the run.
+pub(crate) struct Prepared {
+    /// [`Inputs::check`] of the inputs.
+    pub check: Result<(), String>,
+    /// The inputs as data, for the report's setup.
+    pub export: serde_json::Value,
+    run: RunOnce,
+}
+
+/// A demo's run on its inputs, given the marker of the default-only sentences.
+type RunOnce = Box<dyn FnOnce(&str) -> Result<Ran, Error>>;
+
+impl Prepared {
+    /// Runs the demo, a seed sentence marked by `default_only` when the inputs are not the
+    /// defaults.
+    pub fn run(self, default_only: &str) -> Result<Ran, Error> {
+        (self.run)(default_only)
+    }
+}
+
+/// The demo functions of every input type, behind one interface.
+trait Erased {
+    fn augment(&self, command: clap::Command) -> clap::Command;
+    fn prepare(&self, number: u8, matches: &clap::ArgMatches) -> Result<Prepared, Error>;
+}
+
+struct Typed<I>(fn(&mut Out, &I) -> Result<(), Error>);
+
+impl<I: Inputs> Erased for Typed<I> {
+    fn augment(&self, command: clap::Command) -> clap::Command {
+        I::augment_args(command)
+    }
+
+    fn prepare(&self, number: u8, matches: &clap::ArgMatches) -> Result<Prepared, Error> {
+        let inputs = I::from_arg_matches(matches).map_err(|e| Error::Usage(e.to_string()))?;
+        let run = self.0;
+        Ok(Prepared {
+            check: inputs.check(),
+            export: serde_json::to_value(&inputs)?,
+            run: Box::new(move |mark: &str| run_demo(number, run, &inputs, mark)),
+        })
     }
 }
 
@@ -89,8 +152,10 @@ enum Holds {
 }
 
 /// A sentence of the original script, true for the default setup (a plain string is one
-/// too). Printed as written when none of the demo's inputs changed; otherwise printed as the
-/// default setup makes it, marked by [`Inputs::default_only`].
+/// too). Printed as written when the demo's inputs are the defaults; otherwise behind the
+/// lecture's marker ([`crate::Lecture::DEFAULT_ONLY`]). It is a sentence about the default
+/// setup, so a figure in it is the default setup's (`cost_coefficient(&Scenario::LECTURE)`,
+/// not the what-if's): a demo runs once, and the marker decides nothing about its numbers.
 pub fn seed(text: impl Into<String>) -> Observation {
     Observation {
         text: text.into(),
@@ -270,7 +335,7 @@ impl Out {
     }
 
     /// Attaches the demo's typed figures to its section of the JSON export, and keeps them
-    /// for [`figures`] (a lecture's claim tests read them there). Only figures computed
+    /// for [`Ran::data`] (a lecture's claim tests read them there). Only figures computed
     /// from the setup belong here: the mask does not reach into them, so a value measured at
     /// run time goes into a table or a line, where it is masked.
     pub fn data<T: Serialize + 'static>(&mut self, data: T) {
@@ -286,34 +351,14 @@ impl Out {
         self.pieces.push(Piece::Block(block));
     }
 
-    /// The demo's seed sentences, in order.
-    fn seeds(&self) -> Vec<String> {
-        self.pieces
-            .iter()
-            .filter_map(|p| match p {
-                Piece::Observations(items) => Some(items),
-                Piece::Block(_) => None,
-            })
-            .flatten()
-            .filter(|o| o.holds == Holds::Default)
-            .map(|o| o.text.clone())
-            .collect()
-    }
-
     /// The section: observations resolved — as written when `as_written`, else the what-if
-    /// sentences and the `default_seeds` marked by `mark`.
-    fn finish(
-        self,
-        as_written: bool,
-        default_seeds: &[String],
-        mark: fn(&str) -> String,
-    ) -> Result<Section, Error> {
+    /// sentences and the seed sentences behind the marker `default_only`.
+    fn finish(self, as_written: bool, default_only: &str) -> Result<Section, Error> {
         if !self.errors.is_empty() {
             return Err(Error::Library(
                 format!("demo {}: {}", self.number, self.errors.join("; ")).into(),
             ));
         }
-        let mut seed_index = 0;
         let mut blocks = Vec::new();
         for piece in self.pieces {
             let items = match piece {
@@ -330,12 +375,8 @@ impl Out {
                         printed.push(o.text);
                     }
                     (Holds::WhatIf, true) => {}
-                    (Holds::Default, false) => {
-                        let text = default_seeds.get(seed_index).unwrap_or(&o.text);
-                        printed.push(mark(text));
-                    }
+                    (Holds::Default, false) => printed.push(format!("{default_only}{}", o.text)),
                 }
-                seed_index += usize::from(o.holds == Holds::Default);
             }
             blocks.push(Block::Observations(printed));
         }
@@ -394,6 +435,7 @@ fn build(
                 .iter()
                 .map(|(n, u)| Field::new(n.clone(), u))
                 .collect(),
+            left: false,
         });
     }
     let mut table = Table::new(id, caption, columns);
@@ -417,84 +459,40 @@ fn build(
     Ok(table)
 }
 
-/// The report of the `chosen` demos (in the order given) of `registry`, for `setup`: each
-/// demo runs on its view of the setup; its observations follow the default-only rule (see
-/// [`crate::inputs`]); its section lists the flags the user changed that it does not read.
-/// What the runner calls for a script's chosen demos.
-///
-/// Errs with a usage error when a chosen demo's view cannot exist ([`Inputs::check`], all
-/// checked before the first demo runs); errs when a demo fails, prints a table that does
-/// not fit its headers or a number that is not finite ([`Block::non_finite`]), is not in
-/// `registry`, or is given a view the setup's [`Inputs::take`] did not reset.
-pub fn demos<S: Inputs>(setup: &S, registry: &[Demo<S>], chosen: &[u8]) -> Result<Report, Error> {
-    let mut report = Report::new(0, "");
-    report.setup = setup.export()?;
-    report.units = S::UNITS
-        .iter()
-        .map(|&(k, v)| (k.into(), v.into()))
-        .collect();
-    let chosen = chosen
-        .iter()
-        .map(|&number| {
-            registry.iter().find(|d| d.number == number).ok_or_else(|| {
-                Error::Library(format!("demo {number} is not in the script's registry").into())
-            })
-        })
-        .collect::<Result<Vec<_>, Error>>()?;
-    // Before any demo runs (one may take half a minute): a view that cannot exist is a
-    // usage error.
-    for demo in &chosen {
-        setup
-            .view(demo.reads)
-            .check(demo.reads)
-            .map_err(Error::Usage)?;
-    }
-    for demo in chosen {
-        let number = demo.number;
-        let view = setup.view(demo.reads);
-        let changed = view.changed();
-        if let Some(input) = changed.iter().find(|i| !demo.reads.contains(i)) {
-            return Err(Error::Library(
-                format!(
-                    "demo {number}: the setup's view still differs from the default in \
-                     {input:?}, which the demo does not read (Inputs::take does not reset it)"
-                )
-                .into(),
-            ));
-        }
-        let mut out = Out::new(number);
-        (demo.run)(&mut out, &view)?;
-        // The script's sentences as the default setup makes them, to mark under a what-if.
-        let default_seeds = if !changed.is_empty() && !out.seeds().is_empty() {
-            let mut default = Out::new(number);
-            (demo.run)(&mut default, &S::default())?;
-            default.seeds()
-        } else {
-            Vec::new()
-        };
-        let mut section = out.finish(changed.is_empty(), &default_seeds, S::default_only)?;
-        section.unread_flags = setup.unread_flags(demo.reads);
-        report.sections.push(section);
-    }
-    Ok(report)
+/// What one demo printed and attached: its section of the report, and its typed figures
+/// ([`Out::data`]) for the lecture's claim tests.
+pub struct Ran {
+    /// The demo's section (its flags unread are the runner's to fill in).
+    pub section: Section,
+    typed: Option<Box<dyn Any>>,
 }
 
-/// The typed figures `demo` attaches ([`Out::data`]) when it runs on `setup` (its view of
-/// it); `None` when it attaches none. Errs as the demo does, or when its figures are not a
-/// `T`. A lecture's `figures(setup)` for its claim tests is this one call.
-pub fn figures<S: Inputs, T: 'static>(demo: &Demo<S>, setup: &S) -> Result<Option<T>, Error> {
-    let mut out = Out::new(demo.number);
-    (demo.run)(&mut out, &setup.view(demo.reads))?;
-    match out.typed.map(|d| d.downcast::<T>()) {
-        None => Ok(None),
-        Some(Ok(d)) => Ok(Some(*d)),
-        Some(Err(_)) => Err(Error::Library(
-            format!(
-                "demo {}: its figures are not a {}",
-                demo.number,
-                std::any::type_name::<T>()
-            )
-            .into(),
-        )),
+impl Ran {
+    /// The typed figures the demo attached, if they are a `T`.
+    pub fn data<T: 'static>(&self) -> Option<&T> {
+        self.typed.as_ref().and_then(|d| d.downcast_ref::<T>())
     }
+}
+
+/// Runs demo `number` (`run`) on `inputs`, once: its section, observations resolved (as
+/// written when `inputs` are the defaults, else the script's sentences behind the marker
+/// `default_only`), and its typed figures. What the runner calls for each chosen demo, and
+/// what a lecture's tests call to read a demo's figures.
+///
+/// Errs when the demo fails, prints a table that does not fit its headers or a number that
+/// is not finite ([`Block::non_finite`]).
+pub fn run_demo<I: Inputs>(
+    number: u8,
+    run: fn(&mut Out, &I) -> Result<(), Error>,
+    inputs: &I,
+    default_only: &str,
+) -> Result<Ran, Error> {
+    let mut out = Out::new(number);
+    run(&mut out, inputs)?;
+    let as_written = inputs.is_default();
+    let typed = out.typed.take();
+    Ok(Ran {
+        section: out.finish(as_written, default_only)?,
+        typed,
+    })
 }

@@ -1,18 +1,20 @@
 //! What every CS349E lecture shares, so that a new lecture is one folder of content.
 //!
-//! A demo is a plain function that prints to an [`Out`] in the order of the Python script it
-//! ports — `out.header(…)`, `out.print(…)`, `out.table(headers, rows)`,
+//! A demo is a plain function of its inputs that prints to an [`Out`] in the order of the
+//! Python script it ports — `out.header(…)`, `out.print(…)`, `out.table(headers, rows)`,
 //! `out.observations([…])`, `out.figure(…)` — with typed [`Value`]s that carry their own
-//! format and unit (`time(t)` prints `7.04 ms` and exports seconds). A script registers its
-//! demos ([`Demo`]) with the setup inputs each reads ([`Inputs`]); the kit builds the
-//! [`Report`] and does everything else:
+//! format and unit (`time(t)` prints `7.04 ms` and exports seconds). Its inputs are a clap
+//! `Args` group ([`Inputs`]): the flags it reads, declared once; a script lists its demos
+//! ([`Demo::new`]`(1, demo1::run)`); the kit builds the command line and the [`Report`] and
+//! does everything else:
 //!
 //! | module | what |
 //! |---|---|
-//! | [`demo`] | writing a demo: [`Out`], [`Demo`], observations that hold for the default setup only, [`demos`] |
+//! | [`demo`] | writing a demo: [`Out`], [`Demo`], observations that hold for the default setup only, [`run_demo`] |
 //! | [`value`] | typed values: time, fixed digits, ratio, speedup, percent, thousands, Python's float repr, measured |
-//! | [`inputs`] | a lecture's setup as named inputs: what changed, the view a demo is given, the flags it ignores |
-//! | [`report`] | the report model: sections, blocks, tables, cells with values and units |
+//! | [`parse`] | value parsers for flags: counts, reals, costs and durations in range, saying what they got |
+//! | [`inputs`] | a demo's inputs: the flags it reads as a typed group, their defaults, whether they changed |
+//! | [`mod@report`] | the report model: sections, blocks, tables, cells with values and units |
 //! | [`figure`] | the figure model: panels, axes, series, reference lines, regions, messages |
 //! | [`sweep`] | the inputs a demo sweeps (so many per doubling, cut where they stop fitting), computed at each |
 //! | [`render`] | text (the script's exact bytes, via `console`), Markdown, tidy CSV, JSON (serde), SVG, one HTML page |
@@ -41,17 +43,21 @@ pub mod error;
 pub mod figure;
 pub mod files;
 pub mod inputs;
+pub mod parse;
 pub mod render;
 pub mod report;
 pub mod sweep;
 pub mod testing;
 pub mod value;
 
-pub use cli::{CommonArgs, Format, Lecture, MASK_ENV, Options, Script, join_the_pool, main, run};
-pub use demo::{Demo, Observation, Out, always, demos, figures, seed, what_if};
+pub use cli::{
+    CommonArgs, Format, Lecture, MASK_ENV, Options, Script, command, join_the_pool, main, report,
+    run,
+};
+pub use demo::{Demo, Observation, Out, Ran, always, run_demo, seed, what_if};
 pub use error::Error;
 pub use figure::{Axis, Figure, Panel, RefLine, Region, Series};
-pub use inputs::Inputs;
+pub use inputs::{Inputs, NoInputs};
 pub use report::{Block, Cell, Column, Datum, Line, Report, Section, Table};
 pub use sweep::{cut_at, log_sweep, try_map};
 pub use value::Value;

@@ -113,13 +113,11 @@ pub struct Section {
     pub blocks: Vec<Block>,
     /// The demo's typed figures, serialised (raw numbers, units per [`Report::units`]).
     pub data: serde_json::Value,
-    /// The flags the user gave that this demo does not read (so they cannot move its
-    /// figures): [`crate::demos`] fills in every flag of each input that differs from the
-    /// default; the runner, which knows the command line, names the flags typed (also one
-    /// typed at its default value). The text renderer notes them after the demo; JSON
-    /// carries them (omitted when there are none).
+    /// The flags the user typed that this demo does not read (so they cannot move its
+    /// figures), also one typed at its default value: the runner fills them in. The text
+    /// renderer notes them after the demo; JSON carries them (omitted when there are none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub unread_flags: Vec<&'static str>,
+    pub unread_flags: Vec<String>,
 }
 
 impl Section {
@@ -163,7 +161,7 @@ impl Block {
     /// Where this block would print or carry a number that is not finite (NaN or
     /// infinite: a cell's or a line's value, a figure's point, or the text `NaN`, `nan`,
     /// `inf` as a word), said in a few words; `None` when every number is finite. The
-    /// kit refuses such a section ([`crate::demos`]): a lecture never prints one.
+    /// kit refuses such a section ([`crate::run_demo`]): a lecture never prints one.
     pub fn non_finite(&self) -> Option<String> {
         let bad = |values: &[Datum]| {
             values
@@ -259,6 +257,11 @@ impl Table {
         self.columns.iter().map(|c| c.header.clone()).collect()
     }
 
+    /// Which columns are left-aligned whatever their cells look like ([`Column::left`]).
+    pub fn lefts(&self) -> Vec<bool> {
+        self.columns.iter().map(|c| c.left).collect()
+    }
+
     /// The printed cells, row by row.
     pub fn texts(&self) -> Vec<Vec<String>> {
         self.rows
@@ -321,6 +324,11 @@ pub struct Column {
     pub header: String,
     /// The values each cell of this column carries, in order.
     pub fields: Vec<Field>,
+    /// Left-aligned in the terminal whatever its cells look like (a column of names, of
+    /// which some start with a digit). Otherwise a column of cells that all start with a
+    /// digit is right-aligned, as the Python scripts' `print_table` does.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub left: bool,
 }
 
 impl Column {
@@ -330,12 +338,16 @@ impl Column {
         Column {
             fields: vec![Field::new(header.clone(), unit)],
             header,
+            left: false,
         }
     }
 
-    /// A column of text (labels, names).
+    /// A column of text (labels, names): left-aligned.
     pub fn text(header: impl Into<String>) -> Self {
-        Column::number(header, "")
+        Column {
+            left: true,
+            ..Column::number(header, "")
+        }
     }
 
     /// A column whose cells carry several values: `fields` are `(name, unit)` pairs.
@@ -343,6 +355,7 @@ impl Column {
         Column {
             header: header.into(),
             fields: fields.iter().map(|&(n, u)| Field::new(n, u)).collect(),
+            left: false,
         }
     }
 }

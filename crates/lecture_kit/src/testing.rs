@@ -81,13 +81,9 @@ pub fn data<L: Lecture>(args: &[&str], id: &str) -> serde_json::Value {
 
 /// The report lecture `L` computes for `args` (measured values as measured): its tables'
 /// numbers, for claim tests (`report.table("demo1_table1").unwrap().numbers("时间")`).
-/// Panics with the error message if the flags are refused or the lecture fails. Unlike
-/// [`run`], it does not refuse a flag no chosen demo reads (it has no command line to
-/// know which were typed): the report's sections list them.
+/// Panics with the error message if the flags are refused or the lecture fails.
 pub fn report<L: Lecture>(args: &[&str]) -> Report {
-    let argv = std::iter::once("lecture").chain(args.iter().copied());
-    let cli = L::try_parse_from(argv).unwrap_or_else(|e| panic!("{args:?}: {e}"));
-    crate::cli::report(&cli).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    crate::cli::report::<L>(args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
 }
 
 /// Checks what every lecture's command line must do, with `L`'s own flags and its binary
@@ -131,8 +127,8 @@ pub fn check_command_line_with<L: Lecture>(lecture: impl Fn() -> Command) {
     );
     let unmasked = run_with::<L>(&[], Options::default());
     assert_eq!(unmasked.code, 0, "unmasked: {}", unmasked.stderr);
-    for script in L::SCRIPTS {
-        for demo in script.demos() {
+    for script in L::scripts() {
+        for demo in script.numbers() {
             let n = demo.to_string();
             let r = run::<L>(&["--script", script.name, "--demo", &n]);
             assert_eq!(

@@ -5,8 +5,8 @@ mod support;
 
 use lecture_kit::testing::{output, report, run, run_with};
 use lecture_kit::value::MASKED;
-use lecture_kit::{Datum, Demo, Error, Inputs, Options, Out};
-use support::{Input, Setup, Toy};
+use lecture_kit::{Datum, Error, NoInputs, Options, Out, run_demo};
+use support::{Steps, Toy};
 
 /// What `print_header`, `print`, `print_table` and `print_observations` print for demo 1
 /// of the default setup, written out by hand from the Python formats: fmt_time, .3f, .0%,
@@ -59,31 +59,35 @@ fn csv_and_json_get_each_value_once_as_a_raw_number_with_its_unit() {
 
 #[test]
 fn a_demos_typed_figures_come_back_from_its_run_and_into_the_json() {
-    let setup = Setup {
+    let steps = Steps {
         steps: 4,
-        ..Setup::default()
+        ..lecture_kit::inputs::defaults()
     };
-    let d: support::Steps = lecture_kit::figures(&support::DEMOS[0], &setup)
-        .unwrap()
-        .unwrap();
+    let ran = run_demo(1, support::demo1, &steps, "").unwrap();
+    let d: &support::StepsData = ran.data().unwrap();
     assert_eq!(d.step_s, [0.007, 0.014, 0.021, 0.028]);
     assert!((d.total_s - 0.028).abs() < 1e-15);
-    let wrong = lecture_kit::figures::<_, String>(&support::DEMOS[0], &setup).unwrap_err();
+    assert!(ran.data::<String>().is_none(), "not a String");
+    let work = lecture_kit::inputs::defaults::<support::Work>();
+    let none = run_demo(2, support::demo2, &work, "").unwrap();
     assert!(
-        wrong.to_string().contains("not a alloc::string::String"),
-        "{wrong}"
+        none.data::<support::StepsData>().is_none(),
+        "demo 2 attaches nothing"
     );
-    let none: Option<support::Steps> = lecture_kit::figures(&support::DEMOS[1], &setup).unwrap();
-    assert!(none.is_none(), "demo 2 attaches nothing");
     let r = report::<Toy>(&["--demo", "1"]);
     assert_eq!(r.sections[0].data["total_s"], 0.021);
+    assert_eq!(
+        r.setup["steps"], 3,
+        "the setup: the inputs of the demos run"
+    );
 }
 
 #[test]
 fn an_input_a_demo_does_not_declare_leaves_its_figures_unchanged() {
-    let default = report::<Toy>(&["--demo", "1"]);
+    // Demo 2 reads --work, so it is not refused; demo 1 does not, and cannot see it.
+    let default = report::<Toy>(&["--demo", "1", "--demo", "2"]);
     for work in ["1", "7", "100000", "999999"] {
-        let other = report::<Toy>(&["--demo", "1", "--work", work]);
+        let other = report::<Toy>(&["--demo", "1", "--demo", "2", "--work", work]);
         assert_eq!(
             other.sections[0].blocks, default.sections[0].blocks,
             "--work {work}"
@@ -120,65 +124,32 @@ fn when_a_declared_input_changes_the_seed_sentence_is_marked_and_quotes_the_defa
     assert_eq!(run::<Toy>(&["--demo", "1", "--work", "5"]).code, 2);
 }
 
-/// A setup whose `take` forgets to reset one input: a demo would see what it did not declare.
-#[derive(Debug, Clone, Default, PartialEq)]
-struct Leaky(Setup);
-
-impl Inputs for Leaky {
-    type Input = Input;
-    const INPUTS: &'static [Input] = Setup::INPUTS;
-    fn flags(input: Input) -> &'static [&'static str] {
-        Setup::flags(input)
-    }
-    fn same(&self, other: &Self, input: Input) -> bool {
-        self.0.same(&other.0, input)
-    }
-    fn take(&mut self, input: Input, from: &Self) {
-        if input != Input::Work {
-            self.0.take(input, &from.0);
-        }
-    }
-    fn default_only(sentence: &str) -> String {
-        sentence.into()
-    }
-}
-
 #[test]
-fn a_view_that_still_differs_in_an_undeclared_input_is_refused() {
-    fn demo(out: &mut Out, s: &Leaky) -> Result<(), Error> {
-        out.print(format!("{}", s.0.work));
-        Ok(())
-    }
-    let demos = [Demo {
-        number: 1,
-        reads: &[Input::Steps][..],
-        run: demo,
-    }];
-    let leaky = Leaky(Setup {
-        work: 5,
-        ..Setup::default()
-    });
-    let e = lecture_kit::demos(&leaky, &demos, &[1]).unwrap_err();
-    assert!(e.to_string().contains("Work"), "{e}");
-    assert!(lecture_kit::demos(&Leaky::default(), &demos, &[1]).is_ok());
+fn each_demo_runs_once_and_reads_only_its_own_inputs() {
+    let count = |n: u8, value: u64| {
+        let runs = support::RUNS.lock().unwrap();
+        runs.iter().filter(|&&r| r == (n, value)).count()
+    };
+    // A what-if run prints the marked sentence with the default's figures from one run on
+    // its own inputs (the runs on the default setup cannot be told apart from other tests'
+    // running in parallel, so only this one is counted).
+    let text = output::<Toy>(&["--demo", "1", "--steps", "704"]);
+    assert!(text.contains("【默认 3 步】3 步共 21.00 ms"), "{text}");
+    assert_eq!(count(1, 704), 1);
+    assert_eq!(
+        lecture_kit::inputs::flags::<Steps>(),
+        ["--steps", "--step-time"]
+    );
+    assert_eq!(lecture_kit::inputs::flags::<support::Work>(), ["--work"]);
 }
 
 #[test]
 fn a_table_that_does_not_fit_its_headers_is_an_error_naming_it() {
-    fn demo(out: &mut Out, _: &()) -> Result<(), Error> {
+    fn demo(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
         out.table(["a", "b"], [lecture_kit::row![1, 2], lecture_kit::row![3]]);
         Ok(())
     }
-    let e = lecture_kit::demos(
-        &(),
-        &[Demo {
-            number: 4,
-            reads: &[],
-            run: demo,
-        }],
-        &[4],
-    )
-    .unwrap_err();
+    let e = run_demo(4, demo, &NoInputs {}, "").err().unwrap();
     assert_eq!(
         e.to_string(),
         "demo 4: table demo4_table1: row 1 has 1 values for 2 headers"
@@ -279,29 +250,29 @@ fn a_view_that_cannot_exist_or_a_flag_no_demo_reads_is_refused_before_any_demo_r
 fn a_number_that_is_not_finite_is_an_error_wherever_a_demo_puts_it() {
     use lecture_kit::value::{fixed, measured, parts, time};
     use lecture_kit::{Axis, Figure, Panel, Series, row};
-    fn table(out: &mut Out, _: &()) -> Result<(), Error> {
+    fn table(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
         out.table(
             ["n", "时间"],
             [row![1, time(1e-3)], row![2, time(f64::NAN)]],
         );
         Ok(())
     }
-    fn line(out: &mut Out, _: &()) -> Result<(), Error> {
+    fn line(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
         out.print(parts("峰值 {}", [measured(fixed(f64::INFINITY, 1))]));
         Ok(())
     }
-    fn sentence(out: &mut Out, _: &()) -> Result<(), Error> {
+    fn sentence(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
         out.observations([format!("加速 {}×。", fixed(f64::NAN, 2))]);
         Ok(())
     }
-    fn figure(out: &mut Out, _: &()) -> Result<(), Error> {
+    fn figure(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
         let points = vec![(1.0, 2.0), (2.0, f64::NEG_INFINITY)];
         let panel = Panel::new("", Axis::linear("n"), Axis::linear("y"))
             .with([Series::line("曲线", points)]);
         out.figure(Figure::new("图", vec![panel]));
         Ok(())
     }
-    fn fine(out: &mut Out, _: &()) -> Result<(), Error> {
+    fn fine(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
         // Words that merely contain the letters are not numbers.
         out.print("information, finance, nanotube, Infineon, Infinity Fabric");
         out.table(["n"], [row![1]]);
@@ -309,21 +280,21 @@ fn a_number_that_is_not_finite_is_an_error_wherever_a_demo_puts_it() {
     }
     for (run, says) in [
         (
-            table as fn(&mut Out, &()) -> Result<(), Error>,
+            table as fn(&mut Out, &NoInputs) -> Result<(), Error>,
             "row 2, column \"时间\"",
         ),
         (line, "a value of the line"),
         (sentence, "the observation"),
         (figure, "series \"曲线\""),
     ] {
-        let registry = [Demo::new(1, &[], run)];
-        let e = lecture_kit::demos(&(), &registry, &[1])
-            .unwrap_err()
+        let e = run_demo(1, run, &NoInputs {}, "")
+            .err()
+            .unwrap()
             .to_string();
         assert!(
             e.contains("demo 1: a number that is not finite") && e.contains(says),
             "{e}"
         );
     }
-    assert!(lecture_kit::demos(&(), &[Demo::new(1, &[], fine)], &[1]).is_ok());
+    assert!(run_demo(1, fine, &NoInputs {}, "").is_ok());
 }

@@ -6,15 +6,12 @@ use std::io::{self, Write};
 use lecture_kit::figure::{Axis, Figure, Panel, RefLine, Series};
 use lecture_kit::testing::run;
 use lecture_kit::{
-    Block, Cell, Column, CommonArgs, Datum, Demo, Error, Lecture, Options, Out, Script, Table,
+    Block, Cell, Column, Datum, Demo, Error, Lecture, NoInputs, Options, Out, Script, Table,
 };
 
 #[derive(Debug, Clone, clap::Parser)]
 #[command(name = "lecture99")]
-struct Toy {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+struct Toy {}
 
 /// Demo `d`: a table with a two-value cell and a missing one, observations, and for demo 2
 /// a figure — built from blocks.
@@ -58,25 +55,19 @@ fn demo(out: &mut Out, d: u8) -> Result<(), Error> {
     Ok(())
 }
 
-const DEMOS: &[Demo<()>] = &[
-    Demo::new(1, &[], |out, _| demo(out, 1)),
-    Demo::new(2, &[], |out, _| demo(out, 2)),
-];
-
 impl Lecture for Toy {
     const NUMBER: u32 = 99;
-    type Setup = ();
-    const SCRIPTS: &'static [Script<()>] = &[Script {
-        name: "01_toy",
-        title: "玩具",
-        registry: DEMOS,
-        default_demos: &[1, 2],
-    }];
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-    fn setup(&self) -> Result<(), Error> {
-        Ok(())
+    const DEFAULT_ONLY: &'static str = "【默认】";
+    fn scripts() -> Vec<Script> {
+        vec![Script {
+            name: "01_toy",
+            title: "玩具",
+            demos: vec![
+                Demo::new(1, |out, _: &NoInputs| demo(out, 1)),
+                Demo::new(2, |out, _: &NoInputs| demo(out, 2)),
+            ],
+            default_demos: &[1, 2],
+        }]
     }
 }
 

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use divan::Bencher;
 use divan::counter::ItemsCount;
-use lecture06::spec_decode_on_hardware::toy_model;
-use lecture06::spec_decode_on_hardware::{Setup, report};
+use lecture06::Cli;
+use lecture06::spec_decode_on_hardware::demo3::toy_model;
 use ndarray::Array2;
 use quant_lab::QCFG;
 use transformer_lab::config_like;
@@ -61,7 +61,7 @@ fn report_efficiency() -> std::io::Result<()> {
         }));
         lecture.push(median_time(3, || {
             let mut out = Vec::with_capacity(16 << 10);
-            lecture06::run(&mut out).expect("the lecture runs");
+            print_lecture(&mut out);
             out
         }));
     }
@@ -104,14 +104,21 @@ fn demo3_flops() -> u64 {
 fn demo3_end_to_end(bencher: Bencher) {
     bencher
         .counter(ItemsCount::new(demo3_flops()))
-        .bench(|| report(&Setup::default(), &[3]).unwrap());
+        .bench(|| lecture_kit::report::<Cli>(&["--demo", "3"]).unwrap());
 }
 
 #[divan::bench(sample_count = 20)]
 fn whole_lecture_run(bencher: Bencher) {
     bencher.bench(|| {
         let mut out = Vec::with_capacity(16 << 10);
-        lecture06::run(&mut out).unwrap();
+        print_lecture(&mut out);
         out
     });
+}
+
+/// Prints the whole lecture, as `cargo run -p lecture06` does.
+fn print_lecture(out: &mut Vec<u8>) {
+    let code =
+        lecture_kit::run::<Cli>(["lecture06"], out, &mut std::io::sink(), Default::default());
+    assert_eq!(code, 0, "the lecture runs");
 }

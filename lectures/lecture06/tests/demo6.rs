@@ -4,8 +4,8 @@
 
 use host_lab::figures::{self, DraftKind, HostFigures, Plan};
 use lecture_kit::value::{MASKED, fixed, time};
-use lecture_kit::{Block, Demo, Error, Out, Report};
-use lecture06::spec_decode_on_hardware::{DEFAULT_DEMOS, SCRIPT, Setup, demo6};
+use lecture_kit::{Block, Error, NoInputs, Out, Report};
+use lecture06::spec_decode_on_hardware::{demo6, script};
 use once_cell::sync::Lazy;
 
 /// Two measurements, one after the other (the second waits for the first, so that the
@@ -20,19 +20,21 @@ fn measure() -> HostFigures {
     figures::run(&Plan::quick(), &mut std::io::sink()).expect("the quick plan runs")
 }
 
-fn first(out: &mut Out, _: &Setup) -> Result<(), Error> {
+fn first(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
     demo6::print(out, &FIRST);
     Ok(())
 }
 
-fn second(out: &mut Out, _: &Setup) -> Result<(), Error> {
+fn second(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
     demo6::print(out, &SECOND);
     Ok(())
 }
 
-fn report(run: fn(&mut Out, &Setup) -> Result<(), Error>) -> Report {
-    let registry = [Demo::new(6, demo6::READS, run)];
-    lecture_kit::demos(&Setup::default(), &registry, &[6]).unwrap()
+fn report(run: fn(&mut Out, &NoInputs) -> Result<(), Error>) -> Report {
+    let ran = lecture_kit::run_demo(6, run, &NoInputs {}, lecture06::DEFAULT_ONLY).unwrap();
+    let mut report = Report::new(6, "demo6");
+    report.sections.push(ran.section);
+    report
 }
 
 fn text(report: &Report) -> String {
@@ -151,6 +153,8 @@ fn the_hosts_overlap_is_measured_up_to_the_plans_largest_pass_and_prices_every_p
 
 #[test]
 fn demo_6_is_opt_in() {
-    assert!(SCRIPT.demos().contains(&6) && !DEFAULT_DEMOS.contains(&6));
-    assert!(demo6::READS.is_empty());
+    let script = script();
+    assert!(script.numbers().contains(&6) && !script.default_demos.contains(&6));
+    let six = script.demos.iter().find(|d| d.number() == 6).unwrap();
+    assert!(six.flags().is_empty(), "it reads no flag");
 }

@@ -3,39 +3,33 @@
 //! cut short, labels outside their region, a y axis from 0, lines across categories, no
 //! break-even line, empty axes where the target does not fit.
 
-mod demo_data;
+mod common;
 mod svg_read;
 
 use lecture_kit::Figure;
 use lecture_kit::render::svg::color_hex;
 use lecture06::spec_decode_on_hardware::demo4::{Demo4, MeasuredDraft, MeasuredShape};
-use lecture06::spec_decode_on_hardware::{Setup, demo2, demo3, demo4};
+use lecture06::spec_decode_on_hardware::{demo2, demo3, demo4};
 use llm_math::{LLAMA31_70B, max_batch};
 use svg_read::{Svg, width};
 
-/// The default setup, and one whose target does not fit on the card.
-fn default_setup() -> Setup {
-    Setup::default()
+/// The default setup, and one whose target does not fit on the card (as flags).
+fn default_setup() -> Vec<&'static str> {
+    Vec::new()
 }
 
-fn too_big() -> Setup {
-    Setup {
-        base: decode_lab::Scenario {
-            target: LLAMA31_70B,
-            ..decode_lab::Scenario::LECTURE
-        },
-        ..Setup::default()
-    }
+fn too_big() -> Vec<&'static str> {
+    vec!["--target", LLAMA31_70B.name]
 }
 
 /// knee, batch and trees for `setup`, as the lecture prints them.
-fn figures(setup: &Setup) -> [Figure; 3] {
-    demo_data::figures(setup)
+fn figures(setup: &[&str]) -> [Figure; 3] {
+    common::figures(setup)
 }
 
 /// A small demo 4 result, by hand (running demo 4 takes seconds): τ grows with the shape.
 fn demo4_by_hand() -> Demo4 {
-    let shapes = demo3::DEMO3_SHAPES
+    let shapes = demo3::SHAPES
         .iter()
         .enumerate()
         .map(|(i, br)| MeasuredShape {
@@ -153,8 +147,8 @@ fn batch_curves_end_at_the_largest_batch_that_fits() {
     let series = &fig.panels[0].series;
     // Independently: the card's limit at each context (14 at 32K on an H100 is the
     // number the lecture quotes).
-    for (s, ctx) in series.iter().zip(demo2::DEMO2_CTXS) {
-        let fits = max_batch(&setup.base.target, &setup.base.hw, ctx).unwrap();
+    for (s, ctx) in series.iter().zip(demo2::CTXS) {
+        let fits = max_batch(&llm_math::LLAMA31_8B, &hw_specs::H100, ctx).unwrap();
         assert_eq!(s.points.last().unwrap().0, fits as f64, "{}", s.label);
     }
     assert_eq!(series[2].points.last().unwrap().0, 14.0);
@@ -290,7 +284,7 @@ fn trees_are_dots_in_separate_panels_for_tau_and_speedup() {
     );
     assert_eq!(svg.count("τ（token）"), 1, "τ has its own panel");
     assert_eq!(svg.count("加速比"), 2, "one speedup panel per batch");
-    for b in demo3::DEMO3_BATCHES {
+    for b in demo3::BATCHES {
         assert!(
             svg.texts
                 .iter()
@@ -358,7 +352,7 @@ fn a_target_that_does_not_fit_says_so_in_words_without_empty_axes() {
         );
     }
     let svg = Svg::of(&trees);
-    for b in demo3::DEMO3_BATCHES {
+    for b in demo3::BATCHES {
         assert!(
             svg.texts
                 .iter()

@@ -3,13 +3,12 @@
 //! properties over many setups. (The snapshot in `output.rs` pins the bytes.)
 
 mod common;
-mod demo_data;
 
-use common::{DEMO1, DEMO2, OUTPUT, SETUP, blocks, text_of};
+use common::{DEMO1, DEMO2, OUTPUT, blocks, observations, text_of};
+use decode_lab::{Round, Scenario};
 use lecture_kit::Block;
 use lecture06::spec_decode_on_hardware::demo1::DEMO1_NS;
-use lecture06::spec_decode_on_hardware::demo2::DEMO2_CTXS;
-use lecture06::spec_decode_on_hardware::{Round, Setup};
+use lecture06::spec_decode_on_hardware::demo2::CTXS;
 
 // ---- demo 1 ---------------------------------------------------------------------
 
@@ -22,24 +21,16 @@ fn demo1_the_draft_cost_coefficient_c_is_about_a_fifth() {
     // 1B: 2·1,235,814,400 B + 1025·32,768 B at the same, + 0.3 ms.
     let t_base = (2.0 * 7_504_924_672.0 + 1025.0 * 131_072.0) / (3.35e12 * 0.8) + 1e-3;
     let t_draft = (2.0 * 1_235_814_400.0 + 1025.0 * 32_768.0) / (3.35e12 * 0.8) + 0.3e-3;
-    assert!(
-        (DEMO1.t_base_s - t_base).abs() < 1e-12,
-        "{}",
-        DEMO1.t_base_s
-    );
-    assert!(
-        (DEMO1.t_draft_s - t_draft).abs() < 1e-12,
-        "{}",
-        DEMO1.t_draft_s
-    );
+    assert!((DEMO1.t_base - t_base).abs() < 1e-12, "{}", DEMO1.t_base);
+    assert!((DEMO1.t_draft - t_draft).abs() < 1e-12, "{}", DEMO1.t_draft);
     assert!((DEMO1.c - t_draft / t_base).abs() < 1e-12);
     assert!(OUTPUT.contains(&format!("c = {:.3}", t_draft / t_base)));
 }
 
 #[test]
 fn demo1_the_draft_reads_about_fifteen_percent_of_the_target_bytes() {
-    let share =
-        llm_math::LLAMA32_1B.streamed_params() as f64 / SETUP.base.target.streamed_params() as f64;
+    let share = llm_math::LLAMA32_1B.streamed_params() as f64
+        / Scenario::LECTURE.target.streamed_params() as f64;
     assert!((0.14..=0.17).contains(&share), "{share}");
 }
 
@@ -47,14 +38,14 @@ fn demo1_the_draft_reads_about_fifteen_percent_of_the_target_bytes() {
 fn demo1_feeding_up_to_129_tokens_costs_the_same_as_one() {
     for f in &DEMO1.forward {
         if f.n <= 129 {
-            let r = f.time_s / DEMO1.t_base_s;
+            let r = f.time_s / DEMO1.t_base;
             assert!(r < 1.01, "n = {}: {r}", f.n);
         }
     }
     let last = DEMO1.forward.last().unwrap();
     assert_eq!(last.n, *DEMO1_NS.last().unwrap());
     assert!(
-        last.time_s / DEMO1.t_base_s > 1.05,
+        last.time_s / DEMO1.t_base > 1.05,
         "257 tokens are past the knee"
     );
     // The largest n before the first pass 1% slower than one token's, found here; the
@@ -62,13 +53,9 @@ fn demo1_feeding_up_to_129_tokens_costs_the_same_as_one() {
     let free = DEMO1
         .forward
         .iter()
-        .take_while(|f| f.time_s / DEMO1.t_base_s < 1.01);
+        .take_while(|f| f.time_s / DEMO1.t_base < 1.01);
     assert_eq!(free.last().unwrap().n, 129);
-    let fixed_gamma = Setup {
-        gamma: Some(4),
-        ..Setup::default()
-    };
-    let summary = observations(&fixed_gamma, 1).remove(0);
+    let summary = observations(&["--gamma", "4"], 1).remove(0);
     assert!(summary.contains("送进 n ≤ 129 个 token"), "{summary}");
     assert!(
         DEMO1.forward.windows(2).all(|w| w[1].time_s >= w[0].time_s),
@@ -96,19 +83,10 @@ fn demo1_a_higher_acceptance_rate_drafts_longer_and_gains_more() {
     }
 }
 
-/// Demo `n`'s observations for `setup`, as sentences.
-fn observations(setup: &Setup, n: u8) -> Vec<String> {
-    let items = blocks(setup, n).into_iter().filter_map(|b| match b {
-        Block::Observations(items) => Some(items),
-        _ => None,
-    });
-    items.flatten().collect()
-}
-
 // ---- demo 2 ---------------------------------------------------------------------
 
 fn cell(batch: u64, ctx: u64) -> Option<Round> {
-    let col = DEMO2_CTXS.iter().position(|&c| c == ctx).unwrap();
+    let col = CTXS.iter().position(|&c| c == ctx).unwrap();
     DEMO2.grid.iter().find(|r| r.batch == batch).unwrap().cells[col]
 }
 
@@ -128,7 +106,7 @@ fn demo2_big_batches_shrink_the_gain_to_1_6_1_4_1_1() {
 
 #[test]
 fn demo2_the_critical_batch_on_h100_is_about_220_tokens() {
-    let t = llm_math::critical_tokens(&SETUP.base.hw, &SETUP.base.deployment);
+    let t = llm_math::critical_tokens(&Scenario::LECTURE.hw, &Scenario::LECTURE.deployment);
     assert!((210.0..=230.0).contains(&t), "{t}");
     // And the grid shows it: verification is still free while batch·(γ+1) is below it,
     // and costs more than a plain step once it is well above.
@@ -148,7 +126,7 @@ fn demo2_the_critical_batch_on_h100_is_about_220_tokens() {
 
 #[test]
 fn demo2_at_32k_context_only_a_dozen_or_so_sequences_fit() {
-    let fit = llm_math::max_batch(&SETUP.base.target, &SETUP.base.hw, 32768).unwrap();
+    let fit = llm_math::max_batch(&Scenario::LECTURE.target, &Scenario::LECTURE.hw, 32768).unwrap();
     assert!((10..=19).contains(&fit), "{fit}");
     assert!(cell(1, 32768).is_some());
     assert!(cell(16, 32768).is_none(), "16 > {fit} does not fit");
@@ -264,35 +242,44 @@ const DEFAULT_ONLY_FIGURES: [&str; 5] = [
 
 #[test]
 fn every_setup_prints_finite_figures_and_marks_default_only_wording() {
-    use lecture06::spec_decode_on_hardware::text::DEFAULT_ONLY;
+    use lecture06::DEFAULT_ONLY;
     for hw in hw_specs::ACCELERATORS {
         for target in llm_math::MODELS {
             for draft in [llm_math::LLAMA32_1B, llm_math::LLAMA32_3B] {
                 for alpha in [0.6, 0.8, 1.0] {
-                    let setup = Setup {
-                        base: decode_lab::Scenario {
-                            hw: *hw,
-                            target: *target,
-                            draft: decode_lab::Draft::Model(draft),
-                            alpha,
-                            ..decode_lab::Scenario::LECTURE
-                        },
-                        ..Setup::default()
-                    };
                     let label = format!("{} {} {} {alpha}", hw.name, target.name, draft.name);
-                    let d = Setup::default();
-                    let same_cards_and_models = setup.base.hw == d.base.hw
-                        && setup.base.target == d.base.target
-                        && setup.base.draft == d.base.draft;
+                    let alpha_text = alpha.to_string();
+                    let args = [
+                        "--hw",
+                        hw.name,
+                        "--target",
+                        target.name,
+                        "--draft",
+                        draft.name,
+                    ];
+                    let d = Scenario::LECTURE;
+                    let same_cards_and_models = *hw == d.hw
+                        && *target == d.target
+                        && decode_lab::Draft::Model(draft) == d.draft;
                     // What the command line would refuse (a draft of another tokenizer); a
                     // model that does not fit is printed as such, so it stays in.
-                    match setup.scenario(1, 1024, alpha).validate() {
+                    let s = Scenario {
+                        hw: *hw,
+                        target: *target,
+                        draft: decode_lab::Draft::Model(draft),
+                        ..Scenario::LECTURE
+                    };
+                    match s.validate() {
                         Ok(()) | Err(decode_lab::Error::DraftDoesNotFit(_)) => {}
                         Err(_) => continue,
                     }
+                    let with_alpha = [&args[..], &["--alpha", &alpha_text]].concat();
                     let demos = [
-                        (blocks(&setup, 1), same_cards_and_models),
-                        (blocks(&setup, 2), same_cards_and_models && alpha == 0.8),
+                        (blocks(&args, 1), same_cards_and_models),
+                        (
+                            blocks(&with_alpha, 2),
+                            same_cards_and_models && alpha == 0.8,
+                        ),
                     ];
                     for (blocks, is_default) in demos {
                         let observations: Vec<String> = blocks

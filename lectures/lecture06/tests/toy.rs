@@ -3,7 +3,6 @@
 //! text checked on the figures. (The snapshot in `output.rs` pins the bytes.)
 
 mod common;
-mod demo_data;
 
 use common::{DEMO3, OUTPUT, RANKS, TOY, blocks, text_of};
 use decode_lab::TreeShape;
@@ -12,16 +11,15 @@ use once_cell::sync::Lazy;
 
 /// Demo 4's figures, computed once for this test binary.
 static DEMO4: Lazy<demo4::Demo4> = Lazy::new(|| demo4::figures(&TOY).unwrap());
-use demo_data::{DraftFigures, ShapeFigures};
-use lecture06::spec_decode_on_hardware::demo3;
-use lecture06::spec_decode_on_hardware::{Setup, demo4, toy_model};
+use lecture06::spec_decode_on_hardware::demo3::{self, DraftShapes, Shape, toy_model};
+use lecture06::spec_decode_on_hardware::demo4;
 
 // ---- demo 3 ---------------------------------------------------------------------
 
 const WEAK: usize = 0;
 const INT4: usize = 1;
 
-fn shape<'a>(d: &'a DraftFigures, branching: &[u32]) -> &'a ShapeFigures {
+fn shape<'a>(d: &'a DraftShapes, branching: &[u32]) -> &'a Shape {
     d.shapes.iter().find(|s| s.branching == branching).unwrap()
 }
 
@@ -29,7 +27,7 @@ fn shape<'a>(d: &'a DraftFigures, branching: &[u32]) -> &'a ShapeFigures {
 fn demo3_the_weak_draft_is_often_wrong_at_top_1_but_usually_right_in_its_top_4() {
     let weak = &DEMO3[WEAK];
     // The fractions recounted from the ranks themselves: rank < k means "in the top k".
-    let all: Vec<u32> = RANKS[WEAK].ranks.iter().flatten().copied().collect();
+    let all = &RANKS[WEAK].ranks;
     let share = |k: u32| all.iter().filter(|&&r| r < k).count() as f64 / all.len() as f64;
     assert_eq!(
         weak.top_k_fraction,
@@ -54,12 +52,10 @@ fn demo3_the_int4_draft_is_right_at_top_1_more_often_than_the_weak_one() {
 #[test]
 fn demo3_every_draft_ranks_all_generated_tokens() {
     for draft in RANKS.iter() {
-        assert_eq!(draft.ranks.len(), toy_model::N_SEQ);
-        assert!(
-            draft.ranks.iter().all(|r| r.len() == toy_model::N_NEW),
-            "{}",
-            draft.name
-        );
+        assert_eq!(draft.ranks.len(), toy_model::N_SEQ * toy_model::N_NEW);
+        let per_sequence = draft.per_sequence();
+        assert_eq!(per_sequence.len(), toy_model::N_SEQ, "{}", draft.name);
+        assert!(per_sequence.iter().all(|r| r.len() == toy_model::N_NEW));
     }
 }
 
@@ -98,7 +94,7 @@ fn demo3_chains_gain_ever_less_tau_per_extra_level() {
 
 #[test]
 fn demo3_trees_accept_more_than_chains_and_the_weak_draft_gains_more() {
-    let gain = |d: &DraftFigures| shape(d, &[4, 4, 4, 4]).tau - shape(d, &[1, 1, 1, 1]).tau;
+    let gain = |d: &DraftShapes| shape(d, &[4, 4, 4, 4]).tau - shape(d, &[1, 1, 1, 1]).tau;
     for d in DEMO3.iter() {
         assert!(gain(d) > 0.5, "{}: {}", d.name, gain(d));
     }
@@ -113,17 +109,11 @@ fn demo3_trees_accept_more_than_chains_and_the_weak_draft_gains_more() {
 #[test]
 fn demo3_every_tree_accepts_at_least_its_chain_at_every_position_and_more_on_average() {
     for draft in RANKS.iter() {
-        for &br in demo3::DEMO3_SHAPES
-            .iter()
-            .filter(|b| b.iter().any(|&k| k > 1))
-        {
-            let tree = decode_lab::tree_accept_lengths(
-                &draft.ranks.concat(),
-                &TreeShape::new(br).unwrap(),
-            )
-            .unwrap();
+        for &br in demo3::SHAPES.iter().filter(|b| b.iter().any(|&k| k > 1)) {
+            let tree = decode_lab::tree_accept_lengths(&draft.ranks, &TreeShape::new(br).unwrap())
+                .unwrap();
             let chain = decode_lab::tree_accept_lengths(
-                &draft.ranks.concat(),
+                &draft.ranks,
                 &TreeShape::chain(br.len() as u32).unwrap(),
             )
             .unwrap();
@@ -191,14 +181,8 @@ fn demo3_shapes_are_labelled_as_the_script_labels_them() {
 
 #[test]
 fn demo3_follows_the_card_and_target_but_not_the_toy_acceptance() {
-    let setup = Setup {
-        base: decode_lab::Scenario {
-            hw: hw_specs::B200,
-            ..decode_lab::Scenario::LECTURE
-        },
-        ..Setup::default()
-    };
-    let on_b200 = demo_data::demo3(&setup);
+    let setup = ["--hw", "B200"];
+    let on_b200 = common::demo3(&setup);
     for (a, b) in on_b200.drafts.iter().zip(DEMO3.iter()) {
         assert_eq!(a.top_k_fraction, b.top_k_fraction);
         for (sa, sb) in a.shapes.iter().zip(&b.shapes) {
@@ -211,14 +195,8 @@ fn demo3_follows_the_card_and_target_but_not_the_toy_acceptance() {
         panic!("{:?}", blocks[2])
     };
     assert_eq!(t.columns[3].header, "B200 加速 批 1");
-    let too_big = Setup {
-        base: decode_lab::Scenario {
-            target: llm_math::LLAMA31_405B,
-            ..decode_lab::Scenario::LECTURE
-        },
-        ..Setup::default()
-    };
-    let none = demo_data::demo3(&too_big);
+    let too_big = ["--target", "Llama-3.1-405B"];
+    let none = common::demo3(&too_big);
     assert!(
         none.drafts
             .iter()
@@ -228,14 +206,8 @@ fn demo3_follows_the_card_and_target_but_not_the_toy_acceptance() {
 
 #[test]
 fn demo3_what_if_names_each_drafts_fastest_shape_at_each_batch() {
-    let setup = Setup {
-        base: decode_lab::Scenario {
-            hw: hw_specs::B200,
-            ..decode_lab::Scenario::LECTURE
-        },
-        ..Setup::default()
-    };
-    let d = demo_data::demo3(&setup);
+    let setup = ["--hw", "B200"];
+    let d = common::demo3(&setup);
     // The observations as sentences (the terminal wraps them).
     let text: String = blocks(&setup, 3)
         .into_iter()
@@ -248,11 +220,11 @@ fn demo3_what_if_names_each_drafts_fastest_shape_at_each_batch() {
         text.contains("本配置（一块 B200、目标 Llama-3.1-8B）："),
         "{text}"
     );
-    assert!(text.contains(lecture06::spec_decode_on_hardware::text::DEFAULT_ONLY));
+    assert!(text.contains(lecture06::DEFAULT_ONLY));
     for draft in &d.drafts {
-        for (i, b) in demo3::DEMO3_BATCHES.iter().enumerate() {
+        for (i, b) in demo3::BATCHES.iter().enumerate() {
             // The fastest shape, found here by sorting rather than by the lecture's max_by.
-            let mut shapes: Vec<&ShapeFigures> = draft.shapes.iter().collect();
+            let mut shapes: Vec<&Shape> = draft.shapes.iter().collect();
             shapes.sort_by(|x, y| y.speedup[i].unwrap().total_cmp(&x.speedup[i].unwrap()));
             let best = shapes[0];
             let want = format!(
@@ -263,13 +235,7 @@ fn demo3_what_if_names_each_drafts_fastest_shape_at_each_batch() {
             assert!(text.contains(&want), "{}: {want}\n{text}", draft.name);
         }
     }
-    let too_big = Setup {
-        base: decode_lab::Scenario {
-            target: llm_math::LLAMA31_405B,
-            ..decode_lab::Scenario::LECTURE
-        },
-        ..Setup::default()
-    };
+    let too_big = ["--target", "Llama-3.1-405B"];
     let text = text_of(blocks(&too_big, 3));
     assert!(
         text.contains("放不下，这个演示在这块卡上算不出来"),
@@ -290,7 +256,7 @@ fn demo4_is_lossless_and_measures_tau_just_below_the_rank_estimate() {
     for draft in &figures.drafts {
         let name = draft.name;
         let rows = &draft.shapes;
-        assert_eq!(rows.len(), demo3::DEMO3_SHAPES.len());
+        assert_eq!(rows.len(), demo3::SHAPES.len());
         for r in rows {
             assert!(
                 r.identical_to_target,

@@ -4,7 +4,7 @@
 use decode_lab::validation::{self, CALIBRATIONS, Calibration, Kind, Measurement, Quantity, Role};
 use lecture_kit::testing::run;
 use lecture06::Cli;
-use lecture06::spec_decode_on_hardware::validation_doc;
+use lecture06::spec_decode_on_hardware::demo5::validation_doc;
 use llm_math::Prefill;
 use serde_json::Value;
 
@@ -28,8 +28,8 @@ fn asked(d: &Value, q: &Quantity) -> f64 {
     let f = |v: &Value| v.as_f64().unwrap();
     match q {
         Quantity::StepTime => f(&d["t_base_s"]),
-        Quantity::Speedup { .. } => f(&d["measured_tree"]["speedup"]),
-        Quantity::RoundTime { .. } => f(&d["t_base_s"]) / f(&d["measured_tree"]["speedup"]),
+        Quantity::Speedup { .. } => f(&d["tree"]["speedup"]),
+        Quantity::RoundTime { .. } => f(&d["t_base_s"]) / f(&d["tree"]["speedup"]),
         Quantity::VerifyRatio { .. } => f(&d["best"][0]["round"]["plan"]["verify_ratio"]),
     }
 }

@@ -3,7 +3,6 @@
 
 use lecture_kit::testing::run;
 use lecture06::Cli;
-use lecture06::spec_decode_on_hardware::Setup;
 use serde_json::Value;
 
 /// The typed figures of demo `id` from `--format json` with `args`.
@@ -131,17 +130,10 @@ fn an_explicit_fp8_compute_factor_prices_a_profiles_verification_too() {
     // FP8's compute factor (0.75): an explicit factor of 1 must reach it too, making
     // verification cheaper by 0.75 exactly (the cost is inversely proportional to it).
     let cost = |args: &[&str]| {
-        let argv = [
-            &["lecture06", "--calibration", "measured", "--weights", "fp8"][..],
-            args,
-        ]
-        .concat();
-        let s = <Cli as clap::Parser>::try_parse_from(argv).unwrap();
-        lecture_kit::Lecture::setup(&s)
-            .unwrap()
-            .base
-            .cost_terms
-            .verify_per_batch_token
+        let argv = [&["--calibration", "measured", "--weights", "fp8"][..], args].concat();
+        let inputs: lecture06::spec_decode_on_hardware::demo1::Inputs =
+            lecture_kit::inputs::parse(&argv).unwrap();
+        inputs.scenario().cost_terms.verify_per_batch_token
     };
     let (profile, explicit) = (cost(&[]), cost(&["--fp8-compute-factor", "1"]));
     assert!(profile > 0.0);
@@ -270,59 +262,41 @@ fn a_draft_of_another_vocabulary_is_refused_and_one_that_does_not_fit_is_printed
 
 #[test]
 fn every_card_target_draft_and_knob_prints_finite_figures() {
-    use decode_lab::Draft;
-    use llm_math::{Deployment, KvDtype, WeightDtype};
-    let drafts = [
-        Draft::Model(llm_math::LLAMA32_1B),
-        Draft::Head,
-        Draft::FixedCost(0.05),
-        Draft::SelfSpec { kv_window: 512 },
+    let drafts: [&[&str]; 4] = [
+        &["--draft", "Llama-3.2-1B"],
+        &["--draft-head"],
+        &["--draft-cost", "0.05"],
+        &["--draft-kv-window", "512"],
     ];
-    let weights = [WeightDtype::Bf16, WeightDtype::Fp8, WeightDtype::Int4];
-    let (mut k, mut checked) = (0usize, 0usize);
+    let weights = ["bf16", "fp8", "int4"];
+    let mut k = 0usize;
+    let mut checked = 0usize;
     for hw in hw_specs::ACCELERATORS {
         for target in llm_math::MODELS {
             for (i, draft) in drafts.iter().enumerate() {
-                for alpha in [0.6, 1.0] {
+                for alpha in ["0.6", "1"] {
                     k += 1;
-                    let setup = Setup {
-                        base: decode_lab::Scenario {
-                            hw: *hw,
-                            target: *target,
-                            draft: *draft,
-                            deployment: Deployment {
-                                tp: [1, 2, 8][(k + i) % 3],
-                                weights: weights[k % 3],
-                                kv: if k % 2 == 0 {
-                                    KvDtype::Bf16
-                                } else {
-                                    KvDtype::Fp8
-                                },
-                                ..Deployment::default()
-                            },
-                            alpha,
-                            ..decode_lab::Scenario::LECTURE
-                        },
-                        gamma: if k % 5 == 0 { Some(8) } else { None },
-                        ..Setup::default()
-                    };
-                    let label = format!(
-                        "{} {} {draft:?} {:?}",
-                        hw.name, target.name, setup.base.deployment
-                    );
+                    let tp = ["1", "2", "8"][(k + i) % 3].to_string();
+                    let kv = if k % 2 == 0 { "bf16" } else { "fp8" };
+                    let mut args = vec!["--demo", "1", "--demo", "2", "--hw", hw.name];
+                    args.extend(["--target", target.name, "--tp", &tp, "--alpha", alpha]);
+                    args.extend(["--weights", weights[k % 3], "--kv", kv]);
+                    args.extend(draft.iter());
+                    if k % 5 == 0 {
+                        args.extend(["--gamma", "8"]);
+                    }
                     // The command line refuses what cannot exist (another tokenizer, a
                     // tensor-parallel degree that does not divide the heads); a draft that
                     // does not fit is printed, so it stays in.
-                    match setup.scenario(1, 1024, alpha).validate() {
-                        Ok(()) | Err(decode_lab::Error::DraftDoesNotFit(_)) => {}
-                        Err(_) => continue,
-                    }
+                    let report = match lecture_kit::report::<Cli>(&args) {
+                        Err(lecture_kit::Error::Usage(_)) => continue,
+                        other => other.unwrap_or_else(|e| panic!("{args:?}: {e}")),
+                    };
                     checked += 1;
-                    let report = lecture06::spec_decode_on_hardware::report(&setup, &[1, 2]);
-                    let text = format!("{:?}", report.unwrap().sections);
+                    let text = format!("{:?}", report.sections);
                     assert!(
                         !text.contains("NaN") && !text.contains("inf"),
-                        "{label}: {text}"
+                        "{args:?}: {text}"
                     );
                 }
             }

@@ -2,33 +2,23 @@
 
 pub mod serving_sim;
 
-use lecture_flags::ModelArgs;
-use lecture_kit::{Block, CommonArgs, Error, Lecture, Script};
+use lecture_kit::{Block, Lecture, Script};
 
 /// CS349E 第 90 讲 —— 移植示例：推理服务的排队模拟。
 #[derive(Debug, Clone, clap::Parser)]
 #[command(name = "lecture90", version)]
-pub struct Cli {
-    #[command(flatten)]
-    common: CommonArgs,
-    #[command(flatten)]
-    models: ModelArgs,
-}
+pub struct Cli {}
 
 impl Lecture for Cli {
     const NUMBER: u32 = 90;
-    type Setup = ModelArgs;
-    const SCRIPTS: &'static [Script<ModelArgs>] = &[Script {
-        name: "01_serving_sim",
-        title: "decode 一步的账，与请求排队的延迟",
-        registry: serving_sim::DEMOS,
-        default_demos: &[1, 2],
-    }];
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-    fn setup(&self) -> Result<ModelArgs, Error> {
-        Ok(self.models)
+    const DEFAULT_ONLY: &'static str = "【此条针对默认配置：一块 H100、Llama-3.1-8B】";
+    fn scripts() -> Vec<Script> {
+        vec![Script {
+            name: "01_serving_sim",
+            title: "decode 一步的账，与请求排队的延迟",
+            demos: serving_sim::demos(),
+            default_demos: &[1, 2],
+        }]
     }
     fn catalog() -> Vec<Block> {
         lecture_flags::catalog()

@@ -2,9 +2,9 @@
 //! line for line. `tools/port_example/check.sh` diffs the two outputs byte for byte: the same
 //! NumPy random streams (`py_port::random`), reductions (`py_port::stats`) and number formats.
 
-use lecture_flags::{ModelArgs, ModelInput::Hw, ModelInput::Target};
+use lecture_flags::TargetOnCard;
 use lecture_kit::value::{fixed, missing, percent, percent_fixed, py, thousands, time};
-use lecture_kit::{Demo, Error, Out, row, seed, what_if};
+use lecture_kit::{Demo, Error, NoInputs, Out, row, seed, what_if};
 use llm_math::{Deployment, ForwardCost, ForwardShape, critical_tokens, forward_cost};
 use py_port::random::default_rng;
 use py_port::stats::{mean, percentile, percentiles};
@@ -12,8 +12,9 @@ use py_port::stats::{mean, percentile, percentiles};
 /// The script's demos. Demo 1 reads the card and the target (`--hw`, `--target`); demo 2
 /// reads neither: its arrival rates are the script's, chosen for one H100's capacity (on a
 /// slower card they would exceed it, and the queue has no steady state).
-pub const DEMOS: &[Demo<ModelArgs>] =
-    &[Demo::new(1, &[Hw, Target], demo1), Demo::new(2, &[], demo2)];
+pub fn demos() -> Vec<Demo> {
+    vec![Demo::new(1, demo1), Demo::new(2, demo2)]
+}
 
 /// Tokens already in each sequence's KV cache.
 const CTX: u64 = 512;
@@ -21,19 +22,24 @@ const CTX: u64 = 512;
 const KINDS: [&str; 3] = ["聊天", "代码", "摘要"];
 
 /// One decode step of `batch` sequences at [`CTX`] (the script's `step`).
-fn step(m: &ModelArgs, batch: u64) -> Result<ForwardCost, Error> {
+fn step(m: &TargetOnCard, batch: u64) -> Result<ForwardCost, Error> {
     let shape = ForwardShape::decode(batch, CTX);
-    Ok(forward_cost(&m.target, &m.hw, shape, &Deployment::LECTURE)?)
+    Ok(forward_cost(
+        m.target(),
+        m.hw(),
+        shape,
+        &Deployment::LECTURE,
+    )?)
 }
 
 /// 演示 1：批越大，一步多久、每秒多少 token、算力用了几成。
-pub fn demo1(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
-    let (hw, target, peak) = (m.hw.name, m.target.name, m.hw.peak_flops_bf16);
+pub fn demo1(out: &mut Out, m: &TargetOnCard) -> Result<(), Error> {
+    let (hw, target, peak) = (m.hw().name, m.target().name, m.hw().peak_flops_bf16);
     out.header(format!(
         "演示 1：{target} 在一块 {hw} 上 decode 一步（上下文 {CTX}）"
     ));
-    let crit = fixed(critical_tokens(&m.hw, &Deployment::LECTURE), 0);
-    let ops = py(peak / m.hw.hbm_bandwidth);
+    let crit = fixed(critical_tokens(m.hw(), &Deployment::LECTURE), 0);
+    let ops = py(peak / m.hw().hbm_bandwidth);
     out.print(format!(
         "{hw} 的算力 / 带宽 = {ops} FLOP/字节；按 60% / 80% 的效率，临界批大小约 {crit} 个 token。"
     ));
@@ -60,8 +66,8 @@ pub fn demo1(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
         rows,
     );
     let (t1, t512) = (step(m, 1)?.time(), step(m, 512)?.time());
-    let weights = fixed(2.0 * m.target.streamed_params() as f64 / 1e9, 1);
-    let kv = 512.0 * CTX as f64 * m.target.kv_bytes_per_token() as f64;
+    let weights = fixed(2.0 * m.target().streamed_params() as f64 / 1e9, 1);
+    let kv = 512.0 * CTX as f64 * m.target().kv_bytes_per_token() as f64;
     let kv = fixed(kv / 1e9, 1);
     let (slower, more) = (fixed(t512 / t1, 1), fixed(512.0 * t1 / t512, 0));
     let mut observations = vec![
@@ -79,7 +85,7 @@ pub fn demo1(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
         )),
     ];
     if !too_big.is_empty() {
-        let memory = fixed(m.hw.memory_bytes / 1e9, 0);
+        let memory = fixed(m.hw().memory_bytes / 1e9, 0);
         observations.insert(0, what_if(format!(
             "本配置：批 {} 在一块 {hw}（{memory} GB）上放不下：权重加上这么多序列的 KV 超出显存，没有一步可算。",
             too_big.join("、")
@@ -90,7 +96,7 @@ pub fn demo1(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
 }
 
 /// 演示 2：泊松到达、先来先服务的一台服务器：P50 / P99 延迟，模拟的平均等待对 P-K 公式。
-pub fn demo2(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
+pub fn demo2(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
     out.header("演示 2：请求随机到达，一台服务器先来先服务——到达率逼近服务能力时的 P50 / P99 延迟");
     let mut rng = default_rng(349);
     let n = 2000;
@@ -98,6 +104,7 @@ pub fn demo2(out: &mut Out, m: &ModelArgs) -> Result<(), Error> {
     let prompt = rng.integers_n(64, 2048, n)?;
     let out_len = rng.geometric_n(1.0 / 200.0, n)?;
     let noise = rng.normal_n(0.0, 0.05, n)?;
+    let m = &lecture_kit::inputs::defaults::<TargetOnCard>(); // one H100, Llama-3.1-8B
     let c1 = step(m, 1)?; // 预填充每 token 按算力受限估；decode 一步取 roofline 的慢者
     let (t_prefill, t_decode) = (c1.compute_time, c1.time());
     let service: Vec<f64> = (0..n)

@@ -1,29 +1,30 @@
-//! What the flags choose: the script, its demos and the setup, and the flags the user typed
-//! that no chosen demo reads (refused before any demo runs).
+//! What the flags choose: the script and its demos, each with its inputs; and the flags the
+//! user typed that no chosen demo reads (refused before any demo runs).
 
-use std::ffi::OsString;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, Command, FromArgMatches};
 
-use super::{Lecture, Script};
+use super::{CommonArgs, Lecture, Script};
 use crate::chrome;
+use crate::demo::Prepared;
 use crate::error::Error;
-use crate::inputs::Inputs;
 
-/// The script, the demos (in lecture order) and the setup the flags choose; `None` for
-/// `--list`.
-pub(super) type Choice<L> = Option<(
-    &'static Script<<L as Lecture>::Setup>,
-    Vec<u8>,
-    <L as Lecture>::Setup,
-)>;
+/// The script and its chosen demos, in lecture order, each with its inputs read from the
+/// command line and the flags typed that it does not read.
+pub(super) struct Choice {
+    /// The script's name.
+    pub script: &'static str,
+    /// Each chosen demo, ready to run, and the flags typed that it does not read.
+    pub demos: Vec<(Prepared, Vec<String>)>,
+}
 
-/// What the flags choose ([`Choice`]): usage errors for an unknown script or demo, or a
-/// setup that cannot exist. Given the flags the user `typed` (the runner has them; empty
-/// for a report made without a command line), also refuses one that no chosen demo reads
-/// (it would be silently ignored), and with `--list` (which runs no demo) any flag but the
-/// output's — before the setup is made, so that a flag no demo reads is named as such, not
-/// for what it would have combined with.
-pub(super) fn choose<L: Lecture>(cli: &L, typed: &[String]) -> Result<Choice<L>, Error> {
-    let common = cli.common();
+/// What `matches` choose; `None` for `--list`. Usage errors: an unknown script or demo, a
+/// flag typed that no chosen demo reads (it would be silently ignored), with `--list`
+/// (which runs no demo) any flag but the output's, and inputs that cannot exist
+/// ([`crate::Inputs::check`] of each chosen demo). All before any demo runs.
+pub(super) fn choose<L: Lecture>(matches: &ArgMatches) -> Result<Option<Choice>, Error> {
+    let common = CommonArgs::from_arg_matches(matches).map_err(|e| Error::Usage(e.to_string()))?;
+    let typed = typed_flags::<L>(matches);
     if common.list {
         let output = ["--list", "--format", "--out", "--plot"];
         if let Some(flag) = typed.iter().find(|f| !output.contains(&f.as_str())) {
@@ -31,56 +32,64 @@ pub(super) fn choose<L: Lecture>(cli: &L, typed: &[String]) -> Result<Choice<L>,
         }
         return Ok(None);
     }
-    let script = pick_script(L::SCRIPTS, common.script.as_deref())?;
+    let scripts = L::scripts();
+    let script = pick_script(&scripts, common.script.as_deref())?;
     let chosen = pick_demos(script, &common.demos)?;
-    let unread: Vec<Vec<&str>> = script
-        .registry
+    let shared = flags_of(CommonArgs::augment_args(Command::new("common")));
+    let own: Vec<&String> = typed.iter().filter(|f| !shared.contains(f)).collect();
+    let demos: Vec<_> = script
+        .demos
         .iter()
-        .filter(|d| chosen.contains(&d.number))
-        .map(|d| typed_unread::<L::Setup>(d.reads, typed))
+        .filter(|d| chosen.contains(&d.number()))
         .collect();
-    if let Some(flag) = unread
-        .first()
-        .and_then(|first| first.iter().find(|f| unread.iter().all(|u| u.contains(f))))
-    {
+    let unread: Vec<Vec<String>> = demos
+        .iter()
+        .map(|d| {
+            let reads = d.flags();
+            let unread = own.iter().filter(|f| !reads.contains(f));
+            unread.map(|f| f.to_string()).collect()
+        })
+        .collect();
+    if let Some(flag) = own.iter().find(|f| unread.iter().all(|u| u.contains(f))) {
         return Err(Error::Usage(chrome::unread_by_all(flag)));
     }
-    Ok(Some((script, chosen, cli.setup()?)))
+    let mut prepared = Vec::new();
+    for (demo, unread) in demos.iter().zip(unread) {
+        let p = demo.prepare(matches)?;
+        p.check.clone().map_err(Error::Usage)?;
+        prepared.push((p, unread));
+    }
+    Ok(Some(Choice {
+        script: script.name,
+        demos: prepared,
+    }))
 }
 
-/// The long flags given on the command line `args` (not those left at their defaults),
-/// as `--name`; empty when the command line does not parse.
-pub(super) fn typed_flags<L: Lecture>(args: &[OsString]) -> Vec<String> {
-    let command = L::command();
-    let Ok(matches) = command.clone().try_get_matches_from(args) else {
-        return Vec::new();
-    };
+/// The long flags of `command`'s arguments, as `--name`.
+fn flags_of(command: Command) -> Vec<String> {
     command
         .get_arguments()
-        .filter(|a| {
-            matches.value_source(a.get_id().as_str())
-                == Some(clap::parser::ValueSource::CommandLine)
-        })
         .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
         .collect()
 }
 
-/// The flags the user `typed` that set an input a demo reading `reads` does not read:
-/// flags that cannot move its figures, whatever their value (one typed at its default
-/// value changes nothing either).
-pub(super) fn typed_unread<S: Inputs>(reads: &[S::Input], typed: &[String]) -> Vec<&'static str> {
-    S::INPUTS
-        .iter()
-        .filter(|i| !reads.contains(i))
-        .flat_map(|&i| S::flags(i).iter().copied())
-        .filter(|f| typed.iter().any(|t| t == f))
-        .collect()
+/// The long flags given on the command line (not those left at their defaults), as
+/// `--name`, in the order they were typed.
+pub(super) fn typed_flags<L: Lecture>(matches: &ArgMatches) -> Vec<String> {
+    let command = super::command::<L>();
+    let mut typed: Vec<(usize, String)> = command
+        .get_arguments()
+        .filter(|a| matches.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine))
+        .filter_map(|a| {
+            let at = matches.index_of(a.get_id().as_str()).unwrap_or(usize::MAX);
+            a.get_long().map(|l| (at, format!("--{l}")))
+        })
+        .collect();
+    typed.sort();
+    typed.into_iter().map(|(_, flag)| flag).collect()
 }
 
-fn pick_script<'a, S: Inputs>(
-    scripts: &'a [Script<S>],
-    name: Option<&str>,
-) -> Result<&'a Script<S>, Error> {
+fn pick_script<'a>(scripts: &'a [Script], name: Option<&str>) -> Result<&'a Script, Error> {
     let names = || {
         scripts
             .iter()
@@ -103,11 +112,12 @@ fn pick_script<'a, S: Inputs>(
 
 /// The demos `--demo` asks for, in lecture order without repeats; the script's default
 /// when none is given. Says the valid choices when one is not a demo of the script.
-pub fn pick_demos<S: Inputs>(script: &Script<S>, asked: &[String]) -> Result<Vec<u8>, Error> {
+pub fn pick_demos(script: &Script, asked: &[String]) -> Result<Vec<u8>, Error> {
     if asked.is_empty() {
         return Ok(script.default_demos.to_vec());
     }
-    let (all, mut demos) = (script.demos(), Vec::new());
+    let all = script.numbers();
+    let mut demos = Vec::new();
     for text in asked {
         let demo = text.trim().parse::<u8>().ok().filter(|d| all.contains(d));
         let Some(demo) = demo else {

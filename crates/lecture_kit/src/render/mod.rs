@@ -27,7 +27,9 @@ pub fn text(out: &mut dyn Write, report: &Report) -> io::Result<()> {
                 Block::Header(title) => console::print_header(out, title)?,
                 Block::Text(line) => writeln!(out, "{line}")?,
                 Block::Line(line) => writeln!(out, "{}", line.text)?,
-                Block::Table(t) => console::print_table(out, &t.headers(), &t.texts())?,
+                Block::Table(t) => {
+                    console::print_table_aligned(out, &t.headers(), &t.texts(), &t.lefts())?
+                }
                 Block::Observations(items) => console::print_observations(out, items)?,
                 Block::Figure(_) => {}
             }
@@ -44,11 +46,19 @@ pub fn text(out: &mut dyn Write, report: &Report) -> io::Result<()> {
 }
 
 /// Prints only the tables, as Markdown, each under a `### caption` heading: ready to paste
-/// into slides or notes.
+/// into slides or notes. A `|` in a header or cell is escaped (`\|`), so it cannot end a
+/// cell.
 pub fn markdown(out: &mut dyn Write, report: &Report) -> io::Result<()> {
+    let escape = |s: &String| s.replace('|', "\\|");
     for t in report.tables() {
         writeln!(out, "### {}", t.caption)?;
-        console::print_table(out, &t.headers(), &t.texts())?;
+        let headers: Vec<String> = t.headers().iter().map(escape).collect();
+        let rows = t.texts();
+        let rows: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| r.iter().map(escape).collect())
+            .collect();
+        console::print_table_aligned(out, &headers, &rows, &t.lefts())?;
         writeln!(out)?;
     }
     Ok(())

@@ -7,95 +7,48 @@ use std::time::{Instant, SystemTime};
 
 use lecture_kit::value::{int, measured, parts, percent, py, ratio, speedup, thousands, time};
 use lecture_kit::{
-    Axis, CommonArgs, Demo, Error, Figure, Inputs, Lecture, Out, Panel, Script, Series, always,
-    row, seed, what_if,
+    Axis, Demo, Error, Figure, Inputs, Lecture, Out, Panel, Script, Series, always, row, seed,
+    what_if,
 };
+use serde::Serialize;
 
 /// `lecture97`: the made-up lecture's command line.
 #[derive(Debug, Clone, clap::Parser)]
 #[command(name = "lecture97")]
-pub struct Toy {
-    #[command(flatten)]
-    pub common: CommonArgs,
-    /// Steps of demo 1.
-    #[arg(long, default_value_t = Setup::default().steps)]
-    pub steps: u64,
-    /// Time of one step, seconds.
-    #[arg(long, default_value_t = Setup::default().step_s)]
-    pub step_time: f64,
-    /// Additions per measured loop of demo 2.
-    #[arg(long, default_value_t = Setup::default().work)]
-    pub work: u64,
-}
+pub struct Toy {}
 
 /// What demo 1 attaches for the JSON export and its claim tests.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Steps {
+pub struct StepsData {
     pub total_s: f64,
     pub step_s: Vec<f64>,
 }
 
-/// What the demos are computed for.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Setup {
+/// What demo 1 reads.
+#[derive(Debug, Clone, PartialEq, clap::Args, Serialize)]
+pub struct Steps {
+    /// Steps of demo 1.
+    #[arg(long, default_value_t = 3)]
     pub steps: u64,
-    pub step_s: f64,
+    /// Time of one step, seconds.
+    #[arg(long, default_value_t = 7e-3)]
+    pub step_time: f64,
+}
+
+impl Inputs for Steps {}
+
+/// What demo 2 reads.
+#[derive(Debug, Clone, PartialEq, clap::Args, Serialize)]
+pub struct Work {
+    /// Additions per measured loop of demo 2.
+    #[arg(long, default_value_t = 20_000)]
     pub work: u64,
 }
 
-impl Default for Setup {
-    fn default() -> Self {
-        Setup {
-            steps: 3,
-            step_s: 7e-3,
-            work: 20_000,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Input {
-    Steps,
-    StepTime,
-    Work,
-}
-
-impl Inputs for Setup {
-    type Input = Input;
-    const INPUTS: &'static [Input] = &[Input::Steps, Input::StepTime, Input::Work];
-    const UNITS: &'static [(&'static str, &'static str)] = &[("*_s", "seconds")];
-
-    fn flags(input: Input) -> &'static [&'static str] {
-        match input {
-            Input::Steps => &["--steps"],
-            Input::StepTime => &["--step-time"],
-            Input::Work => &["--work"],
-        }
-    }
-
-    fn same(&self, other: &Self, input: Input) -> bool {
-        match input {
-            Input::Steps => self.steps == other.steps,
-            Input::StepTime => self.step_s == other.step_s,
-            Input::Work => self.work == other.work,
-        }
-    }
-
-    fn take(&mut self, input: Input, from: &Self) {
-        match input {
-            Input::Steps => self.steps = from.steps,
-            Input::StepTime => self.step_s = from.step_s,
-            Input::Work => self.work = from.work,
-        }
-    }
-
-    fn default_only(sentence: &str) -> String {
-        format!("【默认 3 步】{sentence}")
-    }
-
+impl Inputs for Work {
     /// Demo 2 times its additions three times: at most [`MAX_WORK`] of them.
-    fn check(&self, reads: &[Input]) -> Result<(), String> {
-        if reads.contains(&Input::Work) && self.work > MAX_WORK {
+    fn check(&self) -> Result<(), String> {
+        if self.work > MAX_WORK {
             return Err(format!(
                 "--work {}: demo 2 times that many additions three times, at most {MAX_WORK}",
                 self.work
@@ -121,51 +74,39 @@ fn ran(demo: u8, value: u64) -> Result<(), Error> {
     Ok(())
 }
 
-/// The demos, registered as plain functions with the inputs each reads.
-pub const DEMOS: &[Demo<Setup>] = &[
-    Demo {
-        number: 1,
-        reads: &[Input::Steps, Input::StepTime],
-        run: demo1,
-    },
-    Demo {
-        number: 2,
-        reads: &[Input::Work],
-        run: demo2,
-    },
-];
+/// The demos.
+pub fn demos() -> Vec<Demo> {
+    vec![Demo::new(1, demo1), Demo::new(2, demo2)]
+}
 
 impl Lecture for Toy {
     const NUMBER: u32 = 97;
-    type Setup = Setup;
-    const SCRIPTS: &'static [Script<Setup>] = &[Script {
-        name: "01_steps",
-        title: "步数与时间",
-        registry: DEMOS,
-        default_demos: &[1, 2],
-    }];
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-    fn setup(&self) -> Result<Setup, Error> {
-        Ok(Setup {
-            steps: self.steps,
-            step_s: self.step_time,
-            work: self.work,
-        })
+    const DEFAULT_ONLY: &'static str = "【默认 3 步】";
+    const UNITS: &'static [(&'static str, &'static str)] = &[("*_s", "seconds")];
+    fn scripts() -> Vec<Script> {
+        vec![Script {
+            name: "01_steps",
+            title: "步数与时间",
+            demos: demos(),
+            default_demos: &[1, 2],
+        }]
     }
 }
 
 /// 演示 1: n steps of a fixed time.
-pub fn demo1(out: &mut Out, s: &Setup) -> Result<(), Error> {
+pub fn demo1(out: &mut Out, s: &Steps) -> Result<(), Error> {
     ran(1, s.steps)?;
-    out.header(format!("演示 1：{} 步，每步 {}", s.steps, time(s.step_s)));
-    let total = s.steps as f64 * s.step_s;
+    out.header(format!(
+        "演示 1：{} 步，每步 {}",
+        s.steps,
+        time(s.step_time)
+    ));
+    let total = s.steps as f64 * s.step_time;
     let rows = (1..=s.steps).map(|n| {
         let share = n as f64 / s.steps as f64;
         row![
             n,
-            time(n as f64 * s.step_s),
+            time(n as f64 * s.step_time),
             ratio(share, 3),
             percent(share),
             speedup(1.0 / share)
@@ -173,24 +114,27 @@ pub fn demo1(out: &mut Out, s: &Setup) -> Result<(), Error> {
     });
     out.print("\n前 n 步的时间：");
     out.table(["n", "时间", "占全部", "百分比", "快多少"], rows);
-    // `s.work` is not declared: the view gives demo 1 the default's, so --work cannot move it.
-    let per_step = thousands(s.work as f64);
+    // Demo 1 does not read --work: it can only print the default's.
+    let per_step = thousands(lecture_kit::inputs::defaults::<Work>().work as f64);
     out.print(parts(
         "步长 {} 秒，一千步 {} 毫秒，每步 {} 次加法",
-        [py(s.step_s), thousands(1e6 * s.step_s), per_step],
+        [py(s.step_time), thousands(1e6 * s.step_time), per_step],
     ));
+    // The script's sentence is about the default setup: its figures are the default's.
+    let d = lecture_kit::inputs::defaults::<Steps>();
+    let d_total = time(d.steps as f64 * d.step_time);
     out.observations([
         what_if(format!("本配置：{} 步共 {}。", s.steps, time(total))),
-        seed(format!("{} 步共 {}，正好 3 步。", s.steps, time(total))),
+        seed(format!("{} 步共 {d_total}，正好 3 步。", d.steps)),
         always("时间与步数成正比。"),
     ]);
-    let step_s = (1..=s.steps).map(|n| n as f64 * s.step_s).collect();
-    out.data(Steps {
+    let step_s = (1..=s.steps).map(|n| n as f64 * s.step_time).collect();
+    out.data(StepsData {
         total_s: total,
         step_s,
     });
     let points = (1..=s.steps)
-        .map(|n| (n as f64, 1e3 * n as f64 * s.step_s))
+        .map(|n| (n as f64, 1e3 * n as f64 * s.step_time))
         .collect();
     out.figure(Figure::new(
         "前 n 步的时间",
@@ -203,7 +147,7 @@ pub fn demo1(out: &mut Out, s: &Setup) -> Result<(), Error> {
 }
 
 /// 演示 2: the wall-clock time of adding `work` numbers, three times, on this machine.
-pub fn demo2(out: &mut Out, s: &Setup) -> Result<(), Error> {
+pub fn demo2(out: &mut Out, s: &Work) -> Result<(), Error> {
     ran(2, s.work)?;
     out.header("演示 2：在这台机器上实测");
     let mut rows = Vec::new();

@@ -1,135 +1,331 @@
 //! Demo 1: one target and one draft at batch 1 — the draft cost coefficient c, what
 //! feeding n tokens to one forward pass costs, the best γ for each α; figure `knee.svg`.
 
-use decode_lab::{cost_coefficient, draft_step_time, expected_tokens};
+use decode_lab::{Round, Scenario, cost_coefficient, draft_step_time, expected_tokens, round};
 use decode_lab::{target_pass_time, tree_speedup};
+use lecture_flags::roofline::{Drafter, Roofline};
+use lecture_flags::round::{Gamma, Grid, MeasuredTree};
 use lecture_kit::value::{fixed, int, py, ratio, time};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
-use serde_json::json;
+use serde::Serialize;
 
-use super::round::{Verification, free_up_to, slow_down};
-use super::setup::Input::{self, Assumptions, DraftCosts, Gamma, Grid, Hw, Target, Tree};
-use super::setup::Setup;
-use super::text::{DEMO1_FASTER, DEMO1_FREE, demo1_c, draft_label, draft_share};
+use super::words::{cards, draft_label, draft_share, fitting_batch, gamma_name, gamma_value};
+use super::words::{label, slow_down, weights_problem};
 
-/// The setup inputs demo 1 reads (α is its own list).
-pub const READS: &[Input] = &[
-    Hw,
-    Target,
-    Input::Draft,
-    Assumptions,
-    DraftCosts,
-    Gamma,
-    Tree,
-    Grid,
-];
+/// What demo 1 reads: the card, models and assumptions, γ, a measured tree, and the first
+/// batch and context of `--batch` and `--ctx`.
+#[derive(Debug, Clone, PartialEq, clap::Args, Serialize)]
+pub struct Inputs {
+    /// The card, the target and the assumptions.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub roofline: Roofline,
+    /// What drafts.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub drafter: Drafter,
+    /// A fixed γ instead of the best one.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub gamma: Gamma,
+    /// A measured tree whose speedup to print.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub tree: MeasuredTree,
+    /// Demo 1 runs at the first batch and context.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub grid: Grid,
+}
+
+/// The script's batch and context.
+pub const POINT: (u64, u64) = (1, 1024);
 /// Tokens fed to one target pass, for the first table.
 pub const DEMO1_NS: [u64; 10] = [1, 2, 3, 5, 9, 17, 33, 65, 129, 257];
-/// The second table's speedup column (the α and γ columns are short).
-const SPEEDUP: &str = "加速比（一轮 = γ 次草稿 + 1 次验证）";
+
+impl Inputs {
+    /// The scenario at demo 1's batch and context.
+    pub fn scenario(&self) -> Scenario {
+        let (batch, ctx) = self.grid.point_or(POINT);
+        Scenario {
+            batch,
+            ctx,
+            ..self.roofline.scenario(Some(&self.drafter))
+        }
+    }
+}
+
+impl lecture_kit::Inputs for Inputs {
+    fn check(&self) -> Result<(), String> {
+        self.grid.check()?;
+        self.tree.tree(&self.gamma)?;
+        let (batch, ctx) = self.grid.point_or(POINT);
+        self.roofline.check(Some(&self.drafter), batch, &[ctx])
+    }
+
+    /// The default setup, however spelled: the same scenario, no fixed γ, no tree.
+    fn is_default(&self) -> bool {
+        let d = lecture_kit::inputs::defaults::<Inputs>();
+        self.scenario() == d.scenario() && self.gamma == d.gamma && self.tree == d.tree
+    }
+}
+
+/// What demo 1 computes (times in seconds), at its batch and context (the header's).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Demo1 {
+    /// A plain decode step of the target.
+    #[serde(rename = "t_base_s")]
+    pub t_base: f64,
+    /// A step of the draft.
+    #[serde(rename = "t_draft_s")]
+    pub t_draft: f64,
+    /// `t_draft / t_base`.
+    pub c: f64,
+    /// A target pass over n tokens, for each n of [`DEMO1_NS`].
+    pub forward: Vec<Forward>,
+    /// The round at each α.
+    pub best: Vec<AlphaRound>,
+    /// The speedup of the measured tree (`--tau`), if any.
+    pub tree: Option<TreeSpeedup>,
+}
+
+/// A target pass over `n` tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Forward {
+    /// Tokens fed per sequence.
+    pub n: u64,
+    /// The pass's time.
+    pub time_s: f64,
+}
+
+/// The round at one α.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct AlphaRound {
+    /// The acceptance rate.
+    pub alpha: f64,
+    /// The best (or fixed) round.
+    pub round: Round,
+}
+
+/// A measured tree's speedup.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TreeSpeedup {
+    /// Its measured acceptance length.
+    pub tau: f64,
+    /// Its levels.
+    pub depth: u64,
+    /// Its draft tokens.
+    pub nodes: u64,
+    /// Its speedup.
+    pub speedup: f64,
+}
 
 /// 演示 1: c, what verifying γ + 1 tokens costs, the best γ and speedup at each α.
-///
-/// Its JSON `data` (seconds): `batch`, `ctx_tokens`, `t_base_s`, `t_draft_s`, `c`; `forward`,
-/// `{n, time_s}` per n of [`DEMO1_NS`]; `best`, `{alpha, round}` per α ([`super::Round`]);
-/// `measured_tree`, `{tau, depth, nodes, speedup}` for `--tau`, else null.
-pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
-    let (s, cards, label, gamma) = (setup.base, setup.cards(), setup.label(), setup.gamma_name());
-    let (tgt, drf, batch, ctx) = (s.target.name, draft_label(&s.draft), s.batch, s.ctx);
+pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
+    let s = i.scenario();
     out.header(format!(
-        "演示 1：{tgt} + {drf}，{cards}，批大小 {batch}、上下文 {ctx}"
+        "演示 1：{} + {}，{}，批大小 {}、上下文 {}",
+        s.target.name,
+        draft_label(&s.draft),
+        cards(&s),
+        s.batch,
+        s.ctx
     ));
-    let fits = setup.fitting_batch(ctx)?;
-    let no_kv = format!(
-        "批 {batch}、上下文 {ctx} 的 KV cache 放不下：{cards} 最多装 {fits} 个这样的序列。"
-    );
-    if let Some(why) = setup.weights_problem()?.or((batch > fits).then_some(no_kv)) {
-        out.print(why);
-        out.figure(knee(setup)?);
+    if cannot_compute(out, &s)? {
         return Ok(());
     }
-    let (t_base_s, t_draft_s) = (target_pass_time(&s, 1)?, draft_step_time(&s)?);
-    let c = cost_coefficient(&s)?;
-    let share = draft_share(&s.draft, &s.target);
-    let (t, t_d, c3) = (time(t_base_s), time(t_draft_s), fixed(c, 3));
+    let t_base = target_pass_time(&s, 1)?;
+    let t_d = draft_step_time(&s)?;
+    let c = t_d / t_base;
     out.print(format!(
-        "目标模型普通 decode 一步 {t}；草稿模型一步 {t_d} → c = {c3}（{share}）"
+        "目标模型普通 decode 一步 {}；草稿模型一步 {} → c = {}（{}）",
+        time(t_base),
+        time(t_d),
+        fixed(c, 3),
+        draft_share(&s.draft, &s.target)
     ));
-    let (mut rows, mut forward, mut passes) = (Vec::new(), Vec::new(), Vec::new());
+
+    let mut rows = Vec::new();
+    let mut forward = Vec::new();
     for n in DEMO1_NS {
-        let v = Verification::of(&s, n)?;
-        let (t, r) = (time(v.t_verify_s), ratio(v.ratio(), 3));
-        rows.push(row![int(n).unit("tokens"), t, r]);
-        forward.push(json!({"n": n, "time_s": v.t_verify_s}));
-        passes.push((n, v));
+        let t = target_pass_time(&s, n)?;
+        rows.push(row![int(n).unit("tokens"), time(t), ratio(t / t_base, 3)]);
+        forward.push(Forward { n, time_s: t });
     }
     out.print("\n目标模型一次前向送进 n 个 token（验证 γ = n − 1 个草稿）要多久：");
-    let caption = format!(
-        "演示 1：{tgt} 在{cards} 上一次前向送进 n 个 token 的时间（批 {batch}、上下文 {ctx}）"
+    out.table(["n", "时间", "相对 n = 1"], rows)
+        .id("demo1_forward")
+        .caption(forward_caption(&s));
+
+    let mut rows2 = Vec::new();
+    let mut best = Vec::new();
+    for a in [0.6, 0.7, 0.8, 0.9] {
+        let r = round(&Scenario { alpha: a, ..s }, i.gamma.gamma)?;
+        let tokens = fixed(expected_tokens(a, r.gamma)?, 2).unit("tokens");
+        rows2.push(row![py(a), gamma_value(&r), tokens, slow_down(r.speedup)]);
+        best.push(AlphaRound { alpha: a, round: r });
+    }
+    let g = gamma_name(&i.gamma);
+    out.table(
+        ["α", g, "每轮 token", "加速比（一轮 = γ 次草稿 + 1 次验证）"],
+        rows2,
+    )
+    .id("demo1_best_gamma")
+    .caption(best_caption(&s, g));
+    let tree = print_measured_tree(out, i, &s)?;
+
+    // The script's sentences are about its own setup: their c is the default's.
+    let c0 = cost_coefficient(&Scenario::LECTURE)?;
+    out.observations([
+        what_if(summary(i, &s, c, &forward)?),
+        seed(
+            "批大小 1 时，送进 2 个 token 和 33 个 token 几乎一样快（前 129 个 token 都在\"读权重\"的阴影里）：\
+             decode 的算力利用率极低，验证几乎是免费的——Leviathan 的假设 (1) 在这里成立。",
+        ),
+        seed(format!(
+            "但 c 不小：1B 的草稿只读 8B 的约 15% 的字节，加上每步的固定开销，c ≈ {c0:.2}。\
+             按 04 演示 2 的表，c ≈ 0.2 时最优只草稿几个、加速 2 倍左右（α = 0.8）。"
+        )),
+        always(
+            "想更快，要么草稿更便宜（EAGLE 那样的单层草稿、n-gram / 提示查找，或者放到 SRAM 芯片上，第 5 讲 §8），\
+             要么更准（同系列的模型、在目标模型的输出上蒸馏），要么一次验证更多候选（演示 3 的树）。",
+        ),
+    ]);
+    out.figure(knee(&s)?);
+    out.data(Demo1 {
+        t_base,
+        t_draft: t_d,
+        c,
+        forward,
+        best,
+        tree,
+    });
+    Ok(())
+}
+
+/// Whether demo 1 cannot compute on these cards — the weights do not fit, or the KV of its
+/// batch does not — having then printed why, and drawn the figure (which says so too).
+fn cannot_compute(out: &mut Out, s: &Scenario) -> Result<bool, Error> {
+    let fits = fitting_batch(s, s.ctx)?;
+    let kv = format!(
+        "批 {}、上下文 {} 的 KV cache 放不下：{} 最多装 {fits} 个这样的序列。",
+        s.batch,
+        s.ctx,
+        cards(s)
     );
-    let table = out.table(["n", "时间", "相对 n = 1"], rows);
-    table.id("demo1_forward").caption(caption);
-    let (mut rows, mut best) = (Vec::new(), Vec::new());
-    for alpha in [0.6, 0.7, 0.8, 0.9] {
-        let r = setup.round(batch, ctx, alpha)?;
-        let tokens = fixed(expected_tokens(alpha, r.gamma)?, 2).unit("tokens");
-        let (g, x) = (r.gamma_value(), slow_down(r.speedup));
-        rows.push(row![py(alpha), g, tokens, x]);
-        best.push(json!({"alpha": alpha, "round": r}));
-    }
-    let caption = format!("演示 1：每个 α 的{gamma} 与加速比（{label}，批 {batch}）");
-    let table = out.table(["α", gamma, "每轮 token", SPEEDUP], rows);
-    table.id("demo1_best_gamma").caption(caption);
-    let mut tree = None;
-    if let Some((t, tau)) = &setup.measured_tree {
-        let (tau, depth, nodes, speedup) = (*tau, t.depth(), t.nodes(), tree_speedup(&s, t, *tau)?);
-        let (tau_, x) = (py(tau), slow_down(speedup));
-        out.print(format!("\n给定实测的接受长度 τ = {tau_}（{depth} 层、{nodes} 个节点的树，草稿 {drf}）：加速 {x}。"));
-        tree = Some(json!({"tau": tau, "depth": depth, "nodes": nodes, "speedup": speedup}));
-    }
-    // Up to which n a pass costs about the same as one token; when already n = 2 does not,
-    // how much more it costs.
-    let free = match (free_up_to(&passes), passes.get(1)) {
-        (n, Some((2, v))) if n < 2 => {
-            let more = fixed(100.0 * (v.ratio() - 1.0), 1);
+    let Some(why) = weights_problem(s)?.or((s.batch > fits).then_some(kv)) else {
+        return Ok(false);
+    };
+    out.print(why);
+    out.figure(knee(s)?);
+    Ok(true)
+}
+
+/// The first table's caption.
+fn forward_caption(s: &Scenario) -> String {
+    format!(
+        "演示 1：{} 在{} 上一次前向送进 n 个 token 的时间（批 {}、上下文 {}）",
+        s.target.name,
+        cards(s),
+        s.batch,
+        s.ctx
+    )
+}
+
+/// The second table's caption.
+fn best_caption(s: &Scenario, gamma: &str) -> String {
+    format!(
+        "演示 1：每个 α 的{gamma} 与加速比（{}，批 {}）",
+        label(s),
+        s.batch
+    )
+}
+
+/// With `--tau`: the measured tree's speedup, printed after the tables.
+fn print_measured_tree(
+    out: &mut Out,
+    i: &Inputs,
+    s: &Scenario,
+) -> Result<Option<TreeSpeedup>, Error> {
+    let Some((tree, tau)) = i.tree.tree(&i.gamma).map_err(Error::Usage)? else {
+        return Ok(None);
+    };
+    let speedup = tree_speedup(s, &tree, tau)?;
+    out.print(format!(
+        "\n给定实测的接受长度 τ = {}（{} 层、{} 个节点的树，草稿 {}）：加速 {}。",
+        py(tau),
+        tree.depth(),
+        tree.nodes(),
+        draft_label(&s.draft),
+        slow_down(speedup)
+    ));
+    Ok(Some(TreeSpeedup {
+        tau,
+        depth: tree.depth(),
+        nodes: tree.nodes(),
+        speedup,
+    }))
+}
+
+/// The largest `n` of `passes` (n increasing) up to which every pass costs less than 1%
+/// more than a plain step (Leviathan's assumption (1), verification for free), or 0 when
+/// the first already does not.
+pub fn free_up_to(passes: &[Forward]) -> u64 {
+    let t_base = passes.first().map_or(0.0, |p| p.time_s);
+    let free = passes.iter().take_while(|p| p.time_s / t_base < 1.01);
+    free.last().map_or(0, |p| p.n)
+}
+
+/// The observation computed for the setup: c, up to which n a pass costs about the same as
+/// one token (or, when already n = 2 does not, how much more it costs), the round at α 0.8.
+fn summary(i: &Inputs, s: &Scenario, c: f64, passes: &[Forward]) -> Result<String, Error> {
+    let free = match (free_up_to(passes), passes.get(1)) {
+        (n, Some(two)) if n < 2 && two.n == 2 => {
+            let more = fixed(100.0 * (two.time_s / passes[0].time_s - 1.0), 1);
             format!("多送 1 个 token（n = 2）就慢 {more}%")
         }
         (n, _) => format!("送进 n ≤ {n} 个 token 与只送 1 个相差不到 1%"),
     };
-    let r = setup.round(batch, ctx, 0.8)?; // the summary's α
-    let (x, c2) = (slow_down(r.speedup), fixed(c, 2));
+    let r = round(&Scenario { alpha: 0.8, ..*s }, i.gamma.gamma)?;
+    let g = gamma_name(&i.gamma);
     let at_08 = match r.speculate {
-        true => format!("α = 0.8 时{gamma} = {}，加速 {x}", r.gamma_value()),
+        true => format!(
+            "α = 0.8 时{g} = {}，加速 {}",
+            gamma_value(&r),
+            slow_down(r.speedup)
+        ),
         false => "α = 0.8 时投机解码不划算".to_string(),
     };
-    let summary = format!("本配置（{label}）：c = {c2}；批 {batch} 时{free}；{at_08}。");
-    let (free, c_) = (seed(DEMO1_FREE), seed(demo1_c(c)));
-    out.observations([what_if(summary), free, c_, always(DEMO1_FASTER)]);
-    out.figure(knee(setup)?);
-    let data = json!({"batch": batch, "ctx_tokens": ctx, "t_base_s": t_base_s, "c": c,
-        "t_draft_s": t_draft_s, "forward": forward, "best": best, "measured_tree": tree});
-    out.data(data);
-    Ok(())
+    let c2 = fixed(c, 2);
+    Ok(format!(
+        "本配置（{}）：c = {c2}；批 {} 时{free}；{at_08}。",
+        label(s),
+        s.batch
+    ))
 }
 
 /// Figure `knee.svg`: one target pass's time against the tokens fed per sequence, 1 to
 /// 4096 (log axes), at batches 1, 16, 64, 256 (those that fit), at demo 1's context: flat
 /// while the pass only reads weights, rising once `batch · n` passes the critical batch.
-pub fn knee(setup: &Setup) -> Result<Figure, Error> {
-    let (tgt, ctx) = (setup.base.target.name, setup.base.ctx);
-    let fits = setup.fitting_batch(ctx)?;
+pub fn knee(s: &Scenario) -> Result<Figure, Error> {
+    let ctx = s.ctx;
+    let fits = fitting_batch(s, ctx)?;
     let x = Axis::log("每个序列送进的 token 数 n（对数坐标）");
     let mut panel = Panel::new("", x, Axis::log("一次前向的时间（ms，对数坐标）"));
     for b in [1, 16, 64, 256].into_iter().filter(|&b| b <= fits) {
-        let s = setup.scenario(b, ctx, setup.base.alpha);
-        let point = |k| Ok((2f64.powi(k), 1e3 * target_pass_time(&s, 1 << k)?));
+        let at = Scenario { batch: b, ..*s };
+        let point = |k| Ok((2f64.powi(k), 1e3 * target_pass_time(&at, 1 << k)?));
         let points = (0..13).map(point).collect::<Result<_, Error>>()?;
         panel.series.push(Series::line(format!("批 {b}"), points));
     }
     if panel.series.is_empty() {
-        let why = setup.weights_problem()?;
+        let why = weights_problem(s)?;
         panel.message = Some(why.unwrap_or(format!("上下文 {ctx} 时，批 1 也放不下。")));
     }
-    let title = format!("{tgt} 在{} 上一次前向的时间（上下文 {ctx}）", setup.cards());
+    let title = format!(
+        "{} 在{} 上一次前向的时间（上下文 {ctx}）",
+        s.target.name,
+        cards(s)
+    );
     Ok(Figure::new(title, vec![panel]).id("knee"))
 }

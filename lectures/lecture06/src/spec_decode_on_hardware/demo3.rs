@@ -2,116 +2,283 @@
 //! chain on the toy model, and what that buys on the setup's cards at batch 1 and 32;
 //! figure `trees.svg`.
 
-use decode_lab::{Draft, Scenario, TreeShape, tree_accept_lengths, tree_speedup};
-use lecture_kit::value::{self, fixed, join, percent};
-use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, seed, try_map, what_if};
-use serde_json::json;
+pub mod toy_model;
 
-use super::round::{TreeReport, break_even, fastest};
-use super::setup::{Input, Setup};
-use super::text::{DEMO3_COST, DEMO3_EAGLE, DEMO3_TREES};
-use super::toy_model;
+use decode_lab::{Draft, Scenario, TreeAcceptance, TreeShape, tree_accept_lengths, tree_speedup};
+use lecture_flags::roofline::Roofline;
+use lecture_kit::value::{self, fixed, int, join, label, missing, percent};
+use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, Value, always, seed, try_map, what_if};
+use serde::Serialize;
 
-pub use super::toy_model::{DEMO3_SHAPES, shape_label};
+use super::words::{break_even, cards, does_not_fit_line, fitting_batch, hw_name};
 
-/// The setup inputs demo 3 reads: the cards (and their dtypes, TP, efficiencies, overheads)
-/// and the target; the acceptance is the toy model's, the draft a fixed-cost head.
-pub const READS: &[Input] = &[Input::Hw, Input::Target, Input::Assumptions];
+/// What demo 3 reads: the card, the target and the assumptions. The acceptance is the toy
+/// model's and the draft a fixed-cost one-layer head, whatever `--draft` says.
+#[derive(Debug, Clone, PartialEq, clap::Args, Serialize)]
+pub struct Inputs {
+    /// The card, the target and the assumptions.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub roofline: Roofline,
+}
+
 /// The batch sizes on the cards.
-pub const DEMO3_BATCHES: [u64; 2] = [1, 32];
-/// The context on the cards, and the cost of one draft level in target steps (EAGLE-style).
-const CTX: u64 = 1024;
-const LEVEL_COST: f64 = 0.05;
-const TOP_K: [u32; 4] = [1, 2, 4, 8];
-/// The tables' first three headers.
-const HEADERS: [&str; 3] = ["草稿形状", "每轮验证的草稿 token", "τ = 每轮产出的 token"];
+pub const BATCHES: [u64; 2] = [1, 32];
+/// The context on the cards.
+pub const CTX: u64 = 1024;
+/// The cost of one draft level in target steps (an EAGLE-style one-layer draft).
+pub const LEVEL_COST: f64 = 0.05;
+/// The draft shapes demos 3 and 4 run, in table order: per-level top-k (`[1; γ]` is a
+/// chain of γ).
+pub const SHAPES: [&[u32]; 9] = [
+    &[1],
+    &[1, 1],
+    &[1, 1, 1, 1],
+    &[1; 6],
+    &[2, 2, 2],
+    &[3, 3, 3],
+    &[4, 2, 2, 1],
+    &[8, 4, 2, 1],
+    &[4, 4, 4, 4],
+];
 
-/// 演示 3: per draft of the toy model, how often its top k holds the target's token, and each
-/// shape's τ and speedup on the setup's cards (none where a batch, or the target, does not fit).
-///
-/// Its JSON `data`: `ctx_tokens`, `batches`, `draft_cost_per_level` (in target steps), `top_k`;
-/// `drafts`, one `{name, top_k_fraction, shapes}` per draft, with one `{label, branching,
-/// nodes, tau, speedup}` per shape of [`DEMO3_SHAPES`] (a speedup, or null, per batch).
-pub fn run(out: &mut Out, setup: &Setup) -> Result<(), Error> {
-    let (hw, tgt, cards) = (setup.hw_name(), setup.base.target.name, setup.cards());
+impl Inputs {
+    /// The scenario on the cards: context [`CTX`], a draft at [`LEVEL_COST`] a level.
+    pub fn scenario(&self) -> Scenario {
+        Scenario {
+            draft: Draft::FixedCost(LEVEL_COST),
+            ctx: CTX,
+            ..self.roofline.scenario(None)
+        }
+    }
+}
+
+impl lecture_kit::Inputs for Inputs {
+    fn check(&self) -> Result<(), String> {
+        self.roofline.check(None, 1, &[CTX])
+    }
+
+    /// The default setup, however spelled: the same scenario.
+    fn is_default(&self) -> bool {
+        self.scenario() == lecture_kit::inputs::defaults::<Inputs>().scenario()
+    }
+}
+
+/// What demo 3 computes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Demo3 {
+    /// The context on the cards.
+    pub ctx_tokens: u64,
+    /// The batches on the cards.
+    pub batches: [u64; 2],
+    /// A draft level's cost, in target steps.
+    pub draft_cost_per_level: f64,
+    /// The k of the top-k fractions.
+    pub top_k: [u32; 4],
+    /// One entry per draft.
+    pub drafts: Vec<DraftShapes>,
+}
+
+/// One draft's top-k fractions and shapes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DraftShapes {
+    /// The draft's name.
+    pub name: &'static str,
+    /// The fraction of the target's tokens in the draft's top 1, 2, 4, 8.
+    pub top_k_fraction: [f64; 4],
+    /// One entry per shape of [`SHAPES`].
+    pub shapes: Vec<Shape>,
+}
+
+/// A draft tree (or chain): its size, its τ on the toy model, its speedup on the cards.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Shape {
+    /// Its name in the tables: "链 γ=4", "树 4×2×2×1" ([`shape_label`]).
+    pub label: String,
+    /// The draft's top k at each level.
+    pub branching: Vec<u32>,
+    /// Draft tokens verified per round.
+    pub nodes: u64,
+    /// τ: the tokens a round yields on average.
+    pub tau: f64,
+    /// Its speedup at each batch of [`BATCHES`], `None` where the batch does not fit.
+    pub speedup: Vec<Option<f64>>,
+}
+
+/// 演示 3: per draft of the toy model, how often its top k holds the target's token, and
+/// each shape's τ and speedup on the setup's cards (none where a batch does not fit).
+pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
     out.header("演示 3：树形验证——每层取草稿的前 k 名，一次验证整棵树（贪心解码）");
-    // The memory model holds no batch (0) where the target's weights alone do not fit.
-    let (target_fits, fits) = (setup.base.memory()?.target_fits(), setup.max_batch(CTX)?);
-    let at = |b| Scenario {
-        draft: Draft::FixedCost(LEVEL_COST),
-        ..setup.scenario(b, CTX, setup.base.alpha)
-    };
-    let [b1, b32] = DEMO3_BATCHES;
-    let mut headers = HEADERS.map(String::from).to_vec();
-    headers.extend([format!("{hw} 加速 批 {b1}"), format!("批 {b32}")]);
-    let (mut drafts, mut measured, mut found) = (Vec::new(), Vec::new(), Vec::new());
-    for (i, d) in toy_model::shared()?.ranks.iter().enumerate() {
-        let (name, top_k) = (d.name, TOP_K.map(|k| d.top_k_fraction(k)));
+    let ranks = &toy_model::shared()?.ranks;
+    let s = i.scenario();
+    let hw = hw_name(&s);
+    let fits = fitting_batch(&s, CTX)?;
+    let mut drafts = Vec::new();
+    for d in ranks {
+        let top_k = [1, 2, 4, 8].map(|k| d.top_k_fraction(k));
         let fractions = join(top_k.map(|f| fixed(f, 2)), " / ");
         out.print(format!(
-            "\n草稿：{name}；正确答案在草稿的前 1/2/4/8 名里的比例：{fractions}"
+            "\n草稿：{}；正确答案在草稿的前 1/2/4/8 名里的比例：{fractions}",
+            d.name
         ));
-        let shapes = try_map(DEMO3_SHAPES, |br| -> Result<TreeReport, Error> {
+        let mut shapes = Vec::new();
+        for br in SHAPES {
             let tree = TreeShape::new(br)?;
-            let acc = tree_accept_lengths(&d.ranks.concat(), &tree)?;
-            let x = |b| (b <= fits).then(|| tree_speedup(&at(b), &tree, acc.tau()));
-            let speedup = try_map(DEMO3_BATCHES, |b| x(b).transpose())?;
-            Ok(TreeReport::new(br, &acc, speedup))
-        })?;
-        let caption = format!("演示 3：草稿「{name}」的各种形状（{hw}、{tgt}、上下文 {CTX}）");
-        let table = out.table(headers.clone(), shapes.iter().map(TreeReport::row));
-        table.id(format!("demo3_draft{}", i + 1)).caption(caption);
-        // The draft's fastest shape at each batch.
-        let at_batch = DEMO3_BATCHES.iter().enumerate().map(|(k, b)| {
-            let best = fastest(shapes.iter().map(|s| (&s.label, s.speedup[k])));
-            let best = best.map(|(l, x)| format!("{l} {}", value::speedup(x)));
-            format!("批 {b} 最快是 {}", best.as_deref().unwrap_or("放不下"))
+            let acc = tree_accept_lengths(&d.ranks, &tree)?;
+            let x = |b| {
+                (b <= fits).then(|| tree_speedup(&Scenario { batch: b, ..s }, &tree, acc.tau()))
+            };
+            shapes.push(Shape::new(
+                br,
+                &acc,
+                try_map(BATCHES, |b| x(b).transpose())?,
+            ));
+        }
+        let headers = ["草稿形状", "每轮验证的草稿 token", "τ = 每轮产出的 token"];
+        let headers = headers.map(String::from).into_iter();
+        let headers = headers.chain([format!("{hw} 加速 批 1"), "批 32".into()]);
+        out.table(headers, shapes.iter().map(Shape::row))
+            .id(format!("demo3_draft{}", drafts.len() + 1))
+            .caption(caption(&s, d.name));
+        drafts.push(DraftShapes {
+            name: d.name,
+            top_k_fraction: top_k,
+            shapes,
         });
-        found.push(format!("草稿「{name}」{}", join(at_batch, "，")));
-        drafts.push(json!({"name": name, "top_k_fraction": top_k, "shapes": shapes}));
-        measured.push((name, shapes));
     }
-    let cost = percent(LEVEL_COST);
-    out.print(format!("\n（换算到 {hw} 时：目标 = {tgt}、上下文 {CTX}；草稿每层的代价假设为目标一步的 {cost}（EAGLE 式的单层草稿），树有几层就草稿几次；验证 = 一次送进\"节点数 + 1\"个 token。）"));
-    let found = match target_fits {
-        true => format!("{}。", found.join("；")),
-        false => setup.does_not_fit_line(),
-    };
-    let summary = format!("本配置（{cards}、目标 {tgt}）：{found}");
-    let (trees, eagle) = (always(DEMO3_TREES), always(DEMO3_EAGLE));
-    out.observations([trees, what_if(summary), seed(DEMO3_COST), eagle]);
-    out.figure(trees_figure(setup, &measured));
-    let data = json!({"ctx_tokens": CTX, "batches": DEMO3_BATCHES, "draft_cost_per_level": LEVEL_COST,
-        "top_k": TOP_K, "drafts": drafts});
-    out.data(data);
+    out.print(format!(
+        "\n（换算到 {hw} 时：目标 = {}、上下文 {CTX}；草稿每层的代价假设为目标一步的 {}（EAGLE 式的单层草稿），\
+         树有几层就草稿几次；验证 = 一次送进\"节点数 + 1\"个 token。）",
+        s.target.name,
+        percent(LEVEL_COST)
+    ));
+    out.observations([
+        always(
+            "链式草稿越长，后面的位置越难全部猜中，τ 涨得越来越慢；树在每一层多放几个候选，只要正确答案在前几名里就能继续，\
+             τ 明显更高——弱草稿受益更多（它的第一名常错，但前 4 名常对）。这是 SpecInfer、Medusa、EAGLE 用树的原因。",
+        ),
+        what_if(summary(&s, &drafts)?),
+        seed(
+            "代价是每轮要验证的 token 多得多（几十到几百个）。批 1 时这些 token 几乎免费，大树加速最多；批 32 时，\
+             32 × 几百个 token 让验证变成算力受限，大树反而比小树、甚至比链更慢。",
+        ),
+        always(
+            "EAGLE 报告树形验证让平均接受长度多 0.6–0.8、加速比多 0.3–0.5（表 5、图 7）：接受长度涨得多，加速比涨得少，\
+             就是因为每次前向的 token 变多了。EAGLE-2 进一步按草稿的置信度动态决定树的形状。",
+        ),
+    ]);
+    out.figure(trees_figure(&s, &drafts));
+    out.data(Demo3 {
+        ctx_tokens: CTX,
+        batches: BATCHES,
+        draft_cost_per_level: LEVEL_COST,
+        top_k: [1, 2, 4, 8],
+        drafts,
+    });
     Ok(())
+}
+
+/// The table's name for a shape: "链 γ=4" for a chain, "树 4×2×2×1" for a tree.
+pub fn shape_label(branching: &[u32]) -> String {
+    let levels: Vec<String> = branching.iter().map(u32::to_string).collect();
+    match branching.iter().all(|&k| k == 1) {
+        true => format!("链 γ={}", branching.len()),
+        false => format!("树 {}", levels.join("×")),
+    }
+}
+
+impl Shape {
+    /// The tree of per-level top k `branching`, accepted as `acc`, at `speedup`.
+    pub fn new(branching: &[u32], acc: &TreeAcceptance, speedup: Vec<Option<f64>>) -> Self {
+        Shape {
+            label: shape_label(branching),
+            branching: branching.to_vec(),
+            nodes: acc.nodes,
+            tau: acc.tau(),
+            speedup,
+        }
+    }
+
+    /// Its row in the tables: the label, the nodes and τ (two decimals) in tokens, then
+    /// each speedup ("1.93×"), or "放不下" where the batch does not fit.
+    pub fn row(&self) -> Vec<Value> {
+        let nodes = int(self.nodes).unit("tokens");
+        let tau = fixed(self.tau, 2).unit("tokens");
+        let x = self.speedup.iter();
+        let x = x.map(|x| x.map_or(missing("放不下"), value::speedup));
+        [label(&self.label), nodes, tau]
+            .into_iter()
+            .chain(x)
+            .collect()
+    }
+}
+
+/// A draft's table caption.
+fn caption(s: &Scenario, draft: &str) -> String {
+    let hw = hw_name(s);
+    format!(
+        "演示 3：草稿「{draft}」的各种形状（{hw}、{}、上下文 {CTX}）",
+        s.target.name
+    )
+}
+
+/// The fastest of several options and its speedup, options without a speedup (where the
+/// batch does not fit) left out; of equal speedups, the last. `None` when no option has
+/// one.
+pub fn fastest<L>(options: impl IntoIterator<Item = (L, Option<f64>)>) -> Option<(L, f64)> {
+    let known = options.into_iter().filter_map(|(l, x)| Some((l, x?)));
+    known.max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// The observation computed for the setup: each draft's fastest shape at each batch.
+fn summary(s: &Scenario, drafts: &[DraftShapes]) -> Result<String, Error> {
+    let found = match s.memory()?.target_fits() {
+        true => {
+            let draft = |d: &DraftShapes| {
+                let at_batch = BATCHES.iter().enumerate().map(|(k, b)| {
+                    let best = fastest(d.shapes.iter().map(|s| (&s.label, s.speedup[k])));
+                    let best = best.map(|(l, x)| format!("{l} {}", value::speedup(x)));
+                    format!("批 {b} 最快是 {}", best.as_deref().unwrap_or("放不下"))
+                });
+                format!("草稿「{}」{}", d.name, join(at_batch, "，"))
+            };
+            format!("{}。", join(drafts.iter().map(draft), "；"))
+        }
+        false => does_not_fit_line(s),
+    };
+    Ok(format!(
+        "本配置（{}、目标 {}）：{found}",
+        cards(s),
+        s.target.name
+    ))
 }
 
 /// Figure `trees.svg`: dot plots over the draft shapes — each draft's τ (top panel), then
 /// its speedup at batch 1 and 32 on one shared scale with the 1.0× line; a batch that does
-/// not fit on the cards says so in words. `drafts`: each draft's name and its table's
-/// shapes, in the order of [`DEMO3_SHAPES`].
-pub fn trees_figure(setup: &Setup, drafts: &[(&str, Vec<TreeReport>)]) -> Figure {
-    let (hw, tgt, cards) = (setup.hw_name(), setup.base.target.name, setup.cards());
-    let axis = || Axis::categories("草稿形状", DEMO3_SHAPES.map(shape_label).to_vec());
-    let dots = |y: &dyn Fn(&TreeReport) -> Option<f64>| {
+/// not fit on the cards says so in words.
+pub fn trees_figure(s: &Scenario, drafts: &[DraftShapes]) -> Figure {
+    let hw = hw_name(s);
+    let tgt = s.target.name;
+    let axis = || Axis::categories("草稿形状", SHAPES.map(shape_label).to_vec());
+    let dots = |y: &dyn Fn(&Shape) -> Option<f64>| {
         let series = drafts
             .iter()
-            .map(|(name, s)| Series::category_dots(*name, s.iter().map(y)));
+            .map(|d| Series::category_dots(d.name, d.shapes.iter().map(y)));
         series.collect::<Vec<_>>()
     };
     let title = "τ = 每轮产出的 token（玩具模型上实测的接受长度）";
     let tau = Panel::new(title, axis(), Axis::linear("τ（token）"));
     let mut panels = vec![tau.with(dots(&|s| Some(s.tau)))];
     // One speedup scale for every batch, so the panels compare at a glance; it shows 1×.
-    let all = drafts.iter().flat_map(|(_, s)| s);
+    let all = drafts.iter().flat_map(|d| &d.shapes);
     let all = all.flat_map(|s| s.speedup.iter().flatten().copied());
     let y = Axis::linear("加速比").times();
     let y = y.fit(all.chain([1.0]), 0.06, 0.05);
-    for (k, b) in DEMO3_BATCHES.iter().enumerate() {
+    for (k, b) in BATCHES.iter().enumerate() {
         let title = format!("批 {b}：{hw} 上的加速比（目标 {tgt}）");
         let mut panel = Panel::new(title, axis(), y.clone()).with(dots(&|s| s.speedup[k]));
-        let why = || format!("批 {b} 放不下：{tgt} 在{cards} 上装不下 {b} 个上下文 {CTX} 的序列。");
+        let on = cards(s);
+        let why = || format!("批 {b} 放不下：{tgt} 在{on} 上装不下 {b} 个上下文 {CTX} 的序列。");
         break_even(&mut panel, why);
         panels.push(panel);
     }

@@ -11,9 +11,9 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::demo3::{DEMO3_SHAPES, shape_label};
-use super::setup::{Input, Setup};
-use super::toy_model::{self, ToyRun};
+use super::demo3::toy_model::{self, ToyRun};
+use super::demo3::{SHAPES, shape_label};
+use lecture_kit::NoInputs;
 
 /// Prompts demo 4 runs speculative decoding on: the first 16 of demo 3's 64, so the demo
 /// takes seconds, not a minute (the test suite checks all 64).
@@ -38,7 +38,7 @@ pub struct Demo4 {
 pub struct MeasuredDraft {
     /// The draft's name as printed.
     pub name: &'static str,
-    /// One entry per shape of [`DEMO3_SHAPES`].
+    /// One entry per shape of [`SHAPES`].
     pub shapes: Vec<MeasuredShape>,
 }
 
@@ -63,11 +63,8 @@ pub struct MeasuredShape {
     pub identical_to_target: bool,
 }
 
-/// The setup inputs demo 4 reads: none (the toy model and its drafts are fixed).
-pub const READS: &[Input] = &[];
-
 /// 实测: speculative decoding for real on the toy model, shared with demo 3.
-pub fn run(out: &mut Out, _: &Setup) -> Result<(), Error> {
+pub fn run(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
     let d = figures(toy_model::shared()?)?;
     blocks(&d).into_iter().for_each(|b| out.block(b));
     out.data(d);
@@ -86,11 +83,11 @@ pub fn figures(run: &ToyRun) -> Result<Demo4, Error> {
     for (draft, ranks) in run.drafts()?.iter().zip(&run.ranks) {
         // The shapes side by side: each call is parallel inside its passes, and whole
         // calls keep both cores busy between them.
-        let shapes = DEMO3_SHAPES
+        let shapes = SHAPES
             .par_iter()
             .map(|&levels| -> Result<MeasuredShape, Error> {
                 let shape = TreeShape::new(levels)?;
-                let mut rng = ChaCha8Rng::seed_from_u64(toy_model::GEN_SEED);
+                let mut rng = ChaCha8Rng::seed_from_u64(0); // greedy: never drawn from
                 let results = speculative_generate_batch(
                     &target,
                     draft,
@@ -114,7 +111,11 @@ pub fn figures(run: &ToyRun) -> Result<Demo4, Error> {
                     target_forwards: sum(|s| s.target_forwards),
                     draft_forwards: sum(|s| s.draft_forwards),
                     tau_measured: generated as f64 / rounds as f64,
-                    tau_ranks: tree_accept_lengths_per_sequence(&ranks.ranks[..n], &shape)?.tau(),
+                    tau_ranks: tree_accept_lengths_per_sequence(
+                        &ranks.per_sequence()[..n],
+                        &shape,
+                    )?
+                    .tau(),
                     identical_to_target: identical,
                 })
             })
@@ -203,7 +204,7 @@ pub fn blocks(d: &Demo4) -> Vec<Block> {
 /// Figure `measured.svg`: for each draft, the measured τ beside demo 3's rank-based τ,
 /// shape by shape.
 pub fn figure(d: &Demo4) -> Figure {
-    let labels: Vec<String> = DEMO3_SHAPES.iter().map(|b| shape_label(b)).collect();
+    let labels: Vec<String> = SHAPES.iter().map(|b| shape_label(b)).collect();
     let panels = d
         .drafts
         .iter()

@@ -4,18 +4,20 @@
 //! calibration rows ("measured"), held against those measurements
 //! (`decode_lab::validation`, `docs/validation.md`).
 
-use super::validation_doc::{self, shown};
+pub mod validation_doc;
+
 use decode_lab::validation::{
     self, BatchSeries, CALIBRATIONS, Kind, MEASURED, PROFILES, Prediction, Quantity, Role,
 };
 use lecture_kit::{Axis, Block, Cell, Column, Datum, Error, Figure, Out, Panel, Series, Table};
 use serde::Serialize;
+use validation_doc::shown;
 
 /// The batch series demo 5 draws: EAGLE-3 on Llama-3.1-8B, one H100, SGLang, batch 2–64
 /// (the EAGLE-3 paper's Table 3).
 pub const FIGURE_SERIES: &str = "EAGLE3paper-Table3-SGLang-EAGLE-3";
 
-use super::setup::{Input, Setup};
+use lecture_kit::NoInputs;
 
 /// The figures demo 5 prints.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -80,12 +82,8 @@ pub struct Summary {
     pub worst_ratio: f64,
 }
 
-/// The setup inputs demo 5 reads: none (it holds the profiles against published
-/// measurements, whatever the setup).
-pub const READS: &[Input] = &[];
-
 /// 模型 vs 实测: the roofline against published measurements.
-pub fn run(out: &mut Out, _: &Setup) -> Result<(), Error> {
+pub fn run(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
     let d = figures()?;
     blocks(&d).into_iter().for_each(|b| out.block(b));
     out.data(d);

@@ -10,10 +10,8 @@ use lecture_kit::value::{
 };
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, Value, always, row};
 
-use super::setup::{Input, Setup};
+use lecture_kit::NoInputs;
 
-/// The setup inputs demo 6 reads: none (it measures this machine, not the lecture's card).
-pub const READS: &[Input] = &[];
 /// The five curves of a forward pass, in the order of `SweepPoint::times`.
 const CURVES: [&str; 5] = [
     "实测",
@@ -27,7 +25,7 @@ const FORWARD: &str = "批|n|实测|预测 max|预测 规划器|预测 本机重
 const SPEC: &str = "批|草稿|实测 τ|普通|投机|实测加速|预测 max|预测 相加|与普通解码逐字相同";
 
 /// 演示 6: measures [`Plan::demo`] (in an unoptimised build, [`Plan::quick`]) and prints it.
-pub fn run(out: &mut Out, _: &Setup) -> Result<(), Error> {
+pub fn run(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
     let plan = if cfg!(debug_assertions) {
         Plan::quick()
     } else {

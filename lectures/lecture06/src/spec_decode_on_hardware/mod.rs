@@ -11,8 +11,8 @@
 //!   free and the gain shrinks; a long context keeps it longer;
 //! - [`demo3`]: tree verification (Medusa, EAGLE, SpecInfer): each level keeps the draft's
 //!   top k, one pass verifies the whole tree. Acceptance lengths are measured on lecture
-//!   3's toy model ([`toy_model`], greedy decoding), then turned into H100 speedups: trees
-//!   pay at small batch and do not at large batch;
+//!   3's toy model ([`demo3::toy_model`], greedy decoding), then turned into H100 speedups:
+//!   trees pay at small batch and do not at large batch;
 //! - [`demo4`] (opt-in, not in the original script): speculative decoding for real on
 //!   the toy model;
 //! - [`demo5`] (opt-in, not in the original script): the roofline against published
@@ -30,11 +30,11 @@
 //! random-initialised small model: they show the mechanism ("how much more does a tree
 //! accept than a chain"), not the figures of a trained model.
 //!
-//! Every demo is a function that prints to the kit's `Out` for a [`Setup`], registered in
-//! [`REGISTRY`] with the setup inputs it reads (its `READS`); the default setup is the
-//! original script's, and prints exactly its text. For any other setup, headers and figures
-//! follow the setup, and the script's sentences ([`text`]) follow the kit's one rule: as
-//! written when none of a demo's inputs changed, else marked, after the demo's own line.
+//! Every demo is a function of its inputs (the flags it reads, `demoN::Inputs`) that prints
+//! to the kit's `Out`, once. With no flag it prints exactly the original script's text; for
+//! any other setup, headers and figures follow the setup, the script's sentences are
+//! marked as holding for the default setup, and a sentence computed for the setup comes
+//! first.
 
 pub mod demo1;
 pub mod demo2;
@@ -42,50 +42,26 @@ pub mod demo3;
 pub mod demo4;
 pub mod demo5;
 pub mod demo6;
-pub mod round;
-pub mod setup;
-pub mod text;
-pub mod toy_model;
-pub mod validation_doc;
+pub mod words;
 
-use lecture_kit::{Demo, Error, Report, Script};
-
-pub use round::{Plan, Round};
-pub use setup::{Input, Setup, UNITS};
+use lecture_kit::{Demo, Script};
 
 /// The script's name, as `--script` takes it.
 pub const NAME: &str = "05_spec_decode_on_hardware";
-/// The script's question, one line.
-pub const TITLE: &str = "投机解码在硬件上：c、批大小、上下文与树形验证";
-/// The demos the original script prints.
-pub const DEFAULT_DEMOS: [u8; 3] = [1, 2, 3];
 
-/// The demos, each with the inputs it reads.
-pub const REGISTRY: &[Demo<Setup>] = &[
-    Demo::new(1, demo1::READS, demo1::run),
-    Demo::new(2, demo2::READS, demo2::run),
-    Demo::new(3, demo3::READS, demo3::run),
-    Demo::new(4, demo4::READS, demo4::run),
-    Demo::new(5, demo5::READS, demo5::run),
-    Demo::new(6, demo6::READS, demo6::run),
-];
-
-/// The script as lecture 6 lists it.
-pub const SCRIPT: Script<Setup> = Script {
-    name: NAME,
-    title: TITLE,
-    registry: REGISTRY,
-    default_demos: &DEFAULT_DEMOS,
-};
-
-/// The report of `demos` (in lecture order) for `setup`.
-pub fn report(setup: &Setup, demos: &[u8]) -> Result<Report, Error> {
-    Ok(lecture_kit::demos(setup, REGISTRY, demos)?.named(6, NAME))
-}
-
-/// Prints the script for the default setup, demos 1–3, as text: what the original prints.
-pub fn run(out: &mut dyn std::io::Write) -> Result<(), Error> {
-    let report = report(&Setup::default(), &DEFAULT_DEMOS)?;
-    lecture_kit::render::text(out, &report)?;
-    Ok(())
+/// The script as lecture 6 lists it: demos 1–3 are the original's.
+pub fn script() -> Script {
+    Script {
+        name: NAME,
+        title: "投机解码在硬件上：c、批大小、上下文与树形验证",
+        demos: vec![
+            Demo::new(1, demo1::run),
+            Demo::new(2, demo2::run),
+            Demo::new(3, demo3::run),
+            Demo::new(4, demo4::run),
+            Demo::new(5, demo5::run),
+            Demo::new(6, demo6::run),
+        ],
+        default_demos: &[1, 2, 3],
+    }
 }
