@@ -22,3 +22,8 @@ pub const MODEL_HEADERS: [&str; 6] = [
 ];
 /// The fields of the heads column.
 pub const HEADS_FIELDS: [&str; 2] = ["头", "KV 头"];
+
+/// How a table names its γ: "固定 γ" when `--gamma` fixes it, else "最优 γ".
+pub fn gamma_name(fixed: bool) -> &'static str {
+    if fixed { "固定 γ" } else { "最优 γ" }
+}

@@ -84,6 +84,13 @@ pub struct Gamma {
     pub tree_depth: Option<u32>,
 }
 
+impl Gamma {
+    /// How a table names its γ: "固定 γ" when fixed, else "最优 γ" ([`crate::chrome`]).
+    pub fn name(&self) -> &'static str {
+        crate::chrome::gamma_name(self.gamma.is_some())
+    }
+}
+
 impl clap::Args for Gamma {
     fn augment_args(command: Command) -> Command {
         command.arg(

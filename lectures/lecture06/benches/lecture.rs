@@ -48,13 +48,16 @@ fn median_time<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {
 /// decode chunk's widest product, 256 rows × 128 × 768) times the rayon threads.
 /// Kernel and lecture runs alternate, so both see the same host.
 fn report_efficiency() -> std::io::Result<()> {
-    let (m, k, n) = (256, 128, 768);
+    let m = 256;
+    let k = 128;
+    let n = 768;
     let a = Array2::from_shape_fn((m, k), |(i, j)| ((i * 7 + j * 3) % 13) as f32 * 0.1 - 0.6);
     let w = Array2::from_shape_fn((k, n), |(i, j)| ((i * 5 + j) % 11) as f32 * 0.05 - 0.25);
     let packed = PackedMatrix::new(&[w.view()]).expect("a packable matrix");
     let mut c = Array2::zeros((m, n));
     let kernel_flops = 2.0 * (m * k * n) as f64;
-    let (mut kernel, mut lecture) = (Vec::new(), Vec::new());
+    let mut kernel = Vec::new();
+    let mut lecture = Vec::new();
     for _ in 0..5 {
         kernel.push(median_time(200, || {
             matmul(a.view(), &packed, c.view_mut()).expect("shapes fit")
@@ -67,7 +70,8 @@ fn report_efficiency() -> std::io::Result<()> {
     }
     kernel.sort();
     lecture.sort();
-    let (kernel, lecture) = (kernel[2].as_secs_f64(), lecture[2].as_secs_f64());
+    let kernel = kernel[2].as_secs_f64();
+    let lecture = lecture[2].as_secs_f64();
     let threads = rayon::current_num_threads();
     let kernel_rate = kernel_flops / kernel;
     let lecture_rate = demo3_flops() as f64 / lecture;
@@ -88,7 +92,9 @@ fn report_efficiency() -> std::io::Result<()> {
 /// steps), the target's greedy generation (prefill of 8, then 47 steps), and each
 /// draft's teacher-forced pass over 64 × 56 tokens.
 fn demo3_flops() -> u64 {
-    let (b, t, n) = (toy_model::N_SEQ, toy_model::PROMPT_LEN, toy_model::N_NEW);
+    let b = toy_model::N_SEQ;
+    let t = toy_model::PROMPT_LEN;
+    let n = toy_model::N_NEW;
     let steps = |from: usize, count: usize| -> f64 {
         (from..from + count)
             .map(|pos| QCFG.forward_flops(b, pos, 1))

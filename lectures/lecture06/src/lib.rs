@@ -8,7 +8,7 @@
 //!
 //! | module | script | question |
 //! |---|---|---|
-//! | [`spec_decode_on_hardware`] | `05_spec_decode_on_hardware.py` | when does speculative decoding pay on real hardware? |
+//! | [`spec_decode_on_hardware`] | `05_spec_decode_on_hardware.py` | when does speculation pay? |
 
 pub mod spec_decode_on_hardware;
 

@@ -45,7 +45,8 @@ fn text(report: &Report) -> String {
 
 #[test]
 fn two_runs_print_the_same_bytes_masked_and_each_its_own_numbers_unmasked() {
-    let (a, b) = (report(first), report(second));
+    let a = report(first);
+    let b = report(second);
     let masked = text(&a.masked());
     assert_eq!(masked, text(&b.masked()), "masked runs differ");
     let unmasked = text(&a);
@@ -131,8 +132,7 @@ fn speculative_decoding_is_lossless_and_the_int4_draft_reads_about_an_eighth_of_
 }
 
 #[test]
-fn the_hosts_overlap_is_measured_up_to_the_plans_largest_pass_and_prices_every_pass_between_the_bounds()
- {
+fn the_hosts_overlap_is_measured_up_to_the_largest_pass_and_prices_each_between_the_bounds() {
     let rows: Vec<usize> = FIRST.machine.streamed.iter().map(|s| s.rows).collect();
     assert_eq!(
         rows,

@@ -395,7 +395,8 @@ fn demo4_draws_measured_tau_beside_the_estimate_per_draft() {
         v.sort_by(f64::total_cmp);
         v
     };
-    let (measured, estimated) = (xs(color_hex(0)), xs(color_hex(1)));
+    let measured = xs(color_hex(0));
+    let estimated = xs(color_hex(1));
     assert_eq!(measured.len(), 18);
     assert!(
         measured

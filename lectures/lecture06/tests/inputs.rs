@@ -155,7 +155,8 @@ fn demo3_on_four_h100s_in_fp8_prints_speedups_and_names_the_four_cards() {
     // Computed here from the library alone, on the same cards: chain γ=1 of the weak draft.
     let ranks = &toy_model::shared().unwrap().ranks[0].ranks;
     let acc = tree_accept_lengths(ranks, &TreeShape::chain(1).unwrap()).unwrap();
-    let (tree, tau) = (TreeShape::chain(1).unwrap(), acc.tau());
+    let tree = TreeShape::chain(1).unwrap();
+    let tau = acc.tau();
     assert_eq!(acc.nodes, 1);
     for (i, batch) in demo3::BATCHES.into_iter().enumerate() {
         let at = Scenario {

@@ -84,7 +84,9 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
     #[test]
-    fn random_flags_give_finite_json_or_one_line_exit_2(flags in proptest::collection::vec(flag(), 1..6)) {
+    fn random_flags_give_finite_json_or_one_line_exit_2(
+        flags in proptest::collection::vec(flag(), 1..6)
+    ) {
         let mut args: Vec<String> = flags.into_iter().flatten().collect();
         // Keep each case fast: demo 3 and 4 run the toy model.
         if !args.iter().any(|a| a == "--demo") {
@@ -125,7 +127,8 @@ fn a_good_share_of_random_command_lines_runs() {
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
     let lines = proptest::collection::vec(flag(), 1..4);
-    let (mut ran, mut refused) = (0, 0);
+    let mut ran = 0;
+    let mut refused = 0;
     for _ in 0..100 {
         let mut args: Vec<String> = lines
             .new_tree(&mut runner)

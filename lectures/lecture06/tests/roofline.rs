@@ -142,7 +142,8 @@ fn demo2_does_not_fit_exactly_where_the_kv_cache_exceeds_memory() {
         .iter()
         .map(|r| r.cells.iter().map(Option::is_some).collect())
         .collect();
-    let (y, n) = (true, false);
+    let y = true;
+    let n = false;
     assert_eq!(
         fitting,
         [

@@ -135,7 +135,8 @@ fn an_explicit_fp8_compute_factor_prices_a_profiles_verification_too() {
             lecture_kit::inputs::parse(&argv).unwrap();
         inputs.scenario().cost_terms.verify_per_batch_token
     };
-    let (profile, explicit) = (cost(&[]), cost(&["--fp8-compute-factor", "1"]));
+    let profile = cost(&[]);
+    let explicit = cost(&["--fp8-compute-factor", "1"]);
     assert!(profile > 0.0);
     assert!(
         (explicit / profile - 0.75).abs() < 1e-12,

@@ -34,7 +34,9 @@ fn step(m: &TargetOnCard, batch: u64) -> Result<ForwardCost, Error> {
 
 /// 演示 1：批越大，一步多久、每秒多少 token、算力用了几成。
 pub fn demo1(out: &mut Out, m: &TargetOnCard) -> Result<(), Error> {
-    let (hw, target, peak) = (m.hw().name, m.target().name, m.hw().peak_flops_bf16);
+    let hw = m.hw().name;
+    let target = m.target().name;
+    let peak = m.hw().peak_flops_bf16;
     out.header(format!(
         "演示 1：{target} 在一块 {hw} 上 decode 一步（上下文 {CTX}）"
     ));
@@ -43,9 +45,11 @@ pub fn demo1(out: &mut Out, m: &TargetOnCard) -> Result<(), Error> {
     out.print(format!(
         "{hw} 的算力 / 带宽 = {ops} FLOP/字节；按 60% / 80% 的效率，临界批大小约 {crit} 个 token。"
     ));
-    let (mut rows, mut too_big) = (Vec::new(), Vec::new());
+    let mut rows = Vec::new();
+    let mut too_big = Vec::new();
     for b in [1u64, 8, 32, 128, 256, 512] {
-        let (c, bf) = (step(m, b)?, b as f64);
+        let c = step(m, b)?;
+        let bf = b as f64;
         // The script's card and model hold every batch; another pair may not (no number then).
         let Ok(t) = c.checked_time() else {
             let none = || missing("放不下");
@@ -65,11 +69,13 @@ pub fn demo1(out: &mut Out, m: &TargetOnCard) -> Result<(), Error> {
         ["批大小", "一步", "每秒 token", "算力利用率", "受限于"],
         rows,
     );
-    let (t1, t512) = (step(m, 1)?.time(), step(m, 512)?.time());
+    let t1 = step(m, 1)?.time();
+    let t512 = step(m, 512)?.time();
     let weights = fixed(2.0 * m.target().streamed_params() as f64 / 1e9, 1);
     let kv = 512.0 * CTX as f64 * m.target().kv_bytes_per_token() as f64;
     let kv = fixed(kv / 1e9, 1);
-    let (slower, more) = (fixed(t512 / t1, 1), fixed(512.0 * t1 / t512, 0));
+    let slower = fixed(t512 / t1, 1);
+    let more = fixed(512.0 * t1 / t512, 0);
     let mut observations = vec![
         seed(format!(
             "批 1 时一步 {}，几乎全花在读 {weights} GB 权重上；算力只用了不到 1%。",
@@ -106,30 +112,37 @@ pub fn demo2(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
     let noise = rng.normal_n(0.0, 0.05, n)?;
     let m = &lecture_kit::inputs::defaults::<TargetOnCard>(); // one H100, Llama-3.1-8B
     let c1 = step(m, 1)?; // 预填充每 token 按算力受限估；decode 一步取 roofline 的慢者
-    let (t_prefill, t_decode) = (c1.compute_time, c1.time());
+    let t_prefill = c1.compute_time;
+    let t_decode = c1.time();
     let service: Vec<f64> = (0..n)
         .map(|i| (prompt[i] as f64 * t_prefill + out_len[i] as f64 * t_decode) * (1.0 + noise[i]))
         .collect();
     let es = mean(&service)?;
     let es2 = mean(&service.iter().map(|s| s * s).collect::<Vec<_>>())?;
     let mean_out = mean(&out_len.iter().map(|&k| k as f64).collect::<Vec<_>>())?;
-    let (cap, mean_out) = (fixed(1.0 / es, 2), fixed(mean_out, 1));
+    let cap = fixed(1.0 / es, 2);
+    let mean_out = fixed(mean_out, 1);
     out.print(format!(
         "{n} 个请求：平均服务时间 {}，服务能力约 {cap} 请求/秒；平均输出 {mean_out} 个 token。",
         time(es)
     ));
-    let (mut rows, mut latency, mut rate, mut rho) = (Vec::new(), Vec::new(), 0.0, 0.0);
+    let mut rows = Vec::new();
+    let mut latency = Vec::new();
+    let mut rate = 0.0;
+    let mut rho = 0.0;
     for r in [0.3, 0.5, 0.7, 0.8] {
         (rate, rho) = (r, r * es);
         let mut arrive = rng.exponential_n(1.0 / rate, n)?;
         (1..n).for_each(|i| arrive[i] += arrive[i - 1]); // np.cumsum
-        let (mut wait, mut free) = (vec![0.0; n], 0.0);
+        let mut wait = vec![0.0; n];
+        let mut free = 0.0;
         for i in 0..n {
             wait[i] = f64::max(free - arrive[i], 0.0);
             free = arrive[i] + wait[i] + service[i];
         }
         latency = (0..n).map(|i| wait[i] + service[i]).collect();
-        let (p50, p99) = (percentile(&latency, 50.0)?, percentile(&latency, 99.0)?);
+        let p50 = percentile(&latency, 50.0)?;
+        let p99 = percentile(&latency, 99.0)?;
         let pk = rate * es2 / (2.0 * (1.0 - rho));
         rows.push(row![
             py(rate),
@@ -160,12 +173,14 @@ pub fn demo2(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
             .map(|i| latency[i])
             .collect();
         let share = percent_fixed(lat.len() as f64 / n as f64, 1);
-        let (p50, p99) = (percentile(&lat, 50.0)?, percentile(&lat, 99.0)?);
+        let p50 = percentile(&lat, 50.0)?;
+        let p99 = percentile(&lat, 99.0)?;
         rows.push(row![k, lat.len(), share, time(p50), time(p99)]);
     }
     out.table(["类型", "请求数", "占比", "P50 延迟", "P99 延迟"], rows);
     let p = percentiles(&latency, &[50.0, 99.0])?;
-    let (rho, tail) = (percent(rho), fixed(p[1] / p[0], 1));
+    let rho = percent(rho);
+    let tail = fixed(p[1] / p[0], 1);
     out.observations([
         "负载 ρ 越接近 1，排队时间涨得越快（P-K 公式里的 1 / (1 − ρ)）：服务时间没变，延迟却成倍上涨。".to_string(),
         format!("ρ = {rho} 时 P99 是 P50 的 {tail} 倍；三类请求的 P50、P99 几乎一样：\

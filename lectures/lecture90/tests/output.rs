@@ -23,7 +23,8 @@ fn the_command_line_behaves_like_every_lectures() {
 fn a_decode_step_reads_the_weights_once_and_every_sequences_kv() {
     let h100 = report::<Cli>(&["--demo", "1"]);
     let table = h100.table("demo1_table1").expect("demo 1's table");
-    let (batch, step) = (table.numbers("批大小"), table.numbers("一步"));
+    let batch = table.numbers("批大小");
+    let step = table.numbers("一步");
     assert_eq!(batch, [1.0, 8.0, 32.0, 128.0, 256.0, 512.0]);
     for (b, t) in batch.iter().zip(&step) {
         let bytes = 2.0 * 7_504_924_672.0 + b * 513.0 * 131_072.0;
@@ -46,7 +47,8 @@ fn a_decode_step_reads_the_weights_once_and_every_sequences_kv() {
     for hw in ["H100", "H200", "A100", "B200", "MI300X"] {
         let report = report::<Cli>(&["--hw", hw, "--demo", "1"]);
         let table = report.table("demo1_table1").unwrap();
-        let (step, rate) = (table.numbers("一步"), table.numbers("每秒 token"));
+        let step = table.numbers("一步");
+        let rate = table.numbers("每秒 token");
         for ((b, t), r) in batch.iter().zip(&step).zip(&rate) {
             assert!((r - b / t).abs() < 1e-9 * r, "{hw}, batch {b}");
         }
@@ -68,7 +70,8 @@ fn the_load_is_the_arrival_rate_times_the_mean_service_time() {
     let t_prefill = (2.0 * 7_504_924_672.0 + 4.0 * 131_072.0 * 512.0) / (989e12 * 0.6);
     let t_decode = (2.0 * 7_504_924_672.0 + 513.0 * 131_072.0) / (3.35e12 * 0.8);
     let mean_service = 1055.5 * t_prefill + 200.0 * t_decode;
-    let (rates, rho) = (table.numbers("到达率（请求/秒）"), table.numbers("负载 ρ"));
+    let rates = table.numbers("到达率（请求/秒）");
+    let rho = table.numbers("负载 ρ");
     assert_eq!(rates, [0.3, 0.5, 0.7, 0.8]);
     for (r, rho) in rates.iter().zip(&rho) {
         let hand = r * mean_service;
@@ -87,11 +90,9 @@ fn the_load_is_the_arrival_rate_times_the_mean_service_time() {
 fn the_simulated_wait_follows_pollaczek_khinchine_and_fifo_treats_every_kind_alike() {
     let report = report::<Cli>(&["--demo", "2"]);
     let table = report.table("demo2_table1").unwrap();
-    let (rho, sim, pk) = (
-        table.numbers("负载 ρ"),
-        table.numbers("平均等待：模拟"),
-        table.numbers("平均等待：P-K 公式"),
-    );
+    let rho = table.numbers("负载 ρ");
+    let sim = table.numbers("平均等待：模拟");
+    let pk = table.numbers("平均等待：P-K 公式");
     for ((rho, sim), pk) in rho.iter().zip(&sim).zip(&pk).filter(|r| *r.0.0 < 0.9) {
         assert!(
             (sim / pk - 1.0).abs() < 0.2,

@@ -9,7 +9,7 @@ use lecture_kit::value::{fixed, int, py, ratio, time};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
 use serde::Serialize;
 
-use super::words::{cards, draft_label, draft_share, fitting_batch, gamma_name, gamma_value};
+use super::words::{cards, draft_label, draft_share, fitting_batch, gamma_value};
 use super::words::{label, slow_down, weights_problem};
 
 /// What demo 1 reads: the card, models and assumptions, γ, a measured tree, and the first
@@ -165,7 +165,7 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         rows2.push(row![py(a), gamma_value(&r), tokens, slow_down(r.speedup)]);
         best.push(AlphaRound { alpha: a, round: r });
     }
-    let g = gamma_name(&i.gamma);
+    let g = i.gamma.name();
     out.table(
         ["α", g, "每轮 token", "加速比（一轮 = γ 次草稿 + 1 次验证）"],
         rows2,
@@ -287,7 +287,7 @@ fn summary(i: &Inputs, s: &Scenario, c: f64, passes: &[Forward]) -> Result<Strin
         (n, _) => format!("送进 n ≤ {n} 个 token 与只送 1 个相差不到 1%"),
     };
     let r = round(&Scenario { alpha: 0.8, ..*s }, i.gamma.gamma)?;
-    let g = gamma_name(&i.gamma);
+    let g = i.gamma.name();
     let at_08 = match r.speculate {
         true => format!(
             "α = 0.8 时{g} = {}，加速 {}",

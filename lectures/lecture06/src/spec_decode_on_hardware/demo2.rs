@@ -10,7 +10,7 @@ use lecture_kit::{cut_at, log_sweep, try_map};
 use llm_math::critical_tokens;
 use serde::Serialize;
 
-use super::words::{break_even, does_not_fit_line, fitting_batch, gamma_name, label, memory_gb};
+use super::words::{break_even, does_not_fit_line, fitting_batch, label, memory_gb};
 use super::words::{round_cell, slow_down, weights_problem};
 
 /// What demo 2 reads: the card, models and assumptions, α, γ, and the grid.
@@ -111,7 +111,7 @@ pub struct Example {
 /// 演示 2: the best γ and speedup over batch size × context; when verification stops being free.
 pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
     let s = i.scenario();
-    let g = gamma_name(&i.gamma);
+    let g = i.gamma.name();
     out.header(format!(
         "演示 2：批大小 × 上下文长度（α = {}）——每格：{g}、加速比；\"放不下\"= KV 超出 {} GB 显存",
         py(s.alpha),

@@ -103,7 +103,8 @@ pub fn figures(run: &ToyRun) -> Result<Demo4, Error> {
                     .all(|(i, (tokens, _))| run.generated.row(i).iter().eq(tokens));
                 let sum =
                     |f: fn(&SpecStats) -> usize| results.iter().map(|(_, s)| f(s)).sum::<usize>();
-                let (rounds, generated) = (sum(|s| s.rounds), sum(|s| s.generated));
+                let rounds = sum(|s| s.rounds);
+                let generated = sum(|s| s.generated);
                 Ok(MeasuredShape {
                     label: shape_label(levels),
                     branching: levels.to_vec(),

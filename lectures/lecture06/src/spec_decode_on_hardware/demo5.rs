@@ -411,7 +411,8 @@ fn observations(d: &Demo5) -> Vec<String> {
             .join("；")
     };
     let o = d.seed_most_optimistic;
-    let (first, last) = (d.series.first(), d.series.last());
+    let first = d.series.first();
+    let last = d.series.last();
     let trend = match (first, last) {
         (Some(a), Some(b)) => format!(
             "批 {} → {}：实测从 {:.2}× 降到 {:.2}×（×{:.2}），种子假设从 {:.2}× 变成 {:.2}×（×{:.2}），measured 从 {:.2}× 变成 {:.2}×（×{:.2}）。",

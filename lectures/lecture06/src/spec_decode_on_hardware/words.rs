@@ -2,7 +2,6 @@
 //! how they print a round: the lecture's own words for the libraries' figures.
 
 use decode_lab::{Draft, MemoryPlan, Round, Scenario};
-use lecture_flags::round::Gamma;
 use lecture_kit::value::{fixed, int, missing, parts, percent, ratio, speedup};
 use lecture_kit::{Error, Panel, RefLine, Value};
 use llm_math::ModelConfig;
@@ -121,14 +120,6 @@ pub fn fitting_batch(s: &Scenario, ctx: u64) -> Result<u64, Error> {
     }
     let at_ctx = Scenario { ctx, ..*s };
     Ok(at_ctx.memory()?.max_batch)
-}
-
-/// How the tables name their γ: "固定 γ" when `--gamma` fixes it, else "最优 γ".
-pub fn gamma_name(gamma: &Gamma) -> &'static str {
-    match gamma.gamma {
-        Some(_) => "固定 γ",
-        None => "最优 γ",
-    }
 }
 
 /// A speedup as a typed value: `1.93×`, or `0.54×（变慢）` for a slow-down.

@@ -454,7 +454,8 @@ mod tests {
     fn validation_doc_is_generated_from_the_table() {
         let generated = markdown().unwrap();
         let doc = std::fs::read_to_string(DOC).unwrap_or_default();
-        let (begin, end) = ("<!-- BEGIN GENERATED -->\n", "<!-- END GENERATED -->");
+        let begin = "<!-- BEGIN GENERATED -->\n";
+        let end = "<!-- END GENERATED -->";
         if std::env::var("VALIDATION_DOC").as_deref() == Ok("write") {
             let (head, tail) = match (doc.find(begin), doc.find(end)) {
                 (Some(b), Some(e)) => (doc[..b].to_string(), doc[e + end.len()..].to_string()),
