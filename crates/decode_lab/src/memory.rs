@@ -58,14 +58,11 @@ impl Scenario {
     /// Errors: `ctx` 0, or a knob out of its domain.
     pub fn memory(&self) -> Result<MemoryPlan, Error> {
         let dep = &self.deployment;
-        let w = dep.weights.bytes();
+        let w = dep.weights;
         let (draft_weights, draft_kv_per_token) = match &self.draft {
-            Draft::Model(m) => (
-                w * m.n_params() as f64,
-                dep.kv_bytes_held_per_token(m) as f64,
-            ),
+            Draft::Model(m) => (m.weight_bytes(w), dep.kv_bytes_held_per_token(m) as f64),
             Draft::Head => (
-                w * self.target.params_per_layer() as f64,
+                w.bytes() * self.target.params_per_layer() as f64,
                 dep.kv_bytes_held_per_token(&self.target) as f64 / self.target.n_layers as f64,
             ),
             Draft::FixedCost(_) | Draft::SelfSpec { .. } => (0.0, 0.0),
@@ -76,7 +73,7 @@ impl Scenario {
             target: self.target.name,
             draft: self.draft,
             capacity: dep.tp as f64 * self.hw.memory_bytes,
-            target_weights: w * self.target.n_params() as f64,
+            target_weights: self.target.weight_bytes(w),
             draft_weights,
             target_kv_per_seq: self.ctx as f64 * dep.kv_bytes_held_per_token(&self.target) as f64,
             draft_kv_per_seq: self.ctx as f64 * draft_kv_per_token,

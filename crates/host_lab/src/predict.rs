@@ -114,7 +114,7 @@ impl PassPrediction {
     }
 }
 
-/// The overlap of compute and memory in decode_lab's `measured` calibration (0.70): the
+/// The overlap of compute and memory in decode_lab's `measured` calibration (0.60): the
 /// planner's fit on engines' published rows (`decode_lab::validation::profile::MEASURED`),
 /// which never saw this machine; 1 is the roofline's `max`, 0 the additive sum.
 pub fn planner_overlap() -> f64 {

@@ -14,6 +14,7 @@
 //! | `deployment` | [`Deployment`]: tensor parallelism, dtypes, efficiencies; [`Deployment::LECTURE`] |
 //! | `pass` | [`forward_cost`]: the one pass-time formula, [`ForwardCost::time`] / [`ForwardCost::checked_time`] |
 //! | `memory` | [`max_batch`] (the seed's), [`max_batch_on`] a deployment |
+//! | `weights` | [`ModelConfig::weight_bytes`], [`ModelConfig::streamed_weight_bytes`]: the linear layers at the weights' format, the rest at 16 bits |
 //!
 //! The model is deliberately optimistic: one `max` over the *whole* pass, as if
 //! every kernel overlapped its compute with its memory traffic perfectly.
@@ -29,6 +30,7 @@ mod dtype;
 mod memory;
 mod moe;
 mod pass;
+mod weights;
 
 pub use config::{
     LLAMA31_8B, LLAMA31_70B, LLAMA31_405B, LLAMA32_1B, LLAMA32_3B, LLAMA33_70B, MISTRAL_7B, MODELS,

@@ -23,10 +23,11 @@ pub fn max_batch(cfg: &ModelConfig, hw: &Accelerator, ctx: u64) -> Result<u64, E
 
 /// The largest number of sequences of `ctx` tokens whose KV caches fit next to the
 /// weights on `dep.tp` cards at `dep`'s dtypes: the cards hold `tp · memory` bytes, the
-/// weights take `w · n_params`, each sequence `ctx` tokens of KV at the KV dtype
+/// weights take [`ModelConfig::weight_bytes`] (the linear layers at the weights' format,
+/// the embedding and norms at 16 bits), each sequence `ctx` tokens of KV at the KV dtype
 /// (replicated `tp / kv_shards` times when `tp` exceeds the KV heads:
 /// [`Deployment::kv_bytes_held_per_token`]):
-/// `floor((tp · memory − w · n_params) / (ctx · k · tp / S))`. Errors: `ctx` 0, a bad knob.
+/// `floor((tp · memory − W) / (ctx · k · tp / S))`. Errors: `ctx` 0, a bad knob.
 ///
 /// ```
 /// use llm_math::{max_batch_on, Deployment, LLAMA31_70B};
@@ -47,7 +48,7 @@ pub fn max_batch_on(
         return Err(Error::Zero("context length"));
     }
     dep.check(cfg)?;
-    let weights = dep.weights.bytes() * cfg.n_params() as f64;
+    let weights = cfg.weight_bytes(dep.weights);
     let free = dep.tp as f64 * hw.memory_bytes - weights;
     if free <= 0.0 {
         return Ok(0);
@@ -82,6 +83,26 @@ mod tests {
             ..H100
         };
         assert_eq!(max_batch(&LLAMA31_8B, &small, 1).unwrap(), 0);
+    }
+
+    #[test]
+    fn fp8_weights_keep_the_embedding_and_the_lm_head_at_16_bits() {
+        let fp8 = Deployment {
+            weights: crate::WeightDtype::Fp8,
+            ..Deployment::LECTURE
+        };
+        // By hand: 6,979,321,856 linear weights at 1 byte and 1,050,939,392 others at 2:
+        // 9,081,200,640 bytes; (80e9 − 9,081,200,640) / (32768 · 131,072) = 16.51 → 16.
+        // (Every weight at 1 byte would leave room for 16.75: the same 16; at 4096, 132
+        // against 134.)
+        assert_eq!(
+            LLAMA31_8B.weight_bytes(crate::WeightDtype::Fp8),
+            9_081_200_640.0
+        );
+        assert_eq!(max_batch_on(&LLAMA31_8B, &H100, 32768, &fp8).unwrap(), 16);
+        assert_eq!(max_batch_on(&LLAMA31_8B, &H100, 4096, &fp8).unwrap(), 132);
+        let all_at_one_byte: f64 = (80e9 - 8_030_261_248.0) / (4096.0 * 131_072.0);
+        assert_eq!(all_at_one_byte.floor(), 134.0);
     }
 
     #[test]

@@ -145,8 +145,9 @@ impl ForwardCost {
 /// assert!((bf16.checked_time()? - 5.6508e-3).abs() < 1e-6);
 /// let fp8 = forward_cost(&LLAMA31_8B, &H100, shape,
 ///     &Deployment { weights: WeightDtype::Fp8, ..Deployment::LECTURE })?;
-/// // Weights 15.01 GB → 7.50 GB; the KV read (134 MB) stays.
-/// assert_eq!(bf16.bytes - fp8.bytes, 7_504_924_672.0);
+/// // The linear layers' 13.96 GB → 6.98 GB; the LM head (1.05 GB) and the KV read (134 MB)
+/// // stay.
+/// assert_eq!(bf16.bytes - fp8.bytes, 6_979_321_856.0);
 /// # Ok::<(), llm_math::Error>(())
 /// ```
 pub fn forward_cost(
@@ -210,7 +211,6 @@ pub fn forward_cost_with_prefill(
     let all_tokens = shape.tokens().saturating_add(prefill.tokens);
     // Per token multiplied (its k experts for an MoE model); per pass read.
     let p = cfg.streamed_params() as f64;
-    let read = cfg.streamed_params_for(all_tokens)?;
     let tokens = shape.batch as f64 * shape.n_new as f64;
     let ctx = shape.ctx as f64;
     let kv = dep.kv_bytes_per_token(cfg) as f64;
@@ -234,7 +234,7 @@ pub fn forward_cost_with_prefill(
         _ => 0.0,
     };
     let flops = (2.0 * p * tokens + 4.0 * attn_width * ctx * tokens + prefill_flops) / n;
-    let bytes = dep.weights.bytes() * read / n
+    let bytes = cfg.streamed_weight_bytes(all_tokens, dep.weights)? / n
         + shape.batch as f64 * ctx * kv / shards
         + tokens * kv / shards
         + prefill_bytes;
@@ -482,7 +482,9 @@ mod tests {
         let s = shape(512, 512, 5);
         let bf16 = cost(s, &Deployment::LECTURE);
         let fp8 = cost(s, &dep(1, WeightDtype::Fp8, KvDtype::Bf16));
-        assert_eq!(bf16.bytes - fp8.bytes, P8B);
+        // FP8 halves the linear layers' 6,979,321,856 weights; the LM head's 525,602,816
+        // (and the norms) stay at 2 bytes.
+        assert_eq!(bf16.bytes - fp8.bytes, 6_979_321_856.0);
         assert_eq!(fp8.flops, bf16.flops);
         // H100's dense FP8 peak is 1979 TFLOP/s: the compute time halves (to ≈ 32.94 ms).
         assert!(
@@ -499,9 +501,9 @@ mod tests {
         )
         .unwrap();
         assert!((a.compute_time - a.flops / (312e12 * 0.6)).abs() < 1e-15);
-        // INT4: a quarter of bf16's weight bytes, bf16 peak.
+        // INT4: a quarter of the linear layers' bf16 bytes (1.5 · 6,979,321,856 saved), bf16 peak.
         let int4 = cost(s, &dep(1, WeightDtype::Int4, KvDtype::Bf16));
-        assert_eq!(bf16.bytes - int4.bytes, 1.5 * P8B);
+        assert_eq!(bf16.bytes - int4.bytes, 1.5 * 6_979_321_856.0);
         assert_eq!(int4.compute_time, bf16.compute_time);
         let kv8 = cost(shape(1, 1024, 1), &dep(1, WeightDtype::Bf16, KvDtype::Fp8));
         assert_eq!(kv8.bytes, 2.0 * P8B + 1025.0 * 65_536.0);

@@ -59,11 +59,11 @@ pub const FITTED: Calibration = Calibration {
     name: "fitted",
     compute_efficiency: Scenario::LECTURE.deployment.compute_efficiency,
     // Written as the grid computes them (step × index), so they compare equal.
-    bandwidth_efficiency: 74.0 / 100.0,
-    overhead_target: 5.0 * 0.05e-3,
-    overhead_draft: 53.0 * 0.01e-3,
+    bandwidth_efficiency: 77.0 / 100.0,
+    overhead_target: 9.0 * 0.05e-3,
+    overhead_draft: 54.0 * 0.01e-3,
     verify_cost_per_token: 4.0 * 0.0025,
-    all_reduce_latency: 50.0 * 0.5e-6,
+    all_reduce_latency: 51.0 * 0.5e-6,
     expert_latency: Scenario::LECTURE.deployment.expert_latency,
     cost_terms: CostTerms::NEUTRAL,
     verify_efficiency: None,
@@ -76,20 +76,20 @@ pub const MEASURED: Calibration = Calibration {
     name: "measured",
     compute_efficiency: Scenario::LECTURE.deployment.compute_efficiency,
     bandwidth_efficiency: 82.0 * 0.01,
-    overhead_target: 41.0 * 0.05e-3,
-    overhead_draft: 25.0 * 0.02e-3,
+    overhead_target: 40.0 * 0.05e-3,
+    overhead_draft: 23.0 * 0.02e-3,
     verify_cost_per_token: 0.0,
     all_reduce_latency: 0.0,
     expert_latency: 21.0 * 0.1e-6,
     cost_terms: CostTerms {
-        overlap: 14.0 * 0.05,
+        overlap: 12.0 * 0.05,
         verify_per_batch_token: 0.0,
-        round_fixed: 17.0 * 0.05e-3,
+        round_fixed: 16.0 * 0.05e-3,
         round_per_sequence: 13.0 * 0.005e-3,
         draft_per_layer: 0.0,
         fp8: llm_math::DtypeEfficiency {
-            bandwidth: 93.0 * 0.01,
-            compute: 15.0 * 0.05,
+            bandwidth: 100.0 * 0.01,
+            compute: 16.0 * 0.05,
         },
         all_reduce: llm_math::AllReduceLatencies {
             nvlink: 10.0 * 1e-6,
@@ -97,7 +97,7 @@ pub const MEASURED: Calibration = Calibration {
             pcie: 0.0,
         },
     },
-    verify_efficiency: Some(47.0 * 0.02),
+    verify_efficiency: Some(50.0 * 0.02),
 };
 
 /// Every named profile, in the order a `--list` would show them.

@@ -88,7 +88,7 @@ pub fn does_not_fit_line(s: &Scenario) -> String {
         ),
         tp => format!("{tp} 块 {} 一共只有 {} GB 显存", s.hw.name, memory_gb(s)),
     };
-    let gb = dep.weights.bytes() * s.target.n_params() as f64 / 1e9;
+    let gb = s.target.weight_bytes(dep.weights) / 1e9;
     format!(
         "{} 的 {} 权重有 {gb:.1} GB，{memory}：放不下，这个演示在这块卡上算不出来。\
          换一块显存更大的卡（--hw），或者换一个小一些的目标模型（--target）。",
