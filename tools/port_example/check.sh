@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the Python script tools/port_example/serving_sim.py and its Rust port (lecture90) and
-# checks that they print the same bytes; then checks py_port::stats's golden values
+# checks that they print the same bytes; then checks py_port::stats's and py_port::array's golden values
 # (crates/py_port/tests/data/numpy_stats_golden.txt) against the installed NumPy.
 # Prints "SKIPPED: ..." and exits 0 when NumPy is missing and cannot be installed.
 set -euo pipefail
@@ -34,3 +34,12 @@ if ! cmp -s <(tail -n +2 "$golden") <(tail -n +2 "$out/numpy_stats.txt"); then
     exit 1
 fi
 echo "port example: NumPy $version's sums, means and percentiles are the golden values py_port::stats is tested on"
+
+arrays=crates/py_port/tests/data/numpy_arrays_golden.txt
+python3 "$here/numpy_arrays.py" > "$out/numpy_arrays.txt"
+if ! cmp -s <(tail -n +2 "$arrays") <(tail -n +2 "$out/numpy_arrays.txt"); then
+    echo "port example: NumPy $version reduces the golden arrays differently from $arrays:" >&2
+    diff <(tail -n +2 "$arrays") <(tail -n +2 "$out/numpy_arrays.txt") | cut -c1-200 | head -10 >&2 || true
+    exit 1
+fi
+echo "port example: NumPy $version's argmax(-1), mean(0) and mean(1) are the golden values py_port::array is tested on"

@@ -80,6 +80,7 @@
 //! blocks, so `iter().sum()` can differ from it in the last bits; [`stats::sum`] adds as NumPy
 //! does.
 
+pub mod array;
 pub mod format;
 pub mod random;
 pub mod stats;

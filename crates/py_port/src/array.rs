@@ -1,0 +1,160 @@
+//! The NumPy reductions over a 2-D array that lecture scripts write as one-liners, with
+//! NumPy's results and summation order: `a.argmax(-1)`, `a.mean(axis)`, and where two
+//! token arrays first differ in each row (`(a != b).argmax(1)` with `(a != b).any(1)`).
+//!
+//! ```
+//! use ndarray::array;
+//! use py_port::array::{argmax_rows, first_mismatch, mean_axis};
+//!
+//! let logits = array![[0.1, 0.9, 0.9], [2.0, -1.0, 0.5]];
+//! assert_eq!(argmax_rows(logits.view()), [1, 0]);           // logits.argmax(-1)
+//! assert_eq!(mean_axis(logits.view(), 0)?, [1.05, -0.05, 0.7]); // logits.mean(0)
+//! let a = array![[1, 2, 3], [1, 2, 3]];
+//! let b = array![[1, 5, 3], [1, 2, 3]];
+//! assert_eq!(first_mismatch(a.view(), b.view())?, [Some(1), None]);
+//! # Ok::<(), py_port::Error>(())
+//! ```
+
+use ndarray::{Array1, ArrayView2, Axis};
+
+use crate::Error;
+use crate::stats;
+
+/// `a.argmax(-1)`: in each row the index of the largest value, the first of equal ones;
+/// a NaN is NumPy's largest (the first NaN wins). A row of no values has none: NumPy
+/// raises, so an array with zero columns gives an empty result only when it has no rows
+/// either (use [`first_mismatch`]'s `Result` style for checked input).
+///
+/// ```
+/// use py_port::array::argmax_rows;
+/// let x = ndarray::array![[1.0, f64::NAN, 3.0, f64::NAN]];
+/// assert_eq!(argmax_rows(x.view()), [1]); // np.argmax gives the first NaN
+/// ```
+pub fn argmax_rows<T: Copy + PartialOrd>(a: ArrayView2<T>) -> Vec<usize> {
+    #[allow(clippy::eq_op)] // x != x: NaN, for any float type
+    let is_nan = |x: T| x != x;
+    a.outer_iter()
+        .map(|row| {
+            let mut best = 0;
+            for (i, &x) in row.iter().enumerate() {
+                if is_nan(row[best]) {
+                    break;
+                }
+                if is_nan(x) || x > row[best] {
+                    best = i;
+                }
+            }
+            best
+        })
+        .collect()
+}
+
+/// `a.mean(axis)` of a float64 array, as NumPy sums it: along the rows (`axis = 1`, the
+/// contiguous one) each row by its pairwise sum ([`stats::sum`]); down the columns
+/// (`axis = 0`) row after row, one addition per row, as NumPy's reduction over an outer
+/// axis does. Then one division by the count.
+///
+/// Errors: an axis other than 0 or 1, or an axis of length 0 (NumPy warns and gives NaN).
+///
+/// ```
+/// use py_port::array::mean_axis;
+/// let x = ndarray::array![[0.1; 10]];
+/// assert_eq!(mean_axis(x.view(), 1)?, [0.1]); // pairwise: exactly 1.0 / 10
+/// # Ok::<(), py_port::Error>(())
+/// ```
+pub fn mean_axis(a: ArrayView2<f64>, axis: usize) -> Result<Vec<f64>, Error> {
+    const METHOD: &str = "ndarray.mean";
+    let n = match axis {
+        0 | 1 => a.len_of(Axis(axis)),
+        _ => {
+            return Err(Error::invalid(
+                METHOD,
+                format!("axis {axis} is out of bounds for a 2-D array"),
+            ));
+        }
+    };
+    if n == 0 {
+        return Err(Error::invalid(METHOD, "the mean of an empty axis is NaN"));
+    }
+    let sums: Array1<f64> = match axis {
+        1 => a
+            .outer_iter()
+            .map(|row| stats::sum(&row.to_vec()))
+            .collect(),
+        _ => {
+            let mut acc = a.row(0).to_owned();
+            for row in a.outer_iter().skip(1) {
+                acc += &row;
+            }
+            acc
+        }
+    };
+    Ok((sums / n as f64).to_vec())
+}
+
+/// Where each row of `a` first differs from the same row of `b`, `None` where the rows are
+/// equal: NumPy's `d = a != b; np.where(d.any(1), d.argmax(1), -1)`. Used to find where a
+/// drafted or generated sequence leaves a reference one.
+///
+/// Errors: arrays of different shapes (NumPy broadcasts or raises; a port compares equal
+/// shapes).
+pub fn first_mismatch<T: PartialEq>(
+    a: ArrayView2<T>,
+    b: ArrayView2<T>,
+) -> Result<Vec<Option<usize>>, Error> {
+    if a.dim() != b.dim() {
+        return Err(Error::invalid(
+            "first_mismatch",
+            format!("shapes {:?} and {:?} differ", a.dim(), b.dim()),
+        ));
+    }
+    Ok(a.outer_iter()
+        .zip(b.outer_iter())
+        .map(|(x, y)| x.iter().zip(y.iter()).position(|(p, q)| p != q))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn argmax_takes_the_first_of_equal_values_and_nan_wins() {
+        let a = array![
+            [3.0f32, 3.0, 1.0],
+            [f32::NAN, 5.0, f32::NAN],
+            [-1.0, 2.0, f32::NAN]
+        ];
+        assert_eq!(argmax_rows(a.view()), [0, 0, 2]);
+        let ints = array![[1, 7, 7], [9, 0, 9]];
+        assert_eq!(argmax_rows(ints.view()), [1, 0]);
+    }
+
+    #[test]
+    fn a_mean_down_the_columns_adds_row_after_row() {
+        // 0.1 + 0.2 + 0.3 row by row is 0.6000000000000001; a pairwise or Kahan sum of the
+        // same three is the same here, so build a case where the order shows: 1e16, 1, −1e16.
+        let a = array![[1e16], [1.0], [-1e16]];
+        // Sequential: (1e16 + 1) − 1e16 = 0 (the 1 is lost), over 3.
+        assert_eq!(mean_axis(a.view(), 0).unwrap(), [0.0]);
+        let b = array![[1.0, 2.0], [3.0, 4.0]];
+        assert_eq!(mean_axis(b.view(), 0).unwrap(), [2.0, 3.0]);
+        assert_eq!(mean_axis(b.view(), 1).unwrap(), [1.5, 3.5]);
+        assert!(mean_axis(b.view(), 2).is_err());
+        let empty = ndarray::Array2::<f64>::zeros((0, 3));
+        assert!(mean_axis(empty.view(), 0).is_err());
+    }
+
+    #[test]
+    fn rows_first_differ_where_a_token_does() {
+        let a = array![[1u32, 2, 3, 4], [5, 6, 7, 8], [0, 0, 0, 0]];
+        let b = array![[1u32, 2, 9, 4], [5, 6, 7, 8], [1, 0, 0, 1]];
+        assert_eq!(
+            first_mismatch(a.view(), b.view()).unwrap(),
+            [Some(2), None, Some(0)]
+        );
+        let c = array![[1u32, 2]];
+        assert!(first_mismatch(a.view(), c.view()).is_err());
+    }
+}
