@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the Python script tools/port_example/serving_sim.py and its Rust port (lecture90) and
-# checks that they print the same bytes; then checks py_port::stats's and py_port::array's golden values
+# Runs the Python scripts tools/port_example/serving_sim.py and draft_agreement.py and their
+# Rust ports (lecture90, lecture91) and checks that each pair prints the same bytes; then checks py_port::stats's and py_port::array's golden values
 # (crates/py_port/tests/data/numpy_stats_golden.txt) against the installed NumPy.
 # Prints "SKIPPED: ..." and exits 0 when NumPy is missing and cannot be installed.
 set -euo pipefail
@@ -24,6 +24,16 @@ if cmp -s "$out/python.txt" "$out/rust.txt"; then
 else
     echo "port example: lecture90 differs from serving_sim.py (NumPy $version) (< Python, > Rust):" >&2
     diff "$out/python.txt" "$out/rust.txt" | head -20 >&2 || true
+    exit 1
+fi
+
+PYTHONPATH="$root/tools/seed_modules" python3 "$here/draft_agreement.py" > "$out/python91.txt"
+cargo run --quiet -p lecture91 > "$out/rust91.txt"
+if cmp -s "$out/python91.txt" "$out/rust91.txt"; then
+    echo "port example: lecture91 prints the same $(wc -l < "$out/python91.txt") lines as draft_agreement.py (NumPy $version), byte for byte"
+else
+    echo "port example: lecture91 differs from draft_agreement.py (NumPy $version) (< Python, > Rust):" >&2
+    diff "$out/python91.txt" "$out/rust91.txt" | head -20 >&2 || true
     exit 1
 fi
 

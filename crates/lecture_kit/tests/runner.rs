@@ -59,15 +59,11 @@ impl Lecture for Toy {
     const NUMBER: u32 = 99;
     const DEFAULT_ONLY: &'static str = "【默认】";
     fn scripts() -> Vec<Script> {
-        vec![Script {
-            name: "01_toy",
-            title: "玩具",
-            demos: vec![
-                Demo::new(1, |out, _: &NoInputs| demo(out, 1)),
-                Demo::new(2, |out, _: &NoInputs| demo(out, 2)),
-            ],
-            default_demos: &[1, 2],
-        }]
+        let demos = vec![
+            Demo::new(1, |out, _: &NoInputs| demo(out, 1)),
+            Demo::new(2, |out, _: &NoInputs| demo(out, 2)),
+        ];
+        vec![Script::new("01_toy", "玩具", demos)]
     }
 }
 

@@ -49,6 +49,17 @@ impl Deployment {
         expert_latency: 0.0,
     };
 
+    /// This deployment with the weights served as `weights`.
+    ///
+    /// ```
+    /// use llm_math::{Deployment, WeightDtype};
+    /// let fp8 = Deployment::LECTURE.with_weights(WeightDtype::Fp8);
+    /// assert_eq!((fp8.weights, fp8.tp), (WeightDtype::Fp8, 1));
+    /// ```
+    pub const fn with_weights(self, weights: WeightDtype) -> Deployment {
+        Deployment { weights, ..self }
+    }
+
     /// Checks every knob against `cfg`: `tp ≥ 1`, dividing the query heads, the MLP's
     /// hidden width `d_ff` and `d_model`, and either dividing the KV heads or a multiple of
     /// them (past the KV heads each KV head is replicated, as vLLM does); efficiencies in

@@ -1,21 +1,26 @@
-//! The NumPy reductions over a 2-D array that lecture scripts write as one-liners, with
-//! NumPy's results and summation order: `a.argmax(-1)`, `a.mean(axis)`, and where two
-//! token arrays first differ in each row (`(a != b).argmax(1)` with `(a != b).any(1)`).
+//! The NumPy reductions over arrays that lecture scripts write as one-liners, with NumPy's
+//! results and summation order: `a.argmax(-1)` of an array of any rank ([`argmax`]; rows
+//! of a 2-D one, [`argmax_rows`]), `a.mean(axis)` of a 2-D one ([`mean_axis`]), and where
+//! two token arrays first differ in each row (`np.where(d.any(1), d.argmax(1), n)` with
+//! `d = a != b`, [`first_mismatch`]).
 //!
 //! ```
 //! use ndarray::array;
-//! use py_port::array::{argmax_rows, first_mismatch, mean_axis};
+//! use py_port::array::{argmax, argmax_rows, first_mismatch, mean_axis};
 //!
 //! let logits = array![[0.1, 0.9, 0.9], [2.0, -1.0, 0.5]];
 //! assert_eq!(argmax_rows(logits.view()), [1, 0]);           // logits.argmax(-1)
-//! assert_eq!(mean_axis(logits.view(), 0)?, [1.05, -0.05, 0.7]); // logits.mean(0)
+//! // logits.mean(0): NumPy prints [1.05, -0.05, 0.7]; its float64s are these.
+//! assert_eq!(mean_axis(logits.view(), 0)?, [1.05, -0.04999999999999999, 0.7]);
+//! let cube = array![[[0.0, 1.0], [3.0, 2.0]]];                 // [1, 2, 2]
+//! assert_eq!(argmax(cube.view()), array![[1, 0]]);          // cube.argmax(-1), [1, 2]
 //! let a = array![[1, 2, 3], [1, 2, 3]];
 //! let b = array![[1, 5, 3], [1, 2, 3]];
-//! assert_eq!(first_mismatch(a.view(), b.view())?, [Some(1), None]);
+//! assert_eq!(first_mismatch(a.view(), b.view())?, [1, 3]); // row 2 never differs: its length
 //! # Ok::<(), py_port::Error>(())
 //! ```
 
-use ndarray::{Array1, ArrayView2, Axis};
+use ndarray::{Array, Array1, ArrayView, ArrayView2, Axis, Dimension, RemoveAxis};
 
 use crate::Error;
 use crate::stats;
@@ -47,6 +52,29 @@ pub fn argmax_rows<T: Copy + PartialOrd>(a: ArrayView2<T>) -> Vec<usize> {
             best
         })
         .collect()
+}
+
+/// `a.argmax(-1)` of an array of any rank ≥ 1: for each position of the other axes, the
+/// index of the largest value along the last one ([`argmax_rows`]'s rule: the first of
+/// equal values, the first NaN). The result has the other axes' shape.
+///
+/// Panics if the last axis has length 0 (NumPy raises: there is no largest value).
+pub fn argmax<T, D>(a: ArrayView<T, D>) -> Array<usize, D::Smaller>
+where
+    T: Copy + PartialOrd,
+    D: Dimension + RemoveAxis,
+{
+    let last = Axis(a.ndim() - 1);
+    let len = a.len_of(last);
+    assert!(len > 0, "argmax of an empty axis");
+    let rows = a.len() / len;
+    let shape = a.raw_dim().remove_axis(last);
+    let flat = a
+        .to_owned()
+        .into_shape_with_order((rows, len))
+        .expect("a standard layout");
+    let best = argmax_rows(flat.view());
+    Array::from_shape_vec(shape, best).expect("one index per row")
 }
 
 /// `a.mean(axis)` of a float64 array, as NumPy sums it: along the rows (`axis = 1`, the
@@ -101,7 +129,7 @@ pub fn mean_axis(a: ArrayView2<f64>, axis: usize) -> Result<Vec<f64>, Error> {
 pub fn first_mismatch<T: PartialEq>(
     a: ArrayView2<T>,
     b: ArrayView2<T>,
-) -> Result<Vec<Option<usize>>, Error> {
+) -> Result<Vec<usize>, Error> {
     if a.dim() != b.dim() {
         return Err(Error::invalid(
             "first_mismatch",
@@ -110,7 +138,10 @@ pub fn first_mismatch<T: PartialEq>(
     }
     Ok(a.outer_iter()
         .zip(b.outer_iter())
-        .map(|(x, y)| x.iter().zip(y.iter()).position(|(p, q)| p != q))
+        .map(|(x, y)| {
+            let at = x.iter().zip(y.iter()).position(|(p, q)| p != q);
+            at.unwrap_or(x.len())
+        })
         .collect())
 }
 
@@ -132,6 +163,17 @@ mod tests {
     }
 
     #[test]
+    fn argmax_of_any_rank_is_argmax_rows_of_its_last_axis() {
+        let a = ndarray::Array3::from_shape_fn((2, 3, 4), |(i, j, k)| {
+            ((i * 7 + j * 5 + k * 3) % 4) as f64
+        });
+        let by_rows = argmax_rows(a.view().into_shape_with_order((6, 4)).unwrap());
+        assert_eq!(argmax(a.view()).into_raw_vec_and_offset().0, by_rows);
+        assert_eq!(argmax(a.view()).dim(), (2, 3));
+        assert_eq!(argmax(array![5.0, 9.0, 9.0].view()).into_scalar(), 1);
+    }
+
+    #[test]
     fn a_mean_down_the_columns_adds_row_after_row() {
         // 0.1 + 0.2 + 0.3 row by row is 0.6000000000000001; a pairwise or Kahan sum of the
         // same three is the same here, so build a case where the order shows: 1e16, 1, −1e16.
@@ -150,10 +192,7 @@ mod tests {
     fn rows_first_differ_where_a_token_does() {
         let a = array![[1u32, 2, 3, 4], [5, 6, 7, 8], [0, 0, 0, 0]];
         let b = array![[1u32, 2, 9, 4], [5, 6, 7, 8], [1, 0, 0, 1]];
-        assert_eq!(
-            first_mismatch(a.view(), b.view()).unwrap(),
-            [Some(2), None, Some(0)]
-        );
+        assert_eq!(first_mismatch(a.view(), b.view()).unwrap(), [2, 4, 0]);
         let c = array![[1u32, 2]];
         assert!(first_mismatch(a.view(), c.view()).is_err());
     }

@@ -75,6 +75,44 @@ fn pairwise(x: &[f64]) -> f64 {
     }
 }
 
+/// A value NumPy reads as a float64 in a reduction: integers (their value; exact below 2⁵³)
+/// and booleans (0 or 1, so the mean of `a == b` is the share of equal entries).
+pub trait AsF64: Copy {
+    /// The value as NumPy's float64 cast gives it.
+    fn as_f64(self) -> f64;
+}
+
+macro_rules! as_f64 {
+    ($($t:ty),*) => {$(
+        impl AsF64 for $t {
+            fn as_f64(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
+}
+as_f64!(u8, u16, u32, u64, usize, i8, i16, i32, i64, f32, f64);
+
+impl AsF64 for bool {
+    fn as_f64(self) -> f64 {
+        f64::from(u8::from(self))
+    }
+}
+
+/// `np.mean(x)` of an integer or boolean array: each value as a float64, then [`mean`]
+/// (NumPy's mean of an int or bool array accumulates in float64).
+///
+/// ```
+/// use py_port::stats::mean_of;
+/// assert_eq!(mean_of(&[3usize, 4, 32])?, 13.0);
+/// assert_eq!(mean_of(&[true, false, true, true])?, 0.75); // (a == b).mean()
+/// # Ok::<(), py_port::Error>(())
+/// ```
+pub fn mean_of<T: AsF64>(x: &[T]) -> Result<f64, Error> {
+    let x: Vec<f64> = x.iter().map(|&v| v.as_f64()).collect();
+    mean(&x)
+}
+
 /// `np.mean(x)` for a 1-D float64 array: [`sum`] divided by the length. Errs when `x` is
 /// empty (NumPy warns and returns `nan`).
 pub fn mean(x: &[f64]) -> Result<f64, Error> {

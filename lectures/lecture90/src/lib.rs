@@ -13,12 +13,8 @@ impl Lecture for Cli {
     const NUMBER: u32 = 90;
     const DEFAULT_ONLY: &'static str = "【此条针对默认配置：一块 H100、Llama-3.1-8B】";
     fn scripts() -> Vec<Script> {
-        vec![Script {
-            name: "01_serving_sim",
-            title: "decode 一步的账，与请求排队的延迟",
-            demos: serving_sim::demos(),
-            default_demos: &[1, 2],
-        }]
+        let title = "decode 一步的账，与请求排队的延迟";
+        vec![Script::new("01_serving_sim", title, serving_sim::demos())]
     }
     fn catalog() -> Vec<Block> {
         lecture_flags::catalog()

@@ -113,6 +113,9 @@ fn pick_script<'a>(scripts: &'a [Script], name: Option<&str>) -> Result<&'a Scri
 /// The demos `--demo` asks for, in lecture order without repeats; the script's default
 /// when none is given. Says the valid choices when one is not a demo of the script.
 pub fn pick_demos(script: &Script, asked: &[String]) -> Result<Vec<u8>, Error> {
+    if asked.is_empty() && script.default_demos.is_empty() {
+        return Ok(script.numbers());
+    }
     if asked.is_empty() {
         return Ok(script.default_demos.to_vec());
     }

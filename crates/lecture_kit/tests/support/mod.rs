@@ -84,12 +84,7 @@ impl Lecture for Toy {
     const DEFAULT_ONLY: &'static str = "【默认 3 步】";
     const UNITS: &'static [(&'static str, &'static str)] = &[("*_s", "seconds")];
     fn scripts() -> Vec<Script> {
-        vec![Script {
-            name: "01_steps",
-            title: "步数与时间",
-            demos: demos(),
-            default_demos: &[1, 2],
-        }]
+        vec![Script::new("01_steps", "步数与时间", demos())]
     }
 }
 

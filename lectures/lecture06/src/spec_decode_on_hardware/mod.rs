@@ -51,17 +51,13 @@ pub const NAME: &str = "05_spec_decode_on_hardware";
 
 /// The script as lecture 6 lists it: demos 1–3 are the original's.
 pub fn script() -> Script {
-    Script {
-        name: NAME,
-        title: "投机解码在硬件上：c、批大小、上下文与树形验证",
-        demos: vec![
-            Demo::new(1, demo1::run),
-            Demo::new(2, demo2::run),
-            Demo::new(3, demo3::run),
-            Demo::new(4, demo4::run),
-            Demo::new(5, demo5::run),
-            Demo::new(6, demo6::run),
-        ],
-        default_demos: &[1, 2, 3],
-    }
+    let demos = vec![
+        Demo::new(1, demo1::run),
+        Demo::new(2, demo2::run),
+        Demo::new(3, demo3::run),
+        Demo::new(4, demo4::run),
+        Demo::new(5, demo5::run),
+        Demo::new(6, demo6::run),
+    ];
+    Script::new(NAME, "投机解码在硬件上：c、批大小、上下文与树形验证", demos).printing(&[1, 2, 3])
 }
