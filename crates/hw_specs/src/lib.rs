@@ -190,8 +190,8 @@ pub const A100: Accelerator = Accelerator {
 /// what this constant holds. A shipping B200's driver reports a 7,680-bit bus (not
 /// 8,192) at 3,996 MHz, DDR: 7680 / 8 × 3.996e9 × 2 = 7.67 TB/s, 4% less — pytorch/ao
 /// PR #4002, "update b200 peak memory bandwidth" (March 2026), which corrected its
-/// roofline tables to that figure. NVIDIA's current product table could not be opened
-/// from this session, so the datasheet figure stays until it is checked there. (With
+/// roofline tables to that figure. The datasheet figure stays until NVIDIA's current
+/// product table is checked against that report. (With
 /// 7.67 TB/s, B200's critical batch at 60% / 80% becomes 220.0 tokens, which is also
 /// the default H100 figure that lecture 6's tests treat as default-only wording.)
 pub const B200: Accelerator = Accelerator {
