@@ -85,12 +85,13 @@ const MAX_TITLE: usize = 80;
 
 /// The title, trimmed, if it can go into every file the generator writes: one line of at
 /// most [`MAX_TITLE`] characters, no control character (a carriage return, DEL, …), no
-/// quote or backslash (it sits inside TOML and Rust strings).
+/// invisible formatting character ([`invisible`]: rustc refuses the text-direction ones
+/// even in a comment), no quote or backslash (it sits inside TOML and Rust strings).
 fn check_title(title: &str) -> Result<&str, String> {
     let title = title.trim();
     let bad = title
         .chars()
-        .find(|&c| c.is_control() || c == '"' || c == '\\');
+        .find(|&c| c.is_control() || invisible(c) || c == '"' || c == '\\');
     if title.is_empty() || title.chars().count() > MAX_TITLE || bad.is_some() {
         return Err(format!(
             "the title must be 1–{MAX_TITLE} characters on one line, without control \
@@ -98,6 +99,12 @@ fn check_title(title: &str) -> Result<&str, String> {
         ));
     }
     Ok(title)
+}
+
+/// Zero-width and text-direction characters, line and paragraph separators, the byte-order
+/// mark: characters a reader cannot see, which change how the files read or compile.
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
 }
 
 /// ARCHITECTURE.md with a row for lecture `n` added to its code map, after the last
@@ -145,9 +152,13 @@ fn new_lecture(args: &[String]) -> Result<(), String> {
     if dir.exists() {
         return Err(format!("{} already exists", dir.display()));
     }
-    // The folder is written whole or not at all: into a temporary folder beside it,
-    // renamed when every file is there (a half-made folder would block the next try).
-    let tmp = dir.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    // The folder is written whole or not at all: into a temporary folder under target/
+    // (outside `lectures/*`, so cargo never takes a half-made crate for a member), renamed
+    // into place when every file is there.
+    let scratch = root().join("target").join("xtask");
+    fs::create_dir_all(&scratch)
+        .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
+    let tmp = scratch.join(format!("{name}.tmp-{}", std::process::id()));
     for (path, template) in TEMPLATES {
         let file = tmp.join(path);
         let written = file
@@ -171,6 +182,14 @@ fn new_lecture(args: &[String]) -> Result<(), String> {
         let _ = fs::remove_dir_all(&tmp);
         return Err(format!("cannot write {}: {e}", dir.display()));
     }
+    // A crate that keeps the workspace from loading would break every cargo command:
+    // checked before anything else is changed, and taken out again if so.
+    if let Err(e) = workspace_loads() {
+        let _ = fs::remove_dir_all(&dir);
+        return Err(format!(
+            "the new crate would break the workspace, so it was not kept: {e}"
+        ));
+    }
     write_whole(&map_path, &map)?;
     cargo(&["fmt", "-p", &name], &[])?;
     // Record the snapshot (insta writes it on the first run when told to).
@@ -183,6 +202,25 @@ fn new_lecture(args: &[String]) -> Result<(), String> {
          {name}` prints it; read the snapshot in lectures/{name}/tests/snapshots/ and commit"
     ));
     Ok(())
+}
+
+/// Whether cargo can still read the workspace (`cargo metadata`); its error when not.
+fn workspace_loads() -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .current_dir(root())
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    Err(stderr
+        .lines()
+        .next()
+        .unwrap_or("cargo metadata failed")
+        .to_string())
 }
 
 /// Runs cargo in the workspace root with `env` set (an empty value removes the variable).
@@ -243,6 +281,10 @@ mod tests {
             "a\nb",
             "\"q\"",
             "back\\slash",
+            "right\u{202e}to left",
+            "zero\u{200b}width",
+            "line\u{2028}separator",
+            "\u{feff}bom",
         ] {
             assert!(check_title(bad).is_err(), "{bad:?}");
         }

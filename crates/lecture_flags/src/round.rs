@@ -10,6 +10,10 @@ use serde::Serialize;
 
 use crate::roofline::{MAX_BATCH, MAX_CTX, MAX_GAMMA, MAX_TREE_NODES};
 
+/// The most values `--batch` or `--ctx` may list: the grid's rows and columns, each a
+/// column of figures in the printed table (so at most 64 × 64 points).
+pub const MAX_LIST: usize = 64;
+
 /// The batch sizes and contexts a demo sweeps (`--batch LIST`, `--ctx LIST`): the lists
 /// given, or a demo's own (the script's) where none is given.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args, Serialize)]
@@ -47,9 +51,16 @@ impl Grid {
         (batch, ctx)
     }
 
-    /// Refuses a list with a value twice.
+    /// Refuses a list longer than [`MAX_LIST`] or with a value twice.
     pub fn check(&self) -> Result<(), String> {
         for (flag, list) in [("--batch", &self.batches), ("--ctx", &self.ctxs)] {
+            if list.len() > MAX_LIST {
+                return Err(format!(
+                    "{flag} lists {} values; at most {MAX_LIST} (a table of {MAX_LIST} rows or \
+                     columns is already more than a slide shows)",
+                    list.len()
+                ));
+            }
             let twice = list
                 .iter()
                 .enumerate()

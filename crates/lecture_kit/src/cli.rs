@@ -150,7 +150,7 @@ pub fn run<L: Lecture>(
             return 0;
         }
         Err(e) => {
-            let _ = writeln!(err, "{name}: {}", usage_line::<L>(&e));
+            let _ = writeln!(err, "{name}: {}", shortened(&usage_line::<L>(&e)));
             return 2;
         }
     };
@@ -164,7 +164,7 @@ pub fn run<L: Lecture>(
             let code = e.exit_code();
             if code != 0 {
                 let help = if code == 2 { "; see --help" } else { "" };
-                let _ = writeln!(err, "{name}: {e}{help}");
+                let _ = writeln!(err, "{name}: {}{help}", shortened(&e.to_string()));
             }
             code
         }
@@ -219,6 +219,8 @@ pub fn write(
     if options.mask_measured {
         report = report.masked();
     }
+    // `--out -` is standard output, as for most tools.
+    let out_path = common.out.as_deref().filter(|p| p.as_os_str() != "-");
     let n_figures = report.figures().count();
     // What the flags chose, for the messages: `--list`'s tables or the chosen demos.
     let (have, draw) = if common.list {
@@ -255,7 +257,7 @@ pub fn write(
     };
     // Where the files go is checked before a byte is written: the figures' folder can be
     // made, and a single file's path is not a folder (nor the figures' folder).
-    if let (false, Some(path)) = (common.format == Format::Csv, &common.out) {
+    if let (false, Some(path)) = (common.format == Format::Csv, out_path) {
         let absolute = |p: &std::path::Path| std::path::absolute(p).ok();
         let plot = figures.as_ref().and_then(|(dir, _)| absolute(dir));
         if plot.is_some() && plot == absolute(path) {
@@ -277,7 +279,7 @@ pub fn write(
     if let Some((dir, _)) = &figures {
         files::make_folder(dir).map_err(Error::Output)?;
     }
-    match (common.format, &common.out) {
+    match (common.format, out_path) {
         (Format::Csv, Some(dir)) => {
             let mut tables = report
                 .tables()
@@ -289,10 +291,10 @@ pub fn write(
                 .collect::<Result<Vec<_>, Error>>()?;
             // Tables and figures into one folder: one write, one list of what it holds
             // (two writes would each find the other's files stale).
-            if let Some((plot, _)) = &figures {
-                if files::same_folder(dir, plot).map_err(Error::Output)? {
-                    tables.extend(figures.take().map(|(_, svgs)| svgs).unwrap_or_default());
-                }
+            if let Some((plot, _)) = &figures
+                && files::same_folder(dir, plot).map_err(Error::Output)?
+            {
+                tables.extend(figures.take().map(|(_, svgs)| svgs).unwrap_or_default());
             }
             files::write_folder(dir, &tables).map_err(Error::Output)?;
         }
@@ -308,10 +310,19 @@ pub fn write(
             )));
         }
         (format, Some(path)) => {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                files::make_folder(parent).map_err(Error::Output)?;
+            }
             files::write_file(path, &rendered(&report, format)?).map_err(Error::Output)?;
         }
         (format, None) => {
-            out.write_all(&rendered(&report, format)?)?;
+            // The figures first: a reader that stops early (`| head`) closes the pipe,
+            // and the files must not depend on how much of the text it wanted.
+            let text = rendered(&report, format)?;
+            if let Some((dir, svgs)) = figures.take() {
+                files::write_folder(dir, &svgs).map_err(Error::Output)?;
+            }
+            out.write_all(&text)?;
             out.flush()?;
         }
     }
@@ -341,6 +352,12 @@ fn rendered(report: &Report, format: Format) -> Result<Vec<u8>, Error> {
 /// back as "see --help"); an unknown flag also lists the valid ones.
 fn usage_line<L: Lecture>(e: &clap::Error) -> String {
     let mut line = one_line(&e.render().to_string());
+    // `--format ''` and `--format` alone: clap says none was supplied for both.
+    if let Some(rest) = line.strip_prefix("a value is required for '")
+        && let Some((flag, tail)) = rest.split_once("' but none was supplied")
+    {
+        line = format!("{flag} needs a value, and got none or an empty one{tail}");
+    }
     if e.kind() == clap::error::ErrorKind::UnknownArgument {
         let flags: Vec<String> = command::<L>()
             .get_arguments()
@@ -350,6 +367,41 @@ fn usage_line<L: Lecture>(e: &clap::Error) -> String {
     }
     line.push_str("; see --help");
     line
+}
+
+/// The most characters of a quoted value an error line shows.
+const SHOWN: usize = 40;
+
+/// `line` with every quoted value (`"…"` or `'…'`, opened after a space, a bracket or at
+/// the start) longer than [`SHOWN`] characters cut to its first [`SHOWN`] and `…`: a
+/// hostile or mistaken 300-character value is named, not echoed whole (twice, in clap's
+/// words and the parser's).
+pub(crate) fn shortened(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let opens = matches!(c, '"' | '\'') && (i == 0 || matches!(chars[i - 1], ' ' | '(' | '['));
+        let close = chars[i + 1..]
+            .iter()
+            .position(|&d| d == c)
+            .map(|k| i + 1 + k);
+        match close {
+            Some(end) if opens && end - i - 1 > SHOWN + 8 => {
+                out.push(c);
+                out.extend(&chars[i + 1..i + 1 + SHOWN]);
+                out.push('…');
+                out.push(c);
+                i = end + 1;
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// Folds clap's multi-line message into one line: a bracketed line (the possible values)
@@ -403,6 +455,28 @@ mod tests {
         assert_eq!(
             one_line(msg),
             "invalid value 'xml' for '--format <FORMAT>' [possible values: text, markdown, csv, json]"
+        );
+    }
+
+    #[test]
+    fn long_quoted_values_are_cut_and_prose_is_left_alone() {
+        let long = "x".repeat(300);
+        let line = format!(
+            "invalid value '{long}' for '--batch <LIST>': expected batch sizes, got \"{long}\""
+        );
+        let cut = shortened(&line);
+        let forty = "x".repeat(SHOWN);
+        assert_eq!(
+            cut,
+            format!(
+                "invalid value '{forty}…' for '--batch <LIST>': expected batch sizes, got \"{forty}…\""
+            )
+        );
+        let prose = "the card's memory holds 'a' and the draft's KV cache";
+        assert_eq!(shortened(prose), prose);
+        assert_eq!(
+            shortened("unknown model \"Llama-4\""),
+            "unknown model \"Llama-4\""
         );
     }
 

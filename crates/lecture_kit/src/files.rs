@@ -1,97 +1,40 @@
-//! Output files written whole or not at all.
+//! Output files: written whole, nothing replaced that is not a file, nothing left behind.
 //!
 //! A lecture's `--out FILE`, `--format csv --out DIR` and `--plot DIR` never leave a
 //! truncated file (text cut mid-character, JSON that does not parse, an SVG without its
-//! end tag) and never replace a good file with a bad one: every file is written to a
-//! temporary file in the same folder, flushed to disk, and renamed over its name only when
-//! complete. A folder of files is written whole or not at all: if one file fails, none is
-//! renamed and the temporaries are removed. Files that an earlier run wrote into the same
-//! folder and this run does not (a table of a demo not chosen this time) are removed, so
-//! the folder holds exactly this run's output; the folder's list of them is
-//! [`MANIFEST`]. Files the lecture did not write are never touched.
+//! end tag) and never replace a good file with a bad one. What happens at a path depends on
+//! what stands there:
+//!
+//! | at the path | written how |
+//! |---|---|
+//! | nothing, or a regular file | a temporary with a random name, created exclusively in the same folder (never following a link planted at its name), flushed to disk and renamed over the path; the old file's mode and owner are kept |
+//! | a regular file with other names (hard links), or one whose owner the new file cannot be given | in place, truncated and rewritten, so every name sees the new bytes and the owner stays |
+//! | a symbolic link | the file it leads to, by these rules (the link stays a link; a link that leads nowhere creates the file it names) |
+//! | a FIFO or a device (`/dev/null`, `/dev/stdout`) | straight through, as a shell's `>` does; a full device is an error |
+//! | a folder, a socket | refused, nothing written |
+//!
+//! A folder of files ([`write_folder`]) is written whole or not at all, under a lock, and
+//! keeps no stale file of an earlier run (see [`MANIFEST`]). A temporary is removed on
+//! error and when the run is interrupted (SIGINT, SIGTERM, SIGHUP).
+
+mod cleanup;
+mod folder;
+mod place;
 
 use std::fs;
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// The file in an output folder that lists the files the last run wrote there.
-pub const MANIFEST: &str = ".lecture-files";
+pub use folder::{MANIFEST, write_folder};
 
 /// One file of the output: its name in the folder and its bytes.
 pub type NamedFile = (String, Vec<u8>);
 
-/// `path` with `bytes`, whole or not at all. Errors name the file.
+/// `path` with `bytes`, by what stands at `path` (see [the module](self)). Errors name the
+/// file.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let tmp = temporary(path);
-    let result = write_synced(&tmp, bytes).and_then(|()| fs::rename(&tmp, path));
-    result.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        format!("cannot write {}: {e}", path.display())
-    })
-}
-
-/// Writes `files` into the folder `dir` (created if needed), whole or not at all, and
-/// removes the files an earlier run wrote there that this one does not. Errors name the
-/// file that could not be written; then no file of `files` has changed, unless renaming
-/// the complete files failed part way (a file the system will not replace), when the
-/// files renamed before it are new and no temporary file is left.
-pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
-    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
-    for (i, name) in names.iter().enumerate() {
-        if name.is_empty() || name.contains(['/', '\\']) || *name == MANIFEST {
-            return Err(format!("cannot write {name:?}: not a plain file name"));
-        }
-        if names[..i].contains(name) {
-            return Err(format!("cannot write {name:?} twice into one folder"));
-        }
-    }
-    make_folder(dir)?;
-    let mut written: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let remove = |temporaries: &[(PathBuf, PathBuf)]| {
-        for (t, _) in temporaries {
-            let _ = fs::remove_file(t);
-        }
-    };
-    for (name, bytes) in files {
-        let path = dir.join(name);
-        let tmp = temporary(&path);
-        if let Err(e) = write_synced(&tmp, bytes) {
-            let _ = fs::remove_file(&tmp);
-            remove(&written);
-            return Err(format!("cannot write {}: {e}", path.display()));
-        }
-        written.push((tmp, path));
-    }
-    let manifest_path = dir.join(MANIFEST);
-    let earlier: Vec<String> = fs::read_to_string(&manifest_path)
-        .unwrap_or_default()
-        .lines()
-        .filter(|n| !n.is_empty() && !n.contains(['/', '\\']))
-        .map(String::from)
-        .collect();
-    // Before any rename, the list names every file that may be this lecture's once it is
-    // done, so that a rename failing part way leaves no file of ours unlisted.
-    let listed = |names: &[&str]| write_file(&manifest_path, (names.join("\n") + "\n").as_bytes());
-    let stale: Vec<&str> = earlier
-        .iter()
-        .map(String::as_str)
-        .filter(|n| !names.contains(n))
-        .collect();
-    if let Err(e) = listed(&[&names[..], &stale[..]].concat()) {
-        remove(&written);
-        return Err(e);
-    }
-    for (i, (tmp, path)) in written.iter().enumerate() {
-        if let Err(e) = fs::rename(tmp, path) {
-            remove(&written[i..]);
-            return Err(format!("cannot write {}: {e}", path.display()));
-        }
-    }
-    listed(&names)?;
-    for name in stale {
-        let _ = fs::remove_file(dir.join(name));
-    }
-    Ok(())
+    let cannot = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let place = place::place(path).map_err(cannot)?;
+    place::write(&place, bytes).map_err(cannot)
 }
 
 /// Makes the folder `dir` (and its parents) if it is not there. Errors: it cannot be made
@@ -112,25 +55,10 @@ pub fn same_folder(a: &Path, b: &Path) -> Result<bool, String> {
     Ok(a == b || on_disk(a)? == on_disk(b)?)
 }
 
-/// A temporary name beside `path`: `.NAME.tmp-PID`.
-fn temporary(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
-}
-
-fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut f = fs::File::create(path)?;
-    f.write_all(bytes)?;
-    f.flush()?;
-    f.sync_all()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn scratch(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("kit-files-{name}-{}", std::process::id()));
@@ -225,7 +153,7 @@ mod tests {
             assert!(!d.exists() || names(&d).is_empty(), "{:?}", names(&d));
         }
         write_folder(&d, &[file("old.svg", "0")]).unwrap();
-        // A folder where b.svg should go: its rename fails, after a.svg's.
+        // A folder where b.svg should go: refused before a byte is written.
         fs::create_dir_all(d.join("b.svg").join("inside")).unwrap();
         let e = write_folder(
             &d,
@@ -235,13 +163,11 @@ mod tests {
         assert!(e.contains("b.svg"), "{e}");
         assert_eq!(
             names(&d),
-            [MANIFEST, "a.svg", "b.svg", "old.svg"],
-            "no temporary left"
+            [MANIFEST, "b.svg", "old.svg"],
+            "nothing written, no temporary left"
         );
         let list = fs::read_to_string(d.join(MANIFEST)).unwrap();
-        for n in ["a.svg", "b.svg", "c.svg", "old.svg"] {
-            assert!(list.lines().any(|l| l == n), "{n} not listed: {list}");
-        }
+        assert!(list.ends_with("  old.svg\n"), "{list}");
         // The next good run then removes what the failed one may have left.
         fs::remove_dir_all(d.join("b.svg")).unwrap();
         write_folder(&d, &[file("c.svg", "4")]).unwrap();

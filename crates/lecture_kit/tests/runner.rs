@@ -158,9 +158,14 @@ fn output_is_written_in_one_buffered_pass_and_a_closed_pipe_is_success() {
 
 #[test]
 fn a_file_that_cannot_be_written_exits_1_and_names_it() {
-    let r = run::<Toy>(&["--out", "/nonexistent-dir/x.txt"]);
+    // A missing folder is made (as --plot makes its own); one below a file cannot be.
+    let file = std::env::temp_dir().join(format!("kit-runner-a-file-{}", std::process::id()));
+    std::fs::write(&file, "").unwrap();
+    let below = file.join("x.txt");
+    let r = run::<Toy>(&["--out", below.to_str().unwrap()]);
     assert_eq!(r.code, 1, "{r:?}");
-    assert!(r.stderr.contains("/nonexistent-dir/x.txt"), "{}", r.stderr);
+    assert!(r.stderr.contains(file.to_str().unwrap()), "{}", r.stderr);
+    std::fs::remove_file(&file).unwrap();
 }
 
 #[test]

@@ -26,6 +26,54 @@ fn a_reader_that_leaves_early_is_not_an_error() {
 }
 
 #[test]
+fn a_reader_that_leaves_early_still_gets_every_figure() {
+    // `lecture06 --format json --plot D | head -1`, in every format.
+    for format in ["text", "json", "html", "markdown"] {
+        let dir =
+            std::env::temp_dir().join(format!("lecture06-early-{format}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lecture06"))
+            .args(["--format", format, "--plot", dir.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{format}: {:?}", out.status);
+        for figure in ["knee.svg", "batch.svg", "trees.svg"] {
+            assert!(dir.join(figure).is_file(), "{format}: no {figure}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+fn out_dash_is_standard_output_and_a_missing_folder_is_made() {
+    let dash = lecture06(&["--demo", "1", "--format", "markdown", "--out", "-"]);
+    assert!(dash.status.success(), "{}", stderr(&dash));
+    assert_eq!(
+        dash.stdout,
+        lecture06(&["--demo", "1", "--format", "markdown"]).stdout
+    );
+    assert!(!std::path::Path::new("-").exists(), "no file named -");
+    let dir = std::env::temp_dir().join(format!("lecture06-new-folder-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let page = dir.join("deeper").join("page.md");
+    let o = lecture06(&[
+        "--demo",
+        "1",
+        "--format",
+        "markdown",
+        "--out",
+        page.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&page).unwrap(), dash.stdout);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn the_command_line_behaves_like_every_lectures() {
     // Two processes (RAYON_NUM_THREADS=1 and 2, measured values masked) print the same
     // bytes, every demo runs, every form prints, bad flags exit 2 with one line.

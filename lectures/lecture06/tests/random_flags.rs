@@ -1,6 +1,7 @@
-//! Random command lines never panic and never print a number that is not finite: each
-//! run of random flag combinations (values in and out of range) either exits 0 with only
-//! finite numbers in its JSON, or exits 2 with one line that points to `--help`.
+//! Random command lines never panic and never print a number that is not finite: each of
+//! 1,000 runs of random flag combinations (values in and out of range, hostile ones
+//! included) either exits 0 with only finite numbers in its JSON, the same bytes when run
+//! again, or exits 2 with one line that points to `--help`.
 
 use lecture_kit::testing::run;
 use lecture06::Cli;
@@ -16,6 +17,9 @@ fn numbers(v: &Value, out: &mut Vec<f64>) {
         _ => {}
     }
 }
+
+/// A hostile value: a 294-digit number, which an error line must not echo whole.
+const LONG_VALUE: &str = "999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999";
 
 /// A flag and a value drawn from a list of good, edge and bad ones.
 fn flag() -> impl Strategy<Value = Vec<String>> {
@@ -77,11 +81,28 @@ fn flag() -> impl Strategy<Value = Vec<String>> {
         pick("--all-reduce-us", &["14", "0", "-1"]),
         pick("--fp8-compute-factor", &["0.25", "1", "0"]),
         pick("--demo", &["1", "2", "5", "3", "9"]),
+        pick(
+            "--target",
+            &[
+                "../Llama-3.1-8B",
+                "meta-llama/Llama-3.1-8B",
+                "",
+                "\u{202e}8B"
+            ]
+        ),
+        pick(
+            "--batch",
+            &[LONG_VALUE, "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"]
+        ),
+        pick("--out", &["-"]),
+        pick("--tau", &["3", "0", "NaN"]),
+        pick("--tree-nodes", &["8", "0", "5000"]),
+        pick("--verify-us-per-token", &["21", "1e308", "-3"]),
     ]
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
 
     #[test]
     fn random_flags_give_finite_json_or_one_line_exit_2(
@@ -102,6 +123,7 @@ proptest! {
                 numbers(&doc, &mut all);
                 prop_assert!(all.iter().all(|x| x.is_finite()), "{argv:?}");
                 prop_assert!(r.stderr.is_empty(), "{argv:?}: {}", r.stderr);
+                prop_assert_eq!(&run::<Cli>(&argv).stdout, &r.stdout, "{:?}: not deterministic", argv);
                 // JSON writes a non-finite number as null, so read the text too.
                 let text = run::<Cli>(&argv[..argv.len() - 2]).stdout;
                 let bad = text
@@ -111,6 +133,7 @@ proptest! {
             }
             2 => {
                 prop_assert_eq!(r.stderr.lines().count(), 1, "{:?}: {}", argv, r.stderr);
+                prop_assert!(r.stderr.len() < 1000, "{argv:?}: {} bytes", r.stderr.len());
                 prop_assert!(r.stderr.contains("--help"), "{argv:?}: {}", r.stderr);
                 prop_assert!(r.stdout.is_empty());
             }

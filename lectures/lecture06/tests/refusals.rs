@@ -304,3 +304,52 @@ fn list_messages_speak_of_the_list_not_of_demos() {
         &["--list draws no figure"],
     );
 }
+
+#[test]
+fn user_driven_sizes_are_capped_and_refused_with_the_cap() {
+    let many: Vec<String> = (1..=20_000).map(|b| b.to_string()).collect();
+    let batches = many.join(",");
+    refused(
+        &["--demo", "2", "--batch", &batches],
+        &["--batch lists 20000 values", "at most 64"],
+    );
+    let contexts: Vec<String> = (1..=65).map(|c| (c * 128).to_string()).collect();
+    refused(
+        &["--demo", "2", "--ctx", &contexts.join(",")],
+        &["--ctx", "at most 64"],
+    );
+    // At the cap, it runs.
+    let sixty_four: Vec<String> = (1..=64).map(|b| b.to_string()).collect();
+    runs(&[
+        "--demo",
+        "2",
+        "--batch",
+        &sixty_four.join(","),
+        "--ctx",
+        "1024",
+    ]);
+}
+
+#[test]
+fn a_long_hostile_value_is_named_not_echoed_whole() {
+    let hostile = "9".repeat(300);
+    let o = lecture06(&["--batch", &hostile]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.len() < 400, "{} bytes: {err}", err.len());
+    assert!(err.contains(&format!("{}…", "9".repeat(40))), "{err}");
+    let o = lecture06(&["--target", &hostile]);
+    assert!(stderr(&o).len() < 700, "{}", stderr(&o));
+}
+
+#[test]
+fn a_path_or_a_repository_is_not_taken_for_the_model_at_its_end() {
+    for path in [
+        "../Llama-3.1-8B",
+        "meta-llama/Llama-3.1-8B",
+        "models\\Llama-3.1-8B",
+    ] {
+        refused(&["--target", path], &[path, "is a path, not a model name"]);
+        refused(&["--draft", path], &["is a path, not a model name"]);
+    }
+}

@@ -78,8 +78,8 @@ pub struct Demo2 {
     pub ctxs_tokens: Vec<u64>,
     /// One row per batch: a round per context, or none where the KV cache does not fit.
     pub grid: Vec<GridRow>,
-    /// The worked example: 5 tokens at batch 512, context 512, or none where that does not
-    /// fit.
+    /// The worked example: 5 tokens at the grid's largest batch and shortest context
+    /// (512 and 512 in the script), or none where that does not fit.
     pub example: Option<Example>,
     /// The largest batch at each context.
     pub max_batch: Vec<u64>,
@@ -118,10 +118,11 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         memory_gb(&s)
     ));
     let ctxs = i.grid.ctxs_or(&CTXS);
+    let batches = i.grid.batches_or(&BATCHES);
     let max_batch = try_map(&ctxs, |&ctx| fitting_batch(&s, ctx))?;
     let mut rows = Vec::new();
     let mut grid = Vec::new();
-    for b in i.grid.batches_or(&BATCHES) {
+    for &b in &batches {
         let mut cells = Vec::new();
         for (&ctx, &fits) in ctxs.iter().zip(&max_batch) {
             let at = Scenario { batch: b, ctx, ..s };
@@ -137,11 +138,13 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         .id("demo2_grid")
         .caption(grid_caption(&s, g));
     out.print("（括号里是\"验证 γ+1 个 token 的时间 / 普通 decode 一步\"。）");
+    // The grid's hardest corner: its largest batch at its shortest context (the
+    // script's 512 and 512).
     let example = print_example(
         out,
         &Scenario {
-            batch: 512,
-            ctx: 512,
+            batch: batches.iter().copied().max().unwrap_or(512),
+            ctx: ctxs.iter().copied().min().unwrap_or(512),
             ..s
         },
     )?;
