@@ -93,12 +93,12 @@ fn check_dependencies(
                 "{krate} has no row in ARCHITECTURE.md's dependency table"
             ));
         };
-        if let Some(rule) = rule {
-            if let Some(bad) = deps.iter().find(|d| !rule.contains(*d)) {
-                return Err(format!(
-                    "{krate} depends on {bad}, which ARCHITECTURE.md does not allow"
-                ));
-            }
+        if let Some(rule) = rule
+            && let Some(bad) = deps.iter().find(|d| !rule.contains(*d))
+        {
+            return Err(format!(
+                "{krate} depends on {bad}, which ARCHITECTURE.md does not allow"
+            ));
         }
     }
     if let Some(gone) = allowed.keys().find(|k| !actual.contains_key(*k)) {

@@ -17,7 +17,7 @@ use crate::{Error, TreeShape};
 /// choice). `logits [T, vocab]` are the draft's logits on the sequence `tokens [T]`;
 /// returns T − 1 ranks (none when T ≤ 1).
 ///
-/// Errors: `logits` and `tokens` of different lengths, a token ≥ vocab.
+/// Errors: `logits` and `tokens` of different lengths, a token ≥ vocab, a NaN logit.
 ///
 /// ```
 /// use ndarray::array;
@@ -38,6 +38,12 @@ pub fn draft_ranks(logits: ArrayView2<f32>, tokens: ArrayView1<u32>) -> Result<V
     if let Some(&bad) = tokens.iter().find(|&&tok| tok as usize >= vocab) {
         return Err(Error::Argument(format!(
             "draft_ranks: token {bad} is outside a vocabulary of {vocab}"
+        )));
+    }
+    // A NaN compares false with everything: it would rank every token first.
+    if let Some(((p, i), _)) = logits.indexed_iter().find(|(_, l)| l.is_nan()) {
+        return Err(Error::Argument(format!(
+            "draft_ranks: logit [{p}, {i}] is NaN; the draft's logits are broken"
         )));
     }
     Ok((0..t.saturating_sub(1))

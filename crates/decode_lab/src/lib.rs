@@ -86,7 +86,8 @@ impl fmt::Display for Error {
             Error::Overhead(o) => {
                 write!(
                     f,
-                    "per-pass overhead must be a finite number of seconds ≥ 0, got {o}"
+                    "per-pass overhead must be a number of seconds from 0 to {}, got {o}",
+                    llm_math::MAX_SECONDS
                 )
             }
             Error::Argument(msg) => f.write_str(msg),

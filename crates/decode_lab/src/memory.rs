@@ -55,9 +55,15 @@ impl MemoryPlan {
 
 impl Scenario {
     /// What the cards must hold for this scenario, as data a lecture can print.
-    /// Errors: `ctx` 0, or a knob out of its domain.
+    /// Errors: `ctx` 0, a knob out of its domain, a card or a model (the target, a draft
+    /// model) that cannot exist.
     pub fn memory(&self) -> Result<MemoryPlan, Error> {
         let dep = &self.deployment;
+        // The capacity first: it checks the card, the target and the deployment.
+        let max_batch = max_batch_on(&self.target, &self.hw, self.ctx, dep)?;
+        if let Draft::Model(m) = &self.draft {
+            m.validate()?;
+        }
         let w = dep.weights;
         let (draft_weights, draft_kv_per_token) = match &self.draft {
             Draft::Model(m) => (m.weight_bytes(w), dep.kv_bytes_held_per_token(m) as f64),
@@ -77,7 +83,7 @@ impl Scenario {
             draft_weights,
             target_kv_per_seq: self.ctx as f64 * dep.kv_bytes_held_per_token(&self.target) as f64,
             draft_kv_per_seq: self.ctx as f64 * draft_kv_per_token,
-            max_batch: max_batch_on(&self.target, &self.hw, self.ctx, dep)?,
+            max_batch,
         })
     }
 }

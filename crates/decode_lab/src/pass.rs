@@ -116,7 +116,7 @@ pub fn target_pass_cost(s: &Scenario, n: u64) -> Result<ForwardCost, Error> {
 ///
 /// Errors: a zero size, a batch that does not fit, a bad knob, overhead or cost term.
 pub fn target_pass_time(s: &Scenario, n: u64) -> Result<f64, Error> {
-    check_overhead(s.overhead_target)?;
+    s.check_knobs()?;
     let step = |n_new| -> Result<f64, Error> {
         let cost = target_pass_cost(s, n_new)?;
         cost.checked_time()?;
@@ -138,8 +138,7 @@ pub fn target_pass_time(s: &Scenario, n: u64) -> Result<f64, Error> {
 ///
 /// Errors: a zero size, a bad knob, overhead or draft parameter.
 pub fn draft_step_time(s: &Scenario) -> Result<f64, Error> {
-    s.draft.check()?;
-    s.cost_terms.check()?;
+    s.check_knobs()?;
     let Some((model, ctx)) = s.draft.pass_model(&s.target, s.ctx) else {
         let Draft::FixedCost(c) = s.draft else {
             unreachable!("only a fixed-cost draft has no pass")

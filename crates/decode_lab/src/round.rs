@@ -196,10 +196,10 @@ pub fn round(s: &Scenario, fixed: Option<u32>) -> Result<Round, Error> {
 /// # Ok::<(), decode_lab::Error>(())
 /// ```
 pub fn round_plan(s: &Scenario, gamma: u32) -> Result<RoundPlan, Error> {
-    if gamma == 0 {
-        return Err(Error::Argument(
-            "a speculative round drafts at least 1 token (γ ≥ 1)".into(),
-        ));
+    if gamma == 0 || gamma > MAX_GAMMA {
+        return Err(Error::Argument(format!(
+            "a speculative round drafts from 1 to {MAX_GAMMA} tokens, got γ = {gamma}"
+        )));
     }
     s.validate()?;
     let t_base = target_pass_time(s, 1)?;

@@ -155,9 +155,10 @@ impl Scenario {
         check_overhead(self.overhead_target)?;
         check_overhead(self.overhead_draft)?;
         self.draft.check()?;
-        if !(self.verify_cost_per_token.is_finite() && self.verify_cost_per_token >= 0.0) {
+        if !(0.0..=MAX_VERIFY_COST).contains(&self.verify_cost_per_token) {
             return Err(Error::Argument(format!(
-                "the verification cost per extra token must be a finite fraction ≥ 0 of a step, got {}",
+                "the verification cost per extra token must be a fraction of a step from 0 to \
+                 {MAX_VERIFY_COST}, got {}",
                 self.verify_cost_per_token
             )));
         }
@@ -165,6 +166,10 @@ impl Scenario {
         Ok(())
     }
 }
+
+/// The largest verification cost per extra token, as a fraction of a plain step: ten
+/// steps for one token would make verifying slower than decoding it ten times over.
+pub const MAX_VERIFY_COST: f64 = 10.0;
 
 /// α in [0, 1] (NaN is refused).
 pub(crate) fn check_alpha(alpha: f64) -> Result<(), Error> {
@@ -175,9 +180,9 @@ pub(crate) fn check_alpha(alpha: f64) -> Result<(), Error> {
     }
 }
 
-/// A per-pass overhead: finite seconds ≥ 0.
+/// A per-pass overhead: seconds from 0 to [`llm_math::MAX_SECONDS`].
 pub(crate) fn check_overhead(o: f64) -> Result<(), Error> {
-    if !o.is_finite() || o < 0.0 {
+    if !(o.is_finite() && (0.0..=llm_math::MAX_SECONDS).contains(&o)) {
         return Err(Error::Overhead(o));
     }
     Ok(())

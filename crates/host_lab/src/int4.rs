@@ -322,6 +322,13 @@ fn matmul_with(
     if a.nrows() == 0 || w.n == 0 {
         return Ok(());
     }
+    // The activations are quantized to int8 per group: a NaN or infinite one has no
+    // scale, and its whole group would silently read as zeros.
+    if let Some(((r, c), v)) = a.indexed_iter().find(|(_, v)| !v.is_finite()) {
+        return Err(Error::Argument(format!(
+            "INT4 product: activation [{r}, {c}] is {v}; the int8 activations need finite inputs"
+        )));
+    }
     let a = a.as_standard_layout();
     let qa = quantize_rows(a.as_slice().expect("standard layout"));
     let panels = w.panels();

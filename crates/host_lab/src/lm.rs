@@ -116,9 +116,17 @@ pub const F32_BYTES: u64 = 4;
 /// norm gains, the final norm and the LM head, 4 bytes each (the embedding table is a
 /// lookup of the fed tokens' rows, left out, as `llm_math` leaves it out).
 pub fn f32_weight_bytes(cfg: &transformer_lab::Config) -> u64 {
+    // Saturating: a shape whose bytes overflow u64 holds more than any machine, and then
+    // reads as u64::MAX, which no memory check lets through.
     let (d, f, v) = (cfg.d_model as u64, cfg.d_ff as u64, cfg.vocab as u64);
-    let block = 4 * d * d + 3 * d * f + 2 * d;
-    F32_BYTES * (cfg.n_layers as u64 * block + d + d * v)
+    let block = (d.saturating_mul(d).saturating_mul(4))
+        .saturating_add(d.saturating_mul(f).saturating_mul(3))
+        .saturating_add(d.saturating_mul(2));
+    let all = (cfg.n_layers as u64)
+        .saturating_mul(block)
+        .saturating_add(d)
+        .saturating_add(d.saturating_mul(v));
+    F32_BYTES.saturating_mul(all)
 }
 
 /// Bytes of f32 KV cache one token takes in a model of shape `cfg`: a key and a value of

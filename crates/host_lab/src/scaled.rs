@@ -35,9 +35,14 @@ pub const SCALED_BASE: Config = Config {
 /// How many times the last-level cache the scaled model's f32 weights must be, at least.
 pub const CACHE_MULTIPLE: u64 = 4;
 
+/// The largest last-level cache [`scaled_config`] takes, bytes: 4 GiB, well above any
+/// CPU's (so the scaled model, 16 GiB at most, is bounded).
+pub const MAX_LLC_BYTES: u64 = 4 << 30;
+
 /// [`SCALED_BASE`] with the fewest layers (at least 2, so that "the first layer only" is
 /// a real draft) whose f32 weights are ≥ [`CACHE_MULTIPLE`] × `llc_bytes`. Errors on a
-/// cache of 0 bytes.
+/// cache of 0 bytes or more than [`MAX_LLC_BYTES`], and on a model larger than
+/// `transformer_lab` builds (a cache above 256 MiB).
 ///
 /// ```
 /// // A 32 MiB L3: 5 layers of 4·768² + 3·768·2048 = 7,077,888 weights and 2 · 768 norm
@@ -51,6 +56,12 @@ pub fn scaled_config(llc_bytes: u64) -> Result<Config, Error> {
     if llc_bytes == 0 {
         return Err(Error::Argument("a last-level cache of 0 bytes".into()));
     }
+    if llc_bytes > MAX_LLC_BYTES {
+        return Err(Error::Argument(format!(
+            "a last-level cache of {llc_bytes} bytes: at most {MAX_LLC_BYTES} (4 GiB; the \
+             largest shipping, AMD's EPYC 9684X with 3D V-Cache, has 1,152 MiB)"
+        )));
+    }
     let want = CACHE_MULTIPLE * llc_bytes;
     let mut cfg = Config {
         n_layers: 2,
@@ -59,6 +70,9 @@ pub fn scaled_config(llc_bytes: u64) -> Result<Config, Error> {
     while f32_weight_bytes(&cfg) < want {
         cfg.n_layers += 1;
     }
+    // A cache near a quarter of transformer_lab's MAX_FLOATS (256 MiB) asks for more
+    // weights than a toy model may hold: refused there, in its words.
+    cfg.validate()?;
     Ok(cfg)
 }
 
@@ -112,6 +126,15 @@ mod tests {
             cfg.validate().unwrap();
         }
         assert!(scaled_config(0).is_err());
+        assert!(
+            scaled_config(u64::MAX).is_err(),
+            "refused, not a hang or a wrap"
+        );
+        assert!(
+            scaled_config(MAX_LLC_BYTES).is_err(),
+            "more than a toy model holds"
+        );
+        assert!(scaled_config(128 << 20).is_ok());
     }
 
     #[test]
@@ -131,7 +154,7 @@ mod tests {
         // transformer_lab's parameter count less the embedding table, 4 bytes each.
         assert_eq!(
             m.target.weight_bytes(),
-            4 * (cfg.n_params() - 64 * 128) as u64
+            4 * (cfg.n_params().unwrap() - 64 * 128) as u64
         );
         let ratio = m.int4.weight_bytes() as f64 / m.target.weight_bytes() as f64;
         // 4.25 bits of 32 for the matrices; the f32 norm gains are a sliver more.

@@ -12,6 +12,9 @@
 //! assert!((ridge - 295.2).abs() < 0.1);
 //! ```
 
+#[cfg(feature = "arbitrary")]
+pub mod arbitrary;
+
 /// One accelerator as the roofline model sees it.
 ///
 /// All figures are vendor peak numbers in SI units (FLOP/s, bytes/s, bytes); the
@@ -95,7 +98,71 @@ impl Accelerator {
     pub fn peak_flops_fp8_or_bf16(&self) -> f64 {
         self.peak_flops_fp8.unwrap_or(self.peak_flops_bf16)
     }
+
+    /// Whether the card can exist: every peak, the bandwidth and the memory from 1 (FLOP/s,
+    /// byte/s, byte) to [`MAX_FIGURE`], the interconnect's bandwidths from 0 to it. Every pass and capacity in
+    /// the course's libraries asks this first, so a hand-built card with a NaN, negative
+    /// or infinite figure is an error, never a NaN or negative time.
+    ///
+    /// ```
+    /// assert!(hw_specs::H100.validate().is_ok());
+    /// let broken = hw_specs::Accelerator { hbm_bandwidth: f64::NAN, ..hw_specs::H100 };
+    /// let e = broken.validate().unwrap_err().to_string();
+    /// assert_eq!(e, "H100: memory bandwidth must be a number from 1 to 1e20, got NaN");
+    /// ```
+    pub fn validate(&self) -> Result<(), InvalidAccelerator> {
+        let positive = [
+            ("dense bf16 peak", self.peak_flops_bf16),
+            ("FP8 peak", self.peak_flops_fp8.unwrap_or(1.0)),
+            ("memory bandwidth", self.hbm_bandwidth),
+            ("memory", self.memory_bytes),
+        ];
+        let link = self.interconnect;
+        let at_least_zero = [
+            ("interconnect bandwidth", link.per_direction),
+            (
+                "mesh link bandwidth",
+                link.mesh_link_per_direction.unwrap_or(0.0),
+            ),
+        ];
+        let bad = |what: &str, v: f64, bound: &str| InvalidAccelerator {
+            name: self.name.to_string(),
+            reason: format!("{what} must be a number {bound} to {MAX_FIGURE:e}, got {v}"),
+        };
+        for (what, v) in positive {
+            if !(1.0..=MAX_FIGURE).contains(&v) {
+                return Err(bad(what, v, "from 1"));
+            }
+        }
+        for (what, v) in at_least_zero {
+            if !(0.0..=MAX_FIGURE).contains(&v) {
+                return Err(bad(what, v, "from 0"));
+            }
+        }
+        Ok(())
+    }
 }
+
+/// The largest figure a card may have, in its unit (FLOP/s, bytes/s, bytes): 10²⁰, a
+/// thousand times B200's FP8 peak, so that no product of figures overflows.
+pub const MAX_FIGURE: f64 = 1e20;
+
+/// A card whose figures cannot exist ([`Accelerator::validate`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidAccelerator {
+    /// The card's name.
+    pub name: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl std::fmt::Display for InvalidAccelerator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.name, self.reason)
+    }
+}
+
+impl std::error::Error for InvalidAccelerator {}
 
 /// NVLink 4 behind NVSwitch (H100 SXM, H200): 18 links, 900 GB/s bidirectional per GPU
 /// (NVIDIA H100 datasheet, "Interconnect: NVIDIA NVLink 900GB/s"; H200 datasheet, same),
@@ -297,6 +364,41 @@ pub fn normalize(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_shipped_card_validates_and_a_broken_field_is_named() {
+        for a in ACCELERATORS {
+            assert_eq!(a.validate(), Ok(()), "{}", a.name);
+        }
+        let broken = [
+            Accelerator {
+                peak_flops_bf16: 0.0,
+                ..H100
+            },
+            Accelerator {
+                peak_flops_fp8: Some(f64::INFINITY),
+                ..H100
+            },
+            Accelerator {
+                hbm_bandwidth: -1.0,
+                ..H100
+            },
+            Accelerator {
+                memory_bytes: f64::NAN,
+                ..H100
+            },
+        ];
+        for (a, field) in broken
+            .iter()
+            .zip(["bf16 peak", "FP8 peak", "bandwidth", "memory"])
+        {
+            let e = a.validate().unwrap_err().to_string();
+            assert!(e.contains(field), "{e}");
+        }
+        let mut link = H100;
+        link.interconnect.per_direction = f64::NAN;
+        assert!(link.validate().unwrap_err().reason.contains("interconnect"));
+    }
 
     #[test]
     fn every_card_is_found_by_its_name_and_aliases_whatever_the_case() {

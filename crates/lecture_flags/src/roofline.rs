@@ -47,9 +47,9 @@ pub const MAX_GAMMA: u64 = decode_lab::MAX_GAMMA as u64;
 pub const MAX_TP: u64 = 64;
 /// The longest fixed per-pass overhead, and the largest cost term, seconds.
 pub const MAX_OVERHEAD: f64 = 10.0;
-/// The smallest efficiency (a fraction of peak): below it a pass takes longer than any
-/// figure is meant to show.
-pub const MIN_EFFICIENCY: f64 = 1e-3;
+/// The smallest efficiency (a fraction of peak), the library's own floor: below it a pass
+/// takes longer than any figure is meant to show.
+pub const MIN_EFFICIENCY: f64 = llm_math::MIN_EFFICIENCY;
 /// The largest fixed draft cost c (a draft step 10× a target step never pays).
 pub const MAX_DRAFT_COST: f64 = 10.0;
 
@@ -206,10 +206,10 @@ impl Roofline {
         set(&mut s.cost_terms.fp8.compute, a.fp8_compute_factor);
         // A profile's verification cost follows an explicit FP8 compute factor; an explicit
         // cost wins over both.
-        if let (Some(profile), Some(_)) = (a.calibration, a.fp8_compute_factor) {
-            if let Some(v) = profile.verify_per_batch_token(&s) {
-                s.cost_terms.verify_per_batch_token = v;
-            }
+        if let (Some(profile), Some(_)) = (a.calibration, a.fp8_compute_factor)
+            && let Some(v) = profile.verify_per_batch_token(&s)
+        {
+            s.cost_terms.verify_per_batch_token = v;
         }
         set(
             &mut s.cost_terms.verify_per_batch_token,

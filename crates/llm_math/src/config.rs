@@ -339,8 +339,10 @@ pub const MODELS: &[ModelConfig] = &[
     crate::moe::QWEN3_30B_A3B,
 ];
 
-/// Looks a model up by name, ignoring case, spaces, `-`, `_` and a leading organisation
-/// (`"llama-3.1-70b"`, `"meta-llama/Llama-3.1-70B"`, `"Llama 3.1 70B"` all work).
+/// Looks a model up by name, ignoring case, spaces, `-` and `_` (`"llama-3.1-70b"`,
+/// `"Llama 3.1 70B"` both work). A name with a `/` or `\\` is a path or a Hugging Face
+/// repository (`"meta-llama/Llama-3.1-70B"`, `"../Llama-3.1-8B"`), not a name: refused, so
+/// that it is never taken for the bare name at its end.
 ///
 /// ```
 /// assert_eq!(llm_math::model("qwen2.5-7b")?.n_params(), 7_615_616_512);
@@ -348,8 +350,10 @@ pub const MODELS: &[ModelConfig] = &[
 /// # Ok::<(), llm_math::Error>(())
 /// ```
 pub fn model(name: &str) -> Result<&'static ModelConfig, crate::Error> {
-    let bare = name.rsplit('/').next().unwrap_or(name);
-    let key = hw_specs::normalize(bare);
+    if name.contains(['/', '\\']) {
+        return Err(crate::Error::UnknownModel(name.to_string()));
+    }
+    let key = hw_specs::normalize(name);
     MODELS
         .iter()
         .find(|m| hw_specs::normalize(m.name) == key)
@@ -488,7 +492,11 @@ mod tests {
 
     #[test]
     fn models_are_found_whatever_the_spelling() {
-        assert_eq!(model("meta-llama/Llama-3.1-70B").unwrap(), &LLAMA31_70B);
+        assert!(
+            model("meta-llama/Llama-3.1-70B").is_err(),
+            "a repository, not a name"
+        );
+        assert!(model("../Llama-3.1-8B").is_err(), "a path, not a name");
         assert_eq!(model("llama 3.2 3b").unwrap(), &LLAMA32_3B);
         let e = model("Llama-4").unwrap_err().to_string();
         assert!(

@@ -77,12 +77,28 @@ impl Default for CostTerms {
     }
 }
 
-fn seconds(what: &str, x: f64) -> Result<f64, Error> {
+/// The longest cost any term may be, seconds: an hour, far above any fixed cost an engine
+/// shows (milliseconds), and low enough that a round of them stays finite.
+pub const MAX_SECONDS: f64 = 3600.0;
+
+/// `x` if it is a time in seconds: finite and ≥ 0 (a computed time, which may be long).
+fn finite_time(what: &str, x: f64) -> Result<f64, Error> {
     if x.is_finite() && x >= 0.0 {
         Ok(x)
     } else {
         Err(Error::Invalid(format!(
             "{what} must be a finite number of seconds ≥ 0, got {x}"
+        )))
+    }
+}
+
+/// `x` if it is a cost term in seconds from 0 to [`MAX_SECONDS`].
+pub(crate) fn seconds(what: &str, x: f64) -> Result<f64, Error> {
+    if x.is_finite() && (0.0..=MAX_SECONDS).contains(&x) {
+        Ok(x)
+    } else {
+        Err(Error::Invalid(format!(
+            "{what} must be a number of seconds from 0 to {MAX_SECONDS}, got {x}"
         )))
     }
 }
@@ -96,7 +112,8 @@ fn seconds(what: &str, x: f64) -> Result<f64, Error> {
 /// H100 Llama-3.1-8B fit: 21 µs per batched token on top of a memory-bound step; rows
 /// M41–M43): decode-shaped matrix products do not hide compute under memory.
 ///
-/// Errors: a time that is negative or not finite, an overlap outside [0, 1].
+/// Errors: a time that is negative or not finite (the inputs, or their sum), an overlap
+/// outside [0, 1].
 ///
 /// ```
 /// // 2 ms of compute, 3 ms of memory, a quarter overlapped: 3 + 0.75 · 2 = 4.5 ms.
@@ -105,15 +122,15 @@ fn seconds(what: &str, x: f64) -> Result<f64, Error> {
 /// ```
 pub fn overlapped_time(compute: f64, memory: f64, overlap: f64) -> Result<f64, Error> {
     let (c, m) = (
-        seconds("compute time", compute)?,
-        seconds("memory time", memory)?,
+        finite_time("compute time", compute)?,
+        finite_time("memory time", memory)?,
     );
     if !(0.0..=1.0).contains(&overlap) {
         return Err(Error::Invalid(format!(
             "overlap of compute and memory must be in [0, 1], got {overlap}"
         )));
     }
-    Ok(c.max(m) + (1.0 - overlap) * c.min(m))
+    finite_time("compute plus memory", c.max(m) + (1.0 - overlap) * c.min(m))
 }
 
 /// The overlap at which [`overlapped_time`] of `compute` and `memory` is `time`, its
@@ -132,9 +149,9 @@ pub fn overlapped_time(compute: f64, memory: f64, overlap: f64) -> Result<f64, E
 /// ```
 pub fn implied_overlap(compute: f64, memory: f64, time: f64) -> Result<f64, Error> {
     let (c, m, t) = (
-        seconds("compute time", compute)?,
-        seconds("memory time", memory)?,
-        seconds("time", time)?,
+        finite_time("compute time", compute)?,
+        finite_time("memory time", memory)?,
+        finite_time("time", time)?,
     );
     if c.min(m) == 0.0 {
         return Ok(1.0);
@@ -175,16 +192,19 @@ pub fn verify_time_per_token(
     weights: WeightDtype,
     efficiency: f64,
 ) -> Result<f64, Error> {
-    if !(params.is_finite() && params > 0.0) {
+    if !(1.0..=crate::MAX_PARAMS).contains(&params) {
         return Err(Error::Invalid(format!(
-            "parameter count must be finite and > 0, got {params}"
+            "parameter count must be from 1 to {:e}, got {params}",
+            crate::MAX_PARAMS
         )));
     }
-    if !(efficiency > 0.0 && efficiency <= 1.0) {
+    if !(crate::MIN_EFFICIENCY..=1.0).contains(&efficiency) {
         return Err(Error::Invalid(format!(
-            "compute efficiency must be a fraction of peak in (0, 1], got {efficiency}"
+            "compute efficiency must be a fraction of peak from {} to 1, got {efficiency}",
+            crate::MIN_EFFICIENCY
         )));
     }
+    crate::pass::check_card(hw)?;
     Ok(2.0 * params / (efficiency * weights.peak_flops(hw)))
 }
 
@@ -257,9 +277,10 @@ impl DtypeEfficiency {
         compute_efficiency: f64,
     ) -> Result<(f64, f64), Error> {
         for (what, f) in [("bandwidth", self.bandwidth), ("compute", self.compute)] {
-            if !(f > 0.0 && f <= 1.0) {
+            if !(crate::MIN_EFFICIENCY..=1.0).contains(&f) {
                 return Err(Error::Invalid(format!(
-                    "FP8 {what} efficiency factor must be in (0, 1], got {f}"
+                    "FP8 {what} efficiency factor must be from {} to 1, got {f}",
+                    crate::MIN_EFFICIENCY
                 )));
             }
         }

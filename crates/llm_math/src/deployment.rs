@@ -36,6 +36,10 @@ pub struct Deployment {
     pub expert_latency: f64,
 }
 
+/// The smallest fraction of a card's peak a deployment may reach (0.1%): any less and a
+/// pass's time could overflow to infinity; no kernel is that slow.
+pub const MIN_EFFICIENCY: f64 = 1e-3;
+
 impl Deployment {
     /// The lecture's deployment: one card, bf16 weights and KV cache, 60% / 80% of peak,
     /// free all-reduces. Every other default of the course derives from this one.
@@ -73,12 +77,13 @@ impl Deployment {
     /// assert!(e.contains("4 KV heads"), "{e}");
     /// ```
     pub fn check(&self, cfg: &ModelConfig) -> Result<(), Error> {
+        cfg.validate()?;
         let tp = self.tp;
         if tp == 0 {
             return Err(Error::Zero("tensor-parallel degree"));
         }
         let split = |what: &str, n: u64| -> Result<(), Error> {
-            if n % tp == 0 {
+            if n.is_multiple_of(tp) {
                 Ok(())
             } else {
                 Err(Error::Invalid(format!(
@@ -89,7 +94,7 @@ impl Deployment {
         };
         split("query heads", cfg.n_heads)?;
         let kv = cfg.n_kv_heads;
-        if !(kv % tp == 0 || tp % kv == 0) {
+        if !(kv.is_multiple_of(tp) || tp.is_multiple_of(kv)) {
             return Err(Error::Invalid(format!(
                 "tensor parallelism over {tp} cards neither divides {}'s {kv} KV heads nor is \
                  a multiple of them",
@@ -106,24 +111,14 @@ impl Deployment {
             ("compute efficiency", self.compute_efficiency),
             ("bandwidth efficiency", self.bandwidth_efficiency),
         ] {
-            if !(e > 0.0 && e <= 1.0) {
+            if !(MIN_EFFICIENCY..=1.0).contains(&e) {
                 return Err(Error::Invalid(format!(
-                    "{what} must be a fraction of peak in (0, 1], got {e}"
+                    "{what} must be a fraction of peak from {MIN_EFFICIENCY} to 1, got {e}"
                 )));
             }
         }
-        let x = self.expert_latency;
-        if !(x.is_finite() && x >= 0.0) {
-            return Err(Error::Invalid(format!(
-                "expert latency must be a finite number of seconds ≥ 0, got {x}"
-            )));
-        }
-        if !(self.all_reduce_latency.is_finite() && self.all_reduce_latency >= 0.0) {
-            return Err(Error::Invalid(format!(
-                "all-reduce latency must be a finite number of seconds ≥ 0, got {}",
-                self.all_reduce_latency
-            )));
-        }
+        crate::cost_terms::seconds("expert latency", self.expert_latency)?;
+        crate::cost_terms::seconds("all-reduce latency", self.all_reduce_latency)?;
         Ok(())
     }
 

@@ -14,6 +14,7 @@
 //! | `deployment` | [`Deployment`]: tensor parallelism, dtypes, efficiencies; [`Deployment::LECTURE`] |
 //! | `pass` | [`forward_cost`]: the one pass-time formula, [`ForwardCost::time`] / [`ForwardCost::checked_time`] |
 //! | `memory` | [`max_batch`] (the seed's), [`max_batch_on`] a deployment |
+//! | `validate` | [`ModelConfig::validate`]: whether a shape can exist, [`MAX_PARAMS`] |
 //! | `weights` | [`ModelConfig::weight_bytes`], [`ModelConfig::streamed_weight_bytes`]: the linear layers at the weights' format, the rest at 16 bits |
 //!
 //! The model is deliberately optimistic: one `max` over the *whole* pass, as if
@@ -23,6 +24,8 @@
 //! and others memory-bound. The whole-pass bound is the right one to reason with
 //! in a lecture; it is not a profiler.
 
+#[cfg(feature = "arbitrary")]
+pub mod arbitrary;
 mod config;
 mod cost_terms;
 mod deployment;
@@ -30,6 +33,8 @@ mod dtype;
 mod memory;
 mod moe;
 mod pass;
+mod validate;
+pub use validate::MAX_PARAMS;
 mod weights;
 
 pub use config::{
@@ -37,17 +42,17 @@ pub use config::{
     ModelConfig, QWEN3_0_6B, QWEN3_1_7B, QWEN3_8B, QWEN3_32B, QWEN25_7B, Tokenizer, model,
 };
 pub use cost_terms::{
-    AllReduceLatencies, CostTerms, DtypeEfficiency, draft_layer_time, implied_overlap,
+    AllReduceLatencies, CostTerms, DtypeEfficiency, MAX_SECONDS, draft_layer_time, implied_overlap,
     overlapped_time, pass_time_with_overlap, round_overhead, verify_extra_time,
     verify_time_per_token,
 };
-pub use deployment::{BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment};
+pub use deployment::{BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment, MIN_EFFICIENCY};
 pub use dtype::{KvDtype, WeightDtype};
 pub use memory::{max_batch, max_batch_on};
 pub use moe::{Experts, QWEN3_30B_A3B, expected_experts_read};
 pub use pass::{
-    ForwardCost, ForwardShape, Prefill, all_reduce_time, critical_tokens, critical_tokens_at,
-    forward_cost, forward_cost_with_prefill,
+    ForwardCost, ForwardShape, MAX_PASS_TOKENS, Prefill, all_reduce_time, critical_tokens,
+    critical_tokens_at, forward_cost, forward_cost_with_prefill,
 };
 
 use std::fmt;
@@ -135,11 +140,12 @@ impl fmt::Display for Error {
             Error::Invalid(msg) => f.write_str(msg),
             Error::UnknownModel(name) => {
                 let names: Vec<&str> = MODELS.iter().map(|m| m.name).collect();
-                write!(
-                    f,
-                    "unknown model \"{name}\"; choose one of: {}",
-                    names.join(", ")
-                )
+                if name.contains(['/', '\\']) {
+                    write!(f, "\"{name}\" is a path, not a model name")?;
+                } else {
+                    write!(f, "unknown model \"{name}\"")?;
+                }
+                write!(f, "; choose one of: {}", names.join(", "))
             }
         }
     }

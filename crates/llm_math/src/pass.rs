@@ -50,9 +50,22 @@ impl ForwardShape {
         if self.n_new == 0 {
             return Err(Error::Zero("number of new tokens"));
         }
+        let tokens = self.batch.checked_mul(self.n_new);
+        if tokens.is_none_or(|t| t > MAX_PASS_TOKENS) || self.ctx > MAX_PASS_TOKENS {
+            return Err(Error::Invalid(format!(
+                "a pass of {} sequences × {} new tokens after {} cached ones: at most \
+                 {MAX_PASS_TOKENS} tokens through the weights and {MAX_PASS_TOKENS} cached",
+                self.batch, self.n_new, self.ctx
+            )));
+        }
         Ok(())
     }
 }
+
+/// The most tokens a pass may feed through the weights (batch × new tokens), and the most
+/// it may have cached per sequence: 2³², a thousand times any engine's batch, so every
+/// count stays exact in `f64` and no product of them overflows.
+pub const MAX_PASS_TOKENS: u64 = 1 << 32;
 
 /// The roofline cost of one forward pass on each of the deployment's cards, and what the
 /// cards can hold at its context.
@@ -159,6 +172,11 @@ pub fn forward_cost(
     forward_cost_with_prefill(cfg, hw, shape, Prefill::NONE, dep)
 }
 
+/// [`Accelerator::validate`], as this crate's error.
+pub(crate) fn check_card(hw: &Accelerator) -> Result<(), Error> {
+    hw.validate().map_err(|e| Error::Invalid(e.to_string()))
+}
+
 /// Prompt tokens processed in the same pass as a decode step (chunked prefill, or a
 /// serving engine's prefills of new requests between the steps of running ones): `tokens`
 /// prompt tokens that each attend to `ctx` cached tokens of their own prompt on average.
@@ -206,6 +224,14 @@ pub fn forward_cost_with_prefill(
 ) -> Result<ForwardCost, Error> {
     shape.check()?;
     dep.check(cfg)?;
+    check_card(hw)?;
+    if dep.tp > 1 && hw.interconnect.all_reduce_bandwidth(dep.tp) < 1.0 {
+        return Err(Error::Invalid(format!(
+            "tensor parallelism over {} cards needs a link between them, and {}'s \
+             interconnect carries nothing",
+            dep.tp, hw.name
+        )));
+    }
     let n = dep.tp as f64;
     let shards = dep.kv_shards(cfg) as f64;
     let all_tokens = shape.tokens().saturating_add(prefill.tokens);

@@ -32,6 +32,8 @@ pub use transformer_lab::sample_tokens;
 pub enum Error {
     /// A quantization scheme string that does not parse, or that does not fit the weights.
     Scheme(String),
+    /// Weights that cannot be quantized (a NaN or infinite weight); says where.
+    Weights(String),
     /// The model rejected its inputs.
     Model(transformer_lab::Error),
 }
@@ -40,6 +42,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Scheme(msg) => write!(f, "bad quantization scheme: {msg}"),
+            Error::Weights(msg) => write!(f, "{msg}"),
             Error::Model(e) => e.fmt(f),
         }
     }
@@ -49,7 +52,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Model(e) => Some(e),
-            Error::Scheme(_) => None,
+            Error::Scheme(_) | Error::Weights(_) => None,
         }
     }
 }

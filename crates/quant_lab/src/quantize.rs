@@ -73,8 +73,12 @@ impl Scheme {
     }
 
     /// Storage bits per weight including the scales, assuming an fp16 scale per group.
-    pub fn bits_per_weight(&self) -> f64 {
-        f64::from(self.bits) + 16.0 / self.group as f64
+    ///
+    /// Errors: a scheme that does not [`validate`](Self::validate) (a group of 0 would make
+    /// it infinite).
+    pub fn bits_per_weight(&self) -> Result<f64, Error> {
+        self.validate()?;
+        Ok(f64::from(self.bits) + 16.0 / self.group as f64)
     }
 }
 
@@ -118,9 +122,11 @@ impl fmt::Display for Scheme {
 /// Quantizes and dequantizes one `[in, out]` weight matrix: for each output column and
 /// each group of `scheme.group` consecutive rows, `s = absmax / qmax`,
 /// `q = clamp(round(w / s), qmin, qmax)` (round half to even, as numpy), `ŵ = q · s`.
-/// A group of zeros stays zero.
+/// A group of zeros stays zero; a dequantized weight stays within ±`f32::MAX` (at
+/// `±f32::MAX` itself, `q · s` would round past it).
 ///
-/// Errors if the group size does not divide the input dimension.
+/// Errors if the group size does not divide the input dimension, or a weight is NaN or
+/// infinite (its group would have no finite scale).
 ///
 /// ```
 /// use ndarray::array;
@@ -139,6 +145,11 @@ pub fn quantize_matrix(w: ArrayView2<f32>, scheme: Scheme) -> Result<Array2<f32>
         return Err(Error::Scheme(format!(
             "{scheme}: group {} does not divide the input dimension {rows}",
             scheme.group
+        )));
+    }
+    if let Some(((r, c), v)) = w.indexed_iter().find(|(_, v)| !v.is_finite()) {
+        return Err(Error::Weights(format!(
+            "{scheme}: weight [{r}, {c}] is {v}; only finite weights can be quantized"
         )));
     }
     let (qmin, qmax) = (scheme.qmin() as f32, scheme.qmax() as f32);
@@ -164,7 +175,7 @@ pub fn quantize_matrix(w: ArrayView2<f32>, scheme: Scheme) -> Result<Array2<f32>
                 *q = if s == 0.0 {
                     0.0
                 } else {
-                    round_half_even((v / s).clamp(qmin, qmax)) * s
+                    (round_half_even((v / s).clamp(qmin, qmax)) * s).clamp(-f32::MAX, f32::MAX)
                 };
             }
         }

@@ -31,10 +31,11 @@ impl Config {
 
     /// Parameter count: embedding, blocks (4 attention matrices, 3 MLP matrices, 2 norm
     /// gains), final norm, LM head.
-    pub fn n_params(&self) -> usize {
-        let d = self.d_model;
-        let block = 4 * d * d + 3 * d * self.d_ff + 2 * d;
-        self.vocab * d + self.n_layers * block + d + d * self.vocab
+    ///
+    /// Errors: a count that overflows `usize` (sizes no machine could hold).
+    pub fn n_params(&self) -> Result<usize, Error> {
+        self.checked_n_params()
+            .ok_or_else(|| Error::Config("the parameter count overflows usize".into()))
     }
 
     /// [`n_params`](Self::n_params), or `None` if it overflows `usize`.
@@ -69,10 +70,12 @@ impl Config {
         let d = self.d_model as f64;
         let weights = self.n_layers as f64 * (4.0 * d * d + 3.0 * d * self.d_ff as f64)
             + d * self.vocab as f64;
-        let tokens = (batch * n_new) as f64;
+        // In floating point from the start: products of sizes overflow no integer type.
+        let (batch_f, ctx_f, n_f) = (batch as f64, ctx as f64, n_new as f64);
+        let tokens = batch_f * n_f;
         // Query at position p sees p + 1 keys: Σ_{p=ctx}^{ctx+n−1} (p + 1).
-        let pairs = (n_new * ctx) as f64 + (n_new * (n_new + 1)) as f64 / 2.0;
-        2.0 * weights * tokens + batch as f64 * self.n_layers as f64 * 4.0 * d * pairs
+        let pairs = n_f * ctx_f + n_f * (n_f + 1.0) / 2.0;
+        2.0 * weights * tokens + batch_f * self.n_layers as f64 * 4.0 * d * pairs
     }
 
     /// Checks that the shape is usable: every size ≥ 1, `d_model` divisible by `n_heads`
@@ -92,13 +95,13 @@ impl Config {
                 return Err(Error::Config(format!("{name} must be at least 1")));
             }
         }
-        if self.d_model % self.n_heads != 0 {
+        if !self.d_model.is_multiple_of(self.n_heads) {
             return Err(Error::Config(format!(
                 "d_model {} is not divisible by n_heads {}",
                 self.d_model, self.n_heads
             )));
         }
-        if self.head_dim() % 2 != 0 {
+        if !self.head_dim().is_multiple_of(2) {
             return Err(Error::Config(format!(
                 "head_dim {} must be even: RoPE rotates pairs of dimensions",
                 self.head_dim()
@@ -153,7 +156,8 @@ impl Config {
 ///
 /// ```
 /// // 4 blocks × (4·128² + 3·128·384 + 2·128) + embedding and head 2 · 256·128 + final norm 128
-/// assert_eq!(transformer_lab::QCFG.n_params(), 918_656);
+/// assert_eq!(transformer_lab::QCFG.n_params()?, 918_656);
+/// # Ok::<(), transformer_lab::Error>(())
 /// ```
 pub const QCFG: Config = Config {
     // Byte-level vocabulary: every token is one byte value.

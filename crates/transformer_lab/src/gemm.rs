@@ -43,7 +43,7 @@ pub const NR: usize = 16;
 pub const MR: usize = 5;
 
 // Whole panels per piece when a product is split by output columns.
-const _: () = assert!(COL_PIECE % NR == 0);
+const _: () = assert!(COL_PIECE.is_multiple_of(NR));
 
 /// The weight matrix `W [k, n]` of `y = x · W`, packed for [`matmul`]: the
 /// columns of one or more matrices with the same number of rows, side by side (so

@@ -95,11 +95,14 @@ impl<'p> TransformerLM<'p> {
     /// Teacher-forced logits of every position: `tokens [B, T] → logits [B, T, vocab]`,
     /// position t seeing tokens `0..=t` of its own sequence.
     ///
-    /// Errors: an empty batch, `T > max_seq`, a token id ≥ vocab.
+    /// Errors: an empty batch, no token, `T > max_seq`, a token id ≥ vocab.
     pub fn full_logits(&self, tokens: ArrayView2<u32>) -> Result<Array3<f32>, Error> {
         let (b, t) = tokens.dim();
         if b == 0 {
             return Err(Error::Shape("a batch needs at least one sequence".into()));
+        }
+        if t == 0 {
+            return Err(Error::Shape("a pass needs at least one token".into()));
         }
         if t > self.cfg.max_seq {
             return Err(Error::TooLong {
@@ -146,8 +149,8 @@ impl<'p> TransformerLM<'p> {
     /// [`prefill`](Self::prefill), [`step`](Self::step) and
     /// [`full_logits`](Self::full_logits) are this on a new or existing cache.
     ///
-    /// Errors: a batch that differs from the cache's, a chunk that would overflow the
-    /// cache, a token id ≥ vocab.
+    /// Errors: a batch that differs from the cache's, no token, a chunk that would overflow
+    /// the cache, a token id ≥ vocab.
     pub fn extend(
         &self,
         cache: &mut KvCache,
@@ -328,6 +331,9 @@ impl<'p> TransformerLM<'p> {
     ) -> Result<Array3<f32>, Error> {
         let (b, n) = tokens.dim();
         let cfg = &self.cfg;
+        if n == 0 {
+            return Err(Error::Shape("a pass needs at least one token".into()));
+        }
         if cache.k.len() != cfg.n_layers {
             return Err(Error::Shape(format!(
                 "the cache has {} layers, the model {}",

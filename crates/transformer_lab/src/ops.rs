@@ -97,7 +97,7 @@ pub fn rope_tables(
     head_dim: usize,
     theta: f32,
 ) -> Result<(Array2<f32>, Array2<f32>), Error> {
-    if head_dim == 0 || head_dim % 2 != 0 {
+    if head_dim == 0 || !head_dim.is_multiple_of(2) {
         return Err(Error::Shape(format!(
             "RoPE rotates pairs of dimensions: head_dim must be even and ≥ 2, got {head_dim}"
         )));
@@ -190,6 +190,10 @@ pub fn softmax_rows(mut x: ArrayViewMut2<f32>) {
 
 /// Softmax of a slice in place (max subtracted first; `-inf` → 0). The attention kernel
 /// and [`softmax_rows`] both use it.
+///
+/// A slice of nothing but `-inf` (no position visible) has no softmax and comes out NaN, as
+/// does one holding NaN or `+inf`; the kernels never pass one (a query always sees
+/// itself). Checked for the caller: [`softmax_checked`].
 #[inline]
 pub fn softmax_in_place(x: &mut [f32]) {
     let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
@@ -201,6 +205,27 @@ pub fn softmax_in_place(x: &mut [f32]) {
     for v in x.iter_mut() {
         *v *= inv;
     }
+}
+
+/// [`softmax_in_place`], refusing a slice that is empty, holds a NaN or `+inf`, or is all
+/// `-inf`, where no distribution exists.
+///
+/// ```
+/// let mut x = [0.0f32, f32::NEG_INFINITY];
+/// transformer_lab::ops::softmax_checked(&mut x)?;
+/// assert_eq!(x, [1.0, 0.0]);
+/// assert!(transformer_lab::ops::softmax_checked(&mut [f32::NEG_INFINITY; 3]).is_err());
+/// # Ok::<(), transformer_lab::Error>(())
+/// ```
+pub fn softmax_checked(x: &mut [f32]) -> Result<(), crate::Error> {
+    let bad = x.iter().any(|v| v.is_nan() || *v == f32::INFINITY);
+    if bad || x.iter().all(|v| *v == f32::NEG_INFINITY) {
+        return Err(crate::Error::Shape(
+            "softmax of a row that is empty, all -inf, or holds NaN or +inf".into(),
+        ));
+    }
+    softmax_in_place(x);
+    Ok(())
 }
 
 /// `eˣ` in f32 without calling libm: Cody–Waite range reduction `x = k·ln 2 + r` and

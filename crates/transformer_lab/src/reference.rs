@@ -54,6 +54,9 @@ pub fn full_logits(
     if b == 0 {
         return Err(Error::Shape("a batch needs at least one sequence".into()));
     }
+    if t == 0 {
+        return Err(Error::Shape("a pass needs at least one token".into()));
+    }
     let mut out = Array3::zeros((b, t, cfg.vocab)); // [B, T, vocab]
     for (seq, mut dst) in tokens.outer_iter().zip(out.outer_iter_mut()) {
         let seq: Vec<u32> = seq.to_vec();

@@ -9,14 +9,16 @@ use rayon::prelude::*;
 use crate::forward::{MAX_SEQS_PER_CHUNK, in_worker};
 use crate::{Config, Error, Params, TransformerLM};
 
-/// Index of the largest entry; ties go to the lowest index (NaN never wins).
+/// Index of the largest entry; ties go to the lowest index.
 ///
-/// Errors on an empty row or one whose entries are all NaN (there is no largest entry).
+/// Errors on an empty row or one holding a NaN: a NaN logit means the model's numbers
+/// are broken, and no token is then the right one (NumPy's `argmax` would return the
+/// NaN's index; `py_port::array::argmax` does that, for a port).
 ///
 /// ```
 /// use ndarray::array;
 /// assert_eq!(transformer_lab::argmax(array![0.5f32, 2.0, 2.0, -1.0].view())?, 1);
-/// assert_eq!(transformer_lab::argmax(array![f32::NAN, -3.0].view())?, 1);
+/// assert!(transformer_lab::argmax(array![f32::NAN, -3.0].view()).is_err());
 /// assert!(transformer_lab::argmax(array![f32::NAN].view()).is_err());
 /// # Ok::<(), transformer_lab::Error>(())
 /// ```
@@ -24,17 +26,17 @@ pub fn argmax(row: ArrayView1<f32>) -> Result<usize, Error> {
     if row.is_empty() {
         return Err(Error::Shape("argmax of an empty row".into()));
     }
-    let mut best = 0;
-    for (i, &v) in row.iter().enumerate() {
-        if v > row[best] || row[best].is_nan() && !v.is_nan() {
-            best = i;
-        }
-    }
-    if row[best].is_nan() {
+    if let Some(at) = row.iter().position(|v| v.is_nan()) {
         return Err(Error::Shape(format!(
-            "argmax of a row of {} NaNs",
+            "argmax of a row holding NaN (at {at} of {}): the model's logits are broken",
             row.len()
         )));
+    }
+    let mut best = 0;
+    for (i, &v) in row.iter().enumerate() {
+        if v > row[best] {
+            best = i;
+        }
     }
     Ok(best)
 }

@@ -284,12 +284,12 @@ fn every_card_target_draft_and_knob_prints_finite_figures() {
                 for alpha in ["0.6", "1"] {
                     k += 1;
                     let tp = ["1", "2", "8"][(k + i) % 3].to_string();
-                    let kv = if k % 2 == 0 { "bf16" } else { "fp8" };
+                    let kv = if k.is_multiple_of(2) { "bf16" } else { "fp8" };
                     let mut args = vec!["--demo", "1", "--demo", "2", "--hw", hw.name];
                     args.extend(["--target", target.name, "--tp", &tp, "--alpha", alpha]);
                     args.extend(["--weights", weights[k % 3], "--kv", kv]);
                     args.extend(draft.iter());
-                    if k % 5 == 0 {
+                    if k.is_multiple_of(5) {
                         args.extend(["--gamma", "8"]);
                     }
                     // The command line refuses what cannot exist (another tokenizer, a

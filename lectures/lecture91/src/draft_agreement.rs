@@ -43,7 +43,7 @@ pub fn demo1_agreement(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
         let draft_top1 = argmax(draft.full_logits(seqs.view())?.view());
         let agree = Zip::from(&draft_top1).and(&top1).map_collect(|a, b| a == b);
         let agree = percent_fixed(mean_of(agree.as_slice().unwrap_or_default())?, 1);
-        let bits = fixed(s.bits_per_weight(), 2);
+        let bits = fixed(s.bits_per_weight()?, 2);
         rows.push(row![scheme, bits, fixed(mean_of(&first)?, 1), same, agree]);
     }
     let same = format!("{N_NEW} 个全同的序列");

@@ -94,7 +94,7 @@ mod tests {
         let probe = Probe::new(8 << 20, 0.01).unwrap();
         // Whole rounds of the pool, and 2 · 200 · 256 · 256 FLOPs a call.
         let threads = rayon::current_num_threads();
-        assert!(probe.calls >= threads && probe.calls % threads == 0);
+        assert!(probe.calls >= threads && probe.calls.is_multiple_of(threads));
         assert_eq!(probe.flops_per_run(), 26_214_400.0 * probe.calls as f64);
         let takes: Vec<(f64, f64)> = (0..3).map(|_| probe.take()).collect();
         assert!(

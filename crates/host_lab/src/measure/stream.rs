@@ -19,7 +19,11 @@ pub const MIN_STREAM_BYTES: usize = 256 << 20;
 /// at least [`MIN_STREAM_BYTES`] (512 MiB when the cache size is unknown).
 pub fn stream_bytes(llc: Option<u64>) -> usize {
     match llc {
-        Some(c) => ((8 * c) as usize).max(MIN_STREAM_BYTES),
+        // Saturating: an impossible cache asks for an impossible buffer, which
+        // `read_bandwidth` then refuses to allocate, rather than wrapping to a small one.
+        Some(c) => usize::try_from(c.saturating_mul(8))
+            .unwrap_or(usize::MAX)
+            .max(MIN_STREAM_BYTES),
         None => 2 * MIN_STREAM_BYTES,
     }
 }

@@ -1,0 +1,175 @@
+//! Every public function of `decode_lab`'s roofline side on scenarios holding anything
+//! (cards, models and deployments from the `arbitrary` strategies, α, overheads and
+//! cost terms that are NaN, ±∞, 0, negative or huge, any γ, tree and τ), and its
+//! acceptance side on logits holding NaN and ±∞: no panic, and every `Ok` finite.
+
+use decode_lab::{
+    Draft, Scenario, TreeShape, best_round, cost_coefficient, draft_ranks, draft_step_time,
+    expected_tokens, round, round_plan, target_pass_time, tree_accept_lengths, tree_round_time,
+    tree_speedup, verify_time,
+};
+use hw_specs::arbitrary::{accelerator, extreme_f64, mostly};
+use llm_math::CostTerms;
+use llm_math::arbitrary::{deployment, extreme_u64, model_config, size};
+use ndarray::{Array1, Array2};
+use proptest::prelude::*;
+
+fn finite(x: f64) -> bool {
+    x.is_finite() && x >= 0.0
+}
+
+fn draft() -> impl Strategy<Value = Draft> {
+    prop_oneof![
+        model_config().prop_map(Draft::Model),
+        Just(Draft::Model(decode_lab::LLAMA32_1B)),
+        Just(Draft::Head),
+        mostly(0.0..1.0).prop_map(Draft::FixedCost),
+        size(1..4096).prop_map(|kv_window| Draft::SelfSpec { kv_window }),
+    ]
+}
+
+fn cost_terms() -> impl Strategy<Value = CostTerms> {
+    (
+        mostly(0.0..1.0),
+        mostly(0.0..1e-4),
+        mostly(0.0..1e-3),
+        mostly(0.0..1e-4),
+        mostly(0.0..1e-4),
+    )
+        .prop_map(|(overlap, verify, fixed, per_seq, per_layer)| CostTerms {
+            overlap,
+            verify_per_batch_token: verify,
+            round_fixed: fixed,
+            round_per_sequence: per_seq,
+            draft_per_layer: per_layer,
+            ..CostTerms::NEUTRAL
+        })
+}
+
+/// A scenario: the lecture's target half the time (so drafts and rounds are reached),
+/// any model otherwise.
+fn scenario() -> impl Strategy<Value = Scenario> {
+    let target = prop_oneof![Just(llm_math::LLAMA31_8B), model_config()];
+    (
+        (accelerator(), target, draft(), deployment()),
+        (size(1..512), size(1..131_072), mostly(0.0..1.0)),
+        (
+            mostly(0.0..2e-3),
+            mostly(0.0..1e-3),
+            mostly(0.0..0.1),
+            cost_terms(),
+        ),
+    )
+        .prop_map(
+            |((hw, target, draft, deployment), (batch, ctx, alpha), costs)| Scenario {
+                hw,
+                target,
+                draft,
+                batch,
+                ctx,
+                alpha,
+                deployment,
+                overhead_target: costs.0,
+                overhead_draft: costs.1,
+                verify_cost_per_token: costs.2,
+                cost_terms: costs.3,
+            },
+        )
+}
+
+fn tree() -> impl Strategy<Value = Result<TreeShape, decode_lab::Error>> {
+    prop_oneof![
+        any::<u32>().prop_map(TreeShape::chain),
+        (1u32..20).prop_map(TreeShape::chain),
+        prop::collection::vec(prop_oneof![0u32..6, Just(u32::MAX)], 0..6)
+            .prop_map(|l| TreeShape::new(&l)),
+        (extreme_u64(), extreme_u64()).prop_map(|(d, n)| TreeShape::sized(d, n)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    #[test]
+    fn passes_and_rounds_are_refused_or_finite(
+        s in scenario(),
+        n in prop_oneof![1u64..64, extreme_u64()],
+        gamma in prop_oneof![1u32..16, any::<u32>()],
+    ) {
+        for x in [target_pass_time(&s, n), draft_step_time(&s), cost_coefficient(&s)].into_iter().flatten() {
+            prop_assert!(finite(x), "{x}");
+        }
+        if let Ok(p) = round_plan(&s, gamma) {
+            for x in [p.expected_tokens, p.speedup, p.verify_ratio, p.c, p.t_base, p.t_draft, p.t_verify, p.t_round] {
+                prop_assert!(finite(x), "{p:?}");
+            }
+        }
+        if let Ok(b) = best_round(&s) {
+            prop_assert!(finite(b.speedup()) && b.gamma() <= decode_lab::MAX_GAMMA);
+        }
+        for fixed in [None, Some(gamma)] {
+            if let Ok(r) = round(&s, fixed) {
+                prop_assert!(finite(r.speedup));
+            }
+        }
+        if let Ok(m) = s.memory() {
+            let _ = (m.target_fits(), m.weights_fit(), m.max_batch_with_draft());
+        }
+    }
+
+    #[test]
+    fn trees_are_refused_or_finite(s in scenario(), tree in tree(), tau in extreme_f64()) {
+        if let Ok(tree) = tree {
+            prop_assert!(tree.nodes() >= tree.depth());
+            let _ = tree.label();
+            if let Ok((t, c)) = tree_round_time(&s, &tree) {
+                prop_assert!(finite(t) && finite(c));
+            }
+            if let Ok(x) = tree_speedup(&s, &tree, tau) {
+                prop_assert!(finite(x), "{x}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_seeds_functions_are_refused_or_finite(
+        hw in accelerator(),
+        cfg in model_config(),
+        b in extreme_u64(),
+        ctx in extreme_u64(),
+        n in extreme_u64(),
+        overhead in extreme_f64(),
+        alpha in extreme_f64(),
+        gamma in any::<u32>(),
+    ) {
+        if let Ok(t) = verify_time(&cfg, &hw, b, ctx, n, overhead) {
+            prop_assert!(finite(t));
+        }
+        if let Ok(e) = expected_tokens(alpha, gamma) {
+            prop_assert!(finite(e) && e >= 1.0);
+        }
+    }
+
+    #[test]
+    fn ranks_of_broken_logits_are_refused(
+        values in prop::collection::vec(
+            prop_oneof![Just(f32::NAN), Just(f32::INFINITY), Just(f32::NEG_INFINITY), -4.0f32..4.0],
+            1..40,
+        ),
+        vocab in 1usize..8,
+        tokens in prop::collection::vec(0u32..10, 1..6),
+        shape in prop::collection::vec(0u32..4, 0..4),
+    ) {
+        let rows = values.len() / vocab;
+        let logits = Array2::from_shape_vec((rows, vocab), values[..rows * vocab].to_vec()).unwrap();
+        let tokens: Array1<u32> = tokens.iter().cycle().take(rows).copied().collect();
+        if let Ok(ranks) = draft_ranks(logits.view(), tokens.view()) {
+            prop_assert!(logits.iter().all(|l| !l.is_nan()));
+            prop_assert!(ranks.iter().all(|&r| (r as usize) < vocab));
+            if let Ok(shape) = TreeShape::new(&shape)
+                && let Ok(a) = tree_accept_lengths(&ranks, &shape) {
+                    prop_assert!(finite(a.tau()));
+                }
+        }
+    }
+}

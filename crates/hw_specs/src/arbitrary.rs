@@ -1,0 +1,57 @@
+//! Strategies for property tests (feature `arbitrary`): cards whose every figure may be
+//! anything a hand-built value could hold (NaN, ±∞, 0, negative, `f64::MAX`) or a
+//! plausible one, so that a test reaches both the refusals and the computations.
+
+use proptest::prelude::*;
+
+use crate::{Accelerator, Interconnect};
+
+/// Any `f64` a field could hold, the awkward ones often.
+pub fn extreme_f64() -> BoxedStrategy<f64> {
+    prop_oneof![
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+        Just(f64::NEG_INFINITY),
+        Just(0.0),
+        Just(-0.0),
+        Just(-1.0),
+        Just(f64::MAX),
+        Just(f64::MIN_POSITIVE),
+        Just(1e308),
+        any::<f64>(),
+    ]
+    .boxed()
+}
+
+/// A figure that is plausible (within `range`) three times in four, else [`extreme_f64`].
+pub fn mostly(range: std::ops::Range<f64>) -> BoxedStrategy<f64> {
+    prop_oneof![3 => range, 1 => extreme_f64()].boxed()
+}
+
+/// A card of [`mostly`] plausible figures.
+pub fn accelerator() -> BoxedStrategy<Accelerator> {
+    let fp8 = prop_oneof![Just(None), mostly(1e12..1e16).prop_map(Some)];
+    let mesh = prop_oneof![Just(None), mostly(1e9..1e12).prop_map(Some)];
+    (
+        mostly(1e12..1e16),
+        fp8,
+        mostly(1e11..1e13),
+        mostly(1e9..1e12),
+        mostly(1e9..1e12),
+        mesh,
+    )
+        .prop_map(|(bf16, fp8, bandwidth, memory, link, mesh)| Accelerator {
+            name: "probe",
+            aliases: &[],
+            peak_flops_bf16: bf16,
+            peak_flops_fp8: fp8,
+            hbm_bandwidth: bandwidth,
+            memory_bytes: memory,
+            interconnect: Interconnect {
+                kind: "probe link",
+                per_direction: link,
+                mesh_link_per_direction: mesh,
+            },
+        })
+        .boxed()
+}
