@@ -10,13 +10,13 @@ use std::io::Write;
 use std::time::Instant;
 
 use crate::device::{CpuDevice, beside_each_pass, round_costs};
-use crate::host::load_average;
+use crate::host::{check_room, load_average};
 use crate::machine::Machine;
 use crate::measure::{self, Probe, dispatch, int4_peak, kernel_peak, median, read_bandwidth};
 use crate::predict::{
     TimeModel, alpha_from_tau, best_round, knee, predicted_knee, speculative_speedup,
 };
-use crate::scaled::{Models, params, scaled_config};
+use crate::scaled::{Models, memory_needed, params, scaled_config};
 use crate::spec::{greedy, speculative};
 use crate::{Error, F32_BYTES, Lm};
 
@@ -158,6 +158,7 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         "building the scaled model ({} layers)…",
         cfg.n_layers
     )?;
+    check_room("the scaled model", memory_needed(&cfg, llc))?;
     let p = params(&cfg, plan.seed)?;
     let models = Models::new(&p, cfg)?;
     let model = ModelFigures {

@@ -115,9 +115,51 @@ pub fn memory_bytes() -> Result<u64, String> {
 
 /// `MemTotal` of a `/proc/meminfo` text, bytes (the file counts in kB = 1024 bytes).
 pub fn parse_meminfo(text: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kb: u64 = line
-        .trim_start_matches("MemTotal:")
+    parse_meminfo_field(text, "MemTotal:")
+}
+
+/// Whether this process may allocate `bytes` more for `what`: below its address-space
+/// limit (`ulimit -v`, the soft "Max address space" of `/proc/self/limits`) and the
+/// memory the system has available (`MemAvailable` of `/proc/meminfo`). An allocation
+/// beyond either aborts the process with no clear line; this refuses first, naming both
+/// figures. Where the files cannot be read (not Linux), nothing is refused.
+pub fn check_room(what: &str, bytes: u64) -> Result<(), crate::Error> {
+    let limit = fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|t| parse_address_limit(&t));
+    let available = fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| parse_meminfo_field(&t, "MemAvailable:"));
+    for (name, have) in [
+        ("address-space limit", limit),
+        ("available memory", available),
+    ] {
+        if let Some(have) = have.filter(|&h| h < bytes) {
+            return Err(crate::Error::Argument(format!(
+                "{what} needs about {:.2} GB, and this process's {name} is {:.2} GB",
+                bytes as f64 / 1e9,
+                have as f64 / 1e9
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The soft "Max address space" of a `/proc/self/limits` text, bytes; `None` when
+/// unlimited or absent.
+pub fn parse_address_limit(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("Max address space"))?;
+    line.trim_start_matches("Max address space")
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// A `NAME: N kB` field of a `/proc/meminfo` text, bytes.
+fn parse_meminfo_field(text: &str, name: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(name))?;
+    let kb: u64 = line[name.len()..]
         .trim()
         .trim_end_matches("kB")
         .trim()
@@ -193,5 +235,24 @@ mod tests {
         let none = cache_sizes_in(&dir);
         assert_eq!((none.l1d, none.last_level()), (None, None));
         assert!(none.source.starts_with("could not read"), "{}", none.source);
+    }
+
+    #[test]
+    fn the_address_space_limit_is_read_when_set_and_none_when_unlimited() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units\n\
+                      Max address space         1073741824           unlimited            bytes\n";
+        assert_eq!(parse_address_limit(limits), Some(1 << 30));
+        let unlimited = limits.replace("1073741824", "unlimited");
+        assert_eq!(parse_address_limit(&unlimited), None);
+        let meminfo = "MemTotal: 100 kB\nMemAvailable:   23825404 kB\n";
+        assert_eq!(
+            parse_meminfo_field(meminfo, "MemAvailable:"),
+            Some(23_825_404 * 1024)
+        );
+        assert!(check_room("nothing", 0).is_ok());
+        let e = check_room("the universe", u64::MAX)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("the universe needs about"), "{e}");
     }
 }

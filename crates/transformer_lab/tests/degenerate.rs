@@ -25,7 +25,10 @@ fn argmax_of_an_empty_row_or_one_holding_nan_is_an_error() {
     let nans = array![f32::NAN, f32::NAN];
     assert!(matches!(argmax(nans.view()), Err(Error::Shape(m)) if m.contains("NaN")));
     // A NaN anywhere: the logits are broken, and no token is the right one.
-    for row in [array![f32::NAN, -5.0, f32::NAN], array![1.0f32, 3.0, f32::NAN, 3.0]] {
+    for row in [
+        array![f32::NAN, -5.0, f32::NAN],
+        array![1.0f32, 3.0, f32::NAN, 3.0],
+    ] {
         assert!(matches!(argmax(row.view()), Err(Error::Shape(m)) if m.contains("NaN")));
     }
     // Ties go to the lowest index.

@@ -158,3 +158,28 @@ fn demo_6_is_opt_in() {
     let six = script.demos.iter().find(|d| d.number() == 6).unwrap();
     assert!(six.flags().is_empty(), "it reads no flag");
 }
+
+/// The first measurement, as if the 1-minute load had been `load` when it began.
+fn loaded(load: f64) -> HostFigures {
+    let mut f = FIRST.clone();
+    f.load.0 = Some([load; 3]);
+    f
+}
+
+#[test]
+fn a_host_already_busy_when_the_measurement_began_is_said_so() {
+    let busy: fn(&mut Out, &NoInputs) -> Result<(), Error> = |out, _| {
+        let threads = FIRST.machine.machine.threads as f64;
+        demo6::print(out, &loaded(threads));
+        Ok(())
+    };
+    let idle: fn(&mut Out, &NoInputs) -> Result<(), Error> = |out, _| {
+        demo6::print(out, &loaded(0.1));
+        Ok(())
+    };
+    let said = "开始时主机已经很忙";
+    assert!(text(&report(busy)).contains(said));
+    assert!(!text(&report(idle)).contains(said));
+    // A measured remark: masked, both print the same bytes.
+    assert_eq!(text(&report(busy).masked()), text(&report(idle).masked()));
+}

@@ -194,18 +194,30 @@ fn spec_row(s: &host_lab::figures::SpecFigures) -> Vec<Value> {
     [first, tps.to_vec(), x.to_vec(), vec![same]].concat()
 }
 
-/// The closing line: how long it took, the load, how the machine drifted.
+/// The closing line: how long it took, the load, how the machine drifted, and whether
+/// other work was already running when the measurement began.
 fn tail_line(f: &HostFigures) -> Value {
     let load = |l: Option<[f64; 3]>| m(l.map_or(missing("未知"), |l| fixed(l[0], 1)));
+    // Half the threads already busy before this run began: the peak and bandwidth measured
+    // are shares, and every figure above is low and scattered (a measured remark, masked).
+    let threads = f.machine.machine.threads as f64;
+    let busy = f.load.0.is_some_and(|l| l[0] >= 0.5 * threads);
+    let remark = match busy {
+        true => {
+            "开始时主机已经很忙（负载不低于线程数的一半）：峰值和带宽有一部分被别的进程分走，上面的实测偏低、偏散，换一台空闲的机器再测。"
+        }
+        false => "",
+    };
     let values = [
         m(fixed(f.seconds, 0)),
         load(f.load.0),
         load(f.load.1),
         m(fixed(f.drift.0, 2)),
         m(fixed(f.drift.1, 2)),
+        m(label(remark)),
     ];
     parts(
-        "\n（全程 {} s，1 分钟负载 {} → {}；结束时再测一次：带宽是开始时的 {} 倍，峰值 {} 倍。）",
+        "\n（全程 {} s，1 分钟负载 {} → {}；结束时再测一次：带宽是开始时的 {} 倍，峰值 {} 倍。{}）",
         values,
     )
 }
