@@ -365,6 +365,10 @@ impl ModelConfig {
     /// if any, plus Qwen3's per-head q and k norm gains, `2 · head_dim`), the three SwiGLU
     /// matrices, an MoE model's experts and router ([`Experts::per_layer`]) and the two
     /// RMSNorm gains.
+    ///
+    /// This and the other counts are for a shape that [`validate`](Self::validate)s; on
+    /// one that does not (sizes near `u64::MAX`) the arithmetic may overflow, which is why
+    /// every function that computes with a model validates it first.
     pub fn params_per_layer(&self) -> u64 {
         let q = self.n_heads * self.head_dim;
         let kv = self.n_kv_heads * self.head_dim;
