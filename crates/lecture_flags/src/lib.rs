@@ -60,7 +60,7 @@ pub struct Card {
 /// `--target NAME`: the model served.
 #[derive(Debug, Clone, Copy, PartialEq, clap::Args, Serialize)]
 pub struct Target {
-    /// Target model (see --list), e.g. Llama-3.1-70B.
+    /// Target model (see --list), e.g. Llama-3.1-70B, or a path to a Hugging Face config.json.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_TARGET.name, value_parser = parse_model)]
     #[serde(serialize_with = "model_name")]
     pub target: ModelConfig,
@@ -69,7 +69,7 @@ pub struct Target {
 /// `--draft NAME`: a draft model.
 #[derive(Debug, Clone, Copy, PartialEq, clap::Args, Serialize)]
 pub struct DraftModel {
-    /// Draft model (see --list), e.g. Llama-3.2-3B.
+    /// Draft model (see --list), e.g. Llama-3.2-3B, or a path to a Hugging Face config.json.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_DRAFT.name, value_parser = parse_model)]
     #[serde(serialize_with = "model_name")]
     pub draft: ModelConfig,
@@ -110,9 +110,16 @@ pub fn parse_hw(name: &str) -> Result<Accelerator, String> {
         .map_err(|e| e.to_string())
 }
 
-/// `--target NAME`, `--draft NAME`: a model of the registry, any case.
-pub fn parse_model(name: &str) -> Result<ModelConfig, String> {
-    llm_math::model(name).copied().map_err(|e| e.to_string())
+/// `--target NAME`, `--draft NAME`: a model of the registry, any case; or `PATH`, a
+/// Hugging Face `config.json` (a value naming an existing file, or one with a `/`, a `\\`
+/// or a `.json` ending, is a path: a missing file is an error, never a name).
+pub fn parse_model(text: &str) -> Result<ModelConfig, String> {
+    let path = std::path::Path::new(text);
+    let looks_like_a_path = text.contains(['/', '\\']) || text.ends_with(".json");
+    if path.is_file() || looks_like_a_path {
+        return ModelConfig::from_hf_config_file(path).map_err(|e| e.to_string());
+    }
+    llm_math::model(text).copied().map_err(|e| e.to_string())
 }
 
 /// A card in the JSON export's setup: its name.

@@ -52,6 +52,9 @@ pub enum Tokenizer {
     MistralV3,
     /// Qwen's byte-level BPE of 151,643 tokens + specials (Qwen2, Qwen2.5, Qwen3).
     Qwen,
+    /// A family named where the model is declared (a model read from its `config.json`,
+    /// which does not say which tokenizer it reads): models of one name share token ids.
+    Declared(&'static str),
 }
 
 impl Tokenizer {
@@ -61,6 +64,7 @@ impl Tokenizer {
             Tokenizer::Llama3 => "Llama 3",
             Tokenizer::MistralV3 => "Mistral v3",
             Tokenizer::Qwen => "Qwen",
+            Tokenizer::Declared(name) => name,
         }
     }
 }
@@ -354,8 +358,7 @@ pub fn model(name: &str) -> Result<&'static ModelConfig, crate::Error> {
         return Err(crate::Error::UnknownModel(name.to_string()));
     }
     let key = hw_specs::normalize(name);
-    MODELS
-        .iter()
+    crate::catalog::all_models()
         .find(|m| hw_specs::normalize(m.name) == key)
         .ok_or_else(|| crate::Error::UnknownModel(name.to_string()))
 }

@@ -8,7 +8,9 @@
 //!
 //! | module | idea |
 //! |---|---|
+//! | `catalog` | the models shipped as data (`data/models/`), [`catalog::all_models`] |
 //! | `config` | [`ModelConfig`], the registry of published models ([`MODELS`], [`model`]) |
+//! | `hf_config` | [`ModelConfig::from_hf_config`]: a model from its Hugging Face `config.json` |
 //! | `moe` | [`Experts`]: mixture-of-experts MLPs, total against active parameters, [`expected_experts_read`] |
 //! | `dtype` | [`WeightDtype`], [`KvDtype`]: bytes per element, names |
 //! | `deployment` | [`Deployment`]: tensor parallelism, dtypes, efficiencies; [`Deployment::LECTURE`] |
@@ -26,10 +28,12 @@
 
 #[cfg(feature = "arbitrary")]
 pub mod arbitrary;
+pub mod catalog;
 mod config;
 mod cost_terms;
 mod deployment;
 mod dtype;
+mod hf_config;
 mod memory;
 mod moe;
 mod pass;
@@ -139,7 +143,7 @@ impl fmt::Display for Error {
             ),
             Error::Invalid(msg) => f.write_str(msg),
             Error::UnknownModel(name) => {
-                let names: Vec<&str> = MODELS.iter().map(|m| m.name).collect();
+                let names: Vec<&str> = catalog::all_models().map(|m| m.name).collect();
                 if name.contains(['/', '\\']) {
                     write!(f, "\"{name}\" is a path, not a model name")?;
                 } else {

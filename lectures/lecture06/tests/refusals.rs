@@ -343,13 +343,52 @@ fn a_long_hostile_value_is_named_not_echoed_whole() {
 }
 
 #[test]
-fn a_path_or_a_repository_is_not_taken_for_the_model_at_its_end() {
+fn a_path_or_a_repository_is_a_file_to_read_never_the_model_at_its_end() {
     for path in [
         "../Llama-3.1-8B",
         "meta-llama/Llama-3.1-8B",
         "models\\Llama-3.1-8B",
+        "x.json",
     ] {
-        refused(&["--target", path], &[path, "is a path, not a model name"]);
-        refused(&["--draft", path], &["is a path, not a model name"]);
+        refused(&["--target", path], &[path, "cannot read"]);
+        refused(&["--draft", path], &["cannot read"]);
     }
+}
+
+#[test]
+fn a_config_json_is_read_named_after_its_folder_and_priced() {
+    let dir = std::env::temp_dir().join(format!("lecture06-cfg-{}", std::process::id()));
+    let folder = dir.join("Llama-2-7b-hf");
+    std::fs::create_dir_all(&folder).unwrap();
+    let config = r#"{"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "intermediate_size": 11008, "vocab_size": 32000,
+        "max_position_embeddings": 4096}"#;
+    let path = folder.join("config.json");
+    std::fs::write(&path, config).unwrap();
+    let p = path.to_str().unwrap();
+    // The shipped Llama-2-7B's shape: the same figures, under its folder's name.
+    let args = [
+        "--demo",
+        "1",
+        "--draft-cost",
+        "0.1",
+        "--ctx",
+        "1024",
+        "--target",
+    ];
+    let from_file = runs(&[&args[..], &[p]].concat());
+    let shipped = runs(&[&args[..], &["Llama-2-7B"]].concat());
+    assert!(from_file.contains("Llama-2-7b-hf"), "{from_file}");
+    // Headers and wrapped lines follow the name's width; the tables and the step do not.
+    let figures = |text: &str| -> Vec<String> {
+        let lines = text
+            .lines()
+            .filter(|l| l.starts_with('|') || l.contains("decode 一步"));
+        lines.map(String::from).collect()
+    };
+    assert_eq!(figures(&from_file), figures(&shipped));
+    // A field missing: named.
+    std::fs::write(&path, config.replace("\"vocab_size\": 32000,", "")).unwrap();
+    refused(&["--target", p], &["vocab_size"]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
