@@ -86,25 +86,33 @@ const MAX_TITLE: usize = 80;
 /// The title, trimmed, if it can go into every file the generator writes: one line of at
 /// most [`MAX_TITLE`] characters, no control character (a carriage return, DEL, …), no
 /// invisible formatting character ([`invisible`]: rustc refuses the text-direction ones
-/// even in a comment), no quote or backslash (it sits inside TOML and Rust strings).
+/// even in a comment), no quote or backslash (it sits inside TOML and Rust strings), no
+/// bracket or backtick (a doc comment would read them as a link or code) and no `|` (it
+/// sits in a Markdown table row).
 fn check_title(title: &str) -> Result<&str, String> {
     let title = title.trim();
     let bad = title
         .chars()
-        .find(|&c| c.is_control() || invisible(c) || c == '"' || c == '\\');
+        .find(|&c| c.is_control() || invisible(c) || "\"\\[]|`".contains(c));
     if title.is_empty() || title.chars().count() > MAX_TITLE || bad.is_some() {
         return Err(format!(
-            "the title must be 1–{MAX_TITLE} characters on one line, without control \
-             characters, quotes or backslashes, got {title:?}"
+            "the title must be 1–{MAX_TITLE} characters on one line, without control or \
+             invisible characters, quotes, backslashes, brackets, backticks or |, got {title:?}"
         ));
     }
     Ok(title)
 }
 
-/// Zero-width and text-direction characters, line and paragraph separators, the byte-order
+/// Unicode's default-ignorable characters (zero-width and text-direction marks, variation
+/// selectors, tags, the soft hyphen, …), line and paragraph separators, the byte-order
 /// mark: characters a reader cannot see, which change how the files read or compile.
 fn invisible(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+    matches!(c,
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}'
+        | '\u{17B5}' | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}'
+        | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{3164}'
+        | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}' | '\u{FFF0}'..='\u{FFF8}'
+        | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}' | '\u{E0000}'..='\u{E0FFF}')
 }
 
 /// ARCHITECTURE.md with a row for lecture `n` added to its code map, after the last
@@ -190,13 +198,23 @@ fn new_lecture(args: &[String]) -> Result<(), String> {
             "the new crate would break the workspace, so it was not kept: {e}"
         ));
     }
+    let old_map = fs::read_to_string(&map_path).unwrap_or_default();
     write_whole(&map_path, &map)?;
-    cargo(&["fmt", "-p", &name], &[])?;
-    // Record the snapshot (insta writes it on the first run when told to).
-    cargo(
-        &["test", "-q", "-p", &name],
-        &[("INSTA_UPDATE", "always"), ("CI", "")],
-    )?;
+    // Formatted and tested (the snapshot recorded: insta writes it on the first run when
+    // told to) before it counts as made; if either fails, the crate and its map row go.
+    let checked = cargo(&["fmt", "-p", &name], &[]).and_then(|()| {
+        cargo(
+            &["test", "-q", "-p", &name],
+            &[("INSTA_UPDATE", "always"), ("CI", "")],
+        )
+    });
+    if let Err(e) = checked {
+        let _ = fs::remove_dir_all(&dir);
+        let _ = write_whole(&map_path, &old_map);
+        return Err(format!(
+            "{e}; lectures/{name}/ and its map row were taken out again"
+        ));
+    }
     println_out(&format!(
         "wrote lectures/{name}/ and its row in ARCHITECTURE.md's code map — `cargo run -p \
          {name}` prints it; read the snapshot in lectures/{name}/tests/snapshots/ and commit"
@@ -285,6 +303,11 @@ mod tests {
             "zero\u{200b}width",
             "line\u{2028}separator",
             "\u{feff}bom",
+            "soft\u{ad}hyphen",
+            "tag\u{e0041}",
+            "a [link]",
+            "a | pipe",
+            "`code`",
         ] {
             assert!(check_title(bad).is_err(), "{bad:?}");
         }

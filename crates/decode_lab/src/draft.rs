@@ -29,6 +29,10 @@ pub enum Draft {
     },
 }
 
+/// The largest fixed draft cost c: a draft step ten times a target step never pays, and
+/// a round of them stays finite.
+pub const MAX_DRAFT_COST: f64 = 10.0;
+
 impl Draft {
     /// A plain-English name for errors and logs ("Llama-3.2-1B", "a one-layer draft head");
     /// a lecture words drafts in its own language.
@@ -63,12 +67,16 @@ impl Draft {
         }
     }
 
-    /// Checks the draft's own parameter: a finite c ≥ 0, a window of at least 1 token.
+    /// Checks the draft's own parameter: c from 0 to [`MAX_DRAFT_COST`], a window of at
+    /// least 1 token.
     pub fn check(&self) -> Result<(), Error> {
         match *self {
-            Draft::FixedCost(c) if !(c.is_finite() && c >= 0.0) => Err(Error::Argument(format!(
-                "the draft cost per level must be a finite fraction ≥ 0 of a target step, got {c}"
-            ))),
+            Draft::FixedCost(c) if !(0.0..=MAX_DRAFT_COST).contains(&c) => {
+                Err(Error::Argument(format!(
+                    "the draft cost per level must be a fraction of a target step from 0 to \
+                 {MAX_DRAFT_COST}, got {c}"
+                )))
+            }
             Draft::SelfSpec { kv_window: 0 } => Err(Error::Argument(
                 "a self-speculation KV window must hold at least 1 token".into(),
             )),

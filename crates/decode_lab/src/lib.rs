@@ -41,7 +41,7 @@ pub mod validation;
 pub use acceptance::{
     TreeAcceptance, draft_ranks, tree_accept_lengths, tree_accept_lengths_per_sequence,
 };
-pub use draft::Draft;
+pub use draft::{Draft, MAX_DRAFT_COST};
 /// The seed imports `LLAMA32_1B` from `decode_lab`; it lives in [`llm_math`].
 pub use llm_math::LLAMA32_1B;
 pub use memory::MemoryPlan;

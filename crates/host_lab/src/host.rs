@@ -118,22 +118,32 @@ pub fn parse_meminfo(text: &str) -> Option<u64> {
     parse_meminfo_field(text, "MemTotal:")
 }
 
-/// Whether this process may allocate `bytes` more for `what`: below its address-space
-/// limit (`ulimit -v`, the soft "Max address space" of `/proc/self/limits`) and the
-/// memory the system has available (`MemAvailable` of `/proc/meminfo`). An allocation
-/// beyond either aborts the process with no clear line; this refuses first, naming both
-/// figures. Where the files cannot be read (not Linux), nothing is refused.
+/// Whether this process can hold `bytes` in all for `what` (what it holds already
+/// included): its address-space limit (`ulimit -v`, the soft "Max address space" of
+/// `/proc/self/limits`), its control group's memory limit (`/sys/fs/cgroup/memory.max`,
+/// in a container, less what others in the group use: `memory.current` less this
+/// process's resident `VmRSS`) and the memory the system could give it (`MemAvailable`
+/// of `/proc/meminfo` plus its `VmRSS`). An allocation beyond any of them aborts the
+/// process with no clear line; this refuses first, naming the figure. Where a file cannot
+/// be read (not Linux, cgroup v1), that limit is not checked.
 pub fn check_room(what: &str, bytes: u64) -> Result<(), crate::Error> {
-    let limit = fs::read_to_string("/proc/self/limits")
-        .ok()
-        .and_then(|t| parse_address_limit(&t));
-    let available = fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| parse_meminfo_field(&t, "MemAvailable:"));
-    for (name, have) in [
-        ("address-space limit", limit),
-        ("available memory", available),
-    ] {
+    let read = |path: &str| fs::read_to_string(path).ok();
+    let number = |path: &str| read(path).and_then(|t| t.trim().parse::<u64>().ok());
+    let resident = read("/proc/self/status")
+        .and_then(|t| parse_meminfo_field(&t, "VmRSS:"))
+        .unwrap_or(0);
+    let address_space = read("/proc/self/limits").and_then(|t| parse_address_limit(&t));
+    let others = number("/sys/fs/cgroup/memory.current").map_or(0, |c| c.saturating_sub(resident));
+    let cgroup = number("/sys/fs/cgroup/memory.max").map(|max| max.saturating_sub(others));
+    let available = read("/proc/meminfo")
+        .and_then(|t| parse_meminfo_field(&t, "MemAvailable:"))
+        .map(|a| a.saturating_add(resident));
+    let limits = [
+        ("address-space limit", address_space),
+        ("share of its control group's memory", cgroup),
+        ("memory the system can give", available),
+    ];
+    for (name, have) in limits {
         if let Some(have) = have.filter(|&h| h < bytes) {
             return Err(crate::Error::Argument(format!(
                 "{what} needs about {:.2} GB, and this process's {name} is {:.2} GB",

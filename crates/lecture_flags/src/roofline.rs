@@ -51,7 +51,7 @@ pub const MAX_OVERHEAD: f64 = 10.0;
 /// takes longer than any figure is meant to show.
 pub const MIN_EFFICIENCY: f64 = llm_math::MIN_EFFICIENCY;
 /// The largest fixed draft cost c (a draft step 10× a target step never pays).
-pub const MAX_DRAFT_COST: f64 = 10.0;
+pub const MAX_DRAFT_COST: f64 = decode_lab::MAX_DRAFT_COST;
 
 /// A fraction of peak, from [`MIN_EFFICIENCY`] to 1.
 fn is_fraction(f: f64) -> bool {

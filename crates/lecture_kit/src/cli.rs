@@ -375,7 +375,8 @@ const SHOWN: usize = 40;
 /// `line` with every quoted value (`"…"` or `'…'`, opened after a space, a bracket or at
 /// the start) longer than [`SHOWN`] characters cut to its first [`SHOWN`] and `…`: a
 /// hostile or mistaken 300-character value is named, not echoed whole (twice, in clap's
-/// words and the parser's).
+/// words and the parser's); and every control character outside those cut values
+/// escaped (`\n`), so that an error stays one line.
 pub(crate) fn shortened(line: &str) -> String {
     let chars: Vec<char> = line.chars().collect();
     let mut out = String::with_capacity(line.len());
@@ -390,10 +391,16 @@ pub(crate) fn shortened(line: &str) -> String {
         match close {
             Some(end) if opens && end - i - 1 > SHOWN + 8 => {
                 out.push(c);
-                out.extend(&chars[i + 1..i + 1 + SHOWN]);
+                let kept = &chars[i + 1..i + 1 + SHOWN];
+                out.extend(kept.iter().flat_map(|c| c.escape_debug()));
                 out.push('…');
                 out.push(c);
                 i = end + 1;
+            }
+            // A control character (a newline in a path) would break the one line.
+            _ if c.is_control() => {
+                out.extend(c.escape_debug());
+                i += 1;
             }
             _ => {
                 out.push(c);
@@ -474,6 +481,10 @@ mod tests {
         );
         let prose = "the card's memory holds 'a' and the draft's KV cache";
         assert_eq!(shortened(prose), prose);
+        assert_eq!(
+            shortened("cannot write x\ny: a folder"),
+            "cannot write x\\ny: a folder"
+        );
         assert_eq!(
             shortened("unknown model \"Llama-4\""),
             "unknown model \"Llama-4\""

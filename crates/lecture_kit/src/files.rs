@@ -24,7 +24,7 @@ mod place;
 use std::fs;
 use std::path::Path;
 
-pub use folder::{MANIFEST, write_folder};
+pub use folder::{LOCK, MANIFEST, write_folder};
 
 /// One file of the output: its name in the folder and its bytes.
 pub type NamedFile = (String, Vec<u8>);
@@ -167,7 +167,7 @@ mod tests {
             "nothing written, no temporary left"
         );
         let list = fs::read_to_string(d.join(MANIFEST)).unwrap();
-        assert!(list.ends_with("  old.svg\n"), "{list}");
+        assert!(list.ends_with(" old.svg\n"), "{list}");
         // The next good run then removes what the failed one may have left.
         fs::remove_dir_all(d.join("b.svg")).unwrap();
         write_folder(&d, &[file("c.svg", "4")]).unwrap();

@@ -165,6 +165,9 @@ fn a_files_mode_and_hard_links_are_kept() {
     fs::remove_dir_all(&d).unwrap();
 }
 
+/// The old code named its temporary `.NAME.tmp-PID` and opened it without `O_EXCL`: the
+/// first planted link below made it overwrite the victim. Random names created
+/// exclusively never meet a planted link.
 #[test]
 fn a_link_planted_at_a_temporarys_name_is_never_followed() {
     let d = scratch("planted");
@@ -199,11 +202,14 @@ fn fifty_pairs_of_runs_on_one_folder_leave_one_runs_files_and_their_list() {
             s.spawn(|| write_folder(&d, &second).unwrap());
         });
         let held = names(&d);
-        let one = [".lecture-files", "a.csv", "b.csv"];
-        let other = [".lecture-files", "c.csv"];
+        let one = [MANIFEST, "a.csv", "b.csv"];
+        let other = [MANIFEST, "c.csv"];
         assert!(held == one || held == other, "round {round}: {held:?}");
         let list = fs::read_to_string(d.join(MANIFEST)).unwrap();
-        let listed: Vec<&str> = list.lines().map(|l| &l[66..]).collect();
+        let listed: Vec<&str> = list
+            .lines()
+            .filter_map(|l| l.splitn(3, ' ').nth(2))
+            .collect();
         assert_eq!(listed, held[1..], "round {round}: {list}");
     }
     fs::remove_dir_all(&d).unwrap();
@@ -214,25 +220,42 @@ fn a_tampered_list_deletes_nothing_the_lecture_did_not_write() {
     let d = scratch("tampered");
     write_folder(&d, &[file("a.csv", "1")]).unwrap();
     fs::write(d.join("notes.txt"), "the user's notes").unwrap();
+    fs::write(d.join(".gitkeep"), "").unwrap();
     fs::write(d.join("elsewhere.txt"), "linked to").unwrap();
     symlink("elsewhere.txt", d.join("link.csv")).unwrap();
     let hash_of = |bytes: &[u8]| {
         use sha2::Digest;
         format!("{:x}", sha2::Sha256::digest(bytes))
     };
-    // Listed by name only (no hash), with a wrong hash, a link with its target's hash.
+    let id_of = |name: &str| {
+        let m = fs::symlink_metadata(d.join(name)).unwrap();
+        format!("{}:{}", m.dev(), m.ino())
+    };
+    let ours = fs::read_to_string(d.join(MANIFEST)).unwrap();
+    // Listed by name only, with a wrong hash, with the right hash of the user's empty file
+    // but another file's inode, a link with its target's hash and inode, an escape.
     let tampered = format!(
-        "{}  a.csv\nnotes.txt\n{}  notes.txt\n{}  link.csv\n{}  ../escape\n",
-        hash_of(b"1"),
+        "{ours}notes.txt\n{} {} notes.txt\n{} {} .gitkeep\n{} {} link.csv\n{} 0:0 ../escape\n",
         hash_of(b"other bytes"),
+        id_of("notes.txt"),
+        hash_of(b""),
+        id_of("notes.txt"),
         hash_of(b"linked to"),
-        hash_of(b"")
+        id_of("elsewhere.txt"),
+        hash_of(b""),
     );
     fs::write(d.join(MANIFEST), tampered).unwrap();
     write_folder(&d, &[file("b.csv", "2")]).unwrap();
     assert_eq!(
         names(&d),
-        [MANIFEST, "b.csv", "elsewhere.txt", "link.csv", "notes.txt"],
+        [
+            ".gitkeep",
+            MANIFEST,
+            "b.csv",
+            "elsewhere.txt",
+            "link.csv",
+            "notes.txt"
+        ],
         "a.csv was ours and unchanged: removed; nothing else"
     );
     // A file of ours that the user changed since is theirs now.
@@ -280,5 +303,8 @@ fn sigterm_mid_write_leaves_no_temporary() {
     assert!(!status.success(), "ended by the signal: {status:?}");
     let left: Vec<String> = names(&d).into_iter().filter(|n| n != "o.json").collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+    // Either no file or a whole one (an earlier round completed), never a part.
+    let size = fs::metadata(&out).map_or(0, |m| m.len());
+    assert!(size == 0 || size == 512 << 20, "{size} bytes");
     fs::remove_dir_all(&d).unwrap();
 }

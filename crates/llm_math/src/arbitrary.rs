@@ -24,13 +24,18 @@ pub fn extreme_u64() -> BoxedStrategy<u64> {
     .boxed()
 }
 
-/// A size within `range` three times in four, else [`extreme_u64`].
+/// A size within `range` seven times in eight, else [`extreme_u64`].
 pub fn size(range: std::ops::Range<u64>) -> BoxedStrategy<u64> {
-    prop_oneof![3 => range, 1 => extreme_u64()].boxed()
+    prop_oneof![7 => range, 1 => extreme_u64()].boxed()
+}
+
+/// A published model half the time, else one of [`size`]d fields.
+pub fn model_config() -> BoxedStrategy<ModelConfig> {
+    prop_oneof![proptest::sample::select(crate::MODELS), wild_model_config()].boxed()
 }
 
 /// A model of [`size`]d fields, dense or mixture-of-experts.
-pub fn model_config() -> BoxedStrategy<ModelConfig> {
+pub fn wild_model_config() -> BoxedStrategy<ModelConfig> {
     let experts = (size(1..256), size(1..16), size(1..4096), size(0..4)).prop_map(
         |(routed, top_k, d_ff, shared)| Experts {
             routed,
@@ -69,8 +74,13 @@ pub fn model_config() -> BoxedStrategy<ModelConfig> {
         .boxed()
 }
 
-/// A deployment: any degree of tensor parallelism, dtypes, efficiencies and latencies.
+/// The lecture's deployment half the time, else a wild one.
 pub fn deployment() -> BoxedStrategy<Deployment> {
+    prop_oneof![Just(Deployment::LECTURE), wild_deployment()].boxed()
+}
+
+/// A deployment: any degree of tensor parallelism, dtypes, efficiencies and latencies.
+pub fn wild_deployment() -> BoxedStrategy<Deployment> {
     let weights = prop_oneof![
         Just(WeightDtype::Bf16),
         Just(WeightDtype::Fp8),

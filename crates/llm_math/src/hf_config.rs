@@ -16,7 +16,8 @@
 //!
 //! Refused, naming the field: DeepSeek's compressed KV (`kv_lora_rank`, MLA), shared
 //! experts (`n_shared_experts`, `shared_expert_intermediate_size`), dense layers among
-//! sparse ones (`first_k_dense_replace`, `mlp_only_layers`, `decoder_sparse_step` ≠ 1):
+//! sparse ones (`first_k_dense_replace`, `mlp_only_layers`, `decoder_sparse_step` ≠ 1),
+//! sliding-window layers among full ones (`layer_types`, gpt-oss):
 //! the roofline prices none of them yet, and a wrong byte count is worse than none.
 
 use serde_json::Value;
@@ -27,7 +28,8 @@ use crate::{Error, ModelConfig, Tokenizer};
 impl ModelConfig {
     /// Reads a model from the text of its `config.json`, named `name`, of tokenizer family
     /// `tokenizer` (a `config.json` does not say which tokenizer the model reads: see
-    /// [`Tokenizer::Declared`]). The model is [validated](ModelConfig::validate); the fields read are [the module's](self) table.
+    /// [`Tokenizer::Declared`]). The model is [validated](ModelConfig::validate); the
+    /// fields read are in [`crate::hf_config`]'s table.
     ///
     /// Errors: text that is not a JSON object, a required field missing or not a whole
     /// number, a field this roofline does not price (named), a shape that cannot exist.
@@ -59,6 +61,7 @@ impl ModelConfig {
             "n_shared_experts",
             "shared_expert_intermediate_size",
             "first_k_dense_replace",
+            "layer_types",
         ] {
             if cfg.present(field) {
                 return Err(cfg.bad(&format!(

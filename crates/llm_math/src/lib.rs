@@ -33,7 +33,7 @@ mod config;
 mod cost_terms;
 mod deployment;
 mod dtype;
-mod hf_config;
+pub mod hf_config;
 mod memory;
 mod moe;
 mod pass;

@@ -9,9 +9,10 @@ pub const MAX_PARAMS: f64 = 1e15;
 
 impl ModelConfig {
     /// Whether the shape can exist: every size at least 1 (a dense MLP width of 0 only
-    /// beside experts), the query heads a multiple of the KV heads, an MoE block that checks ([`crate::Experts::check`]), at most [`MAX_PARAMS`]
-    /// parameters. Every pass and capacity asks this first, so a hand-built model with no
-    /// layers or heads is an error, never an unbounded batch or a made-up speedup.
+    /// beside experts), the query heads a multiple of the KV heads, an MoE block that
+    /// checks ([`crate::Experts::check`]), at most [`MAX_PARAMS`] parameters. Every pass
+    /// and capacity asks this first, so a hand-built model with no layers or heads is an
+    /// error, never an unbounded batch or a made-up speedup.
     ///
     /// ```
     /// use llm_math::{LLAMA31_8B, ModelConfig};

@@ -104,3 +104,22 @@ proptest! {
         let _ = model(&name);
     }
 }
+
+/// The properties above say little if almost every drawn pass were refused: over a fixed
+/// sample of 1,000, a good share must be priced.
+#[test]
+fn a_good_share_of_drawn_passes_is_priced() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let strategy = (model_config(), accelerator(), shape(), deployment());
+    let mut priced = 0;
+    for _ in 0..1000 {
+        let (cfg, hw, shape, dep) = strategy.new_tree(&mut runner).expect("a pass").current();
+        priced += usize::from(forward_cost(&cfg, &hw, shape, &dep).is_ok());
+    }
+    assert!(
+        priced >= 100,
+        "only {priced} of 1000 drawn passes were priced"
+    );
+}

@@ -391,3 +391,26 @@ fn the_help_states_the_libraries_defaults() {
         );
     }
 }
+
+#[test]
+fn out_dev_stdout_writes_through_a_pipe_and_appends_to_a_redirected_file() {
+    let args = ["--demo", "1", "--format", "markdown"];
+    let plain = lecture06(&args).stdout;
+    let through = lecture06(&[&args[..], &["--out", "/dev/stdout"]].concat());
+    assert!(through.status.success(), "{}", stderr(&through));
+    assert_eq!(through.stdout, plain, "through the pipe");
+    // `lecture06 --out /dev/stdout >> log`: the log keeps what it held.
+    let log = std::env::temp_dir().join(format!("lecture06-append-{}.log", std::process::id()));
+    std::fs::write(&log, "earlier lines\n").unwrap();
+    let appending = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_lecture06"))
+        .args(args)
+        .args(["--out", "/dev/stdout"])
+        .stdout(Stdio::from(appending))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let held = std::fs::read(&log).unwrap();
+    assert_eq!(held, [b"earlier lines\n".as_slice(), &plain].concat());
+    std::fs::remove_file(&log).unwrap();
+}

@@ -98,11 +98,32 @@ fn flag() -> impl Strategy<Value = Vec<String>> {
         pick("--tau", &["3", "0", "NaN"]),
         pick("--tree-nodes", &["8", "0", "5000"]),
         pick("--verify-us-per-token", &["21", "1e308", "-3"]),
+        // Other spellings and shapes of a command line.
+        proptest::sample::select(
+            &[
+                "--alpha=0.7",
+                "--batch=1,8",
+                "--hw=",
+                "--no-such-flag",
+                "-x",
+                "--demo",
+                "--target=Llama-3.1-8B\nLlama-3.2-1B",
+                "--ctx=\r512",
+                "--list",
+                "--format=markdown",
+            ][..]
+        )
+        .prop_map(|a| vec![a.to_string()]),
     ]
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+    // A fixed seed: the same 1,000 command lines on every run and machine.
+    #![proptest_config(ProptestConfig {
+        cases: 1000,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(349),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn random_flags_give_finite_json_or_one_line_exit_2(

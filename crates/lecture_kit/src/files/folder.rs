@@ -1,7 +1,7 @@
 //! A folder of output files, written whole under a lock, with the list of what it holds.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File};
+use std::fs::{self, File, Metadata};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -11,19 +11,30 @@ use super::place::temporary_beside;
 use super::{NamedFile, cleanup, make_folder};
 
 /// The file in an output folder that lists the files the last run wrote there, one line
-/// each, `SHA256  NAME` (the format of `sha256sum`, so `sha256sum -c .lecture-files`
-/// checks them).
+/// each: `SHA256 DEVICE:INODE NAME` (the file's bytes and which file it is).
 pub const MANIFEST: &str = ".lecture-files";
+
+/// The file in an output folder that two runs lock to take turns where the folder itself
+/// cannot be locked (kept; it holds nothing).
+pub const LOCK: &str = ".lecture-files.lock";
+
+/// What the manifest says of one file: its hash and which file it was (device, inode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    hash: String,
+    id: (u64, u64),
+}
 
 /// Writes `files` into the folder `dir` (created if needed), whole or not at all, and
 /// removes the files an earlier run wrote there that this one does not: those the
-/// folder's [`MANIFEST`] lists whose bytes are still the ones listed, and that are still
-/// plain files. A file the lecture did not write, or that was changed since, is never
-/// removed, whatever the list says.
+/// folder's [`MANIFEST`] lists that are still the very file written then (same device and
+/// inode), a plain file, holding the same bytes (same SHA-256). A file the lecture did not
+/// write is never removed: a list edited to name one would need that file's inode and
+/// hash, and a file of ours the user edited since is theirs.
 ///
-/// The folder is locked for the whole write (an advisory lock on the folder itself, on
-/// Unix): two runs writing into one folder take turns, and the folder ends with one run's
-/// files and a list naming exactly them.
+/// The folder is locked for the whole write (an advisory lock on the folder, or on
+/// [`LOCK`] in it where that cannot be: see `lock`): two runs writing into one folder take
+/// turns, and the folder ends with one run's files and a list naming exactly them.
 ///
 /// Errors name the file that could not be written; then no file of `files` has changed,
 /// unless renaming the complete files failed part way (a file the system will not
@@ -34,7 +45,8 @@ pub const MANIFEST: &str = ".lecture-files";
 pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
     let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
     for (i, name) in names.iter().enumerate() {
-        if name.is_empty() || name.contains(['/', '\\']) || *name == MANIFEST || *name == ".." {
+        let reserved = [MANIFEST, LOCK, ".", ".."].contains(name);
+        if name.is_empty() || name.contains(['/', '\\']) || reserved {
             return Err(format!("cannot write {name:?}: not a plain file name"));
         }
         if names[..i].contains(name) {
@@ -45,9 +57,7 @@ pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
     let _lock = lock(dir).map_err(|e| format!("cannot lock the folder {}: {e}", dir.display()))?;
     for name in names.iter().copied().chain([MANIFEST]) {
         let path = dir.join(name);
-        if let Ok(m) = fs::symlink_metadata(&path)
-            && !m.file_type().is_file()
-        {
+        if fs::symlink_metadata(&path).is_ok_and(|m| !m.file_type().is_file()) {
             return Err(format!(
                 "cannot write {}: something other than a file stands there",
                 path.display()
@@ -56,10 +66,7 @@ pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
     }
     let manifest_path = dir.join(MANIFEST);
     let earlier = read_manifest(&manifest_path);
-    let ours: BTreeMap<String, String> = files
-        .iter()
-        .map(|(name, bytes)| (name.clone(), sha256(bytes)))
-        .collect();
+    let mut ours = BTreeMap::new();
     let mut temporaries = Vec::new();
     for (name, bytes) in files {
         let path = dir.join(name);
@@ -67,12 +74,17 @@ pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
             let live = cleanup::register(tmp.path());
             tmp.write_all(bytes)?;
             tmp.as_file().sync_all()?;
-            Ok((tmp, live, path.clone()))
+            // A rename keeps the inode: the temporary's is the file's.
+            let id = file_id(&tmp.as_file().metadata()?);
+            Ok((tmp, live, path.clone(), id))
         });
-        let written = written.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        temporaries.push(written);
+        let (tmp, live, path, id) =
+            written.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let hash = format!("{:x}", Sha256::digest(bytes));
+        ours.insert(name.clone(), Entry { hash, id });
+        temporaries.push((tmp, live, path));
     }
-    let stale: BTreeMap<String, String> = earlier
+    let stale: BTreeMap<String, Entry> = earlier
         .into_iter()
         .filter(|(name, _)| !ours.contains_key(name))
         .collect();
@@ -86,59 +98,92 @@ pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
             .map_err(|e| format!("cannot write {}: {}", path.display(), e.error))?;
     }
     write_manifest(&manifest_path, &ours)?;
-    for (name, hash) in stale {
+    for (name, entry) in stale {
         let path = dir.join(&name);
-        let ours_still = fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file())
-            && fs::read(&path).is_ok_and(|bytes| sha256(&bytes) == hash);
-        if ours_still {
+        if still_ours(&path, &entry) {
             let _ = fs::remove_file(&path);
         }
     }
     Ok(())
 }
 
-/// The lowercase hex SHA-256 of `bytes`.
-fn sha256(bytes: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(bytes))
+/// Whether the file at `path` is the one `entry` lists: a plain file (not a link), the
+/// same device and inode, the same SHA-256, hashed through one open handle whose file is
+/// checked to be the one at `path`.
+fn still_ours(path: &Path, entry: &Entry) -> bool {
+    let Ok(at_path) = fs::symlink_metadata(path) else {
+        return false;
+    };
+    if !at_path.file_type().is_file() || file_id(&at_path) != entry.id {
+        return false;
+    }
+    let Ok(mut file) = File::open(path) else {
+        return false;
+    };
+    let same_file = file.metadata().is_ok_and(|m| file_id(&m) == entry.id);
+    let mut hasher = Sha256::new();
+    let hashed = io::copy(&mut file, &mut hasher).is_ok();
+    same_file && hashed && format!("{:x}", hasher.finalize()) == entry.hash
 }
 
-/// The files a manifest lists, with their hashes; a line that is not `HASH  NAME` with a
-/// plain name is ignored (so a list from before hashes, or a tampered one, removes nothing).
-fn read_manifest(path: &Path) -> BTreeMap<String, String> {
+/// A file's device and inode (0, 0 where the system has none to give).
+#[cfg(unix)]
+fn file_id(m: &Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
+}
+
+#[cfg(not(unix))]
+fn file_id(_: &Metadata) -> (u64, u64) {
+    (0, 0)
+}
+
+/// The files a manifest lists; a line that is not `HASH DEVICE:INODE NAME` with a plain
+/// name is ignored (so a list of another form, or a tampered one, removes nothing).
+fn read_manifest(path: &Path) -> BTreeMap<String, Entry> {
     let text = fs::read_to_string(path).unwrap_or_default();
     let entry = |line: &str| {
-        let (hash, name) = line.split_once("  ")?;
+        let mut parts = line.splitn(3, ' ');
+        let (hash, id, name) = (parts.next()?, parts.next()?, parts.next()?);
         let hex = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit());
-        let plain = !name.is_empty() && !name.contains(['/', '\\']) && name != MANIFEST;
-        (hex && plain && name != "..").then(|| (name.to_string(), hash.to_ascii_lowercase()))
+        let (dev, ino) = id.split_once(':')?;
+        let id = (dev.parse().ok()?, ino.parse().ok()?);
+        let reserved = [MANIFEST, LOCK, ".", ".."].contains(&name);
+        let plain = !name.is_empty() && !name.contains(['/', '\\']) && !reserved;
+        let hash = hash.to_ascii_lowercase();
+        (hex && plain).then(|| (name.to_string(), Entry { hash, id }))
     };
     text.lines().filter_map(entry).collect()
 }
 
-fn write_manifest(path: &Path, files: &BTreeMap<String, String>) -> Result<(), String> {
+fn write_manifest(path: &Path, files: &BTreeMap<String, Entry>) -> Result<(), String> {
     let text: String = files
         .iter()
-        .map(|(name, hash)| format!("{hash}  {name}\n"))
+        .map(|(name, e)| format!("{} {}:{} {name}\n", e.hash, e.id.0, e.id.1))
         .collect();
     super::write_file(path, text.as_bytes())
 }
 
-/// An exclusive advisory lock on the folder `dir`, held until the file is dropped.
-#[cfg(unix)]
+/// An exclusive advisory lock for `dir`, held until the file is dropped: on the folder
+/// itself (Unix), or, where the system cannot lock a folder opened for reading (network
+/// file systems emulate `flock` with write locks; other systems cannot open a folder as a
+/// file), on [`LOCK`] in it, which is then kept.
 fn lock(dir: &Path) -> io::Result<File> {
-    let handle = File::open(dir)?;
-    handle.lock()?;
-    Ok(handle)
-}
-
-/// Elsewhere a folder cannot be opened as a file: the lock is a file in it.
-#[cfg(not(unix))]
-fn lock(dir: &Path) -> io::Result<File> {
+    #[cfg(unix)]
+    if let Ok(handle) = File::open(dir)
+        && handle.lock().is_ok()
+    {
+        return Ok(handle);
+    }
+    let path = dir.join(LOCK);
+    if fs::symlink_metadata(&path).is_ok_and(|m| !m.file_type().is_file()) {
+        return Err(io::Error::other(format!("{LOCK} is not a plain file")));
+    }
     let handle = fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(dir.join(".lecture-files.lock"))?;
+        .open(path)?;
     handle.lock()?;
     Ok(handle)
 }

@@ -24,15 +24,19 @@ pub(super) enum Place {
 }
 
 /// Where `path` leads once its symbolic links are followed (a link that leads nowhere
-/// leads to the file it names, which is then created). Errors: more than [`MAX_LINKS`]
-/// links, or a link that cannot be read.
-pub(super) fn follow(path: &Path) -> io::Result<PathBuf> {
+/// leads to the file it names, which is then created), and whether the way there passes
+/// through an open file descriptor (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`), whose
+/// link names a file only as text. Errors: more than [`MAX_LINKS`] links, or a link that
+/// cannot be read.
+pub(super) fn follow(path: &Path) -> io::Result<(PathBuf, bool)> {
     let mut at = path.to_path_buf();
+    let mut through_a_descriptor = false;
     for _ in 0..MAX_LINKS {
         let is_link = fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink());
         if !is_link {
-            return Ok(at);
+            return Ok((at, through_a_descriptor));
         }
+        through_a_descriptor |= is_descriptor(&at);
         let to = fs::read_link(&at)?;
         at = match at.parent() {
             Some(dir) if to.is_relative() => dir.join(to),
@@ -47,7 +51,17 @@ pub(super) fn follow(path: &Path) -> io::Result<PathBuf> {
 /// How `path` (its links followed) is to be written. Errors: a folder, a socket, or a
 /// path that cannot be looked at.
 pub(super) fn place(path: &Path) -> io::Result<Place> {
-    let path = follow(path)?;
+    // What the kernel finds at the end of the links: a pipe behind /dev/stdout is a FIFO.
+    if fs::metadata(path).is_ok_and(|m| is_stream(&m)) {
+        return Ok(Place::Through(path.to_path_buf()));
+    }
+    let (target, through_a_descriptor) = follow(path)?;
+    if through_a_descriptor {
+        // `--out /dev/stdout >> log`: the descriptor's file, appended to as the shell
+        // opened it, never replaced by name.
+        return Ok(Place::Through(path.to_path_buf()));
+    }
+    let path = target;
     let metadata = match fs::symlink_metadata(&path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Place::Replace(path, None)),
         other => other?,
@@ -76,11 +90,11 @@ pub(super) fn write(place: &Place, bytes: &[u8]) -> io::Result<()> {
     match place {
         Place::Replace(path, existing) => match replace(path, existing.as_ref(), bytes)? {
             Replaced::Done => Ok(()),
-            Replaced::OwnerKeptOnlyInPlace => in_place(path, bytes),
+            Replaced::InPlaceOnly => in_place(path, bytes),
         },
         Place::Rewrite(path) => in_place(path, bytes),
         Place::Through(path) => {
-            let mut f = OpenOptions::new().write(true).open(path)?;
+            let mut f = OpenOptions::new().append(true).open(path)?;
             f.write_all(bytes)?;
             f.flush()
         }
@@ -90,20 +104,27 @@ pub(super) fn write(place: &Place, bytes: &[u8]) -> io::Result<()> {
 /// What [`replace`] did.
 enum Replaced {
     Done,
-    /// The new file could not be given the old one's owner: nothing written yet.
-    OwnerKeptOnlyInPlace,
+    /// The new file could not be given the old one's owner, or made beside it: nothing
+    /// written yet.
+    InPlaceOnly,
 }
 
 /// A new file at `path`, with the old one's owner and mode: a temporary with a random
 /// name created exclusively beside it (it never follows or reuses what stands at its
 /// name), flushed to disk and renamed over `path`.
 fn replace(path: &Path, existing: Option<&Metadata>, bytes: &[u8]) -> io::Result<Replaced> {
-    let mut tmp = temporary_beside(path)?;
+    let mut tmp = match temporary_beside(path) {
+        // A file the user may write in a folder they may not: rewritten, as `>` would.
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied && existing.is_some() => {
+            return Ok(Replaced::InPlaceOnly);
+        }
+        other => other?,
+    };
     let _live = cleanup::register(tmp.path());
     if let Some(old) = existing
         && !keep_owner_and_mode(tmp.as_file(), old)?
     {
-        return Ok(Replaced::OwnerKeptOnlyInPlace);
+        return Ok(Replaced::InPlaceOnly);
     }
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
@@ -118,10 +139,12 @@ pub(super) fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFil
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = path
+    // At most 100 characters of the name: a temporary must fit where the file's name fits.
+    let name: String = path
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
+        .map(|n| n.to_string_lossy().chars().take(100).collect())
         .unwrap_or_default();
+    cleanup::watch_signals();
     let prefix = format!(".{name}.");
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(".tmp");
@@ -133,11 +156,22 @@ pub(super) fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFil
     builder.tempfile_in(dir)
 }
 
-/// `bytes` into the file at `path` itself (truncated first), flushed to disk.
+/// `bytes` into the file at `path` itself (truncated first), flushed to disk. The one
+/// write that is not whole-or-nothing: an error part way (a full disk) leaves the file
+/// truncated, and says so.
 fn in_place(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut f = OpenOptions::new().write(true).truncate(true).open(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
+    let written = f.write_all(bytes).and_then(|()| f.sync_all());
+    written.map_err(|e| io::Error::other(format!("{e}; it was rewritten in place (other names link to it, or its owner could not be kept) and is now incomplete")))
+}
+
+/// Whether `path` is an open descriptor's link (`/dev/stdout`, `/dev/fd/N`,
+/// `/proc/PID/fd/N`, `/proc/self/fd/N`).
+fn is_descriptor(path: &Path) -> bool {
+    let text = path.to_string_lossy();
+    let fd_dir = path.parent().is_some_and(|d| d.ends_with("fd"));
+    matches!(&*text, "/dev/stdout" | "/dev/stderr" | "/dev/stdin")
+        || (fd_dir && (text.starts_with("/proc/") || text.starts_with("/dev/fd/")))
 }
 
 #[cfg(unix)]
