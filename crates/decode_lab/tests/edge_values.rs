@@ -203,3 +203,113 @@ fn a_good_share_of_drawn_scenarios_prices_a_round() {
         "only {priced} of 1000 drawn scenarios priced a round"
     );
 }
+
+/// Speculative decoding on tiny models with any prompt, length, tree and temperature:
+/// refused, or the target's own greedy tokens, in the vocabulary, as the plain reference.
+mod decoding {
+    use decode_lab::speculative::reference;
+    use decode_lab::{Sampling, TreeShape, speculative_generate_batch};
+    use proptest::prelude::*;
+    use rand::SeedableRng;
+    use transformer_lab::{Config, TransformerLM, greedy_generate, init_params};
+
+    const TINY: Config = Config {
+        vocab: 9,
+        d_model: 8,
+        n_layers: 2,
+        n_heads: 2,
+        d_ff: 12,
+        max_seq: 12,
+        norm_eps: 1e-5,
+        rope_theta: 10_000.0,
+    };
+
+    /// Prompts, lengths, trees and temperatures: valid ones most of the time.
+    #[allow(clippy::type_complexity)]
+    fn inputs() -> impl Strategy<Value = (Vec<Vec<u32>>, usize, Vec<u32>, f64)> {
+        let token = prop_oneof![9 => 0u32..9, 1 => Just(99)];
+        let prompt = prop_oneof![9 => prop::collection::vec(token, 1..5), 1 => Just(vec![])];
+        let prompts = prop_oneof![9 => prop::collection::vec(prompt, 1..3), 1 => Just(vec![])];
+        let n_new = prop_oneof![9 => 1usize..6, 1 => Just(0usize), 1 => Just(usize::MAX)];
+        let level = prop_oneof![9 => 1u32..3, 1 => Just(0u32)];
+        let levels = prop_oneof![9 => prop::collection::vec(level, 1..3), 1 => Just(vec![])];
+        let temperature = prop_oneof![
+            6 => Just(0.0),
+            2 => Just(0.7),
+            1 => Just(f64::NAN),
+            1 => Just(-1.0)
+        ];
+        (prompts, n_new, levels, temperature)
+    }
+
+    /// What `speculative_generate_batch` gives on `inputs`, checked: `Ok(true)` when it
+    /// decoded, `Ok(false)` when it refused, `Err` naming a broken property.
+    fn decode(
+        (prompts, n_new, levels, temperature): &(Vec<Vec<u32>>, usize, Vec<u32>, f64),
+    ) -> Result<bool, String> {
+        let p = init_params(&TINY, 0).unwrap();
+        let q = init_params(&TINY, 1).unwrap();
+        let target = TransformerLM::new(&p, TINY, "target").unwrap();
+        let draft = TransformerLM::new(&q, TINY, "draft").unwrap();
+        let Ok(shape) = TreeShape::new(levels) else {
+            return Ok(false);
+        };
+        let sampling = Sampling::Temperature(*temperature);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+        let Ok(out) = speculative_generate_batch(
+            &target, &draft, prompts, *n_new, &shape, sampling, &mut rng,
+        ) else {
+            return Ok(false);
+        };
+        if out.len() != prompts.len() {
+            return Err(format!(
+                "{} results for {} prompts",
+                out.len(),
+                prompts.len()
+            ));
+        }
+        for ((tokens, _), prompt) in out.iter().zip(prompts) {
+            if tokens.len() != *n_new || tokens.iter().any(|&t| t >= 9) {
+                return Err(format!("{tokens:?} for {n_new} new tokens of 9"));
+            }
+            if *temperature == 0.0 {
+                let row =
+                    ndarray::Array2::from_shape_vec((1, prompt.len()), prompt.clone()).unwrap();
+                let own = greedy_generate(&target, row.view(), *n_new).unwrap();
+                if own.row(0).to_vec() != *tokens {
+                    return Err(format!("{tokens:?} is not the target's own {own:?}"));
+                }
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+                let plain = reference::speculative_generate(
+                    &target, &draft, prompt, *n_new, &shape, sampling, &mut rng,
+                )
+                .map_err(|e| e.to_string())?;
+                if plain.0 != *tokens {
+                    return Err(format!("{tokens:?} is not the reference's {:?}", plain.0));
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn decoding_is_refused_or_the_targets_own(i in inputs()) {
+            prop_assert!(decode(&i).is_ok(), "{:?}: {:?}", i, decode(&i));
+        }
+    }
+
+    #[test]
+    fn a_good_share_of_drawn_inputs_decodes() {
+        use proptest::strategy::ValueTree;
+        use proptest::test_runner::TestRunner;
+        let mut runner = TestRunner::deterministic();
+        let strategy = inputs();
+        let decoded = (0..200)
+            .filter(|_| decode(&strategy.new_tree(&mut runner).unwrap().current()) == Ok(true))
+            .count();
+        assert!(decoded >= 40, "only {decoded} of 200 drawn inputs decoded");
+    }
+}

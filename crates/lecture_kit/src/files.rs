@@ -10,7 +10,7 @@
 //! | nothing, or a regular file | a temporary with a random name, created exclusively in the same folder (never following a link planted at its name), flushed to disk and renamed over the path; the old file's mode and owner are kept |
 //! | a regular file with other names (hard links), or one whose owner the new file cannot be given | in place, truncated and rewritten, so every name sees the new bytes and the owner stays |
 //! | a symbolic link | the file it leads to, by these rules (the link stays a link; a link that leads nowhere creates the file it names) |
-//! | a FIFO or a device (`/dev/null`, `/dev/stdout`) | straight through, as a shell's `>` does; a full device is an error |
+//! | a FIFO, a device, a descriptor's link (`/dev/null`, `/dev/stdout`, `/dev/fd/N`) | straight through, opened to append (a pipe stays a pipe, a file redirected with `>>` keeps what it held); a full device is an error |
 //! | a folder, a socket | refused, nothing written |
 //!
 //! A folder of files ([`write_folder`]) is written whole or not at all, under a lock, and

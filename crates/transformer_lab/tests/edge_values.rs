@@ -5,8 +5,12 @@
 
 use ndarray::{Array1, Array2};
 use proptest::prelude::*;
+use rand::SeedableRng;
 use transformer_lab::ops::softmax_checked;
-use transformer_lab::{Config, TransformerLM, argmax, init_params, reference};
+use transformer_lab::{
+    Config, TransformerLM, argmax, autoregressive_generate, greedy_generate, init_params,
+    reference, sample_tokens,
+};
 
 fn size() -> impl Strategy<Value = usize> {
     prop_oneof![
@@ -136,6 +140,40 @@ proptest! {
             prop_assert!(x.iter().all(|p| p.is_finite() && *p >= 0.0));
             let sum: f32 = x.iter().sum();
             prop_assert!((sum - 1.0).abs() < 1e-4, "{sum}");
+        }
+    }
+
+    #[test]
+    fn generation_and_sampling_are_refused_or_in_the_vocabulary(
+        cfg in tiny_config(),
+        rows in 0usize..3,
+        cols in 0usize..5,
+        n_new in prop_oneof![0usize..6, Just(usize::MAX)],
+        temperature in prop_oneof![Just(0.0), Just(1.0), Just(f64::NAN), Just(-1.0), Just(f64::INFINITY), 0.0f64..3.0],
+        n_seq in prop_oneof![0usize..4, Just(usize::MAX)],
+        length in prop_oneof![0usize..9, Just(usize::MAX)],
+        slots in prop::collection::vec(0usize..12, 0..4),
+    ) {
+        let p = init_params(&cfg, 1).unwrap();
+        let model = TransformerLM::new(&p, cfg, "probe").unwrap();
+        let prompts = Array2::<u32>::zeros((rows, cols));
+        let in_vocab = |a: &Array2<u32>| a.iter().all(|&t| (t as usize) < cfg.vocab);
+        if let Ok(out) = greedy_generate(&model, prompts.view(), n_new) {
+            prop_assert!(in_vocab(&out) && out.dim() == (rows, n_new));
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        if let Ok(out) = autoregressive_generate(&model, prompts.view(), n_new, temperature, &mut rng) {
+            prop_assert!(in_vocab(&out) && temperature.is_finite() && temperature >= 0.0);
+        }
+        if let Ok(s) = sample_tokens(&p, &cfg, n_seq, length, 3) {
+            prop_assert!(in_vocab(&s) && s.dim() == (n_seq, length));
+        }
+        // A cache's rollback on any slots: refused or kept within the cache.
+        if let Ok((mut cache, _)) = model.prefill(Array2::<u32>::zeros((1, cfg.max_seq.min(4))).view()) {
+            let before = cache.len();
+            if cache.keep(1, &slots).is_ok() {
+                prop_assert!(cache.len() <= before);
+            }
         }
     }
 }

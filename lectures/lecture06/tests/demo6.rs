@@ -183,3 +183,30 @@ fn a_host_already_busy_when_the_measurement_began_is_said_so() {
     // A measured remark: masked, both print the same bytes.
     assert_eq!(text(&report(busy).masked()), text(&report(idle).masked()));
 }
+
+/// Under an address-space limit below what demo 6 needs, the run says so in one line and
+/// exits 1, before it builds the scaled model (it used to abort: rc 134, "memory
+/// allocation … failed").
+#[test]
+#[allow(clippy::print_stderr)] // a skipped check says so
+fn too_little_memory_is_one_line_not_an_abort() {
+    let script = format!(
+        "ulimit -v 1048576 && exec {} --demo 6",
+        env!("CARGO_BIN_EXE_lecture06")
+    );
+    let Ok(o) = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .output()
+    else {
+        eprintln!("SKIPPED: no sh to set the limit with");
+        return;
+    };
+    let err = String::from_utf8_lossy(&o.stderr);
+    let last = err.lines().last().unwrap_or_default();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        last.contains("needs about") && last.contains("address-space limit"),
+        "{last}"
+    );
+    assert!(o.stdout.is_empty(), "nothing printed before the refusal");
+}
