@@ -14,6 +14,7 @@
 
 #[cfg(feature = "arbitrary")]
 pub mod arbitrary;
+pub mod card_file;
 
 /// One accelerator as the roofline model sees it.
 ///

@@ -51,7 +51,8 @@ pub const DEFAULT_DRAFT: ModelConfig = decode_lab::LLAMA32_1B;
 /// `--hw NAME`: the accelerator.
 #[derive(Debug, Clone, Copy, PartialEq, clap::Args, Serialize)]
 pub struct Card {
-    /// Accelerator (see --list), e.g. H200, A100, MI300X.
+    /// Accelerator (see --list), e.g. H200, A100, MI300X, or a path to a card of your own
+    /// (a TOML file of the same fields: see hw_specs::card_file).
     #[arg(long, value_name = "NAME", default_value = DEFAULT_HW.name, value_parser = parse_hw)]
     #[serde(serialize_with = "accelerator_name")]
     pub hw: Accelerator,
@@ -103,9 +104,17 @@ impl TargetOnCard {
     }
 }
 
-/// `--hw NAME`: an accelerator of the registry, by name or alias, any case.
-pub fn parse_hw(name: &str) -> Result<Accelerator, String> {
-    hw_specs::accelerator(name)
+/// `--hw NAME`: an accelerator of the registry, by name or alias, any case; or `PATH`, a
+/// card of one's own as a TOML file ([`hw_specs::card_file`]; a value naming an existing
+/// file, or one with a `/`, a `\\` or a `.toml` ending, is a path).
+pub fn parse_hw(text: &str) -> Result<Accelerator, String> {
+    let path = std::path::Path::new(text);
+    if path.is_file() || text.contains(['/', '\\']) || text.ends_with(".toml") {
+        let file = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        return Accelerator::from_toml(&file).map_err(|e| format!("{}: {e}", path.display()));
+    }
+    hw_specs::accelerator(text)
         .copied()
         .map_err(|e| e.to_string())
 }

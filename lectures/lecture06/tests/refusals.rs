@@ -392,3 +392,35 @@ fn a_config_json_is_read_named_after_its_folder_and_priced() {
     refused(&["--target", p], &["vocab_size"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_card_of_ones_own_is_read_validated_and_priced() {
+    let dir = std::env::temp_dir().join(format!("lecture06-card-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let card = "name = \"my H100\"\npeak_flops_bf16 = 989e12\npeak_flops_fp8 = 1979e12\n\
+                hbm_bandwidth = 3.35e12\nmemory_bytes = 80e9\n[interconnect]\n\
+                kind = \"NVLink 4 (NVSwitch)\"\nper_direction = 450e9\n";
+    let path = dir.join("card.toml");
+    std::fs::write(&path, card).unwrap();
+    let p = path.to_str().unwrap();
+    // The H100's own figures under another name: the same tables.
+    let tables = |text: &str| -> Vec<String> {
+        let lines = text.lines().filter(|l| l.starts_with('|'));
+        lines.map(String::from).collect()
+    };
+    let mine = runs(&["--demo", "1", "--hw", p]);
+    assert!(mine.contains("my H100"), "{mine}");
+    assert_eq!(
+        tables(&mine),
+        tables(&runs(&["--demo", "1", "--hw", "H100"]))
+    );
+    std::fs::write(&path, card.replace("80e9", "-80e9")).unwrap();
+    refused(&["--hw", p], &["my H100: memory must be"]);
+    std::fs::write(&path, card.replace("hbm_bandwidth", "hbm_bandwith")).unwrap();
+    refused(&["--hw", p], &["hbm_bandwith"]);
+    refused(
+        &["--hw", "no/such/card.toml"],
+        &["cannot read no/such/card.toml"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
