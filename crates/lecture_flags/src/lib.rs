@@ -108,8 +108,7 @@ impl TargetOnCard {
 /// card of one's own as a TOML file ([`hw_specs::card_file`]; a value naming an existing
 /// file, or one with a `/`, a `\\` or a `.toml` ending, is a path).
 pub fn parse_hw(text: &str) -> Result<Accelerator, String> {
-    let path = std::path::Path::new(text);
-    if path.is_file() || text.contains(['/', '\\']) || text.ends_with(".toml") {
+    if let Some(path) = as_path(text, ".toml") {
         let file = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         return Accelerator::from_toml(&file).map_err(|e| format!("{}: {e}", path.display()));
@@ -123,12 +122,18 @@ pub fn parse_hw(text: &str) -> Result<Accelerator, String> {
 /// Hugging Face `config.json` (a value naming an existing file, or one with a `/`, a `\\`
 /// or a `.json` ending, is a path: a missing file is an error, never a name).
 pub fn parse_model(text: &str) -> Result<ModelConfig, String> {
-    let path = std::path::Path::new(text);
-    let looks_like_a_path = text.contains(['/', '\\']) || text.ends_with(".json");
-    if path.is_file() || looks_like_a_path {
+    if let Some(path) = as_path(text, ".json") {
         return ModelConfig::from_hf_config_file(path).map_err(|e| e.to_string());
     }
     llm_math::model(text).copied().map_err(|e| e.to_string())
+}
+
+/// `text` as a path when it is one: it names an existing file, holds a `/` or a `\\`, or
+/// ends with `extension` (so a mistyped path is an error about the file, never a name).
+fn as_path<'a>(text: &'a str, extension: &str) -> Option<&'a std::path::Path> {
+    let path = std::path::Path::new(text);
+    let looks_like_one = text.contains(['/', '\\']) || text.ends_with(extension);
+    (looks_like_one || path.is_file()).then_some(path)
 }
 
 /// A card in the JSON export's setup: its name.

@@ -52,7 +52,16 @@ impl ModelConfig {
     ) -> Result<ModelConfig, Error> {
         let doc: Value = serde_json::from_str(text)
             .map_err(|e| Error::Invalid(format!("{name}: config.json is not JSON: {e}")))?;
-        let cfg = Fields { doc: &doc, name };
+        Self::from_hf_value(&doc, name, tokenizer)
+    }
+
+    /// [`ModelConfig::from_hf_config`] of a `config.json` already parsed.
+    fn from_hf_value(
+        doc: &Value,
+        name: &'static str,
+        tokenizer: Tokenizer,
+    ) -> Result<ModelConfig, Error> {
+        let cfg = Fields { doc, name };
         let Value::Object(_) = doc else {
             return Err(cfg.bad("the file is not a JSON object"));
         };
@@ -160,7 +169,9 @@ impl ModelConfig {
             _ => path.file_stem(),
         };
         let name = stem.map_or("config.json".into(), |s| s.to_string_lossy().into_owned());
-        let doc: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        let doc: Value = serde_json::from_str(&text).map_err(|e| {
+            Error::Invalid(format!("{}: config.json is not JSON: {e}", path.display()))
+        })?;
         let family = format!(
             "{} ({} tokens)",
             doc["model_type"].as_str().unwrap_or("unnamed"),
@@ -168,7 +179,7 @@ impl ModelConfig {
         );
         let name: &'static str = Box::leak(name.into_boxed_str());
         let family: &'static str = Box::leak(family.into_boxed_str());
-        ModelConfig::from_hf_config(&text, name, Tokenizer::Declared(family))
+        ModelConfig::from_hf_value(&doc, name, Tokenizer::Declared(family))
     }
 }
 
