@@ -91,6 +91,8 @@ impl Machine {
             aliases: &[],
             peak_flops_bf16: self.peak_flops(),
             peak_flops_fp8: None,
+            peak_ops_int8: None,
+            peak_flops_fp4: None,
             hbm_bandwidth: self.bandwidth_bytes(),
             memory_bytes: self.memory.as_ref().map_or(0.0, |&m| m as f64),
             interconnect: Interconnect {

@@ -38,30 +38,44 @@ pub fn accelerator() -> BoxedStrategy<Accelerator> {
     .boxed()
 }
 
-/// A card of [`mostly`] plausible figures.
+/// A card of [`mostly`] plausible figures; the optional peaks (FP8, INT8, FP4) and the
+/// mesh link are each absent half the time.
 pub fn wild_accelerator() -> BoxedStrategy<Accelerator> {
-    let fp8 = prop_oneof![Just(None), mostly(1e12..1e16).prop_map(Some)];
-    let mesh = prop_oneof![Just(None), mostly(1e9..1e12).prop_map(Some)];
+    let peaks = (
+        optional(1e12..1e16),
+        optional(1e12..1e16),
+        optional(1e12..1e17),
+    );
+    let mesh = optional(1e9..1e12);
     (
         mostly(1e12..1e16),
-        fp8,
+        peaks,
         mostly(1e11..1e13),
         mostly(1e9..1e12),
         mostly(1e9..1e12),
         mesh,
     )
-        .prop_map(|(bf16, fp8, bandwidth, memory, link, mesh)| Accelerator {
-            name: "probe",
-            aliases: &[],
-            peak_flops_bf16: bf16,
-            peak_flops_fp8: fp8,
-            hbm_bandwidth: bandwidth,
-            memory_bytes: memory,
-            interconnect: Interconnect {
-                kind: "probe link",
-                per_direction: link,
-                mesh_link_per_direction: mesh,
+        .prop_map(
+            |(bf16, (fp8, int8, fp4), bandwidth, memory, link, mesh)| Accelerator {
+                name: "probe",
+                aliases: &[],
+                peak_flops_bf16: bf16,
+                peak_flops_fp8: fp8,
+                peak_ops_int8: int8,
+                peak_flops_fp4: fp4,
+                hbm_bandwidth: bandwidth,
+                memory_bytes: memory,
+                interconnect: Interconnect {
+                    kind: "probe link",
+                    per_direction: link,
+                    mesh_link_per_direction: mesh,
+                },
             },
-        })
+        )
         .boxed()
+}
+
+/// `None` half the time, else `Some` of a [`mostly`] plausible figure.
+fn optional(range: std::ops::Range<f64>) -> BoxedStrategy<Option<f64>> {
+    prop_oneof![Just(None), mostly(range).prop_map(Some)].boxed()
 }

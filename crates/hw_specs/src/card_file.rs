@@ -5,6 +5,8 @@
 //! name = "RTX 4090"
 //! peak_flops_bf16 = 165.2e12     # dense, FLOP/s
 //! peak_flops_fp8 = 330.3e12      # optional: a card without FP8 tensor cores leaves it out
+//! peak_ops_int8 = 660.6e12       # optional: dense INT8 ops/s; a card without leaves it out
+//! # peak_flops_fp4 = …           # optional: dense FP4 FLOP/s (Blackwell and later)
 //! hbm_bandwidth = 1.008e12       # bytes/s
 //! memory_bytes = 24e9            # bytes
 //!
@@ -24,6 +26,8 @@ struct CardFile {
     name: String,
     peak_flops_bf16: f64,
     peak_flops_fp8: Option<f64>,
+    peak_ops_int8: Option<f64>,
+    peak_flops_fp4: Option<f64>,
     hbm_bandwidth: f64,
     memory_bytes: f64,
     interconnect: LinkFile,
@@ -43,26 +47,31 @@ impl Accelerator {
     /// command line, once per card), [validated](Accelerator::validate).
     ///
     /// Errors: text that is not such a file (a field missing, unknown or of the wrong
-    /// type, named by the TOML reader), or a card that cannot exist.
+    /// type, the field named), or a card that cannot exist.
     ///
     /// ```
     /// let text = "name = 'mine'\npeak_flops_bf16 = 1e15\nhbm_bandwidth = 3e12\n\
     ///             memory_bytes = 80e9\n[interconnect]\nkind = 'PCIe'\nper_direction = 32e9\n";
     /// let card = hw_specs::Accelerator::from_toml(text)?;
-    /// assert_eq!((card.name, card.peak_flops_fp8), ("mine", None));
+    /// assert_eq!((card.name, card.peak_flops_fp8, card.peak_ops_int8), ("mine", None, None));
     /// assert!(hw_specs::Accelerator::from_toml("name = 'x'").is_err());
     /// # Ok::<(), hw_specs::InvalidAccelerator>(())
     /// ```
     pub fn from_toml(text: &str) -> Result<Accelerator, InvalidAccelerator> {
         let file: CardFile = toml::from_str(text).map_err(|e| InvalidAccelerator {
             name: "card file".into(),
-            reason: e.message().to_string(),
+            reason: match field_at(text, &e) {
+                Some(key) if !e.message().contains(key) => format!("{key}: {}", e.message()),
+                _ => e.message().to_string(),
+            },
         })?;
         let card = Accelerator {
             name: Box::leak(file.name.into_boxed_str()),
             aliases: &[],
             peak_flops_bf16: file.peak_flops_bf16,
             peak_flops_fp8: file.peak_flops_fp8,
+            peak_ops_int8: file.peak_ops_int8,
+            peak_flops_fp4: file.peak_flops_fp4,
             hbm_bandwidth: file.hbm_bandwidth,
             memory_bytes: file.memory_bytes,
             interconnect: Interconnect {
@@ -74,6 +83,16 @@ impl Accelerator {
         card.validate()?;
         Ok(card)
     }
+}
+
+/// The key of the `key = value` line a TOML error points into, if it points into one: the
+/// reader's own message for a value of the wrong type does not name its field.
+fn field_at<'t>(text: &'t str, e: &toml::de::Error) -> Option<&'t str> {
+    let before = text.get(..e.span()?.start)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let (key, _) = text[line_start..].lines().next()?.split_once('=')?;
+    let key = key.trim();
+    (!key.is_empty() && !key.starts_with('#')).then_some(key)
 }
 
 #[cfg(test)]
@@ -99,5 +118,37 @@ mod tests {
         let negative = MINE.replace("memory_bytes = 80e9", "memory_bytes = -1.0");
         let e = Accelerator::from_toml(&negative).unwrap_err().to_string();
         assert!(e.starts_with("mine: memory must be"), "{e}");
+    }
+
+    #[test]
+    fn int8_and_fp4_peaks_are_optional_and_validated() {
+        let bare = Accelerator::from_toml(MINE).unwrap();
+        assert_eq!((bare.peak_ops_int8, bare.peak_flops_fp4), (None, None));
+        let peaks = "peak_flops_bf16 = 1e15\npeak_ops_int8 = 2e15\npeak_flops_fp4 = 4e15";
+        let full = Accelerator::from_toml(&MINE.replace("peak_flops_bf16 = 1e15", peaks)).unwrap();
+        assert_eq!(full.peak_ops_int8, Some(2e15));
+        assert_eq!(full.peak_flops_fp4, Some(4e15));
+        assert_eq!(full.peak_flops_fp4_or_fp8(), 4e15);
+        for (line, field) in [
+            ("peak_ops_int8 = -1.0", "mine: INT8 peak must be"),
+            ("peak_ops_int8 = nan", "mine: INT8 peak must be"),
+            ("peak_flops_fp4 = 0.0", "mine: FP4 peak must be"),
+            ("peak_flops_fp4 = inf", "mine: FP4 peak must be"),
+        ] {
+            let text = MINE.replace("hbm_bandwidth", &format!("{line}\nhbm_bandwidth"));
+            let e = Accelerator::from_toml(&text).unwrap_err().to_string();
+            assert!(e.starts_with(field), "{e}");
+        }
+        // Of the wrong type: the field is named (the reader alone does not name it).
+        let text = MINE.replace("hbm_bandwidth", "peak_ops_int8 = 'fast'\nhbm_bandwidth");
+        let e = Accelerator::from_toml(&text).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "card file: peak_ops_int8: invalid type: string \"fast\", expected f64"
+        );
+        // A misspelt new field is still refused.
+        let text = MINE.replace("hbm_bandwidth", "peak_ops_int4 = 1e15\nhbm_bandwidth");
+        let e = Accelerator::from_toml(&text).unwrap_err().to_string();
+        assert!(e.contains("peak_ops_int4"), "{e}");
     }
 }

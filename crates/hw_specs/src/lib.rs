@@ -33,6 +33,13 @@ pub struct Accelerator {
     /// Peak dense FP8 tensor throughput, FLOP/s (no 2:4 sparsity); `None` for a card
     /// without FP8 tensor cores (A100), which runs FP8 weights at its bf16 rate.
     pub peak_flops_fp8: Option<f64>,
+    /// Peak dense INT8 tensor throughput, ops/s (no 2:4 sparsity); `None` for a card
+    /// without an INT8 tensor path (V100), which runs INT8 weights at its bf16 rate.
+    pub peak_ops_int8: Option<f64>,
+    /// Peak dense FP4 tensor throughput, FLOP/s (no 2:4 sparsity); `None` for a card
+    /// without FP4 tensor cores (every one before Blackwell), which runs FP4 weights at
+    /// its FP8 rate, or its bf16 rate without FP8.
+    pub peak_flops_fp4: Option<f64>,
     /// Peak HBM bandwidth, bytes/s.
     pub hbm_bandwidth: f64,
     /// Device memory, bytes (decimal: 80 GB = 80e9 bytes).
@@ -101,8 +108,35 @@ impl Accelerator {
         self.peak_flops_fp8.unwrap_or(self.peak_flops_bf16)
     }
 
-    /// Whether the card can exist: every peak, the bandwidth and the memory from 1 (FLOP/s,
-    /// byte/s, byte) to [`MAX_FIGURE`], the interconnect's bandwidths from 0 to it. Every pass and capacity in
+    /// Peak dense INT8 throughput, ops/s, or the bf16 peak on a card without an INT8
+    /// tensor path (the INT8 weights are then upcast and multiplied at bf16 speed).
+    ///
+    /// ```
+    /// assert_eq!(hw_specs::H100.peak_ops_int8_or_bf16(), 1979e12);
+    /// let v100 = hw_specs::accelerator("V100-SXM2-32GB")?;
+    /// assert_eq!(v100.peak_ops_int8_or_bf16(), v100.peak_flops_bf16);
+    /// # Ok::<(), hw_specs::UnknownAccelerator>(())
+    /// ```
+    pub fn peak_ops_int8_or_bf16(&self) -> f64 {
+        self.peak_ops_int8.unwrap_or(self.peak_flops_bf16)
+    }
+
+    /// Peak dense FP4 throughput, FLOP/s, or on a card without FP4 tensor cores the rate
+    /// the FP4 weights are upcast to: [`Accelerator::peak_flops_fp8_or_bf16`].
+    ///
+    /// ```
+    /// assert_eq!(hw_specs::B200.peak_flops_fp4_or_fp8(), 9e15);
+    /// assert_eq!(hw_specs::H100.peak_flops_fp4_or_fp8(), 1979e12);
+    /// assert_eq!(hw_specs::A100.peak_flops_fp4_or_fp8(), 312e12);
+    /// ```
+    pub fn peak_flops_fp4_or_fp8(&self) -> f64 {
+        self.peak_flops_fp4
+            .unwrap_or_else(|| self.peak_flops_fp8_or_bf16())
+    }
+
+    /// Whether the card can exist: every peak (the optional FP8, INT8 and FP4 ones when
+    /// present), the bandwidth and the memory from 1 (FLOP/s or op/s, byte/s, byte) to
+    /// [`MAX_FIGURE`], the interconnect's bandwidths from 0 to it. Every pass and capacity in
     /// the course's libraries asks this first, so a hand-built card with a NaN, negative
     /// or infinite figure is an error, never a NaN or negative time.
     ///
@@ -116,6 +150,8 @@ impl Accelerator {
         let positive = [
             ("dense bf16 peak", self.peak_flops_bf16),
             ("FP8 peak", self.peak_flops_fp8.unwrap_or(1.0)),
+            ("INT8 peak", self.peak_ops_int8.unwrap_or(1.0)),
+            ("FP4 peak", self.peak_flops_fp4.unwrap_or(1.0)),
             ("memory bandwidth", self.hbm_bandwidth),
             ("memory", self.memory_bytes),
         ];
@@ -181,6 +217,10 @@ const NVLINK4: Interconnect = Interconnect {
 /// BF16 Tensor Core 1,979 TFLOPS *with sparsity*, i.e. 989 TFLOPS dense;
 /// FP8 Tensor Core 3,958 TFLOPS with sparsity, i.e. 1,979 dense;
 /// GPU memory bandwidth 3.35 TB/s; GPU memory 80 GB; NVLink 900 GB/s.
+/// INT8 Tensor Core 3,958 TOPS with sparsity, i.e. 1,979 dense (lamonoai/gpumap's table of
+/// the datasheets, <https://github.com/lamonoai/gpumap/blob/main/nvidia/GPU.md>, "INT8 Tensor
+/// Core(TOPS) | 1,979" / "3,958" with sparsity; Glenn K. Lockwood, "H100",
+/// <https://glennklockwood.com/garden/processors/h100>, "INT8 | 1978.9 | 3957.8"); no FP4.
 pub const H100: Accelerator = Accelerator {
     name: "H100",
     aliases: &["H100-SXM", "H100-SXM5", "H100-80GB"],
@@ -188,6 +228,9 @@ pub const H100: Accelerator = Accelerator {
     peak_flops_bf16: 989e12,
     // 3958e12 / 2, same footnote.
     peak_flops_fp8: Some(1979e12),
+    // 3958e12 / 2, same footnote.
+    peak_ops_int8: Some(1979e12),
+    peak_flops_fp4: None,
     // HBM3, 3.35 TB/s.
     hbm_bandwidth: 3.35e12,
     // 80 GB, decimal, as the lecture says "80 GB".
@@ -201,12 +244,16 @@ pub const H100: Accelerator = Accelerator {
 /// FP8 3,026 with sparsity → 1,513 dense; memory bandwidth 2.0 TB/s (HBM2e); 80 GB;
 /// interconnect "PCIe Gen5: 128 GB/s" (bidirectional: 64 GB/s each way). The optional
 /// NVLink bridge (600 GB/s) joins only pairs of cards, so tensor parallelism is costed
-/// over PCIe.
+/// over PCIe. INT8 3,026 TOPS with sparsity → 1,513 dense (lamonoai/gpumap,
+/// <https://github.com/lamonoai/gpumap/blob/main/nvidia/GPU.md>, column "NVIDIA H100 for
+/// PCIe": "INT8 Tensor Core(TOPS) | 1,513", "3,026" with sparsity); no FP4.
 pub const H100_PCIE: Accelerator = Accelerator {
     name: "H100-PCIe",
     aliases: &["H100-PCIe-80GB"],
     peak_flops_bf16: 756e12,
     peak_flops_fp8: Some(1513e12),
+    peak_ops_int8: Some(1513e12),
+    peak_flops_fp4: None,
     hbm_bandwidth: 2.0e12,
     memory_bytes: 80e9,
     interconnect: Interconnect {
@@ -220,12 +267,18 @@ pub const H100_PCIE: Accelerator = Accelerator {
 ///
 /// Source: NVIDIA H200 datasheet: BF16 1,979 TFLOPS with sparsity → 989 dense (the H100's
 /// compute); FP8 3,958 with sparsity → 1,979 dense; 4.8 TB/s HBM3e; 141 GB;
-/// NVLink 900 GB/s (bidirectional).
+/// NVLink 900 GB/s (bidirectional). INT8 3,958 TOPS with sparsity → 1,979 dense
+/// (lamonoai/gpumap, <https://github.com/lamonoai/gpumap/blob/main/nvidia/GPU.md>, column
+/// "NVIDIA H200 for SXM5"; stas00/ml-engineering,
+/// <https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md>,
+/// dense int8 "1979"); no FP4.
 pub const H200: Accelerator = Accelerator {
     name: "H200",
     aliases: &["H200-SXM"],
     peak_flops_bf16: 989e12,
     peak_flops_fp8: Some(1979e12),
+    peak_ops_int8: Some(1979e12),
+    peak_flops_fp4: None,
     hbm_bandwidth: 4.8e12,
     memory_bytes: 141e9,
     interconnect: NVLINK4,
@@ -235,11 +288,17 @@ pub const H200: Accelerator = Accelerator {
 ///
 /// Source: NVIDIA A100 datasheet: BF16 312 TFLOPS dense (624 with sparsity); no FP8
 /// tensor cores; 2,039 GB/s HBM2e; 80 GB; NVLink 3 "600 GB/s" (bidirectional: 300 each way).
+/// INT8 624 TOPS dense, 1,248 with sparsity (winston-zhang-orz/gpu-specs,
+/// <https://github.com/winston-zhang-orz/gpu-specs/blob/main/specs.md>, A100 SXM4 80GB;
+/// Glenn K. Lockwood, "A100", <https://glennklockwood.com/garden/processors/A100>,
+/// "INT8 | 624 | 1248"); no FP4.
 pub const A100: Accelerator = Accelerator {
     name: "A100",
     aliases: &["A100-SXM", "A100-80GB", "A100-SXM-80GB"],
     peak_flops_bf16: 312e12,
     peak_flops_fp8: None,
+    peak_ops_int8: Some(624e12),
+    peak_flops_fp4: None,
     hbm_bandwidth: 2.039e12,
     memory_bytes: 80e9,
     interconnect: Interconnect {
@@ -253,14 +312,21 @@ pub const A100: Accelerator = Accelerator {
 ///
 /// Source: NVIDIA HGX B200 datasheet, per GPU: BF16 4.5 PFLOPS with sparsity → 2.25 dense;
 /// FP8 9 PFLOPS with sparsity → 4.5 dense; 180 GB (the HGX B200's per-GPU memory);
-/// NVLink 5 "1.8 TB/s" (bidirectional: 900 GB/s each way).
+/// NVLink 5 "1.8 TB/s" (bidirectional: 900 GB/s each way). INT8 9 POPS and FP4 18 PFLOPS
+/// per GPU, sparse ("dense is one-half of the sparse value") → 4.5 POPS and 9 PFLOPS dense:
+/// NVIDIA Blackwell datasheet table,
+/// <https://nvdam.widen.net/s/wwnsxrhm2w/blackwell-datasheet-3384703>, as transcribed in atineoSE/coding-model-seeks-gpu,
+/// <https://github.com/atineoSE/coding-model-seeks-gpu/blob/main/pipeline/pipeline/sources/gb200_specs.md>;
+/// Glenn K. Lockwood, "B200", <https://glennklockwood.com/garden/processors/B200>,
+/// "INT8 | 4500 | 9000", "FP4 | 9000 | 18000".
 ///
 /// Memory bandwidth, re-checked: the datasheet's 8 TB/s per GPU (64 TB/s per board) is
 /// what this constant holds. A shipping B200's driver reports a 7,680-bit bus (not
 /// 8,192) at 3,996 MHz, DDR: 7680 / 8 × 3.996e9 × 2 = 7.67 TB/s, 4% less — pytorch/ao
 /// PR #4002, "update b200 peak memory bandwidth" (March 2026), which corrected its
 /// roofline tables to that figure. The datasheet figure stays until NVIDIA's current
-/// product table is checked against that report. (With
+/// product table is checked against that report. (The newer Blackwell datasheet table
+/// above prints "180 GB HBM3E | 7.7 TB/s" per HGX B200 GPU, which agrees with it.) (With
 /// 7.67 TB/s, B200's critical batch at 60% / 80% becomes 220.0 tokens, which is also
 /// the default H100 figure that lecture 6's tests treat as default-only wording.)
 pub const B200: Accelerator = Accelerator {
@@ -268,6 +334,8 @@ pub const B200: Accelerator = Accelerator {
     aliases: &["HGX-B200"],
     peak_flops_bf16: 2.25e15,
     peak_flops_fp8: Some(4.5e15),
+    peak_ops_int8: Some(4.5e15),
+    peak_flops_fp4: Some(9e15),
     hbm_bandwidth: 8.0e12,
     memory_bytes: 180e9,
     interconnect: Interconnect {
@@ -283,12 +351,18 @@ pub const B200: Accelerator = Accelerator {
 /// sparsity); FP8 2,614.9 TFLOPS dense (5,229.8 with sparsity); 5.3 TB/s HBM3; 192 GB;
 /// 7 AMD Infinity Fabric links of 128 GB/s each (bidirectional; "peak aggregate P2P
 /// bandwidth 896 GB/s"), one to each of the other 7 GPUs of an 8-GPU platform — no switch,
-/// so a pair of cards shares one link, 64 GB/s each way.
+/// so a pair of cards shares one link, 64 GB/s each way. INT8 at the FP8 rate, 2,614.9
+/// TOPS dense: stas00/ml-engineering,
+/// <https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md>,
+/// prints it rounded, "AMD MI300X | … | 2600 | 2600" (fp8 | int8, without sparsity); no FP4
+/// (same table, "fp6 | fp4": "X | X").
 pub const MI300X: Accelerator = Accelerator {
     name: "MI300X",
     aliases: &["Instinct-MI300X"],
     peak_flops_bf16: 1307.4e12,
     peak_flops_fp8: Some(2614.9e12),
+    peak_ops_int8: Some(2614.9e12),
+    peak_flops_fp4: None,
     hbm_bandwidth: 5.3e12,
     memory_bytes: 192e9,
     interconnect: Interconnect {
@@ -302,12 +376,17 @@ pub const MI300X: Accelerator = Accelerator {
 ///
 /// Source: NVIDIA L40S datasheet: BF16 362.05 TFLOPS dense (733 with sparsity); FP8
 /// 733 TFLOPS dense (1,466 with sparsity); 864 GB/s GDDR6; 48 GB; no NVLink,
-/// "PCIe Gen4 x16: 64 GB/s bidirectional" (32 GB/s each way).
+/// "PCIe Gen4 x16: 64 GB/s bidirectional" (32 GB/s each way). INT8 733 TOPS dense, 1,466
+/// with sparsity (winston-zhang-orz/gpu-specs,
+/// <https://github.com/winston-zhang-orz/gpu-specs/blob/main/specs.md>, L40S column;
+/// stas00/ml-engineering, dense int8 "733"); no FP4.
 pub const L40S: Accelerator = Accelerator {
     name: "L40S",
     aliases: &[],
     peak_flops_bf16: 362e12,
     peak_flops_fp8: Some(733e12),
+    peak_ops_int8: Some(733e12),
+    peak_flops_fp4: None,
     hbm_bandwidth: 864e9,
     memory_bytes: 48e9,
     interconnect: Interconnect {
@@ -329,11 +408,32 @@ impl std::fmt::Display for UnknownAccelerator {
         let names: Vec<&str> = catalog::all_accelerators().map(|a| a.name).collect();
         write!(
             f,
-            "unknown accelerator \"{}\"; choose one of: {}",
+            "unknown accelerator \"{}\"; the closest: {} (of {} cards)",
             self.0,
-            names.join(", ")
+            closest_names(&self.0, &names).join(", "),
+            names.len()
         )
     }
+}
+
+/// The (at most) five of `names` closest to `name` (Jaro–Winkler similarity, ignoring
+/// case; ties keep `names`' order): what an unknown card's or model's error suggests,
+/// where the whole list would be longer than a reader reads.
+///
+/// ```
+/// let names = ["H100", "H200", "A100", "MI300X", "L40S", "B200"];
+/// assert_eq!(hw_specs::closest_names("h10", &names)[0], "H100");
+/// assert_eq!(hw_specs::closest_names("x", &names).len(), 5);
+/// ```
+pub fn closest_names<'a>(name: &str, names: &[&'a str]) -> Vec<&'a str> {
+    let wanted = name.to_lowercase();
+    let mut scored: Vec<(f64, usize)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (strsim::jaro_winkler(&wanted, &n.to_lowercase()), i))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.iter().take(5).map(|&(_, i)| names[i]).collect()
 }
 
 impl std::error::Error for UnknownAccelerator {}
@@ -344,7 +444,7 @@ impl std::error::Error for UnknownAccelerator {}
 /// ```
 /// assert_eq!(hw_specs::accelerator("h200")?.hbm_bandwidth, 4.8e12);
 /// assert_eq!(hw_specs::accelerator("H100 SXM")?, &hw_specs::H100);
-/// assert!(hw_specs::accelerator("TPU").unwrap_err().to_string().contains("H100, H100-PCIe"));
+/// assert!(hw_specs::accelerator("MI300").unwrap_err().to_string().contains("the closest: MI300X"));
 /// # Ok::<(), hw_specs::UnknownAccelerator>(())
 /// ```
 pub fn accelerator(name: &str) -> Result<&'static Accelerator, UnknownAccelerator> {
@@ -381,6 +481,18 @@ mod tests {
                 ..H100
             },
             Accelerator {
+                peak_ops_int8: Some(f64::NAN),
+                ..H100
+            },
+            Accelerator {
+                peak_flops_fp4: Some(0.5),
+                ..B200
+            },
+            Accelerator {
+                peak_flops_fp4: Some(2.0 * MAX_FIGURE),
+                ..B200
+            },
+            Accelerator {
                 hbm_bandwidth: -1.0,
                 ..H100
             },
@@ -389,13 +501,27 @@ mod tests {
                 ..H100
             },
         ];
-        for (a, field) in broken
-            .iter()
-            .zip(["bf16 peak", "FP8 peak", "bandwidth", "memory"])
-        {
+        let fields = [
+            "bf16 peak",
+            "FP8 peak",
+            "INT8 peak",
+            "FP4 peak",
+            "FP4 peak",
+            "bandwidth",
+            "memory",
+        ];
+        assert_eq!(broken.len(), fields.len());
+        for (a, field) in broken.iter().zip(fields) {
             let e = a.validate().unwrap_err().to_string();
             assert!(e.contains(field), "{e}");
         }
+        // Absent INT8 / FP4 figures are not errors.
+        let bare = Accelerator {
+            peak_ops_int8: None,
+            peak_flops_fp4: None,
+            ..H100
+        };
+        assert_eq!(bare.validate(), Ok(()));
         let mut link = H100;
         link.interconnect.per_direction = f64::NAN;
         assert!(link.validate().unwrap_err().reason.contains("interconnect"));
@@ -464,6 +590,47 @@ mod tests {
         }
     }
 
+    /// INT8 and FP4, as for bf16 and FP8: each dense figure is half the sparse one its
+    /// source prints (MI300X's source prints only the dense one, rounded: 2600).
+    #[test]
+    fn dense_int8_and_fp4_peaks_are_half_the_sparse_figures_printed() {
+        // (card, INT8 with sparsity TOPS, FP4 with sparsity TFLOPS)
+        let sparse = [
+            (H100, 3958.0, None),
+            (H100_PCIE, 3026.0, None),
+            (H200, 3958.0, None),
+            (A100, 1248.0, None),
+            (B200, 9000.0, Some(18000.0)),
+            (MI300X, 2.0 * 2614.9, None),
+            (L40S, 1466.0, None),
+        ];
+        assert_eq!(sparse.len(), ACCELERATORS.len());
+        for (card, int8, fp4) in sparse {
+            let dense = card.peak_ops_int8.expect("every built-in card has INT8");
+            assert!(
+                (2.0 * dense / 1e12 / int8 - 1.0).abs() < 1e-3,
+                "{}",
+                card.name
+            );
+            assert_eq!(card.peak_ops_int8_or_bf16(), dense);
+            match (card.peak_flops_fp4, fp4) {
+                (Some(d), Some(s)) => assert!((2.0 * d / 1e12 / s - 1.0).abs() < 1e-3),
+                (None, None) => {
+                    assert_eq!(card.peak_flops_fp4_or_fp8(), card.peak_flops_fp8_or_bf16())
+                }
+                _ => panic!("{}: FP4 support disagrees with its source", card.name),
+            }
+            // INT8 runs at the FP8 rate where there is FP8, at twice bf16 (A100) otherwise.
+            let ratio = dense / card.peak_flops_fp8.unwrap_or(2.0 * card.peak_flops_bf16);
+            assert!((ratio - 1.0).abs() < 1e-3, "{}", card.name);
+        }
+        assert!((MI300X.peak_ops_int8.unwrap() / 1e12 - 2600.0).abs() < 15.0);
+        assert_eq!(
+            B200.peak_flops_fp4_or_fp8(),
+            2.0 * B200.peak_flops_fp8.unwrap()
+        );
+    }
+
     /// The ridge point against figures the sources state themselves: NVIDIA's H100
     /// datasheet gives 989 TFLOPS over 3.35 TB/s, i.e. ≈ 295 FLOP/byte (the figure
     /// lecture 1 quotes); A100: 312 TFLOPS / 2.039 TB/s ≈ 153.
@@ -521,14 +688,19 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_name_lists_the_choices() {
-        let e = accelerator("TPU-v5").unwrap_err().to_string();
+    fn an_unknown_name_suggests_the_closest_ones() {
+        let e = accelerator("H10").unwrap_err().to_string();
         assert!(
-            e.starts_with(
-                "unknown accelerator \"TPU-v5\"; choose one of: H100, H100-PCIe, H200, A100, B200, \
-                 MI300X, L40S, A100-40GB"
-            ),
+            e.starts_with("unknown accelerator \"H10\"; the closest: H100, H100-PCIe, H20"),
             "{e}"
         );
+        let n = catalog::all_accelerators().count();
+        assert!(e.ends_with(&format!("(of {n} cards)")), "{e}");
+        // Five at most, each a card's name, however far the name is from all of them.
+        let names: Vec<&str> = catalog::all_accelerators().map(|a| a.name).collect();
+        let far = closest_names("zzzzzzzz", &names);
+        assert_eq!(far.len(), 5);
+        assert!(far.iter().all(|f| names.contains(f)));
+        assert_eq!(closest_names("mi300x", &names)[0], "MI300X");
     }
 }

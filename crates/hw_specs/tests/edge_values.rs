@@ -14,6 +14,8 @@ proptest! {
             Ok(()) => {
                 prop_assert!(a.ridge_point().is_finite() && a.ridge_point() > 0.0);
                 prop_assert!(a.peak_flops_fp8_or_bf16().is_finite());
+                prop_assert!(a.peak_ops_int8_or_bf16().is_finite() && a.peak_ops_int8_or_bf16() >= 1.0);
+                prop_assert!(a.peak_flops_fp4_or_fp8().is_finite() && a.peak_flops_fp4_or_fp8() >= 1.0);
                 let bw = a.interconnect.all_reduce_bandwidth(n);
                 prop_assert!(bw.is_finite() && bw >= 0.0);
                 prop_assert!(a.interconnect.bidirectional().is_finite());

@@ -195,9 +195,9 @@ mod tests {
             models(&["--hw", "H100-SXM5"]).unwrap().card.hw,
             hw_specs::H100
         );
-        let e = models(&["--hw", "TPU"]).unwrap_err();
+        let e = models(&["--hw", "MI300"]).unwrap_err();
         assert!(
-            e.contains("unknown accelerator") && e.contains("MI300X"),
+            e.contains("unknown accelerator") && e.contains("the closest: MI300X"),
             "{e}"
         );
         assert!(models(&["--draft", "GPT-5"]).is_err());
