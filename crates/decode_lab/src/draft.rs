@@ -5,6 +5,9 @@ use llm_math::ModelConfig;
 
 /// What proposes the γ tokens of a round.
 #[derive(Debug, Clone, Copy, PartialEq)]
+// `Copy` and built in consts (`Scenario::LECTURE`): a model's shape by value is the
+// point, however much larger than a fixed cost it is.
+#[allow(clippy::large_enum_variant)]
 pub enum Draft {
     /// A separate, smaller model of the target's tokenizer family (classic draft–target
     /// speculation), served like the target (same cards, tensor parallelism and dtypes).

@@ -46,8 +46,8 @@ pub use draft::{Draft, MAX_DRAFT_COST};
 pub use llm_math::LLAMA32_1B;
 pub use memory::MemoryPlan;
 pub use pass::{
-    cost_coefficient, draft_step_time, pass_deployment, target_pass_cost, target_pass_time,
-    verify_time,
+    cost_coefficient, draft_deployment, draft_step_time, pass_deployment, target_pass_cost,
+    target_pass_time, verify_time,
 };
 pub use round::{
     BestRound, MAX_GAMMA, Round, RoundPlan, best_round, expected_tokens, round, round_extra_time,

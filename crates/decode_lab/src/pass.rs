@@ -7,7 +7,8 @@ use crate::{Draft, Error, Scenario};
 use hw_specs::Accelerator;
 use llm_math::{
     AllReduceLatencies, Deployment, ForwardCost, ForwardShape, ModelConfig, draft_layer_time,
-    forward_cost, pass_time_with_overlap, verify_extra_time,
+    forward_cost, forward_cost_with_prefill, pass_time_with_overlap, sequence_layer_time,
+    verify_extra_time,
 };
 
 /// The seed's `verify_time(cfg, hw, B, ctx, n, overhead)`: one forward pass of `cfg` on
@@ -77,7 +78,9 @@ pub fn pass_deployment(s: &Scenario) -> Result<Deployment, Error> {
     })
 }
 
-/// The roofline cost of a target pass over `n` new tokens per sequence in scenario `s`, at
+/// The roofline cost of a target pass over `n` new tokens per sequence in scenario `s`
+/// (with the prompt tokens the step carries, `s.prefill`:
+/// [`llm_math::forward_cost_with_prefill`]), at
 /// [`pass_deployment`] (the deployment [`target_pass_time`] prices it at): its FLOPs and
 /// bytes, compute and memory times, and so whether it is compute-bound
 /// ([`ForwardCost::is_compute_bound`]) with the scenario's FP8 factors applied. Not
@@ -104,13 +107,31 @@ pub fn target_pass_cost(s: &Scenario, n: u64) -> Result<ForwardCost, Error> {
         ctx: s.ctx,
         n_new: n,
     };
-    Ok(forward_cost(&s.target, &s.hw, shape, &pass_deployment(s)?)?)
+    Ok(forward_cost_with_prefill(
+        &s.target,
+        &s.hw,
+        shape,
+        s.prefill,
+        &pass_deployment(s)?,
+    )?)
+}
+
+/// The deployment a draft step of `s` runs at: [`pass_deployment`] on the draft's own
+/// tensor parallelism (`s.draft_tp`, or the target's when it is `None`).
+///
+/// Errors: as [`pass_deployment`].
+pub fn draft_deployment(s: &Scenario) -> Result<Deployment, Error> {
+    Ok(Deployment {
+        tp: s.draft_tp.unwrap_or(s.deployment.tp),
+        ..pass_deployment(s)?
+    })
 }
 
 /// A target pass over `n` new tokens per sequence in scenario `s`, seconds: the roofline
 /// time on the `tp` cards (memory-checked) at [`pass_deployment`], with compute and
 /// memory overlapped by `cost_terms.overlap` ([`llm_math::overlapped_time`]; 1 is the
-/// seed's `max`), plus the target overhead, plus `batch · (n − 1) ·
+/// seed's `max`), plus the target overhead, plus `batch · layers ·
+/// cost_terms.per_sequence_layer` ([`llm_math::sequence_layer_time`]), plus `batch · (n − 1) ·
 /// cost_terms.verify_per_batch_token` ([`llm_math::verify_extra_time`]), plus
 /// `(n − 1) · verify_cost_per_token · t_base`.
 ///
@@ -120,7 +141,9 @@ pub fn target_pass_time(s: &Scenario, n: u64) -> Result<f64, Error> {
     let step = |n_new| -> Result<f64, Error> {
         let cost = target_pass_cost(s, n_new)?;
         cost.checked_time()?;
-        Ok(pass_time_with_overlap(&cost, s.cost_terms.overlap)? + s.overhead_target)
+        let per_sequence =
+            sequence_layer_time(s.cost_terms.per_sequence_layer, s.batch, s.target.n_layers)?;
+        Ok(pass_time_with_overlap(&cost, s.cost_terms.overlap)? + s.overhead_target + per_sequence)
     };
     let t = step(n)? + verify_extra_time(s.batch, n, s.cost_terms.verify_per_batch_token)?;
     if n <= 1 || s.verify_cost_per_token == 0.0 {
@@ -133,7 +156,8 @@ pub fn target_pass_time(s: &Scenario, n: u64) -> Result<f64, Error> {
 /// token per sequence ([`Draft::pass_model`]) at [`pass_deployment`] with the scenario's
 /// overlap, plus its overhead, plus `cost_terms.draft_per_layer` per layer of the draft
 /// model ([`llm_math::draft_layer_time`]; one for a head, the target's for
-/// self-speculation); or `c · t_base` for a [`Draft::FixedCost`]. The draft's memory is not checked here ([`Scenario::validate`]
+/// self-speculation), plus `batch · layers · cost_terms.per_sequence_layer` over the
+/// draft's layers; or `c · t_base` for a [`Draft::FixedCost`]. The draft's memory is not checked here ([`Scenario::validate`]
 /// counts its weights; lecture 6 does not count its KV cache).
 ///
 /// Errors: a zero size, a bad knob, overhead or draft parameter.
@@ -156,9 +180,11 @@ pub fn draft_step_time(s: &Scenario) -> Result<f64, Error> {
         ctx,
         n_new: 1,
     };
-    let cost = forward_cost(&model, &s.hw, shape, &pass_deployment(s)?)?;
+    let cost = forward_cost(&model, &s.hw, shape, &draft_deployment(s)?)?;
     let layers = draft_layer_time(s.cost_terms.draft_per_layer, model.n_layers, 1)?;
-    Ok(pass_time_with_overlap(&cost, s.cost_terms.overlap)? + overhead + layers)
+    let per_sequence =
+        sequence_layer_time(s.cost_terms.per_sequence_layer, s.batch, model.n_layers)?;
+    Ok(pass_time_with_overlap(&cost, s.cost_terms.overlap)? + overhead + layers + per_sequence)
 }
 
 /// The draft's cost coefficient `c = t_draft / t_base`: one draft step over one plain

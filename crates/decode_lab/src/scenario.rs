@@ -3,7 +3,7 @@
 
 use crate::{Draft, Error, LLAMA32_1B};
 use hw_specs::Accelerator;
-use llm_math::{CostTerms, Deployment, ModelConfig};
+use llm_math::{CostTerms, Deployment, ModelConfig, Prefill};
 
 /// One speculative-decoding setup, every knob named: what a lecture demo or a command
 /// line asks the roofline about.
@@ -50,6 +50,13 @@ pub struct Scenario {
     /// `deployment.all_reduce_latency`). [`CostTerms::NEUTRAL`] in the lecture, where each
     /// term changes nothing.
     pub cost_terms: CostTerms,
+    /// Prompt tokens every target step also carries (chunked prefill, or a serving
+    /// engine's prefills of new requests between the steps of running ones);
+    /// [`Prefill::NONE`] in the lecture, where a step decodes only.
+    pub prefill: Prefill,
+    /// Tensor parallelism of the draft model, or `None` to serve it as the target
+    /// (`deployment.tp`): a small draft is often run on fewer cards than its target.
+    pub draft_tp: Option<u64>,
 }
 
 impl Scenario {
@@ -71,6 +78,8 @@ impl Scenario {
         overhead_draft: 0.3e-3,
         verify_cost_per_token: 0.0,
         cost_terms: CostTerms::NEUTRAL,
+        prefill: Prefill::NONE,
+        draft_tp: None,
     };
 
     /// The lecture's assumptions for another card, target and draft.
@@ -103,7 +112,11 @@ impl Scenario {
         self.validate_target()?;
         if let Draft::Model(m) = &self.draft {
             self.target.check_same_tokenizer(m)?;
-            self.deployment.check(m)?;
+            let on_its_cards = Deployment {
+                tp: self.draft_tp.unwrap_or(self.deployment.tp),
+                ..self.deployment
+            };
+            on_its_cards.check(m)?;
             self.check_context(m)?;
         }
         let mem = self.memory()?;
@@ -142,8 +155,9 @@ impl Scenario {
         Ok(())
     }
 
-    /// The checks of [`Scenario::validate`] that need no model arithmetic: sizes, α,
-    /// overheads, the draft's parameter, the verification cost and the cost terms.
+    /// The checks of [`Scenario::validate`] that need no model arithmetic: sizes, α, the
+    /// weights' format on the card, overheads, the draft's parameter, the verification
+    /// cost and the cost terms.
     pub(crate) fn check_knobs(&self) -> Result<(), Error> {
         if self.batch == 0 {
             return Err(llm_math::Error::Zero("batch size").into());
@@ -152,6 +166,7 @@ impl Scenario {
             return Err(llm_math::Error::Zero("context length").into());
         }
         check_alpha(self.alpha)?;
+        self.deployment.weights.check_card(&self.hw)?;
         check_overhead(self.overhead_target)?;
         check_overhead(self.overhead_draft)?;
         self.draft.check()?;
@@ -163,6 +178,25 @@ impl Scenario {
             )));
         }
         self.cost_terms.check()?;
+        if let Some(d) = self.draft_tp
+            && !(1..=self.deployment.tp).contains(&d)
+        {
+            return Err(Error::Argument(format!(
+                "the draft runs on some of the target's cards: its tensor parallelism must be \
+                 from 1 to {}, got {d}",
+                self.deployment.tp
+            )));
+        }
+        if self.prefill.tokens > llm_math::MAX_PASS_TOKENS {
+            return Err(Error::Argument(format!(
+                "a step carries at most {} prompt tokens, got {}",
+                llm_math::MAX_PASS_TOKENS,
+                self.prefill.tokens
+            )));
+        }
+        if self.prefill.tokens > 0 && self.prefill.ctx == 0 {
+            return Err(llm_math::Error::Zero("prompt context of the prefill").into());
+        }
         Ok(())
     }
 }

@@ -211,6 +211,7 @@ fn all_reduce_latency_is_the_cards_familys_by_hand() {
             nvlink: 20e-6,
             infinity_fabric: 40e-6,
             pcie: 0.0,
+            ethernet: 0.0,
         },
         ..CostTerms::NEUTRAL
     };

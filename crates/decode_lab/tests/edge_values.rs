@@ -9,8 +9,8 @@ use decode_lab::{
     tree_speedup, verify_time,
 };
 use hw_specs::arbitrary::{accelerator, extreme_f64, mostly};
-use llm_math::CostTerms;
 use llm_math::arbitrary::{deployment, extreme_u64, model_config, size};
+use llm_math::{CostTerms, Prefill};
 use ndarray::{Array1, Array2};
 use proptest::prelude::*;
 
@@ -35,15 +35,19 @@ fn cost_terms() -> impl Strategy<Value = CostTerms> {
         mostly(0.0..1e-3),
         mostly(0.0..1e-4),
         mostly(0.0..1e-4),
+        mostly(0.0..1e-5),
     )
-        .prop_map(|(overlap, verify, fixed, per_seq, per_layer)| CostTerms {
-            overlap,
-            verify_per_batch_token: verify,
-            round_fixed: fixed,
-            round_per_sequence: per_seq,
-            draft_per_layer: per_layer,
-            ..CostTerms::NEUTRAL
-        })
+        .prop_map(
+            |(overlap, verify, fixed, per_seq, per_layer, per_seq_layer)| CostTerms {
+                overlap,
+                verify_per_batch_token: verify,
+                round_fixed: fixed,
+                round_per_sequence: per_seq,
+                draft_per_layer: per_layer,
+                per_sequence_layer: per_seq_layer,
+                ..CostTerms::NEUTRAL
+            },
+        )
 }
 
 /// A scenario of pieces drawn wild or the lecture's.
@@ -67,20 +71,32 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             prop_oneof![Just(0.0), mostly(0.0..0.1)],
             prop_oneof![Just(CostTerms::NEUTRAL), cost_terms()],
         ),
+        (
+            prop_oneof![
+                Just(Prefill::NONE),
+                (size(0..100_000), size(0..100_000))
+                    .prop_map(|(tokens, ctx)| Prefill { tokens, ctx })
+            ],
+            prop_oneof![Just(None), size(0..16).prop_map(Some)],
+        ),
     )
         .prop_map(
-            |((hw, target, draft, deployment), (batch, ctx, alpha), costs)| Scenario {
-                hw,
-                target,
-                draft,
-                batch,
-                ctx,
-                alpha,
-                deployment,
-                overhead_target: costs.0,
-                overhead_draft: costs.1,
-                verify_cost_per_token: costs.2,
-                cost_terms: costs.3,
+            |((hw, target, draft, deployment), (batch, ctx, alpha), costs, (prefill, draft_tp))| {
+                Scenario {
+                    hw,
+                    target,
+                    draft,
+                    batch,
+                    ctx,
+                    alpha,
+                    deployment,
+                    overhead_target: costs.0,
+                    overhead_draft: costs.1,
+                    verify_cost_per_token: costs.2,
+                    cost_terms: costs.3,
+                    prefill,
+                    draft_tp,
+                }
             },
         )
 }

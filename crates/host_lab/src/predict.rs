@@ -408,6 +408,7 @@ mod tests {
             tokenizer: llm_math::Tokenizer::Llama3,
             max_context: 64,
             moe: None,
+            arch: llm_math::Arch::LLAMA,
         };
         let hw = hw_specs::Accelerator {
             peak_flops_bf16: 100e9,

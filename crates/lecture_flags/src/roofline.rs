@@ -26,7 +26,7 @@
 //! # Ok::<(), lecture_kit::Error>(())
 //! ```
 
-use decode_lab::validation::{self, Calibration};
+use decode_lab::validation::{self, Calibration, EngineProfile};
 use decode_lab::{Draft, Scenario};
 use lecture_kit::parse::{cost, count, duration, real};
 use llm_math::{KvDtype, ModelConfig, WeightDtype};
@@ -94,6 +94,27 @@ pub struct Assumptions {
     #[arg(long, value_name = "NAME", value_parser = parse_calibration)]
     #[serde(serialize_with = "calibration_name")]
     pub calibration: Option<&'static Calibration>,
+    /// A serving engine (vllm, sglang, tensorrt-llm, lmdeploy, …; see --demo 5): the
+    /// measured profile with its fixed cost, bandwidth and compute efficiencies,
+    /// all-reduce latencies and cost per sequence per layer refitted on that engine's
+    /// published rows (an engine too few publishers measured keeps the pooled profile).
+    #[arg(long, value_name = "NAME", value_parser = parse_engine)]
+    #[serde(serialize_with = "engine_name")]
+    pub engine: Option<&'static EngineProfile>,
+    /// Prompt tokens each target step also carries (chunked prefill, or new requests'
+    /// prompts between running ones' steps).
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = count("prompt tokens a step carries", 1, MAX_PREFILL_TOKENS))]
+    pub prefill_tokens: Option<u64>,
+    /// Cached prompt tokens each of --prefill-tokens attends to on average (default: half
+    /// of --prefill-tokens, a prompt prefilled whole).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, requires = "prefill_tokens",
+          value_parser = count("context lengths", 1, MAX_CTX))]
+    pub prefill_ctx: Option<u64>,
+    /// Cost of each sequence of the batch per layer, in every pass, µs.
+    #[arg(long, value_name = "US", value_parser = cost("µs", 1e-6, MAX_OVERHEAD),
+          allow_hyphen_values = true)]
+    pub per_seq_layer_us: Option<f64>,
     /// Overlap of compute and memory in a pass, from 0 (they add, as engines measure for
     /// decode-shaped products) to 1 (the seed's max; default).
     #[arg(long, value_name = "F", allow_hyphen_values = true,
@@ -172,6 +193,11 @@ pub struct Drafter {
     #[arg(long, value_name = "MS", value_parser = cost("ms", 1e-3, MAX_OVERHEAD),
           allow_hyphen_values = true)]
     pub draft_layer_ms: Option<f64>,
+    /// Tensor parallelism of the draft model: it runs on N of the target's --tp cards
+    /// (default: all of them).
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = count("numbers of cards", 1, MAX_TP))]
+    pub draft_tp: Option<u64>,
 }
 
 impl Roofline {
@@ -188,6 +214,15 @@ impl Roofline {
         s.deployment.kv = a.kv;
         if let Some(profile) = a.calibration {
             s = profile.apply(s);
+        }
+        if let Some(engine) = a.engine {
+            s = engine.calibration.apply(s);
+        }
+        if let Some(tokens) = a.prefill_tokens {
+            s.prefill = llm_math::Prefill {
+                tokens,
+                ctx: a.prefill_ctx.unwrap_or((tokens / 2).max(1)),
+            };
         }
         let set = |slot: &mut f64, v: Option<f64>| {
             if let Some(v) = v {
@@ -220,8 +255,10 @@ impl Roofline {
             s.deployment.all_reduce_latency = l;
         }
         set(&mut s.overhead_target, a.overhead_target);
+        set(&mut s.cost_terms.per_sequence_layer, a.per_seq_layer_us);
         if let Some(d) = drafter {
             s.draft = d.draft();
+            s.draft_tp = d.draft_tp;
             set(&mut s.overhead_draft, d.overhead_draft);
             set(&mut s.cost_terms.draft_per_layer, d.draft_layer_ms);
         }
@@ -277,6 +314,15 @@ impl Assumptions {
                 "{flag} applies to FP8 weights only: add --weights fp8 or drop it"
             ));
         }
+        if let (Some(c), Some(e)) = (self.calibration, self.engine)
+            && c.name != validation::MEASURED.name
+        {
+            return Err(format!(
+                "--engine {} refits the measured profile on that engine's rows, and \
+                 --calibration {} is another profile: drop one of them",
+                e.engine, c.name
+            ));
+        }
         Ok(())
     }
 }
@@ -319,9 +365,35 @@ impl Drafter {
                     .into(),
             );
         }
+        if self.draft_tp.is_some() && (fixed || self.draft_kv_window.is_some()) {
+            return Err(
+                "--draft-tp changes nothing with --draft-cost or --draft-kv-window \
+                        (no draft model of its own to place): drop one of them"
+                    .into(),
+            );
+        }
         Ok(())
     }
 }
+
+/// `--engine NAME`.
+fn parse_engine(name: &str) -> Result<&'static EngineProfile, String> {
+    validation::engine_profile(name).map_err(|e| e.to_string())
+}
+
+/// An engine in the JSON export's setup: its name, or null.
+fn engine_name<S: serde::Serializer>(
+    e: &Option<&'static EngineProfile>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match e {
+        Some(e) => s.serialize_str(e.engine),
+        None => s.serialize_none(),
+    }
+}
+
+/// The most prompt tokens `--prefill-tokens` takes: a pass's token cap.
+pub const MAX_PREFILL_TOKENS: u64 = 1 << 20;
 
 /// `--calibration NAME`.
 fn parse_calibration(name: &str) -> Result<&'static Calibration, String> {

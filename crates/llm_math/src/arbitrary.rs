@@ -7,7 +7,8 @@ use hw_specs::arbitrary::mostly;
 use proptest::prelude::*;
 
 use crate::{
-    Deployment, Experts, ForwardShape, KvDtype, LLAMA31_8B, ModelConfig, Prefill, WeightDtype,
+    Arch, Deployment, Experts, ForwardShape, KvDtype, LLAMA31_8B, Mla, ModelConfig, Prefill,
+    Sliding, WeightDtype,
 };
 
 /// Any `u64` a size could hold, the awkward ones often.
@@ -29,21 +30,72 @@ pub fn size(range: std::ops::Range<u64>) -> BoxedStrategy<u64> {
     prop_oneof![7 => range, 1 => extreme_u64()].boxed()
 }
 
-/// A published model half the time, else one of [`size`]d fields.
+/// A published model half the time (built in or shipped), else one of [`size`]d fields.
 pub fn model_config() -> BoxedStrategy<ModelConfig> {
-    prop_oneof![proptest::sample::select(crate::MODELS), wild_model_config()].boxed()
+    let published: Vec<ModelConfig> = crate::catalog::all_models().copied().collect();
+    prop_oneof![proptest::sample::select(published), wild_model_config()].boxed()
 }
 
-/// A model of [`size`]d fields, dense or mixture-of-experts.
+/// What a block adds, any of it, of [`size`]d fields.
+fn arch() -> BoxedStrategy<Arch> {
+    let sliding =
+        (size(1..8192), size(0..64)).prop_map(|(window, layers)| Sliding { window, layers });
+    let mla = (
+        size(0..2048),
+        size(1..1024),
+        size(0..256),
+        size(0..128),
+        size(1..256),
+    )
+        .prop_map(
+            |(q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim)| Mla {
+                q_lora_rank,
+                kv_lora_rank,
+                qk_nope_head_dim,
+                qk_rope_head_dim,
+                v_head_dim,
+            },
+        );
+    (
+        (any::<bool>(), any::<bool>(), any::<bool>()),
+        prop_oneof![2 => Just(None), 1 => sliding.prop_map(Some)],
+        prop_oneof![2 => Just(None), 1 => mla.prop_map(Some)],
+    )
+        .prop_map(
+            |((o_bias, sandwich_norms, attention_sinks), sliding, mla)| Arch {
+                o_bias,
+                sandwich_norms,
+                attention_sinks,
+                sliding,
+                mla,
+            },
+        )
+        .boxed()
+}
+
+/// A model of [`size`]d fields, dense or mixture-of-experts, with anything added.
 pub fn wild_model_config() -> BoxedStrategy<ModelConfig> {
-    let experts = (size(1..256), size(1..16), size(1..4096), size(0..4)).prop_map(
-        |(routed, top_k, d_ff, shared)| Experts {
-            routed,
-            top_k,
-            d_ff,
-            shared,
-        },
-    );
+    let experts = (
+        (size(1..256), size(1..16), size(1..4096), size(0..8192)),
+        (any::<bool>(), any::<bool>(), any::<bool>(), size(0..4)),
+    )
+        .prop_map(
+            |(
+                (routed, top_k, d_ff, shared_d_ff),
+                (shared_gate, router_bias, expert_bias, dense),
+            )| {
+                Experts {
+                    routed,
+                    top_k,
+                    d_ff,
+                    shared_d_ff,
+                    shared_gate,
+                    router_bias,
+                    expert_bias,
+                    dense_layers: dense,
+                }
+            },
+        );
     let moe = prop_oneof![3 => Just(None), 1 => experts.prop_map(Some)];
     (
         (size(1..128), size(1..16384), size(1..128), size(1..16)),
@@ -54,23 +106,32 @@ pub fn wild_model_config() -> BoxedStrategy<ModelConfig> {
             size(1..1 << 20),
         ),
         (any::<bool>(), any::<bool>(), any::<bool>(), moe),
+        prop_oneof![Just(Arch::LLAMA), arch()],
     )
-        .prop_map(|(shape, widths, (tied, bias, qk_norm, moe))| ModelConfig {
-            name: "probe",
-            n_layers: shape.0,
-            d_model: shape.1,
-            n_heads: shape.2,
-            n_kv_heads: shape.3,
-            head_dim: widths.0,
-            d_ff: widths.1,
-            vocab: widths.2,
-            max_context: widths.3,
-            tied_embeddings: tied,
-            qkv_bias: bias,
-            qk_norm,
-            moe,
-            ..LLAMA31_8B
-        })
+        .prop_map(
+            |(shape, widths, (tied, bias, qk_norm, moe), arch)| ModelConfig {
+                name: "probe",
+                n_layers: shape.0,
+                d_model: shape.1,
+                n_heads: shape.2,
+                // Latent attention reads one KV head; half the time keep what was drawn.
+                n_kv_heads: if arch.mla.is_some() && shape.3 % 2 == 0 {
+                    1
+                } else {
+                    shape.3
+                },
+                head_dim: widths.0,
+                d_ff: widths.1,
+                vocab: widths.2,
+                max_context: widths.3,
+                tied_embeddings: tied,
+                qkv_bias: bias,
+                qk_norm,
+                moe,
+                arch,
+                ..LLAMA31_8B
+            },
+        )
         .boxed()
 }
 
@@ -84,6 +145,8 @@ pub fn wild_deployment() -> BoxedStrategy<Deployment> {
     let weights = prop_oneof![
         Just(WeightDtype::Bf16),
         Just(WeightDtype::Fp8),
+        Just(WeightDtype::W8A16),
+        Just(WeightDtype::W8A8),
         Just(WeightDtype::Int4)
     ];
     let kv = prop_oneof![Just(KvDtype::Bf16), Just(KvDtype::Fp8)];

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use crate::{MODELS, ModelConfig, Tokenizer};
 
 /// The shipped files, in the order `--list` shows them.
-const MODEL_FILES: [&str; 20] = [
+const MODEL_FILES: [&str; 34] = [
     include_str!("../data/models/llama-2-7b.json"),
     include_str!("../data/models/llama-2-13b.json"),
     include_str!("../data/models/llama-2-70b.json"),
@@ -29,6 +29,20 @@ const MODEL_FILES: [&str; 20] = [
     include_str!("../data/models/qwen2_5-72b.json"),
     include_str!("../data/models/gemma-2b.json"),
     include_str!("../data/models/gemma-7b.json"),
+    include_str!("../data/models/qwen3-4b.json"),
+    include_str!("../data/models/qwen3-14b.json"),
+    include_str!("../data/models/qwen3-235b-a22b.json"),
+    include_str!("../data/models/qwen2-57b-a14b.json"),
+    include_str!("../data/models/qwen1_5-moe-a2_7b.json"),
+    include_str!("../data/models/phi-3-mini-4k.json"),
+    include_str!("../data/models/phi-4.json"),
+    include_str!("../data/models/internlm2_5-7b.json"),
+    include_str!("../data/models/gemma-2-9b.json"),
+    include_str!("../data/models/gemma-2-27b.json"),
+    include_str!("../data/models/deepseek-v2-lite.json"),
+    include_str!("../data/models/deepseek-v3.json"),
+    include_str!("../data/models/gpt-oss-20b.json"),
+    include_str!("../data/models/gpt-oss-120b.json"),
 ];
 
 /// One shipped model file.

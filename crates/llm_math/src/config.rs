@@ -1,9 +1,12 @@
 //! Model shapes and the parameter / KV-cache counts that follow from them.
 
+use crate::Arch;
+use crate::attention::n;
 use crate::moe::Experts;
 
 /// The shape of a decoder-only, Llama-style transformer (GQA attention, SwiGLU MLP,
-/// RMSNorm), as far as the roofline needs it.
+/// RMSNorm), as far as the roofline needs it, and what a model's blocks change in that
+/// shape ([`Arch`]: sliding windows, latent attention, extra norms and biases).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ModelConfig {
     /// Name used in lecture text.
@@ -18,7 +21,8 @@ pub struct ModelConfig {
     pub n_kv_heads: u64,
     /// Width of one head.
     pub head_dim: u64,
-    /// Hidden width of the SwiGLU MLP (each of gate, up and down is `d_model × d_ff`).
+    /// Hidden width of the SwiGLU MLP (each of gate, up and down is `d_model × d_ff`);
+    /// in an MoE model, of its dense layers ([`Experts::dense_layers`]), 0 when it has none.
     pub d_ff: u64,
     /// Vocabulary size.
     pub vocab: u64,
@@ -34,9 +38,11 @@ pub struct ModelConfig {
     pub tokenizer: Tokenizer,
     /// The longest context the model was built for, tokens (`max_position_embeddings`).
     pub max_context: u64,
-    /// The routed experts of a mixture-of-experts MLP (in addition to a dense MLP of
-    /// `d_ff`, 0 when every layer is sparse), or `None` for a dense model ([`Experts`]).
+    /// The experts of a mixture-of-experts MLP, which replace the dense MLP in every
+    /// layer but the first [`Experts::dense_layers`], or `None` for a dense model.
     pub moe: Option<Experts>,
+    /// What the blocks add to the Llama block ([`Arch::LLAMA`]: nothing).
+    pub arch: Arch,
 }
 
 /// A tokenizer family: models of one family share token ids, so one can draft for another.
@@ -90,6 +96,7 @@ pub const LLAMA31_8B: ModelConfig = ModelConfig {
     tokenizer: Tokenizer::Llama3,
     max_context: 131_072,
     moe: None,
+    arch: Arch::LLAMA,
 };
 
 /// Llama-3.1-70B.
@@ -111,6 +118,7 @@ pub const LLAMA31_70B: ModelConfig = ModelConfig {
     tokenizer: Tokenizer::Llama3,
     max_context: 131_072,
     moe: None,
+    arch: Arch::LLAMA,
 };
 
 /// Llama-3.1-405B.
@@ -132,6 +140,7 @@ pub const LLAMA31_405B: ModelConfig = ModelConfig {
     tokenizer: Tokenizer::Llama3,
     max_context: 131_072,
     moe: None,
+    arch: Arch::LLAMA,
 };
 
 /// Llama-3.2-1B, the lecture's draft model.
@@ -154,6 +163,7 @@ pub const LLAMA32_1B: ModelConfig = ModelConfig {
     tokenizer: Tokenizer::Llama3,
     max_context: 131_072,
     moe: None,
+    arch: Arch::LLAMA,
 };
 
 /// Llama-3.2-3B.
@@ -175,6 +185,7 @@ pub const LLAMA32_3B: ModelConfig = ModelConfig {
     tokenizer: Tokenizer::Llama3,
     max_context: 131_072,
     moe: None,
+    arch: Arch::LLAMA,
 };
 
 /// Mistral-7B-v0.3.
@@ -197,6 +208,7 @@ pub const MISTRAL_7B: ModelConfig = ModelConfig {
     // max_position_embeddings 32768.
     max_context: 32_768,
     moe: None,
+    arch: Arch::LLAMA,
 };
 
 /// Qwen2.5-7B.
@@ -219,6 +231,7 @@ pub const QWEN25_7B: ModelConfig = ModelConfig {
     // max_position_embeddings 131072.
     max_context: 131_072,
     moe: None,
+    arch: Arch::LLAMA,
 };
 
 /// Llama-3.3-70B-Instruct: Llama-3.1-70B's architecture, retrained.
@@ -254,6 +267,7 @@ pub const QWEN3_8B: ModelConfig = ModelConfig {
     tokenizer: Tokenizer::Qwen,
     max_context: 40_960,
     moe: None,
+    arch: Arch::LLAMA,
 };
 
 /// Qwen3-32B (dense).
@@ -276,6 +290,7 @@ pub const QWEN3_32B: ModelConfig = ModelConfig {
     tokenizer: Tokenizer::Qwen,
     max_context: 40_960,
     moe: None,
+    arch: Arch::LLAMA,
 };
 
 /// Qwen3-0.6B, a draft for the Qwen3 targets.
@@ -301,6 +316,7 @@ pub const QWEN3_0_6B: ModelConfig = ModelConfig {
     tokenizer: Tokenizer::Qwen,
     max_context: 40_960,
     moe: None,
+    arch: Arch::LLAMA,
 };
 
 /// Qwen3-1.7B, a larger draft for the Qwen3 targets.
@@ -324,6 +340,7 @@ pub const QWEN3_1_7B: ModelConfig = ModelConfig {
     tokenizer: Tokenizer::Qwen,
     max_context: 40_960,
     moe: None,
+    arch: Arch::LLAMA,
 };
 
 /// Every model [`model`] knows, in the order `--list` shows them.
@@ -364,23 +381,26 @@ pub fn model(name: &str) -> Result<&'static ModelConfig, crate::Error> {
 }
 
 impl ModelConfig {
-    /// Parameters of one transformer block: q, k, v, o projections (plus q/k/v biases
-    /// if any, plus Qwen3's per-head q and k norm gains, `2 · head_dim`), the three SwiGLU
-    /// matrices, an MoE model's experts and router ([`Experts::per_layer`]) and the two
-    /// RMSNorm gains.
+    /// Parameters of one transformer block (of a sparse one in an MoE model): the
+    /// attention's projections (GQA's q, k, v, o or MLA's) and their biases and norms
+    /// (Qwen3's per-head q and k gains, `2 · head_dim`), the three SwiGLU matrices or an
+    /// MoE model's experts and router ([`Experts::per_layer`]), and the RMSNorm gains.
     ///
     /// This and the other counts are for a shape that [`validate`](Self::validate)s; on
-    /// one that does not (sizes near `u64::MAX`) the arithmetic may overflow, which is why
+    /// one that does not (sizes near `u64::MAX`) they saturate at `u64::MAX`, which is why
     /// every function that computes with a model validates it first.
     pub fn params_per_layer(&self) -> u64 {
-        let q = self.n_heads * self.head_dim;
-        let kv = self.n_kv_heads * self.head_dim;
-        let attn = self.d_model * (q + 2 * kv) + q * self.d_model;
-        let bias = if self.qkv_bias { q + 2 * kv } else { 0 };
-        let qk_norm = if self.qk_norm { 2 * self.head_dim } else { 0 };
-        let mlp = 3 * self.d_model * self.d_ff;
-        let experts = self.moe.map_or(0, |x| x.per_layer(self.d_model));
-        attn + bias + qk_norm + mlp + experts + 2 * self.d_model
+        self.layer_params(self.moe.is_none())
+    }
+
+    /// One block's parameters, with a dense MLP of `d_ff` or the experts.
+    fn layer_params(&self, dense: bool) -> u64 {
+        let d = self.d_model;
+        let mlp = match self.moe {
+            Some(x) if !dense => n(x.per_layer(d)),
+            _ => n(3) * n(d) * n(self.d_ff),
+        };
+        (self.attention_matrices() + self.attention_vectors() + mlp + self.norm_params()).0
     }
 
     /// Whether `draft` can propose tokens for `self`: both must share a tokenizer.
@@ -406,15 +426,19 @@ impl ModelConfig {
         }
     }
 
-    /// Total parameter count: all blocks, the embedding table (twice if untied: the
-    /// LM head is a second `vocab × d_model` matrix) and the final norm.
+    /// Total parameter count: all blocks (an MoE model's dense ones and sparse ones),
+    /// the embedding table (twice if untied: the LM head is a second `vocab × d_model`
+    /// matrix) and the final norm.
     ///
     /// ```
     /// assert_eq!(llm_math::LLAMA31_8B.n_params(), 8_030_261_248);
     /// ```
     pub fn n_params(&self) -> u64 {
-        let embed = self.vocab * self.d_model * if self.tied_embeddings { 1 } else { 2 };
-        self.n_layers * self.params_per_layer() + embed + self.d_model
+        let blocks = n(self.dense_layers()) * n(self.layer_params(true))
+            + n(self.sparse_layers()) * n(self.layer_params(false));
+        let tables = if self.tied_embeddings { 1 } else { 2 };
+        let embed = n(self.vocab) * n(self.d_model) * n(tables);
+        (blocks + embed + n(self.d_model)).0
     }
 
     /// Parameters one forward pass over one token actually streams from memory and
@@ -424,29 +448,32 @@ impl ModelConfig {
     /// rows of the tokens in the batch (negligible), so it is left out; a tied model's
     /// shared table is read in full once, as the LM head. This is how GenZ,
     /// llm-analysis and LLM-Viewer count decode traffic. An MoE model's token reads its
-    /// `k` routed experts of each layer only; a pass over more tokens reads more of them
-    /// ([`ModelConfig::streamed_params_for`]).
+    /// `k` routed experts of each sparse layer only (and the shared MLP); a pass over more
+    /// tokens reads more of them ([`ModelConfig::streamed_params_for`]).
     ///
     /// ```
     /// assert_eq!(llm_math::LLAMA31_8B.streamed_params(), 7_504_924_672);
     /// ```
     pub fn streamed_params(&self) -> u64 {
-        let all = if self.tied_embeddings {
-            self.n_params()
+        let lookup = if self.tied_embeddings {
+            0
         } else {
-            self.n_params() - self.vocab * self.d_model
+            (n(self.vocab) * n(self.d_model)).0
         };
-        all - self.n_layers * self.unused_experts_per_token()
+        self.active_params() - lookup
     }
 
-    /// Bytes of KV cache one token occupies: K and V, every layer, every KV head, in bf16.
+    /// Bytes of KV cache one token occupies in bf16, every layer:
+    /// [`kv_elements_per_token`](Self::kv_elements_per_token)` · 2` (K and V of every KV
+    /// head; MLA's latent). A sliding layer drops it once it leaves the window
+    /// ([`cached_layer_tokens`](Self::cached_layer_tokens)).
     ///
     /// ```
     /// // 2 × 32 layers × 8 heads × 128 × 2 bytes = 128 KiB per token.
     /// assert_eq!(llm_math::LLAMA31_8B.kv_bytes_per_token(), 131_072);
     /// ```
     pub fn kv_bytes_per_token(&self) -> u64 {
-        crate::Deployment::LECTURE.kv_bytes_per_token(self)
+        (n(self.kv_elements_per_token()) * n(crate::KvDtype::Bf16.bytes())).0
     }
 }
 
@@ -505,11 +532,13 @@ mod tests {
         );
         assert!(model("../Llama-3.1-8B").is_err(), "a path, not a name");
         assert_eq!(model("llama 3.2 3b").unwrap(), &LLAMA32_3B);
-        let e = model("Llama-4").unwrap_err().to_string();
+        let e = model("Llama-3.1-8b-instruct").unwrap_err().to_string();
         assert!(
-            e.starts_with("unknown model \"Llama-4\"; choose one of: Llama-3.1-8B, Llama-3.1-70B"),
+            e.starts_with("unknown model \"Llama-3.1-8b-instruct\"; the closest: Llama-3.1-8B,"),
             "{e}"
         );
+        let n = crate::catalog::all_models().count();
+        assert!(e.ends_with(&format!("(of {n} models)")), "{e}");
     }
 
     #[test]

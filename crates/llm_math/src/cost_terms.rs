@@ -27,6 +27,9 @@ pub struct CostTerms {
     pub round_per_sequence: f64,
     /// Seconds per draft layer per draft step ([`draft_layer_time`]).
     pub draft_per_layer: f64,
+    /// Seconds per sequence of the batch per layer, in every pass: target steps, plain
+    /// ones included, and draft steps ([`sequence_layer_time`]).
+    pub per_sequence_layer: f64,
     /// Factor on the bandwidth and compute efficiencies of FP8 weights
     /// ([`DtypeEfficiency`]).
     pub fp8: DtypeEfficiency,
@@ -42,6 +45,7 @@ impl CostTerms {
         round_fixed: 0.0,
         round_per_sequence: 0.0,
         draft_per_layer: 0.0,
+        per_sequence_layer: 0.0,
         fp8: DtypeEfficiency::NEUTRAL,
         all_reduce: AllReduceLatencies::NEUTRAL,
     };
@@ -57,12 +61,14 @@ impl CostTerms {
         seconds("verification cost per token", self.verify_per_batch_token)?;
         round_overhead(self.round_fixed, self.round_per_sequence, 1)?;
         seconds("draft cost per layer", self.draft_per_layer)?;
+        seconds("cost per sequence per layer", self.per_sequence_layer)?;
         self.fp8.apply(WeightDtype::Fp8, 1.0, 1.0)?;
         let l = self.all_reduce;
         for (what, x) in [
             ("NVLink", l.nvlink),
             ("Infinity Fabric", l.infinity_fabric),
             ("PCIe", l.pcie),
+            ("Ethernet", l.ethernet),
         ] {
             seconds(&format!("{what} all-reduce latency"), x)?;
         }
@@ -247,6 +253,27 @@ pub fn draft_layer_time(per_layer: f64, layers: u64, steps: u64) -> Result<f64, 
     Ok(seconds("draft cost per layer", per_layer)? * layers as f64 * steps as f64)
 }
 
+/// The per-sequence work of a pass, seconds: `per_sequence_layer · batch · layers`.
+///
+/// Why: serving engines' plain decode steps grow with the batch far faster than the
+/// roofline's KV reads alone: at short context each added sequence costs 70B–405B models
+/// about 0.1–0.35 ms a step (≈ 1.4–3 µs per sequence per layer: attention kernels' per-
+/// sequence setup, paged-KV block tables, sampling and detokenisation of each sequence),
+/// where the weights are read once for the whole batch. The batch series of
+/// `crates/decode_lab/data/measurements.json` fix it.
+///
+/// Errors: a cost per sequence per layer outside 0 to [`MAX_SECONDS`].
+///
+/// ```
+/// // 2 µs per sequence per layer, 32 sequences, 80 layers: 5.12 ms.
+/// let t = llm_math::sequence_layer_time(2e-6, 32, 80).unwrap();
+/// assert!((t - 5.12e-3).abs() < 1e-15);
+/// ```
+pub fn sequence_layer_time(per_sequence_layer: f64, batch: u64, layers: u64) -> Result<f64, Error> {
+    let per = seconds("cost per sequence per layer", per_sequence_layer)?;
+    Ok(per * batch as f64 * layers as f64)
+}
+
 /// Factors on the bandwidth and compute efficiencies for one weight dtype (1 = the same
 /// fraction of peak as bf16).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -289,7 +316,9 @@ impl DtypeEfficiency {
                 bandwidth_efficiency * self.bandwidth,
                 compute_efficiency * self.compute,
             ),
-            WeightDtype::Bf16 | WeightDtype::Int4 => (bandwidth_efficiency, compute_efficiency),
+            WeightDtype::Bf16 | WeightDtype::Int4 | WeightDtype::W8A16 | WeightDtype::W8A8 => {
+                (bandwidth_efficiency, compute_efficiency)
+            }
         })
     }
 }
@@ -303,6 +332,8 @@ pub struct AllReduceLatencies {
     pub infinity_fabric: f64,
     /// Cards that talk over PCIe.
     pub pcie: f64,
+    /// Cards whose scale-up links are Ethernet (RoCE), as Intel's Gaudi.
+    pub ethernet: f64,
 }
 
 impl AllReduceLatencies {
@@ -311,6 +342,7 @@ impl AllReduceLatencies {
         nvlink: 0.0,
         infinity_fabric: 0.0,
         pcie: 0.0,
+        ethernet: 0.0,
     };
 
     /// The latency for `hw`, by its interconnect's kind (`hw.interconnect.kind`).
@@ -328,6 +360,8 @@ impl AllReduceLatencies {
             ("Infinity Fabric", self.infinity_fabric)
         } else if kind.starts_with("PCIe") {
             ("PCIe", self.pcie)
+        } else if kind.contains("RoCE") || kind.contains("Ethernet") {
+            ("Ethernet", self.ethernet)
         } else {
             return Err(Error::Invalid(format!(
                 "{}'s interconnect \"{kind}\" is of no known family",
@@ -342,7 +376,7 @@ impl AllReduceLatencies {
 mod tests {
     use super::*;
     use crate::{Deployment, ForwardShape, LLAMA31_8B, LLAMA31_70B, forward_cost};
-    use hw_specs::{ACCELERATORS, H100, H100_PCIE, MI300X};
+    use hw_specs::{H100, H100_PCIE, MI300X};
 
     #[test]
     fn a_bad_term_is_named_and_the_neutral_terms_pass() {
@@ -495,12 +529,16 @@ mod tests {
             nvlink: 25e-6,
             infinity_fabric: 40e-6,
             pcie: 60e-6,
+            ethernet: 80e-6,
         };
         assert_eq!(l.for_card(&H100).unwrap(), 25e-6);
         assert_eq!(l.for_card(&MI300X).unwrap(), 40e-6);
         assert_eq!(l.for_card(&H100_PCIE).unwrap(), 60e-6);
-        // Every card has a family, and the neutral latencies are the seed's free all-reduce.
-        for hw in ACCELERATORS {
+        let gaudi3 = hw_specs::accelerator("Gaudi3").unwrap();
+        assert_eq!(l.for_card(gaudi3).unwrap(), 80e-6);
+        // Every card, built in or shipped, has a family, and the neutral latencies are the
+        // seed's free all-reduce.
+        for hw in hw_specs::catalog::all_accelerators() {
             assert_eq!(
                 AllReduceLatencies::NEUTRAL.for_card(hw).unwrap(),
                 Deployment::LECTURE.all_reduce_latency,

@@ -123,9 +123,10 @@ impl Deployment {
     }
 
     /// Bytes of KV cache one token occupies in all, over all cards, at this KV dtype:
-    /// K and V, every layer, every KV head.
+    /// every layer's cached elements ([`ModelConfig::kv_elements_per_token`]: K and V of
+    /// every KV head, or MLA's latent and RoPE key).
     pub fn kv_bytes_per_token(&self, cfg: &ModelConfig) -> u64 {
-        2 * cfg.n_layers * cfg.n_kv_heads * cfg.head_dim * self.kv.bytes()
+        cfg.kv_elements_per_token().saturating_mul(self.kv.bytes())
     }
 
     /// How many ways the KV cache is split: `min(tp, kv_heads)` (past that, KV heads are

@@ -5,25 +5,45 @@
 //! | `config.json` field | [`ModelConfig`] |
 //! |---|---|
 //! | `num_hidden_layers`, `hidden_size`, `num_attention_heads`, `vocab_size` | `n_layers`, `d_model`, `n_heads`, `vocab` (required) |
-//! | `num_key_value_heads` | `n_kv_heads` (default: `num_attention_heads`, plain multi-head attention; 1 is MQA) |
-//! | `head_dim` | `head_dim` (default: `hidden_size / num_attention_heads`) |
-//! | `intermediate_size` | `d_ff` (required for a dense model; an MoE model's experts replace it) |
-//! | `max_position_embeddings` | `max_context` (required); a `sliding_window` below it becomes the maximum, where full attention and the window read the same KV |
-//! | `tie_word_embeddings` | `tied_embeddings` (default: false) |
-//! | `attention_bias`; `model_type` `qwen2` | `qkv_bias` (Qwen2's q/k/v carry biases without the field) |
+//! | `num_key_value_heads` | `n_kv_heads` (default: `num_attention_heads`, plain multi-head attention; 1 is MQA; 1 with MLA, not read) |
+//! | `head_dim` | `head_dim` (default: `hidden_size / num_attention_heads`; with MLA `qk_nope_head_dim + qk_rope_head_dim`, not read) |
+//! | `intermediate_size` | `d_ff` (required for a dense model, and for an MoE model with dense layers; else the experts replace it) |
+//! | `max_position_embeddings` | `max_context` (required); a `sliding_window` on every layer below it becomes the maximum, where full attention and the window read the same KV |
+//! | `layer_types` (`full_attention`, `sliding_attention`), or `model_type` `gemma2` (every other layer from the first), with `sliding_window` | `arch.sliding` ([`crate::Sliding`]): those layers read at most the window, the others the whole context, which stays `max_position_embeddings` |
+//! | `use_sliding_window: false` | no window at all (Qwen2, Qwen3) |
+//! | `tie_word_embeddings` | `tied_embeddings` (default: false; true for `model_type` `gemma`, `gemma2`) |
+//! | `attention_bias` (InternLM2: `bias`); `model_type` `qwen2`, `qwen2_moe` | `qkv_bias`, and `arch.o_bias` (q, k, v and o carry biases; Qwen2's q/k/v carry them without the field, its o never) |
 //! | `model_type` `qwen3`, `qwen3_moe` | `qk_norm` |
-//! | `num_local_experts` (Mixtral) or `num_experts` (Qwen-MoE), `num_experts_per_tok`, `moe_intermediate_size` (else `intermediate_size`) | `moe` |
+//! | `model_type` `gemma2` | `arch.sandwich_norms` (4 RMSNorms per layer) |
+//! | `model_type` `gpt_oss` | `arch.attention_sinks`, and the experts' `router_bias` and `expert_bias` |
+//! | `num_local_experts` (Mixtral, gpt-oss), `num_experts` (Qwen-MoE) or `n_routed_experts` (DeepSeek), `num_experts_per_tok`, `moe_intermediate_size` (else `intermediate_size`) | `moe` ([`crate::Experts`]) |
+//! | `shared_expert_intermediate_size` (Qwen2-MoE, with its `shared_expert_gate`) or `n_shared_experts · moe_intermediate_size` (DeepSeek) | `moe.shared_d_ff`, `moe.shared_gate` |
+//! | `first_k_dense_replace` (DeepSeek) | `moe.dense_layers` |
+//! | `model_type` `deepseek_v3` | `moe.router_bias` (`e_score_correction_bias`) |
+//! | `kv_lora_rank`, `q_lora_rank` (`null`: none), `qk_nope_head_dim`, `qk_rope_head_dim`, `v_head_dim` | `arch.mla` ([`crate::Mla`]) |
 //!
-//! Refused, naming the field: DeepSeek's compressed KV (`kv_lora_rank`, MLA), shared
-//! experts (`n_shared_experts`, `shared_expert_intermediate_size`), dense layers among
-//! sparse ones (`first_k_dense_replace`, `mlp_only_layers`, `decoder_sparse_step` ≠ 1),
-//! sliding-window layers among full ones (`layer_types`, gpt-oss):
-//! the roofline prices none of them yet, and a wrong byte count is worse than none.
+//! Not read: what costs no parameters and next to no time (RoPE and its scaling,
+//! softcapping, norm epsilons, routing's groups and scaling, dropout), the checkpoint's
+//! format (`torch_dtype`, `quantization_config`: the weights' format is a
+//! [`crate::Deployment`]'s), and DeepSeek-V3's multi-token-prediction layer
+//! (`num_nextn_predict_layers`: not part of the main model's 671B; a draft, if used).
+//!
+//! Refused, naming the field: dense layers among sparse ones elsewhere than first
+//! (`mlp_only_layers` not empty, `decoder_sparse_step` or `moe_layer_freq` ≠ 1), shared
+//! experts or dense layers without routed experts, biases on latent attention
+//! (`attention_bias` with `kv_lora_rank`), a layer type other than full and sliding
+//! attention in `layer_types` (linear or chunked attention), or a `layer_types` whose
+//! length is not `num_hidden_layers`: the roofline prices none of them yet, and a wrong
+//! byte count is worse than none.
 
 use serde_json::Value;
 
-use crate::moe::Experts;
-use crate::{Error, ModelConfig, Tokenizer};
+mod fields;
+#[cfg(test)]
+mod tests_blocks;
+
+use crate::{Arch, Error, ModelConfig, Tokenizer};
+use fields::Fields;
 
 impl ModelConfig {
     /// Reads a model from the text of its `config.json`, named `name`, of tokenizer family
@@ -65,86 +85,66 @@ impl ModelConfig {
         let Value::Object(_) = doc else {
             return Err(cfg.bad("the file is not a JSON object"));
         };
-        for field in [
-            "kv_lora_rank",
-            "n_shared_experts",
-            "shared_expert_intermediate_size",
-            "first_k_dense_replace",
-            "layer_types",
-        ] {
-            if cfg.present(field) {
-                return Err(cfg.bad(&format!(
-                    "field {field} describes what this roofline does not price yet"
-                )));
-            }
-        }
-        if cfg.present("mlp_only_layers")
-            && doc["mlp_only_layers"]
-                .as_array()
-                .is_some_and(|a| !a.is_empty())
-        {
-            return Err(
-                cfg.bad("field mlp_only_layers (dense layers among sparse ones) is not priced yet")
-            );
-        }
-        if cfg.optional("decoder_sparse_step")?.is_some_and(|s| s != 1) {
-            return Err(cfg.bad(
-                "field decoder_sparse_step ≠ 1 (dense layers among sparse ones) is not priced yet",
-            ));
-        }
-        let model_type = doc["model_type"].as_str().unwrap_or("");
+        cfg.refuse_unpriced()?;
+        let model_type = cfg.model_type();
         let d_model = cfg.required("hidden_size")?;
         let n_heads = cfg.required("num_attention_heads")?;
-        let head_dim = match cfg.optional("head_dim")? {
-            Some(h) => h,
-            None if n_heads > 0 && d_model % n_heads == 0 => d_model / n_heads,
-            None => {
+        let n_layers = cfg.required("num_hidden_layers")?;
+        let mla = cfg.mla()?;
+        let head_dim = match (mla, cfg.optional("head_dim")?) {
+            (Some(m), _) => m.qk_nope_head_dim.saturating_add(m.qk_rope_head_dim),
+            (None, Some(h)) => h,
+            (None, None) if n_heads > 0 && d_model % n_heads == 0 => d_model / n_heads,
+            (None, None) => {
                 return Err(cfg
                     .bad("no head_dim, and hidden_size is not a multiple of num_attention_heads"));
             }
         };
-        let routed = match cfg.optional("num_local_experts")? {
-            Some(e) => Some(e),
-            None => cfg.optional("num_experts")?,
+        let n_kv_heads = match mla {
+            // The latent is one KV that every head reads.
+            Some(_) => 1,
+            None => cfg.optional("num_key_value_heads")?.unwrap_or(n_heads),
         };
-        let moe = match routed {
-            Some(routed) => Some(Experts {
-                routed,
-                top_k: cfg.required("num_experts_per_tok")?,
-                d_ff: match cfg.optional("moe_intermediate_size")? {
-                    Some(w) => w,
-                    None => cfg.required("intermediate_size")?,
-                },
-                shared: 0,
-            }),
-            None => None,
-        };
+        let moe = cfg.experts()?;
         let d_ff = match moe {
-            Some(_) => 0,
-            None => cfg.required("intermediate_size")?,
+            Some(x) if x.dense_layers == 0 => 0,
+            _ => cfg.required("intermediate_size")?,
         };
+        let qwen2 = matches!(model_type, "qwen2" | "qwen2_moe");
+        let bias = cfg.flag(if model_type == "internlm2" {
+            "bias"
+        } else {
+            "attention_bias"
+        })?;
+        if mla.is_some() && bias == Some(true) {
+            return Err(cfg.bad("field attention_bias on latent attention is not priced yet"));
+        }
         let positions = cfg.required("max_position_embeddings")?;
-        let window = match doc.get("use_sliding_window") {
-            Some(Value::Bool(false)) => None,
-            _ => cfg.optional("sliding_window")?,
-        };
+        let (sliding, cap) = cfg.sliding(n_layers)?;
         let model = ModelConfig {
             name,
-            n_layers: cfg.required("num_hidden_layers")?,
+            n_layers,
             d_model,
             n_heads,
-            n_kv_heads: cfg.optional("num_key_value_heads")?.unwrap_or(n_heads),
+            n_kv_heads,
             head_dim,
             d_ff,
             vocab: cfg.required("vocab_size")?,
-            tied_embeddings: doc["tie_word_embeddings"].as_bool().unwrap_or(false),
-            qkv_bias: doc["attention_bias"]
-                .as_bool()
-                .unwrap_or(model_type == "qwen2"),
+            tied_embeddings: cfg
+                .flag("tie_word_embeddings")?
+                .unwrap_or(matches!(model_type, "gemma" | "gemma2")),
+            qkv_bias: bias.unwrap_or(qwen2),
             qk_norm: matches!(model_type, "qwen3" | "qwen3_moe"),
             tokenizer,
-            max_context: window.map_or(positions, |w| w.min(positions)),
+            max_context: cap.map_or(positions, |w| w.min(positions)),
             moe,
+            arch: Arch {
+                o_bias: bias == Some(true) && !qwen2,
+                sandwich_norms: model_type == "gemma2",
+                attention_sinks: model_type == "gpt_oss",
+                sliding,
+                mla,
+            },
         };
         model.validate()?;
         Ok(model)
@@ -180,37 +180,6 @@ impl ModelConfig {
         let name: &'static str = Box::leak(name.into_boxed_str());
         let family: &'static str = Box::leak(family.into_boxed_str());
         ModelConfig::from_hf_value(&doc, name, Tokenizer::Declared(family))
-    }
-}
-
-/// The fields of one `config.json`, read with errors that name the model and the field.
-struct Fields<'a> {
-    doc: &'a Value,
-    name: &'static str,
-}
-
-impl Fields<'_> {
-    fn bad(&self, why: &str) -> Error {
-        Error::Invalid(format!("{}'s config.json: {why}", self.name))
-    }
-
-    fn present(&self, field: &str) -> bool {
-        self.doc.get(field).is_some_and(|v| !v.is_null())
-    }
-
-    fn optional(&self, field: &str) -> Result<Option<u64>, Error> {
-        match self.doc.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .map(Some)
-                .ok_or_else(|| self.bad(&format!("{field} is {v}, not a whole number"))),
-        }
-    }
-
-    fn required(&self, field: &str) -> Result<u64, Error> {
-        self.optional(field)?
-            .ok_or_else(|| self.bad(&format!("it has no {field}, which the roofline needs")))
     }
 }
 
@@ -254,10 +223,20 @@ mod tests {
                 .to_string()
                 .contains("not a whole number")
         );
-        for field in ["kv_lora_rank", "n_shared_experts", "first_k_dense_replace"] {
+        // Latent attention needs its widths; shared experts or dense layers need experts.
+        for (field, named) in [
+            ("kv_lora_rank", "qk_nope_head_dim"),
+            ("n_shared_experts", "n_shared_experts"),
+            (
+                "shared_expert_intermediate_size",
+                "shared_expert_intermediate_size",
+            ),
+            ("first_k_dense_replace", "first_k_dense_replace"),
+            ("decoder_sparse_step\": 2, \"x", "decoder_sparse_step"),
+        ] {
             let text = LLAMA2_7B.replace("{", &format!("{{\"{field}\": 1,"));
             let e = read(&text).unwrap_err().to_string();
-            assert!(e.contains(field), "{e}");
+            assert!(e.contains(named), "{e}");
         }
         assert!(
             read("[1, 2]")

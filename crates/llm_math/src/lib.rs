@@ -8,6 +8,7 @@
 //!
 //! | module | idea |
 //! |---|---|
+//! | `attention` | [`Arch`] (what a block adds to Llama's: [`Sliding`] windows, [`Mla`] latent attention, extra norms and biases), the attention's parameters, KV per token, cached tokens read and FLOPs |
 //! | `catalog` | the models shipped as data (`data/models/`), [`catalog::all_models`] |
 //! | `config` | [`ModelConfig`], the registry of published models ([`MODELS`], [`model`]) |
 //! | `hf_config` | [`ModelConfig::from_hf_config`]: a model from its Hugging Face `config.json` |
@@ -28,6 +29,7 @@
 
 #[cfg(feature = "arbitrary")]
 pub mod arbitrary;
+mod attention;
 pub mod catalog;
 mod config;
 mod cost_terms;
@@ -38,6 +40,7 @@ mod memory;
 mod moe;
 mod pass;
 mod validate;
+pub use attention::{Arch, Mla, Sliding};
 pub use validate::MAX_PARAMS;
 mod weights;
 
@@ -47,8 +50,8 @@ pub use config::{
 };
 pub use cost_terms::{
     AllReduceLatencies, CostTerms, DtypeEfficiency, MAX_SECONDS, draft_layer_time, implied_overlap,
-    overlapped_time, pass_time_with_overlap, round_overhead, verify_extra_time,
-    verify_time_per_token,
+    overlapped_time, pass_time_with_overlap, round_overhead, sequence_layer_time,
+    verify_extra_time, verify_time_per_token,
 };
 pub use deployment::{BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment, MIN_EFFICIENCY};
 pub use dtype::{KvDtype, WeightDtype};
@@ -149,7 +152,12 @@ impl fmt::Display for Error {
                 } else {
                     write!(f, "unknown model \"{name}\"")?;
                 }
-                write!(f, "; choose one of: {}", names.join(", "))
+                write!(
+                    f,
+                    "; the closest: {} (of {} models)",
+                    hw_specs::closest_names(name, &names).join(", "),
+                    names.len()
+                )
             }
         }
     }

@@ -25,9 +25,10 @@ pub fn max_batch(cfg: &ModelConfig, hw: &Accelerator, ctx: u64) -> Result<u64, E
 /// weights on `dep.tp` cards at `dep`'s dtypes: the cards hold `tp · memory` bytes, the
 /// weights take [`ModelConfig::weight_bytes`] (the linear layers at the weights' format,
 /// the embedding and norms at 16 bits), each sequence `ctx` tokens of KV at the KV dtype
-/// (replicated `tp / kv_shards` times when `tp` exceeds the KV heads:
-/// [`Deployment::kv_bytes_held_per_token`]):
-/// `floor((tp · memory − W) / (ctx · k · tp / S))`. Errors: `ctx` 0, a bad knob.
+/// (a sliding layer's at most its window, [`ModelConfig::kv_bytes_at`]; replicated
+/// `tp / kv_shards` times when `tp` exceeds the KV heads, as
+/// [`Deployment::kv_bytes_held_per_token`] counts, and so on every card for MLA's one
+/// latent): `floor((tp · memory − W) / (ctx · k · tp / S))`. Errors: `ctx` 0, a bad knob.
 ///
 /// ```
 /// use llm_math::{max_batch_on, Deployment, LLAMA31_70B};
@@ -54,7 +55,10 @@ pub fn max_batch_on(
     if free <= 0.0 {
         return Ok(0);
     }
-    let per_seq = ctx as f64 * dep.kv_bytes_held_per_token(cfg) as f64;
+    // Split `kv_shards` ways, so held `tp / kv_shards` times when `tp` exceeds the KV
+    // heads (as `Deployment::kv_bytes_held_per_token`; MLA's one latent: by every card).
+    let copies = (dep.tp / dep.kv_shards(cfg)).max(1) as f64;
+    let per_seq = cfg.kv_bytes_at(ctx, dep.kv) * copies;
     Ok((free / per_seq).floor() as u64)
 }
 

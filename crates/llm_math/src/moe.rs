@@ -1,8 +1,10 @@
 //! Mixture-of-experts models in the roofline: total against active parameters, and how
-//! many experts a pass reads. A [`ModelConfig`] whose `moe` is set replaces (or adds to)
-//! its dense MLP with `routed` experts per layer, of which each token uses `top_k`. At
-//! batch 1 a decode step streams the attention, the router and the `k` routed experts of
-//! each layer; with `t` tokens in the pass, each routing `k` of `E` experts, about
+//! many experts a pass reads. A [`ModelConfig`] whose `moe` is set replaces its dense MLP
+//! with `routed` experts per layer, of which each token uses `top_k`, beside a shared MLP
+//! every token goes through (Qwen2-MoE, DeepSeek), in all layers but the first
+//! `dense_layers` (DeepSeek's, which keep a dense MLP). At batch 1 a decode step streams
+//! the attention, the router, the shared MLP and the `k` routed experts of each sparse
+//! layer; with `t` tokens in the pass, each routing `k` of `E` experts, about
 //! `E · (1 − (1 − k/E)^t)` distinct experts are read (uniform routing), so at large batch
 //! nearly all of them. [`crate::forward_cost`] multiplies every token by its `k` experts
 //! and reads the expected distinct ones.
@@ -11,23 +13,53 @@
 //! threads of one user, batch 1–64 at TP 2 and TP 4), where a 3B-active model's step time
 //! grows with batch far faster than a 3B dense model's would.
 
-use crate::Error;
+use crate::attention::{Count, n};
 use crate::config::{ModelConfig, Tokenizer};
+use crate::{Arch, Error};
 
-/// The routed experts of a mixture-of-experts MLP, per layer.
+/// The experts of a mixture-of-experts MLP, per sparse layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Experts {
-    /// Routed experts per layer (E).
+    /// Routed experts per layer (E: `num_local_experts`, `num_experts`, `n_routed_experts`).
     pub routed: u64,
-    /// Experts each token is routed to (k).
+    /// Experts each token is routed to (k: `num_experts_per_tok`).
     pub top_k: u64,
-    /// Hidden width of one expert's gated MLP (gate, up and down are `d_model × d_ff`).
+    /// Hidden width of one routed expert's gated MLP (gate, up and down are
+    /// `d_model × d_ff`: `moe_intermediate_size`, else `intermediate_size`).
     pub d_ff: u64,
-    /// Experts every token goes through besides its routed ones (0 for Qwen3-MoE).
-    pub shared: u64,
+    /// Hidden width of the shared MLP every token goes through besides its routed
+    /// experts, 0 for none: Qwen2-MoE's `shared_expert_intermediate_size`, DeepSeek's
+    /// `n_shared_experts · moe_intermediate_size` (n experts side by side are one MLP
+    /// n times as wide).
+    pub shared_d_ff: u64,
+    /// Whether the shared MLP's output is scaled by a gate `d_model → 1` (Qwen2-MoE's
+    /// `shared_expert_gate`: `d_model` parameters per layer).
+    pub shared_gate: bool,
+    /// Whether the router carries a bias of one per routed expert (DeepSeek-V3's
+    /// `e_score_correction_bias`, gpt-oss's router bias).
+    pub router_bias: bool,
+    /// Whether each routed expert's projections carry biases, `2 · d_ff + d_model` (gpt-oss).
+    pub expert_bias: bool,
+    /// The first layers whose MLP is a dense one of the model's `d_ff` instead of experts
+    /// (DeepSeek's `first_k_dense_replace`); the rest are sparse.
+    pub dense_layers: u64,
 }
 
 impl Experts {
+    /// `routed` experts of width `d_ff`, `top_k` per token, and nothing else (Mixtral, Qwen3-MoE).
+    pub const fn routed(routed: u64, top_k: u64, d_ff: u64) -> Experts {
+        Experts {
+            routed,
+            top_k,
+            d_ff,
+            shared_d_ff: 0,
+            shared_gate: false,
+            router_bias: false,
+            expert_bias: false,
+            dense_layers: 0,
+        }
+    }
+
     /// Checks `1 ≤ k ≤ E` and a non-zero expert width.
     ///
     /// Errors: the rule broken, with the figures.
@@ -42,15 +74,35 @@ impl Experts {
         Ok(())
     }
 
-    /// Parameters of one expert (gate, up and down projections) in a model of width `d`.
+    /// Parameters of one routed expert (gate, up and down projections, and their biases
+    /// if any) in a model of width `d`.
     pub fn per_expert(&self, d: u64) -> u64 {
-        3 * d * self.d_ff
+        (n(3) * n(d) * n(self.d_ff) + self.per_expert_vectors(d)).0
     }
 
-    /// Parameters of one layer's MoE MLP: every routed and shared expert, and the router
-    /// (`d × E`).
+    /// One routed expert's biases (kept at 16 bits): `2 · d_ff + d` when it has them.
+    pub(crate) fn per_expert_vectors(&self, d: u64) -> Count {
+        if self.expert_bias {
+            n(2) * n(self.d_ff) + n(d)
+        } else {
+            n(0)
+        }
+    }
+
+    /// Parameters of one sparse layer's MoE MLP: every routed expert, the shared MLP,
+    /// and the per-expert vectors.
     pub fn per_layer(&self, d: u64) -> u64 {
-        (self.routed + self.shared) * self.per_expert(d) + d * self.routed
+        let matrices =
+            n(self.routed) * n(3) * n(d) * n(self.d_ff) + n(3) * n(d) * n(self.shared_d_ff);
+        (matrices + self.vectors(d)).0
+    }
+
+    /// One sparse layer's MoE parameters kept at 16 bits: the router (`d × E`, and its
+    /// bias `E`), the shared gate (`d`), the experts' biases.
+    pub(crate) fn vectors(&self, d: u64) -> Count {
+        let (d, e) = (n(d), n(self.routed));
+        let on = |flag: bool, x: Count| if flag { x } else { n(0) };
+        d * e + on(self.router_bias, e) + on(self.shared_gate, d) + e * self.per_expert_vectors(d.0)
     }
 }
 
@@ -95,37 +147,57 @@ pub const QWEN3_30B_A3B: ModelConfig = ModelConfig {
     qk_norm: true,
     tokenizer: Tokenizer::Qwen,
     max_context: 40_960,
-    moe: Some(Experts {
-        routed: 128,
-        top_k: 8,
-        d_ff: 768,
-        shared: 0,
-    }),
+    moe: Some(Experts::routed(128, 8, 768)),
+    arch: Arch::LLAMA,
 };
 
 impl ModelConfig {
     /// Parameters one token is multiplied by, as model cards count "activated" parameters:
     /// [`ModelConfig::n_params`] less the routed experts a token does not use,
-    /// `layers · (E − k) · expert`. A dense model's are all of them.
+    /// `sparse layers · (E − k) · expert`. A dense model's are all of them.
     ///
     /// ```
     /// assert_eq!(llm_math::LLAMA31_8B.active_params(), llm_math::LLAMA31_8B.n_params());
     /// ```
     pub fn active_params(&self) -> u64 {
-        self.n_params() - self.n_layers * self.unused_experts_per_token()
+        self.n_params() - self.unused_expert_params()
     }
 
-    /// Parameters of the routed experts one token leaves unread in a layer:
-    /// `(E − k) · expert` (0 for a dense model).
-    pub(crate) fn unused_experts_per_token(&self) -> u64 {
+    /// Layers whose MLP is dense: all of a dense model's, an MoE model's first
+    /// [`Experts::dense_layers`] (at most `n_layers`).
+    pub fn dense_layers(&self) -> u64 {
+        self.moe
+            .map_or(self.n_layers, |x| x.dense_layers.min(self.n_layers))
+    }
+
+    /// Layers whose MLP is routed experts: `n_layers −` [`dense_layers`](Self::dense_layers).
+    pub fn sparse_layers(&self) -> u64 {
+        self.n_layers - self.dense_layers()
+    }
+
+    /// Parameters of the routed experts one token leaves unread, over the model:
+    /// `sparse layers · (E − k) · expert` (0 for a dense model).
+    pub(crate) fn unused_expert_params(&self) -> u64 {
         self.moe.map_or(0, |x| {
-            x.routed.saturating_sub(x.top_k) * x.per_expert(self.d_model)
+            let unused = x.routed.saturating_sub(x.top_k);
+            (n(self.sparse_layers()) * n(unused) * n(x.per_expert(self.d_model))).0
         })
+    }
+
+    /// The experts and how many of them one sparse layer reads in a pass over `tokens`
+    /// tokens ([`expected_experts_read`]); `None` for a dense model.
+    pub(crate) fn experts_read(&self, tokens: u64) -> Result<Option<(Experts, f64)>, Error> {
+        let Some(x) = self.moe else {
+            return Ok(None);
+        };
+        x.check()?;
+        let read = expected_experts_read(x.routed, x.top_k, tokens.max(1))?;
+        Ok(Some((x, read)))
     }
 
     /// Parameters a pass over `tokens` tokens streams from memory:
     /// [`ModelConfig::streamed_params`] (one token's) plus, for an MoE model, the routed
-    /// experts the other tokens add, `layers · (read(tokens) − k) · expert` with
+    /// experts the other tokens add, `sparse layers · (read(tokens) − k) · expert` with
     /// `read` = [`expected_experts_read`]. A dense model's do not depend on `tokens`.
     ///
     /// Errors: an MoE model whose experts break [`Experts::check`].
@@ -140,13 +212,20 @@ impl ModelConfig {
     /// ```
     pub fn streamed_params_for(&self, tokens: u64) -> Result<f64, Error> {
         let one = self.streamed_params() as f64;
-        let Some(x) = self.moe else {
+        let Some((x, read)) = self.experts_read(tokens)? else {
             return Ok(one);
         };
-        x.check()?;
-        let read = expected_experts_read(x.routed, x.top_k, tokens.max(1))?;
         let extra = read - x.top_k as f64;
-        Ok(one + self.n_layers as f64 * extra * x.per_expert(self.d_model) as f64)
+        Ok(one + self.sparse_layers() as f64 * extra * x.per_expert(self.d_model) as f64)
+    }
+
+    /// The experts' biases (16-bit parameters) a pass over `tokens` tokens leaves
+    /// unread: `sparse layers · (E − read(tokens)) · ` their biases; 0 without any.
+    pub(crate) fn unread_expert_vectors(&self, tokens: u64) -> Result<f64, Error> {
+        Ok(self.experts_read(tokens)?.map_or(0.0, |(x, read)| {
+            let vectors = x.per_expert_vectors(self.d_model).0 as f64;
+            self.sparse_layers() as f64 * (x.routed as f64 - read) * vectors
+        }))
     }
 }
 

@@ -131,15 +131,19 @@ impl ForwardCost {
 /// The roofline cost of one pass of `cfg` on each of `dep.tp` cards of `hw`.
 ///
 /// Per card, with `N = dep.tp`, `w` bytes per weight, `k` KV bytes per token at the KV
-/// dtype, `S = min(N, kv_heads)` KV shards and `tokens = batch · n_new`:
-/// - FLOPs = (2 · streamed_params · tokens + 4 · layers · heads · head_dim · ctx · tokens) / N
-///   (the matrix products, then QKᵀ and PV against the cache), at the weights' peak
-///   ([`WeightDtype::peak_flops`](crate::WeightDtype::peak_flops)) × `compute_efficiency`;
-/// - bytes = w · streamed_params_for(tokens) / N + (batch · ctx · k + tokens · k) / S
+/// dtype, `S = min(N, kv_heads)` KV shards, `tokens = batch · n_new` and `C(ctx)` the
+/// cached tokens summed over the layers a query reads ([`ModelConfig::cached_layer_tokens`]:
+/// `layers · ctx`, less on sliding-window layers):
+/// - FLOPs = (2 · streamed_params · tokens + a · C(ctx) · tokens) / N (the matrix
+///   products, then QKᵀ and PV against the cache, `a` =
+///   [`ModelConfig::attention_flops_per_cached_token`], `4 · heads · head_dim` for GQA),
+///   at the weights' peak ([`WeightDtype::peak_flops`](crate::WeightDtype::peak_flops)) ×
+///   `compute_efficiency`;
+/// - bytes = w · streamed_params_for(tokens) / N + (batch · C(ctx) · k / layers + tokens · k) / S
 ///   (weights read once for the whole batch — for an MoE model, the experts its tokens
 ///   route to, [`ModelConfig::streamed_params_for`]; each sequence's KV read once for all
-///   its `n_new` queries, as a fused attention kernel does; the new tokens' KV written),
-///   at peak bandwidth × `bandwidth_efficiency`;
+///   its `n_new` queries, as a fused attention kernel does, [`ModelConfig::kv_bytes_at`];
+///   the new tokens' KV written), at peak bandwidth × `bandwidth_efficiency`;
 /// - plus, for an MoE model, `layers · experts_read · expert_latency`
 ///   ([`ForwardCost::expert_time`]), *added*;
 /// - plus, when N > 1, the two all-reduces per layer ([`all_reduce_time`]), *added*: they
@@ -197,8 +201,9 @@ impl Prefill {
 /// weights are read once for all of them; every token, decode or prompt, is multiplied by
 /// the weights (`2 · streamed_params` FLOPs each) and routes to its experts (an MoE model
 /// reads the experts of `tokens + prefill.tokens` tokens); the prompt tokens add
-/// `4 · layers · heads · head_dim · prefill.ctx` attention FLOPs each, read their prefix's
-/// KV once (`prefill.ctx · k / S` bytes) and write their own (`prefill.tokens · k / S`);
+/// [`ModelConfig::attention_flops`]`(prefill.ctx)` each (`4 · layers · heads · head_dim ·
+/// prefill.ctx` for GQA), read their prefix's KV once ([`ModelConfig::kv_bytes_at`]`(prefill.ctx)
+/// / S` bytes) and write their own (`prefill.tokens · k / S`);
 /// the all-reduces carry every token. [`Prefill::NONE`] gives [`forward_cost`] exactly.
 ///
 /// Errors: as [`forward_cost`].
@@ -225,6 +230,7 @@ pub fn forward_cost_with_prefill(
     shape.check()?;
     dep.check(cfg)?;
     check_card(hw)?;
+    dep.weights.check_card(hw)?;
     if dep.tp > 1 && hw.interconnect.all_reduce_bandwidth(dep.tp) < 1.0 {
         return Err(Error::Invalid(format!(
             "tensor parallelism over {} cards needs a link between them, and {}'s \
@@ -238,30 +244,28 @@ pub fn forward_cost_with_prefill(
     // Per token multiplied (its k experts for an MoE model); per pass read.
     let p = cfg.streamed_params() as f64;
     let tokens = shape.batch as f64 * shape.n_new as f64;
-    let ctx = shape.ctx as f64;
-    let kv = dep.kv_bytes_per_token(cfg) as f64;
-    let attn_width = (cfg.n_layers * cfg.n_heads * cfg.head_dim) as f64;
-    let (pt, pc) = (prefill.tokens as f64, prefill.ctx as f64);
-    let prefill_flops = if prefill.tokens == 0 {
-        0.0
+    // A new token's KV, written; a sequence's cached KV and a query's attention FLOPs at
+    // its context, read (a sliding layer's capped at its window).
+    let kv = cfg.kv_elements_per_token() as f64 * dep.kv.bytes() as f64;
+    let pt = prefill.tokens as f64;
+    let (prefill_flops, prefill_bytes) = if prefill.tokens == 0 {
+        (0.0, 0.0)
     } else {
-        2.0 * p * pt + 4.0 * attn_width * pc * pt
-    };
-    let prefill_bytes = if prefill.tokens == 0 {
-        0.0
-    } else {
-        (pc + pt) * kv / shards
+        (
+            2.0 * p * pt + cfg.attention_flops(prefill.ctx) * pt,
+            (cfg.kv_bytes_at(prefill.ctx, dep.kv) + pt * kv) / shards,
+        )
     };
     let expert_time = match cfg.moe {
         Some(x) if dep.expert_latency > 0.0 => {
             let per_layer = expert_read(x.routed, x.top_k, all_tokens)?;
-            cfg.n_layers as f64 * per_layer * dep.expert_latency
+            cfg.sparse_layers() as f64 * per_layer * dep.expert_latency
         }
         _ => 0.0,
     };
-    let flops = (2.0 * p * tokens + 4.0 * attn_width * ctx * tokens + prefill_flops) / n;
+    let flops = (2.0 * p * tokens + cfg.attention_flops(shape.ctx) * tokens + prefill_flops) / n;
     let bytes = cfg.streamed_weight_bytes(all_tokens, dep.weights)? / n
-        + shape.batch as f64 * ctx * kv / shards
+        + shape.batch as f64 * cfg.kv_bytes_at(shape.ctx, dep.kv) / shards
         + tokens * kv / shards
         + prefill_bytes;
     Ok(ForwardCost {
@@ -518,15 +522,14 @@ mod tests {
             "{}",
             fp8.compute_time
         );
-        // A100 has no FP8 tensor cores: FP8 weights still run at its bf16 peak.
-        let a = forward_cost(
-            &LLAMA31_8B,
-            &hw_specs::A100,
-            s,
-            &dep(1, WeightDtype::Fp8, KvDtype::Bf16),
-        )
-        .unwrap();
+        // A100 has no FP8 tensor cores: FP8 weights are refused there, with the reason;
+        // the weight-only 8-bit format runs at its bf16 peak.
+        let on_a100 = |w| forward_cost(&LLAMA31_8B, &hw_specs::A100, s, &dep(1, w, KvDtype::Bf16));
+        let e = on_a100(WeightDtype::Fp8).unwrap_err().to_string();
+        assert!(e.contains("A100 has no FP8 tensor cores"), "{e}");
+        let a = on_a100(WeightDtype::W8A16).unwrap();
         assert!((a.compute_time - a.flops / (312e12 * 0.6)).abs() < 1e-15);
+        assert_eq!(a.bytes, fp8.bytes);
         // INT4: a quarter of the linear layers' bf16 bytes (1.5 · 6,979,321,856 saved), bf16 peak.
         let int4 = cost(s, &dep(1, WeightDtype::Int4, KvDtype::Bf16));
         assert_eq!(bf16.bytes - int4.bytes, 1.5 * 6_979_321_856.0);

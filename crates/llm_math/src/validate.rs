@@ -9,8 +9,10 @@ pub const MAX_PARAMS: f64 = 1e15;
 
 impl ModelConfig {
     /// Whether the shape can exist: every size at least 1 (a dense MLP width of 0 only
-    /// beside experts), the query heads a multiple of the KV heads, an MoE block that
-    /// checks ([`crate::Experts::check`]), at most [`MAX_PARAMS`] parameters. Every pass
+    /// beside experts, unless some layers are dense), the query heads a multiple of the KV
+    /// heads, an MoE block that checks ([`crate::Experts::check`]), a latent attention of
+    /// non-zero widths over one KV head ([`crate::Mla`]), a sliding window of at least one
+    /// token, at most [`MAX_PARAMS`] parameters. Every pass
     /// and capacity asks this first, so a hand-built model with no layers or heads is an
     /// error, never an unbounded batch or a made-up speedup.
     ///
@@ -51,20 +53,36 @@ impl ModelConfig {
         }
         if let Some(x) = self.moe {
             x.check()?;
+            if x.dense_layers > 0 && self.d_ff == 0 {
+                return Err(crate::Error::Invalid(format!(
+                    "{name}'s {} dense layers need an MLP width (d_ff) of at least 1",
+                    x.dense_layers
+                )));
+            }
         }
-        // Counted in floating point, which cannot overflow, before any integer count is.
-        let (d, l) = (self.d_model as f64, self.n_layers as f64);
-        let heads = self.n_heads as f64 + 2.0 * self.n_kv_heads as f64;
-        let attn =
-            d * heads * self.head_dim as f64 + self.n_heads as f64 * self.head_dim as f64 * d;
-        let mlp = 3.0 * d * self.d_ff as f64;
-        let experts = self.moe.map_or(0.0, |x| {
-            (x.routed as f64 + x.shared as f64) * 3.0 * d * x.d_ff as f64 + x.routed as f64 * d
-        });
-        let params = l * (attn + mlp + experts) + 2.0 * self.vocab as f64 * d;
-        if params.is_nan() || params > MAX_PARAMS {
+        if let Some(m) = self.arch.mla {
+            let qk = m.qk_nope_head_dim.saturating_add(m.qk_rope_head_dim);
+            let latent = [m.kv_lora_rank, m.v_head_dim, qk];
+            if latent.contains(&0) || self.n_kv_heads != 1 {
+                return Err(crate::Error::Invalid(format!(
+                    "{name}'s latent attention needs a KV latent, a value and a query/key \
+                     width of at least 1 and one KV head (the latent every head reads), got \
+                     {m:?} and {} KV heads",
+                    self.n_kv_heads
+                )));
+            }
+        }
+        if self.arch.sliding.is_some_and(|s| s.window == 0) {
             return Err(crate::Error::Invalid(format!(
-                "{name} would have about {params:.3e} parameters; at most {MAX_PARAMS:e}"
+                "{name}'s sliding window must be at least 1 token, got 0"
+            )));
+        }
+        // Counted in saturating arithmetic: a shape too big to count is `u64::MAX`.
+        let params = self.n_params();
+        if params as f64 > MAX_PARAMS {
+            return Err(crate::Error::Invalid(format!(
+                "{name} would have about {:.3e} parameters; at most {MAX_PARAMS:e}",
+                params as f64
             )));
         }
         Ok(())

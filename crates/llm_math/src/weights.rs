@@ -2,12 +2,13 @@
 //! weights are served in, everything else (embedding, LM head, norms, biases, an MoE
 //! router) at 16 bits, as engines serve FP8 and INT4 checkpoints.
 
+use crate::attention::n;
 use crate::{Error, ModelConfig, WeightDtype};
 
 impl ModelConfig {
     /// Parameters that stay at 16 bits whatever format the weights are served in: the
-    /// embedding table (and an untied LM head), the norm gains, biases, an MoE router —
-    /// everything but the linear layers' matrices. FP8 and INT4 recipes quantize the
+    /// embedding table (and an untied LM head), the norm gains, biases, attention sinks,
+    /// an MoE router and shared-expert gate — everything but the linear layers' matrices. FP8 and INT4 recipes quantize the
     /// attention and MLP projections and leave these out (vLLM's and TensorRT-LLM's FP8,
     /// AWQ and GPTQ all keep `lm_head` and the embedding in 16 bits).
     ///
@@ -18,14 +19,12 @@ impl ModelConfig {
     /// assert_eq!(LLAMA31_8B.sixteen_bit_params(), sixteen);
     /// ```
     pub fn sixteen_bit_params(&self) -> u64 {
-        let q = self.n_heads * self.head_dim;
-        let kv = self.n_kv_heads * self.head_dim;
-        let bias = if self.qkv_bias { q + 2 * kv } else { 0 };
-        let qk_norm = if self.qk_norm { 2 * self.head_dim } else { 0 };
-        let router = self.moe.map_or(0, |x| self.d_model * x.routed);
-        let per_layer = bias + qk_norm + router + 2 * self.d_model;
-        let embed = self.vocab * self.d_model * if self.tied_embeddings { 1 } else { 2 };
-        self.n_layers * per_layer + embed + self.d_model
+        let per_layer = self.attention_vectors() + self.norm_params();
+        let experts = self.moe.map_or(n(0), |x| x.vectors(self.d_model));
+        let tables = if self.tied_embeddings { 1 } else { 2 };
+        let embed = n(self.vocab) * n(self.d_model) * n(tables);
+        (n(self.n_layers) * per_layer + n(self.sparse_layers()) * experts + embed + n(self.d_model))
+            .0
     }
 
     /// Bytes the weights take in device memory served as `weights`: the linear layers'
@@ -48,7 +47,8 @@ impl ModelConfig {
 
     /// Bytes of weights a pass over `tokens` tokens streams from memory at `weights`:
     /// [`ModelConfig::streamed_params_for`], the linear layers' at `weights`' bytes, the
-    /// rest at 2 bytes (the input embedding is a lookup, not streamed, when untied).
+    /// rest at 2 bytes (the input embedding is a lookup, not streamed, when untied; the
+    /// biases of experts no token routes to, gpt-oss's, are not read either).
     ///
     /// Errors: an MoE model whose experts break [`crate::Experts::check`].
     ///
@@ -68,7 +68,8 @@ impl ModelConfig {
         } else {
             self.vocab * self.d_model
         };
-        let sixteen = (self.sixteen_bit_params() - lookup) as f64;
+        let sixteen =
+            (self.sixteen_bit_params() - lookup) as f64 - self.unread_expert_vectors(tokens)?;
         Ok(self.bytes_of(read, sixteen, weights))
     }
 

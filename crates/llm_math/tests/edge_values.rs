@@ -56,6 +56,11 @@ proptest! {
         if cfg.validate().is_ok() {
             // The counts of a shape that validates never overflow.
             let _ = (cfg.n_params(), cfg.streamed_params(), cfg.kv_bytes_per_token());
+            let _ = (cfg.active_params(), cfg.sixteen_bit_params(), cfg.kv_elements_per_token());
+            for kv in [llm_math::KvDtype::Bf16, llm_math::KvDtype::Fp8] {
+                prop_assert!(finite(cfg.kv_bytes_at(ctx, kv)));
+            }
+            prop_assert!(finite(cfg.attention_flops(ctx)));
             prop_assert!(finite(cfg.weight_bytes(dep.weights)));
             if let Ok(b) = cfg.streamed_weight_bytes(ctx, dep.weights) {
                 prop_assert!(finite(b));

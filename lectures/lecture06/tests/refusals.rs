@@ -424,3 +424,28 @@ fn a_card_of_ones_own_is_read_validated_and_priced() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn formats_engines_and_draft_cards_that_cannot_exist_are_refused_with_the_reason() {
+    refused(
+        &["--hw", "A100", "--weights", "fp8"],
+        &["A100 has no FP8 tensor cores", "w8a16"],
+    );
+    refused(
+        &["--hw", "V100-SXM2-32GB", "--weights", "w8a8"],
+        &["no INT8 tensor cores"],
+    );
+    refused(
+        &["--engine", "vllm", "--calibration", "seed"],
+        &["--engine vllm", "--calibration seed"],
+    );
+    refused(&["--engine", "magic"], &["unknown engine", "vllm, sglang"]);
+    refused(
+        &["--tp", "2", "--draft-tp", "4"],
+        &["draft", "from 1 to 2, got 4"],
+    );
+    refused(&["--draft-cost", "0.1", "--draft-tp", "1"], &["--draft-tp"]);
+    refused(&["--prefill-ctx", "100"], &["--prefill-tokens"]);
+    refused(&["--prefill-tokens", "0"], &["--prefill-tokens"]);
+    runs(&["--hw", "A100", "--weights", "w8a16", "--demo", "1"]);
+}

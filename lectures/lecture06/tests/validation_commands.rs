@@ -1,7 +1,7 @@
 //! The validation table recomputed through the command line (every row, every profile,
 //! every kind), and demo 5's held-out summary against an independent recomputation.
 
-use decode_lab::validation::{self, CALIBRATIONS, Calibration, Kind, Measurement, Quantity, Role};
+use decode_lab::validation::{self, CALIBRATIONS, Calibration, Kind, Quantity, Role};
 use lecture_kit::testing::run;
 use lecture06::Cli;
 use lecture06::spec_decode_on_hardware::demo5::validation_doc;
@@ -11,15 +11,6 @@ use serde_json::Value;
 /// The typed figures of demo `id` from `--format json` with `args`.
 fn data(args: &[&str], id: &str) -> Value {
     lecture_kit::testing::data::<Cli>(args, id)
-}
-
-/// `m`'s prediction under `profile`, its decode step alone for a closed-loop row.
-fn step_or_predict(m: &Measurement, profile: &Calibration) -> f64 {
-    if m.prefill().tokens > 0 {
-        validation::step_time_with_prefill(&m.scenario(profile), Prefill::NONE).unwrap()
-    } else {
-        m.predict(profile).unwrap()
-    }
 }
 
 /// What demo 1 prints for the question of `q`: a plain step, the measured tree's
@@ -49,16 +40,13 @@ fn every_validation_row_is_recomputed_by_its_command() {
                 .collect();
             let d = data(&[&args[..], &["--demo", "1"]].concat(), "demo1");
             let got = asked(&d, &m.quantity);
-            // A closed-loop row's command prices its decode step alone (no flag sets the
-            // prompt tokens its step carries): compare with that part.
-            let want = if m.prefill().tokens > 0 {
+            // A closed-loop row's command carries the prompt tokens its step does
+            // (--prefill-tokens, --prefill-ctx), and they cost time.
+            if m.prefill().tokens > 0 {
                 let s = m.scenario(profile);
                 let decode = validation::step_time_with_prefill(&s, Prefill::NONE).unwrap();
                 assert!(decode < want, "{}: the prompts cost time", m.id);
-                decode
-            } else {
-                want
-            };
+            }
             assert!(
                 (got - want).abs() <= 1e-12 * want,
                 "{} under {}: {got} vs {want}",
@@ -153,13 +141,13 @@ fn every_explicit_command_recomputes_its_row_with_the_cost_term_flags() {
             .split(' ')
             .collect();
         let d = data(&[&args[..], &["--demo", "1"]].concat(), "demo1");
-        // What no flag says yet (validation_doc::left_out): a closed-loop row's prompt
-        // tokens, an MoE row's expert latency; the command prices the rest.
+        // What no flag says yet (validation_doc::left_out): an MoE row's expert latency;
+        // the command prices the rest.
         let spelled = Calibration {
             expert_latency: 0.0,
             ..CALIBRATIONS[measured]
         };
-        let want = step_or_predict(m, &spelled);
+        let want = m.predict(&spelled).unwrap();
         let got = asked(&d, &m.quantity);
         assert!(
             (got - want).abs() <= 1e-9 * want,

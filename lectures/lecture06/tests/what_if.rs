@@ -339,3 +339,58 @@ fn a_best_draft_length_at_the_search_limit_says_so() {
     assert_eq!(d["grid"][0]["cells"][0]["gamma"], 19);
     assert!(d["grid"][0]["cells"][0].get("at_limit").is_none());
 }
+
+/// `--per-seq-layer-us`: 2 µs for each of 8 sequences in each of 32 layers, 512 µs a step.
+#[test]
+fn the_cost_per_sequence_per_layer_adds_batch_times_layers() {
+    let plain = t_base(&["--batch", "8"]);
+    let with = t_base(&["--batch", "8", "--per-seq-layer-us", "2"]);
+    close(with - plain, 2e-6 * 8.0 * 32.0);
+}
+
+/// `--prefill-tokens 512 --prefill-ctx 256` at batch 1: the step multiplies 513 tokens by
+/// the weights and the prompt's attention, by hand — compute-bound at 60% of 989 TFLOP/s,
+/// plus 1 ms.
+#[test]
+fn prompt_tokens_in_a_step_are_priced_by_hand() {
+    let t = t_base(&["--prefill-tokens", "512", "--prefill-ctx", "256"]);
+    let attn = 32.0 * 32.0 * 128.0;
+    let flops = 2.0 * W8B * 513.0 + 4.0 * attn * 1024.0 + 4.0 * attn * 256.0 * 512.0;
+    let bytes = 2.0 * W8B + (1024.0 + 1.0 + 256.0 + 512.0) * KV8B;
+    let (compute, memory) = (flops / (989e12 * 0.6), bytes / (BW * 0.8));
+    assert!(compute > memory);
+    close(t, compute + 1e-3);
+    // Half the tokens by default.
+    close(
+        t_base(&["--prefill-tokens", "512"]),
+        t_base(&["--prefill-tokens", "512", "--prefill-ctx", "256"]),
+    );
+}
+
+/// `--engine vllm` prices the step with the vLLM profile the library fits, and it is not
+/// the pooled one.
+#[test]
+fn an_engine_prices_with_its_own_refitted_profile() {
+    let vllm = decode_lab::validation::engine_profile("vllm").unwrap();
+    let s = vllm.calibration.apply(decode_lab::Scenario {
+        batch: 8,
+        ..decode_lab::Scenario::LECTURE
+    });
+    let want = decode_lab::target_pass_time(&s, 1).unwrap();
+    close(t_base(&["--batch", "8", "--engine", "vllm"]), want);
+    let pooled = t_base(&["--batch", "8", "--calibration", "measured"]);
+    assert!((pooled - want).abs() > 1e-6, "{pooled} vs {want}");
+}
+
+/// `--draft-tp 1` under `--tp 4`: the draft reads all its weights on one card, so its
+/// step is slower and c is larger than with the draft split four ways.
+#[test]
+fn a_draft_on_fewer_cards_costs_more() {
+    let c = |extra: &[&str]| {
+        let mut args = vec!["--demo", "1", "--tp", "4", "--target", "Llama-3.1-70B"];
+        args.extend(extra);
+        data(&args, "demo1")["c"].as_f64().unwrap()
+    };
+    assert!(c(&["--draft-tp", "1"]) > c(&[]));
+    close(c(&["--draft-tp", "4"]), c(&[]));
+}

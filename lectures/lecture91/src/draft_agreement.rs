@@ -69,7 +69,7 @@ pub fn demo2_capacity(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
     ));
     let m = LLAMA31_8B;
     let mut rows = Vec::new();
-    for w in WeightDtype::ALL {
+    for w in [WeightDtype::Bf16, WeightDtype::Fp8, WeightDtype::Int4] {
         let weights = m.weight_bytes(w);
         let fits = max_batch_on(&m, &H100, CTX, &Deployment::LECTURE.with_weights(w))?;
         let share = percent(weights / (2.0 * m.n_params() as f64));

@@ -1,16 +1,9 @@
 //! Published measurements and the setup each was taken in: a data file
 //! (`crates/decode_lab/data/measurements.json`) embedded in the crate and parsed once.
 
-use crate::scenario::check_overhead;
-use crate::{
-    Draft, Error, Scenario, TreeShape, pass_deployment, target_pass_time, tree_round_time,
-    tree_speedup,
-};
+use crate::{Draft, Error, Scenario, TreeShape, target_pass_time, tree_round_time, tree_speedup};
 use hw_specs::Accelerator;
-use llm_math::{
-    Deployment, ForwardShape, KvDtype, ModelConfig, Prefill, WeightDtype,
-    forward_cost_with_prefill, pass_time_with_overlap,
-};
+use llm_math::{Deployment, KvDtype, ModelConfig, Prefill, WeightDtype};
 use once_cell::sync::Lazy;
 use serde::Deserialize;
 
@@ -200,6 +193,8 @@ pub struct Measurement {
     pub url: String,
     /// The setup in words, with every assumption this table adds.
     pub setup: String,
+    /// The serving engine it was measured in, one of [`super::ENGINES`].
+    pub engine: &'static str,
     /// The card.
     pub hw: Accelerator,
     /// The model served.
@@ -263,25 +258,12 @@ impl ClosedLoop {
 }
 
 /// A plain decode step of `s` (one new token per sequence) whose pass also carries
-/// `prefill` prompt tokens, seconds: [`target_pass_time`]`(s, 1)`'s terms (the roofline at
-/// [`pass_deployment`] with the scenario's overlap, plus the target overhead) on
-/// [`forward_cost_with_prefill`]; [`Prefill::NONE`] is [`target_pass_time`]`(s, 1)`.
+/// `prefill` prompt tokens, seconds: [`target_pass_time`]`(s, 1)` with `s.prefill` set to
+/// `prefill`; [`Prefill::NONE`] is [`target_pass_time`]`(s, 1)` of `s` without its own.
 ///
 /// Errors: as [`target_pass_time`].
 pub fn step_time_with_prefill(s: &Scenario, prefill: Prefill) -> Result<f64, Error> {
-    if prefill == Prefill::NONE {
-        return target_pass_time(s, 1);
-    }
-    check_overhead(s.overhead_target)?;
-    s.cost_terms.check()?;
-    let shape = ForwardShape {
-        batch: s.batch,
-        ctx: s.ctx,
-        n_new: 1,
-    };
-    let cost = forward_cost_with_prefill(&s.target, &s.hw, shape, prefill, &pass_deployment(s)?)?;
-    cost.checked_time()?;
-    Ok(pass_time_with_overlap(&cost, s.cost_terms.overlap)? + s.overhead_target)
+    target_pass_time(&Scenario { prefill, ..*s }, 1)
 }
 
 impl Measurement {
@@ -341,6 +323,8 @@ struct Row {
     source: String,
     url: String,
     setup: String,
+    /// One of [`super::ENGINES`].
+    engine: String,
     #[serde(default)]
     series: Option<String>,
     #[serde(default)]
@@ -382,6 +366,7 @@ impl Row {
         let target = *llm_math::model(&self.target).map_err(|e| e.to_string())?;
         let weights: WeightDtype = self.weights.parse().map_err(|e| format!("{e}"))?;
         let kv: KvDtype = self.kv.parse().map_err(|e| format!("{e}"))?;
+        let engine = super::engine_name(&self.engine).map_err(|e| e.to_string())?;
         let quantity = match (
             self.quantity.as_str(),
             self.acceptance_length,
@@ -430,6 +415,7 @@ impl Row {
             source: self.source,
             url: self.url,
             setup: self.setup,
+            engine,
             hw,
             target,
             tp: self.tp,
@@ -540,7 +526,7 @@ mod tests {
     }
 
     fn one_row(patch: &str) -> String {
-        let base = r#"{"id": "X1", "publisher": "p", "source": "s", "url": "u", "setup": "t", "hw": "H100",
+        let base = r#"{"id": "X1", "publisher": "p", "source": "s", "url": "u", "setup": "t", "engine": "vllm", "hw": "H100",
             "target": "Llama-3.1-8B", "tp": 1, "weights": "bf16", "kv": "bf16", "batch": 1,
             "ctx": 512, "quantity": "step_time", "published": {"itl_ms": 7.0},
             "role": "held_out""#;
@@ -562,6 +548,8 @@ mod tests {
         assert!(e.contains("> 0"), "{e}");
         let e = err(&one_row(r#", "closed_loop": {"input": 0, "output": 5}"#));
         assert!(e.contains("closed_loop"), "{e}");
+        let e = err(&one_row("").replace("vllm", "magic"));
+        assert!(e.contains("X1") && e.contains("unknown engine"), "{e}");
         let two = one_row("").replace("}]", "},") + &one_row("")[1..];
         assert!(err(&two).contains("duplicate id X1"), "{}", err(&two));
     }

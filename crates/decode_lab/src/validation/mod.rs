@@ -32,14 +32,29 @@
 //!
 //! [`Scenario::LECTURE`]: crate::Scenario::LECTURE
 
+pub mod cross;
+pub mod engine;
+pub mod fast;
 pub mod fit;
 pub mod fit_measured;
 pub mod measurement;
 pub mod profile;
 pub mod summary;
 
+pub use cross::{
+    BatchBand, CrossPrediction, CrossSummary, SeriesSlope, cross_summary, leave_one_publisher_out,
+    leave_one_publisher_out_on, publishers, step_series_slopes,
+};
+pub use engine::{
+    ENGINES, EngineProfile, MIN_ENGINE_ROWS, engine_axis_names, engine_name, engine_profile,
+    engine_profile_on, engine_profiles,
+};
+pub use fast::FitRows;
 pub use fit::{FIT_GRID, FITTED_ROWS, fit_calibration};
-pub use fit_measured::{GridAxis, MEASURED_GRID, fit_measured, measured_at};
+pub use fit_measured::{
+    AXES, ENGINE_AXES, Fit, GridAxis, Indices, MEASURED_GRID, Moves, POOLED_AXES, fit_measured,
+    grid_start, measured_at, search,
+};
 pub use measurement::{
     ClosedLoop, DraftKind, Kind, Measurement, Published, Quantity, Role, measurements,
     parse_measurements, step_time_with_prefill,

@@ -74,30 +74,32 @@ pub const FITTED: Calibration = Calibration {
 /// exact: the seed's model plus every cost term of [`CostTerms`] that a row constrains.
 pub const MEASURED: Calibration = Calibration {
     name: "measured",
-    compute_efficiency: Scenario::LECTURE.deployment.compute_efficiency,
-    bandwidth_efficiency: 82.0 * 0.01,
-    overhead_target: 40.0 * 0.05e-3,
-    overhead_draft: 23.0 * 0.02e-3,
+    compute_efficiency: 30.0 * 0.02,
+    bandwidth_efficiency: 83.0 * 0.01,
+    overhead_target: 64.0 * 0.05e-3,
+    overhead_draft: 32.0 * 0.02e-3,
     verify_cost_per_token: 0.0,
     all_reduce_latency: 0.0,
-    expert_latency: 21.0 * 0.1e-6,
+    expert_latency: 22.0 * 0.1e-6,
     cost_terms: CostTerms {
-        overlap: 12.0 * 0.05,
+        overlap: 17.0 * 0.05,
         verify_per_batch_token: 0.0,
-        round_fixed: 16.0 * 0.05e-3,
-        round_per_sequence: 13.0 * 0.005e-3,
+        round_fixed: 0.0 * 0.05e-3,
+        round_per_sequence: 22.0 * 0.005e-3,
         draft_per_layer: 0.0,
+        per_sequence_layer: 14.0 * 0.05e-6,
         fp8: llm_math::DtypeEfficiency {
-            bandwidth: 100.0 * 0.01,
-            compute: 16.0 * 0.05,
+            bandwidth: 93.0 * 0.01,
+            compute: 14.0 * 0.05,
         },
         all_reduce: llm_math::AllReduceLatencies {
-            nvlink: 10.0 * 1e-6,
-            infinity_fabric: 28.0 * 2e-6,
+            nvlink: 5.0 * 1e-6,
+            infinity_fabric: 41.0 * 2e-6,
             pcie: 0.0,
+            ethernet: 0.0 * 2e-6,
         },
     },
-    verify_efficiency: Some(50.0 * 0.02),
+    verify_efficiency: Some(33.0 * 0.02),
 };
 
 /// Every named profile, in the order a `--list` would show them.

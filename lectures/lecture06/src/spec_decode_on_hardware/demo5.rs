@@ -4,6 +4,8 @@
 //! calibration rows ("measured"), held against those measurements
 //! (`decode_lab::validation`, `docs/validation.md`).
 
+pub mod commands;
+pub mod cross;
 pub mod validation_doc;
 
 use decode_lab::validation::{
@@ -32,6 +34,8 @@ pub struct Demo5 {
     pub series: Vec<SeriesPoint>,
     /// The speedup row where the seed is most optimistic.
     pub seed_most_optimistic: Optimism,
+    /// Leave-one-publisher-out cross-validation, and the engine profiles.
+    pub cross: cross::Cross,
 }
 
 /// One measurement and every profile's prediction.
@@ -63,8 +67,6 @@ pub struct Row {
     pub calibration: bool,
     /// The command that asks the lecture the same question (`--calibration measured`).
     pub command: String,
-    /// Prompt tokens the row's step carries that the command leaves out (0: none).
-    pub prefill_tokens: u64,
 }
 
 /// One profile on one subset.
@@ -190,6 +192,7 @@ pub fn figures() -> Result<Demo5, Error> {
         held_out_by_kind,
         series,
         seed_most_optimistic,
+        cross: cross::figures()?,
     })
 }
 
@@ -214,7 +217,6 @@ fn row(p: &Prediction) -> Row {
         measured_profile: p.predicted[2],
         calibration: m.role == Role::Calibration,
         command: validation_doc::command(m, &MEASURED),
-        prefill_tokens: m.prefill().tokens,
     }
 }
 
@@ -303,21 +305,14 @@ pub fn blocks(d: &Demo5) -> Vec<Block> {
             .into(),
     ));
     blocks.push(Block::Table(kind_table(d)));
+    blocks.extend(cross::blocks(&d.cross));
     blocks.push(Block::Figure(figure(d)));
     blocks.push(Block::Text(
-        "\n来源与设置（每一行都能用命令行重算；标了“只算 decode”的几行，命令只算其中的 decode 一步）：".into(),
+        "\n来源与设置（每一行都能用命令行重算）：".into(),
     ));
     for r in &d.rows {
-        let gap = if r.prefill_tokens > 0 {
-            format!(
-                "\n      （只算 decode：这一步还带着 {} 个新请求的提示 token，暂时没有参数能设）",
-                r.prefill_tokens
-            )
-        } else {
-            String::new()
-        };
         blocks.push(Block::Text(format!(
-            "  {}：{}，{}，{}（{}）。实测 {}。\n      {}{gap}",
+            "  {}：{}，{}，{}（{}）。实测 {}。\n      {}",
             r.id, r.publisher, r.source, r.url, r.setup, r.published, r.command
         )));
     }
@@ -430,8 +425,11 @@ fn observations(d: &Demo5) -> Vec<String> {
         ),
         _ => String::new(),
     };
-    vec![
-        format!("种子假设（max(计算, 访存)、1 ms / 0.3 ms 的开销、验证只按屋顶线算）在检验用的行上：{}。", line("seed")),
+    let mut lines = vec![
+        format!(
+            "种子假设（max(计算, 访存)、1 ms / 0.3 ms 的开销、验证只按屋顶线算）在检验用的行上：{}。",
+            line("seed")
+        ),
         format!("fitted 校准（前 13 行拟合）：{}。", line("fitted")),
         format!(
             "measured 校准（每一项成本都在拟合用的行上拟合）：{}。常数只看过拟合用的行，要看的是检验用的行。",
@@ -446,9 +444,13 @@ fn observations(d: &Demo5) -> Vec<String> {
             (o.seed / o.measured - 1.0) * 100.0
         ),
         format!("图里那一列（EAGLE-3 论文表 3）{trend}"),
+    ];
+    lines.extend(cross::observations(&d.cross));
+    lines.push(
         "所以屋顶线给的是乐观的下界：它说清了\"为什么\"（读权重、临界批大小、验证何时不再免费），\
          但具体的毫秒数还要加上每步和每轮的固定开销、通信延迟和每个验证 token 的计算；换自己的数字用 \
-         --calibration measured 或 --overhead-target、--eff-bandwidth 试。"
+         --calibration measured、--engine NAME 或 --overhead-target、--eff-bandwidth 试。"
             .into(),
-    ]
+    );
+    lines
 }

@@ -1,178 +1,11 @@
-//! Lecture 6's wording of the validation table (`decode_lab::validation`): the command
-//! line that recomputes each published measurement, and `docs/validation.md`'s generated
-//! part, in Markdown. Demo 5 prints the same figures as text; a test checks the page is
-//! current.
+//! Lecture 6's wording of the validation table (`decode_lab::validation`):
+//! `docs/validation.md`'s generated part, in Markdown, with the command line that
+//! recomputes each published measurement ([`super::commands`]). Demo 5 prints the same
+//! figures as text; a test checks the page is current.
 
-use decode_lab::Draft;
-use decode_lab::validation::{
-    self, CALIBRATIONS, Calibration, Kind, MEASURED, Measurement, Prediction, Quantity, Role,
-};
+pub use super::commands::{command, explicit_command, left_out};
+use decode_lab::validation::{self, CALIBRATIONS, Kind, MEASURED, Prediction, Quantity, Role};
 use lecture_kit::Error;
-use llm_math::CostTerms;
-
-/// The command line that asks lecture 6 the same question as `m`, under `profile`
-/// (`--calibration NAME`).
-pub fn command(m: &Measurement, profile: &Calibration) -> String {
-    format!(
-        "{} --calibration {}{}",
-        setup_flags(m),
-        profile.name,
-        question_flags(m)
-    )
-}
-
-/// The same command with `profile`'s constants spelled as flags instead of
-/// `--calibration`: the efficiencies and overheads, and every cost term that is not
-/// neutral (`--overlap`, `--verify-us-per-token`, `--round-overhead-ms`,
-/// `--round-overhead-per-seq-ms`, `--draft-layer-ms`, `--fp8-bandwidth-factor`,
-/// `--fp8-compute-factor`, `--all-reduce-us` for the row's card family).
-///
-/// Errors: the row's card has no known interconnect family.
-pub fn explicit_command(m: &Measurement, profile: &Calibration) -> Result<String, Error> {
-    let s = m.scenario(profile);
-    let t = s.cost_terms;
-    let n = CostTerms::NEUTRAL;
-    let mut c = format!(
-        "{} --eff-compute {} --eff-bandwidth {} --overhead-target {}ms",
-        setup_flags(m),
-        fig(profile.compute_efficiency),
-        fig(profile.bandwidth_efficiency),
-        fig(profile.overhead_target * 1e3),
-    );
-    // Only the terms that price something in this row's setup: the lecture refuses a
-    // flag whose value would change nothing (a draft's own costs for a fixed-cost draft,
-    // FP8 factors for other weights, all-reduces on one card).
-    let own_draft_pass = !matches!(s.draft, Draft::FixedCost(_));
-    if own_draft_pass && !matches!(s.draft, Draft::SelfSpec { .. }) {
-        c.push_str(&format!(
-            " --overhead-draft {}ms",
-            fig(profile.overhead_draft * 1e3)
-        ));
-    }
-    let fp8 = s.deployment.weights == llm_math::WeightDtype::Fp8;
-    let tp = s.deployment.tp > 1;
-    let all_reduce = s.deployment.all_reduce_latency + t.all_reduce.for_card(&m.hw)?;
-    let terms = [
-        ("--overlap", t.overlap, n.overlap, 1.0, true),
-        (
-            "--verify-us-per-token",
-            t.verify_per_batch_token,
-            n.verify_per_batch_token,
-            1e6,
-            true,
-        ),
-        (
-            "--round-overhead-ms",
-            t.round_fixed,
-            n.round_fixed,
-            1e3,
-            true,
-        ),
-        (
-            "--round-overhead-per-seq-ms",
-            t.round_per_sequence,
-            n.round_per_sequence,
-            1e3,
-            true,
-        ),
-        (
-            "--draft-layer-ms",
-            t.draft_per_layer,
-            n.draft_per_layer,
-            1e3,
-            own_draft_pass,
-        ),
-        (
-            "--fp8-bandwidth-factor",
-            t.fp8.bandwidth,
-            n.fp8.bandwidth,
-            1.0,
-            fp8,
-        ),
-        (
-            "--fp8-compute-factor",
-            t.fp8.compute,
-            n.fp8.compute,
-            1.0,
-            fp8,
-        ),
-        ("--all-reduce-us", all_reduce, 0.0, 1e6, tp),
-    ];
-    for (flag, x, neutral, scale, prices) in terms {
-        if prices && x != neutral {
-            // A per-token cost is multiplied by every verified token of the batch: spelled
-            // to nine decimals so the command recomputes the row to 1e-9.
-            let v = if flag == "--verify-us-per-token" {
-                fine(x * scale)
-            } else {
-                fig(x * scale)
-            };
-            c.push_str(&format!(" {flag} {v}"));
-        }
-    }
-    c.push_str(&question_flags(m));
-    Ok(c)
-}
-
-/// What `m`'s commands leave out, in words (empty when they price the whole row): the
-/// prompt tokens a closed-loop row's step carries ([`Measurement::prefill`]; no flag sets
-/// them, so the command prices the decode step alone), and, in the explicit command of an
-/// MoE row, the profile's expert latency (no flag sets it; `--calibration` does).
-pub fn left_out(m: &Measurement, profile: &Calibration, explicit: bool) -> Vec<String> {
-    let mut out = Vec::new();
-    let p = m.prefill();
-    if p.tokens > 0 {
-        out.push(format!(
-            "the step's {} prompt tokens (prefix {}): the command prices the decode step alone",
-            p.tokens, p.ctx
-        ));
-    }
-    if explicit && m.target.moe.is_some() && profile.expert_latency > 0.0 {
-        out.push(format!(
-            "the expert latency, {} µs per expert read (no flag yet; --calibration {} sets it)",
-            fig(profile.expert_latency * 1e6),
-            profile.name
-        ));
-    }
-    out
-}
-
-/// A computed constant as a flag value: up to nine decimals, trailing zeros dropped.
-fn fine(x: f64) -> String {
-    let s = format!("{x:.9}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-/// A constant as a flag value: up to four decimals, trailing zeros dropped.
-fn fig(x: f64) -> String {
-    let s = format!("{x:.4}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    s.to_string()
-}
-
-fn setup_flags(m: &Measurement) -> String {
-    // Every row runs with the EAGLE-like head (`Measurement::scenario`); a step time
-    // does not depend on it, and it drafts for any target (no tokenizer to match).
-    format!(
-        "cargo run -p lecture06 -- --hw {} --target {} --tp {} --weights {} --kv {} --batch {} --ctx {}",
-        m.hw.name, m.target.name, m.tp, m.weights, m.kv, m.batch, m.ctx
-    )
-}
-
-fn question_flags(m: &Measurement) -> String {
-    match m.quantity {
-        Quantity::StepTime => " --draft-head".into(),
-        Quantity::Speedup { tau, depth, nodes } => {
-            format!(" --draft-head --gamma {depth} --tree-nodes {nodes} --tau {tau}")
-        }
-        // The round's time does not depend on τ; 1 is the smallest it can be.
-        Quantity::RoundTime { depth, nodes } => {
-            format!(" --draft-head --gamma {depth} --tree-nodes {nodes} --tau 1")
-        }
-        // A chain of `nodes` drafts: demo 1's t_verify / t_base at γ = nodes.
-        Quantity::VerifyRatio { nodes } => format!(" --draft-head --gamma {nodes}"),
-    }
-}
 
 /// A figure in its kind's unit: milliseconds for times, × for speedups, a plain ratio
 /// for verification.
@@ -239,6 +72,7 @@ pub fn markdown() -> Result<String, Error> {
             s.push('\n');
         }
     }
+    super::cross::markdown(&mut s, &super::cross::figures()?);
     s.push_str(
         "\n### Batch series: last / first (largest batch over smallest)\n\n\
          | series | batches | measured |",
@@ -291,10 +125,10 @@ pub fn markdown() -> Result<String, Error> {
         s.push_str(&format!(
             "| {} | {} | [{}]({}) | {}{flags} | {} | {} |",
             m.id,
-            m.publisher,
-            m.source,
+            m.publisher.replace('|', "\\|"),
+            m.source.replace('|', "\\|"),
             m.url,
-            m.setup,
+            m.setup.replace('|', "\\|").replace('\n', " "),
             m.published.as_printed().replace('|', "\\|"),
             shown(&m.quantity, p.measured),
         ));
@@ -348,10 +182,12 @@ mod tests {
     }
 
     /// The measured profile spelled as flags, by hand for M16 (MI300X, TP 4): its card
-    /// family's all-reduce latency, 56 µs; the verification cost per token at 100% of the
-    /// MI300X's 1307.4 TFLOP/s for 70,553,706,496 / 4 parameters a card, 2 · 17.64e9 /
-    /// 1.3074e15 = 26.982448561 µs (nine decimals: it multiplies every verified token); and
-    /// every other non-neutral term that prices something in a bf16 row (not FP8's factors).
+    /// family's all-reduce latency, 41 · 2 = 82 µs; the verification cost per token at 66%
+    /// of the MI300X's 1307.4 TFLOP/s for 70,553,706,496 / 4 parameters a card, 2 ·
+    /// 17.64e9 / (1.3074e15 · 0.66) = 40.882497819 µs (nine decimals: it multiplies every
+    /// verified token); 14 · 0.05 = 0.7 µs per sequence per layer; and every other
+    /// non-neutral term that prices something in a bf16 row (not FP8's factors; the round's
+    /// fixed cost is 0, neutral).
     #[test]
     fn the_explicit_command_spells_the_measured_profile_by_hand() {
         let ms = validation::measurements().unwrap();
@@ -359,19 +195,20 @@ mod tests {
         assert_eq!(
             explicit_command(m16, &MEASURED).unwrap(),
             "cargo run -p lecture06 -- --hw MI300X --target Llama-3.1-70B --tp 4 --weights bf16 \
-             --kv bf16 --batch 1 --ctx 512 --eff-compute 0.6 --eff-bandwidth 0.82 \
-             --overhead-target 2ms --overhead-draft 0.46ms --overlap 0.6 \
-             --verify-us-per-token 26.982448561 --round-overhead-ms 0.8 \
-             --round-overhead-per-seq-ms 0.065 --all-reduce-us 56 --draft-head"
+             --kv bf16 --batch 1 --ctx 512 --eff-compute 0.6 --eff-bandwidth 0.83 \
+             --overhead-target 3.2ms --overhead-draft 0.64ms --overlap 0.85 \
+             --verify-us-per-token 40.882497819 --round-overhead-per-seq-ms 0.11 \
+             --all-reduce-us 82 --per-seq-layer-us 0.7 --draft-head"
         );
         assert!(left_out(m16, &MEASURED, true).is_empty());
         // An MoE row's explicit command cannot say the expert latency; a closed-loop
-        // row's commands cannot say its prompt tokens.
+        // row's commands carry its prompt tokens: 84 · 5000 / 500 at half the prompt.
         let m44 = ms.iter().find(|m| m.id == "M44").unwrap();
         assert_eq!(left_out(m44, &MEASURED, true).len(), 1);
         assert!(left_out(m44, &MEASURED, false).is_empty());
         let m66 = ms.iter().find(|m| m.id == "M66").unwrap();
-        assert!(left_out(m66, &SEED, false)[0].contains("840 prompt tokens"));
+        assert!(command(m66, &SEED).contains("--prefill-tokens 840 --prefill-ctx 2500"));
+        assert!(left_out(m66, &SEED, true).is_empty());
         // The seed spells nothing beyond the lecture's own flags.
         let m1 = &ms[0];
         assert!(!explicit_command(m1, &SEED).unwrap().contains("--overlap"));
@@ -389,7 +226,7 @@ mod tests {
     }
 
     /// The prose of `docs/validation.md` quotes the fitted and measured constants and the
-    /// held-out summary; those quotes must be the library's figures.
+    /// cross-validated medians; those quotes must be the library's figures.
     #[test]
     fn validation_doc_prose_quotes_the_library_figures() {
         let doc = std::fs::read_to_string(DOC).unwrap();
@@ -419,30 +256,45 @@ mod tests {
                 t.round_per_sequence * 1e3
             ),
             format!(
-                "FP8 factors {:.2} (bandwidth) and {:.2} (compute)",
+                "{:.2} (bandwidth) and {:.2} (compute)",
                 t.fp8.bandwidth, t.fp8.compute
             ),
             format!(
-                "{:.0} µs (NVLink) and {:.0} µs (Infinity Fabric)",
+                "{:.0} µs (NVLink), {:.0} µs (Infinity\n  Fabric) and {:.0} µs (Ethernet)",
                 t.all_reduce.nvlink * 1e6,
-                t.all_reduce.infinity_fabric * 1e6
+                t.all_reduce.infinity_fabric * 1e6,
+                t.all_reduce.ethernet * 1e6
             ),
             format!(
                 "expert latency {:.1} µs per expert read",
                 m.expert_latency * 1e6
             ),
+            format!(
+                "{:.2} µs per\n  sequence per layer",
+                t.per_sequence_layer * 1e6
+            ),
+            format!(
+                "{:.0}% of the dtype's\n  peak",
+                m.verify_efficiency.unwrap() * 100.0
+            ),
         ];
-        let rows = validation::predictions().unwrap();
-        for k in validation::summary_by_kind(&rows, Role::HeldOut).unwrap() {
-            if k.profile == "measured" {
-                quotes.push(format!(
-                    "{}: median {:.3}, worst {:.3}",
-                    kind_label(k.kind),
-                    k.ratios.median,
-                    k.ratios.worst
-                ));
-            }
-        }
+        let c = super::super::cross::figures().unwrap();
+        let steps: Vec<_> = c.by_band.iter().filter(|r| r.kind == "step_time").collect();
+        quotes.push(format!(
+            "median {:.3} (batch ≤ 4), {:.3} (5–31) and {:.3} (≥ 32), with {:.0}%,\n{:.0}% and {:.0}% of the rows",
+            steps[0].median_ratio,
+            steps[1].median_ratio,
+            steps[2].median_ratio,
+            steps[0].within_25 * 100.0,
+            steps[1].within_25 * 100.0,
+            steps[2].within_25 * 100.0
+        ));
+        let speedups: Vec<_> = c.by_band.iter().filter(|r| r.kind == "speedup").collect();
+        quotes.push(format!(
+            "speedups at median {:.3}, {:.3} and {:.3}",
+            speedups[0].median_ratio, speedups[1].median_ratio, speedups[2].median_ratio
+        ));
+        quotes.push(format!("{} rows from {} publishers", c.rows, c.publishers));
         for quote in quotes {
             assert!(prose.contains(&quote), "{quote}");
         }

@@ -1,0 +1,308 @@
+//! Leave-one-publisher-out cross-validation: for each publisher, the pooled profile and
+//! every engine's refit are fitted on the other publishers' rows (both roles), and that
+//! publisher's rows are predicted by the profile of their engine. A publisher's rows
+//! share their setup's habits (the context they assume, how they count a token), so
+//! holding out rows one by one would judge the fit on rows it has all but seen.
+
+use super::engine::{ENGINES, engine_profile_on};
+use super::fast::FitRows;
+use super::fit_measured::{Indices, Moves, POOLED_AXES, search};
+use super::summary::{RatioSummary, summarize};
+use super::{Kind, Measurement, fit_measured, measurements};
+use crate::Error;
+use rayon::prelude::*;
+
+/// One row, predicted by a profile fitted without its publisher.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CrossPrediction<'a> {
+    /// The row.
+    pub measurement: &'a Measurement,
+    /// Its figure ([`super::Published::measured`]).
+    pub measured: f64,
+    /// Predicted by its engine's profile fitted on the other publishers' rows.
+    pub predicted: f64,
+}
+
+impl CrossPrediction<'_> {
+    /// `predicted / measured`.
+    pub fn ratio(&self) -> f64 {
+        self.predicted / self.measured
+    }
+}
+
+/// The publishers of the data, sorted.
+pub fn publishers(rows: &[Measurement]) -> Vec<&str> {
+    let mut p: Vec<&str> = rows.iter().map(|m| m.publisher.as_str()).collect();
+    p.sort_unstable();
+    p.dedup();
+    p
+}
+
+/// Every row of the data file predicted with its publisher left out, in the file's order.
+/// Each fold starts its search from the fit on every calibration row ([`fit_measured()`]);
+/// folds run in parallel and each is deterministic, so the result does not depend on the
+/// thread count.
+///
+/// Errors: the data file does not parse, or a setup the roofline rejects.
+pub fn leave_one_publisher_out() -> Result<Vec<CrossPrediction<'static>>, Error> {
+    let (start, _) = fit_measured()?;
+    leave_one_publisher_out_on(measurements()?, start)
+}
+
+/// [`leave_one_publisher_out`] on any rows `ms`, each fold's search starting from `start`.
+///
+/// Errors: a setup the roofline rejects.
+pub fn leave_one_publisher_out_on(
+    ms: &[Measurement],
+    start: Indices,
+) -> Result<Vec<CrossPrediction<'_>>, Error> {
+    let every: Vec<&Measurement> = ms.iter().collect();
+    let every = FitRows::new(&every)?;
+    let folds: Vec<Result<Vec<(usize, f64)>, Error>> = publishers(ms)
+        .par_iter()
+        .map(|publisher| {
+            let train = every.filter(|m| m.publisher != *publisher);
+            let pooled = search(&train, start, &POOLED_AXES, Moves::Climb)?.ix;
+            let mut out = Vec::new();
+            for engine in ENGINES {
+                let held: Vec<usize> = (0..ms.len())
+                    .filter(|&i| ms[i].publisher == *publisher && ms[i].engine == *engine)
+                    .collect();
+                if held.is_empty() {
+                    continue;
+                }
+                let profile = engine_profile_on(engine, &train, pooled)?.calibration;
+                for i in held {
+                    out.push((i, ms[i].predict(&profile)?));
+                }
+            }
+            Ok(out)
+        })
+        .collect();
+    let mut predicted = vec![f64::NAN; ms.len()];
+    for fold in folds {
+        for (i, p) in fold? {
+            predicted[i] = p;
+        }
+    }
+    Ok(ms
+        .iter()
+        .zip(predicted)
+        .map(|(m, predicted)| CrossPrediction {
+            measurement: m,
+            measured: m.published.measured(),
+            predicted,
+        })
+        .collect())
+}
+
+/// Batch bands the cross-validation is reported in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BatchBand {
+    /// Batch 1–4: decode bound by the weight read.
+    Small,
+    /// Batch 5–31.
+    Middle,
+    /// Batch ≥ 32: where serving runs.
+    Large,
+}
+
+impl BatchBand {
+    /// Every band, smallest first.
+    pub const ALL: [BatchBand; 3] = [BatchBand::Small, BatchBand::Middle, BatchBand::Large];
+
+    /// The band of a batch size.
+    pub fn of(batch: u64) -> BatchBand {
+        match batch {
+            0..=4 => BatchBand::Small,
+            5..=31 => BatchBand::Middle,
+            _ => BatchBand::Large,
+        }
+    }
+
+    /// `≤ 4`, `5–31`, `≥ 32`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            BatchBand::Small => "≤ 4",
+            BatchBand::Middle => "5–31",
+            BatchBand::Large => "≥ 32",
+        }
+    }
+}
+
+/// The ratios of one subset of [`leave_one_publisher_out`]'s rows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CrossSummary {
+    /// Median and worst ratio.
+    pub ratios: RatioSummary,
+    /// Fraction of the rows within ±25% (ratio in [0.75, 1.25]).
+    pub within_25: f64,
+}
+
+/// The summary of `rows` kept by `keep`, or `None` when it keeps none.
+///
+/// Errors: a ratio that is not finite and > 0.
+pub fn cross_summary(
+    rows: &[CrossPrediction<'_>],
+    keep: impl Fn(&Measurement) -> bool,
+) -> Result<Option<CrossSummary>, Error> {
+    let ratios: Vec<f64> = rows
+        .iter()
+        .filter(|p| keep(p.measurement))
+        .map(CrossPrediction::ratio)
+        .collect();
+    if ratios.is_empty() {
+        return Ok(None);
+    }
+    let within = ratios.iter().filter(|r| (0.75..=1.25).contains(*r)).count();
+    Ok(Some(CrossSummary {
+        ratios: summarize(&ratios)?,
+        within_25: within as f64 / ratios.len() as f64,
+    }))
+}
+
+/// A series of plain steps that varies the batch: its log-slope `d ln t / d ln batch`
+/// (from the first to the last row), measured and cross-validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeriesSlope<'a> {
+    /// The series name.
+    pub name: &'a str,
+    /// Its smallest and largest batch.
+    pub batches: (u64, u64),
+    /// Measured log-slope.
+    pub measured: f64,
+    /// Predicted log-slope ([`leave_one_publisher_out`]).
+    pub predicted: f64,
+}
+
+impl SeriesSlope<'_> {
+    /// `predicted / measured`.
+    pub fn ratio(&self) -> f64 {
+        self.predicted / self.measured
+    }
+}
+
+/// Every series of plain steps in `rows` whose batch varies at one context, sorted as
+/// the data file first names them.
+pub fn step_series_slopes<'a>(rows: &[CrossPrediction<'a>]) -> Vec<SeriesSlope<'a>> {
+    let mut names: Vec<&'a str> = Vec::new();
+    for p in rows {
+        if let Some(n) = p.measurement.series.as_deref()
+            && p.measurement.quantity.kind() == Kind::StepTime
+            && !names.contains(&n)
+        {
+            names.push(n);
+        }
+    }
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let mut s: Vec<&CrossPrediction<'a>> = rows
+                .iter()
+                .filter(|p| {
+                    p.measurement.series.as_deref() == Some(name)
+                        && p.measurement.quantity.kind() == Kind::StepTime
+                })
+                .collect();
+            s.sort_by_key(|p| p.measurement.batch);
+            let (a, b) = (s.first()?, s.last()?);
+            if a.measurement.batch == b.measurement.batch || a.measurement.ctx != b.measurement.ctx
+            {
+                return None;
+            }
+            let lb = (b.measurement.batch as f64 / a.measurement.batch as f64).ln();
+            Some(SeriesSlope {
+                name,
+                batches: (a.measurement.batch, b.measurement.batch),
+                measured: (b.measured / a.measured).ln() / lb,
+                predicted: (b.predicted / a.predicted).ln() / lb,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bands_split_at_4_and_32() {
+        assert_eq!(BatchBand::of(1), BatchBand::Small);
+        assert_eq!(BatchBand::of(4), BatchBand::Small);
+        assert_eq!(BatchBand::of(5), BatchBand::Middle);
+        assert_eq!(BatchBand::of(31), BatchBand::Middle);
+        assert_eq!(BatchBand::of(32), BatchBand::Large);
+    }
+
+    /// Every row is predicted by a fold that never saw its publisher: changing one
+    /// publisher's figures changes no prediction of that publisher's rows.
+    #[test]
+    fn every_row_is_predicted_and_finite() {
+        let rows = leave_one_publisher_out().unwrap();
+        assert_eq!(rows.len(), measurements().unwrap().len());
+        for p in &rows {
+            assert!(
+                p.predicted.is_finite() && p.predicted > 0.0,
+                "{}",
+                p.measurement.id
+            );
+        }
+    }
+
+    /// A fold never sees its publisher: multiplying one publisher's figures by ten
+    /// changes no prediction of that publisher's rows (and changes others').
+    #[test]
+    fn a_publishers_rows_are_predicted_without_its_own_figures() {
+        let ms = measurements().unwrap();
+        let (start, _) = fit_measured().unwrap();
+        let base = leave_one_publisher_out_on(ms, start).unwrap();
+        let who = "LMDeploy (InternLM / Shanghai AI Lab)";
+        let scaled: Vec<Measurement> = ms
+            .iter()
+            .map(|m| {
+                let mut m = m.clone();
+                if m.publisher == who {
+                    m.published = super::super::Published::AsPublished {
+                        text: "scaled".into(),
+                        value: 10.0 * m.published.measured(),
+                    };
+                }
+                m
+            })
+            .collect();
+        let moved = leave_one_publisher_out_on(&scaled, start).unwrap();
+        let mut others_moved = false;
+        for (a, b) in base.iter().zip(&moved) {
+            if a.measurement.publisher == who {
+                assert_eq!(a.predicted, b.predicted, "{}", a.measurement.id);
+            } else {
+                others_moved |= a.predicted != b.predicted;
+            }
+        }
+        assert!(others_moved, "the other folds saw the scaled rows");
+    }
+
+    /// Every plain-step series of the data with two batches at one context has a slope,
+    /// and a slope is the log ratio of times over the log ratio of batches.
+    #[test]
+    fn a_series_slope_is_the_log_ratio_of_times_over_batches() {
+        let rows = leave_one_publisher_out().unwrap();
+        let slopes = step_series_slopes(&rows);
+        assert!(slopes.len() >= 3, "{slopes:?}");
+        for s in &slopes {
+            let own = |batch: u64| {
+                rows.iter().filter(move |p| {
+                    p.measurement.series.as_deref() == Some(s.name) && p.measurement.batch == batch
+                })
+            };
+            // The first row at the smallest batch, the last at the largest, in file order.
+            let (a, b) = (
+                own(s.batches.0).next().unwrap(),
+                own(s.batches.1).next_back().unwrap(),
+            );
+            let by_hand =
+                (b.measured / a.measured).ln() / (s.batches.1 as f64 / s.batches.0 as f64).ln();
+            assert!((s.measured - by_hand).abs() < 1e-12, "{}", s.name);
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! The fit's fast path for plain steps: a step row's FLOPs and bytes do not depend on the
+//! profile, only the rates they are divided by and the fixed terms added to them, so a
+//! fit computes them once per row ([`FitRows::new`]) and each trial profile costs a few
+//! divisions. Every other row is predicted by [`Measurement::predict`]. A test holds the
+//! fast path equal, bit for bit, to [`Measurement::predict`].
+
+use super::{Calibration, Measurement, Quantity};
+use crate::{Error, Scenario, target_pass_cost};
+use hw_specs::Accelerator;
+use llm_math::{
+    AllReduceLatencies, Deployment, ModelConfig, WeightDtype, all_reduce_time, overlapped_time,
+    sequence_layer_time,
+};
+
+/// What a plain step's time is made of, before a profile's rates and fixed terms.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct StepParts {
+    hw: Accelerator,
+    target: ModelConfig,
+    weights: WeightDtype,
+    tp: u64,
+    batch: u64,
+    /// Tokens through the weights (decode and prompt): what the all-reduces carry.
+    tokens: u64,
+    flops: f64,
+    bytes: f64,
+    /// Routed experts read per pass over all layers (the expert time at 1 s per expert).
+    expert_reads: f64,
+}
+
+impl StepParts {
+    /// The parts of `m`'s step, or `None` for a row that is not a plain step.
+    fn of(m: &Measurement, profile: &Calibration) -> Result<Option<StepParts>, Error> {
+        if m.quantity != Quantity::StepTime {
+            return Ok(None);
+        }
+        let s = Scenario {
+            prefill: m.prefill(),
+            ..m.scenario(profile)
+        };
+        let unit = Scenario {
+            deployment: Deployment {
+                expert_latency: 1.0,
+                ..s.deployment
+            },
+            ..s
+        };
+        let cost = target_pass_cost(&unit, 1)?;
+        cost.checked_time()?;
+        Ok(Some(StepParts {
+            hw: s.hw,
+            target: s.target,
+            weights: s.deployment.weights,
+            tp: s.deployment.tp,
+            batch: s.batch,
+            tokens: s.batch + s.prefill.tokens,
+            flops: cost.flops,
+            bytes: cost.bytes,
+            expert_reads: cost.expert_time,
+        }))
+    }
+
+    /// The step's time under `c`, seconds: as [`crate::target_pass_time`] of the row's
+    /// scenario under `c` computes it.
+    fn time(&self, c: &Calibration) -> Result<f64, Error> {
+        let t = &c.cost_terms;
+        let (bandwidth_efficiency, compute_efficiency) =
+            t.fp8
+                .apply(self.weights, c.bandwidth_efficiency, c.compute_efficiency)?;
+        let family = if t.all_reduce == AllReduceLatencies::NEUTRAL {
+            0.0
+        } else {
+            t.all_reduce.for_card(&self.hw)?
+        };
+        let dep = Deployment {
+            tp: self.tp,
+            weights: self.weights,
+            all_reduce_latency: c.all_reduce_latency + family,
+            ..Deployment::LECTURE
+        };
+        let compute = self.flops / (self.weights.peak_flops(&self.hw) * compute_efficiency);
+        let memory = self.bytes / (self.hw.hbm_bandwidth * bandwidth_efficiency);
+        let comm = all_reduce_time(&self.target, &self.hw, self.tokens, &dep);
+        let expert = match self.target.moe {
+            Some(_) if c.expert_latency > 0.0 => self.expert_reads * c.expert_latency,
+            _ => 0.0,
+        };
+        let per_sequence =
+            sequence_layer_time(t.per_sequence_layer, self.batch, self.target.n_layers)?;
+        Ok(overlapped_time(compute, memory, t.overlap)?
+            + comm
+            + expert
+            + c.overhead_target
+            + per_sequence)
+    }
+}
+
+/// Rows prepared for a fit: each row's figure, its weight, and a plain step's parts.
+///
+/// Each publisher weighs the same in the loss, however many rows it published (a row
+/// weighs one over its publisher's rows in the set): a table of sixty rows from one
+/// benchmark is one benchmark's habits (how it counts a token, the context it reaches),
+/// and would otherwise outvote every other publisher.
+#[derive(Debug, Clone)]
+pub struct FitRows<'a> {
+    rows: Vec<(&'a Measurement, f64, Option<StepParts>)>,
+    weights: Vec<f64>,
+}
+
+/// One over the number of rows of each row's publisher in `rows`.
+fn publisher_weights(rows: &[(&Measurement, f64, Option<StepParts>)]) -> Vec<f64> {
+    rows.iter()
+        .map(|(m, ..)| {
+            let n = rows
+                .iter()
+                .filter(|(o, ..)| o.publisher == m.publisher)
+                .count();
+            1.0 / n as f64
+        })
+        .collect()
+}
+
+impl<'a> FitRows<'a> {
+    /// `rows`, with each plain step's parts computed once (at the seed's constants: the
+    /// parts do not depend on them).
+    ///
+    /// Errors: a setup the roofline rejects.
+    pub fn new(rows: &[&'a Measurement]) -> Result<FitRows<'a>, Error> {
+        let rows = rows
+            .iter()
+            .map(|&m| Ok((m, m.published.measured(), StepParts::of(m, &super::SEED)?)))
+            .collect::<Result<Vec<_>, Error>>()?;
+        let weights = publisher_weights(&rows);
+        Ok(FitRows { rows, weights })
+    }
+
+    /// The rows kept by `keep`, parts and all.
+    pub fn filter(&self, keep: impl Fn(&Measurement) -> bool) -> FitRows<'a> {
+        let rows: Vec<_> = self.rows.iter().copied().filter(|r| keep(r.0)).collect();
+        let weights = publisher_weights(&rows);
+        FitRows { rows, weights }
+    }
+
+    /// How many publishers the rows come from.
+    pub fn publishers(&self) -> usize {
+        let mut p: Vec<&str> = self
+            .rows
+            .iter()
+            .map(|(m, ..)| m.publisher.as_str())
+            .collect();
+        p.sort_unstable();
+        p.dedup();
+        p.len()
+    }
+
+    /// How many rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Sum of squared log ratios (prediction / measurement) of `c` over the rows, each
+    /// times its weight (one over its publisher's rows); infinite
+    /// when a constant is out of its range (a zero efficiency or factor).
+    ///
+    /// Errors: a setup the roofline rejects.
+    pub fn loss(&self, c: &Calibration) -> Result<f64, Error> {
+        if c.bandwidth_efficiency <= 0.0
+            || c.compute_efficiency <= 0.0
+            || c.cost_terms.fp8.bandwidth <= 0.0
+            || c.cost_terms.fp8.compute <= 0.0
+        {
+            return Ok(f64::INFINITY);
+        }
+        c.cost_terms.check()?;
+        let mut sum = 0.0;
+        for ((m, measured, parts), w) in self.rows.iter().zip(&self.weights) {
+            let predicted = match parts {
+                Some(p) => p.time(c)?,
+                None => m.predict(c)?,
+            };
+            let r = predicted / measured;
+            sum += w * r.ln() * r.ln();
+        }
+        Ok(sum)
+    }
+}
+
+/// The fast path's check: a step row's time under `c` by [`StepParts`], for the test.
+#[cfg(test)]
+fn fast_step(m: &Measurement, c: &Calibration) -> Option<f64> {
+    StepParts::of(m, &super::SEED)
+        .unwrap()
+        .map(|p| p.time(c).unwrap())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::validation::{CALIBRATIONS, engine_profiles, measurements};
+
+    /// Bit for bit, under every named profile and every engine's: the fast path is the
+    /// roofline's own step.
+    #[test]
+    fn the_fast_path_is_the_step_time_exactly() {
+        let mut profiles: Vec<Calibration> = CALIBRATIONS.to_vec();
+        profiles.extend(engine_profiles().unwrap().iter().map(|p| p.calibration));
+        let mut steps = 0;
+        for m in measurements().unwrap() {
+            for c in &profiles {
+                if let Some(t) = fast_step(m, c) {
+                    assert_eq!(t, m.predict(c).unwrap(), "{} under {}", m.id, c.name);
+                    steps += 1;
+                }
+            }
+        }
+        assert!(steps > 100, "{steps}");
+    }
+}
