@@ -54,7 +54,9 @@ pub use round::{
     round_plan, round_speedup, round_time, tree_round_time, tree_speedup,
 };
 pub use scenario::Scenario;
-pub use speculative::{Sampling, SpecStats, speculative_generate, speculative_generate_batch};
+pub use speculative::{
+    Choice, Sampling, SpecStats, accept_among, speculative_generate, speculative_generate_batch,
+};
 pub use transformer_lab::{TransformerLM, autoregressive_generate};
 pub use tree::{MAX_TREE_NODES, TreeShape};
 

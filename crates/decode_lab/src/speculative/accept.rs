@@ -62,36 +62,84 @@ pub(super) fn draw<R: Rng + ?Sized>(p: &Array1<f64>, rng: &mut R) -> Result<u32,
     Ok(draw_weighted(weights, rng)? as u32)
 }
 
-/// Speculative sampling on a chain (node i + 1 drafted from the draft's distribution
-/// `q[i]` after node i; `logits [nodes, vocab]` the target's): drafts are accepted in
-/// order with probability min(1, p/q); at the first rejection a token is drawn from
-/// normalise(max(0, p − q)), and if every draft is accepted, one from p after the last.
-/// Returns the accepted path (node indices from the root) and that token.
+/// What [`accept_among`] chose at one node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// The child at this index of the candidates was accepted: the walk goes on there.
+    Child(usize),
+    /// Every candidate was rejected (or there was none): the round ends with this token.
+    Token(u32),
+}
+
+/// One node of multi-step speculative sampling (SpecInfer, Miao et al. 2024, Algorithm 2
+/// and Theorem 4.2): `p` is the target's distribution after the node, `q` the draft's,
+/// and `children` the candidate tokens, each drawn independently from `q`. In order, a
+/// candidate x is accepted with probability min(1, p(x) / q(x)); on its rejection p
+/// becomes normalise(max(0, p − q)) for the next one. When every candidate is rejected the
+/// round's token is drawn from the last p (the residual); with no candidate, from p.
+/// Whatever the number of candidates, the token this node emits (a candidate accepted, or
+/// the drawn one) is distributed exactly as p: the first candidate contributes min(p, q),
+/// the rest, by induction on the residual, max(0, p − q). One uniform draw per candidate
+/// tried, one more for a drawn token, from `rng`, in that order.
+///
+/// Errors: a residual with nothing to draw from (weights that are not finite).
+pub fn accept_among<R: Rng + ?Sized>(
+    p: &Array1<f64>,
+    q: &Array1<f64>,
+    children: &[u32],
+    rng: &mut R,
+) -> Result<Choice, Error> {
+    let mut p_now = p.clone();
+    // What a final draw reads: the residual as computed (draw_weighted normalises it).
+    let mut weights = p.clone();
+    for (i, &x) in children.iter().enumerate() {
+        let x = x as usize;
+        if rng.random::<f64>() < (p_now[x] / q[x]).min(1.0) {
+            return Ok(Choice::Child(i));
+        }
+        let residual = (&p_now - q).mapv(|v| v.max(0.0));
+        let total = residual.sum();
+        // p = q exactly leaves nothing to reject with; p itself is then the answer.
+        if total > 0.0 {
+            p_now = &residual / total;
+            weights = residual;
+        } else {
+            weights = p_now.clone();
+        }
+    }
+    Ok(Choice::Token(draw(&weights, rng)?))
+}
+
+/// Multi-step speculative sampling over a whole tree (`logits [nodes, vocab]` the
+/// target's, `q[i]` the draft's distribution at node i, from which node i's children were
+/// drawn): from the root, [`accept_among`] the node's children at temperature `t`, down
+/// the accepted child, until a node emits a drawn token. On a chain this is Leviathan et
+/// al.'s speculative sampling. Returns the accepted path (node indices from the root) and
+/// that token.
 pub(super) fn sampled_path<R: Rng + ?Sized>(
     nodes: &[Node],
-    q: &[Array1<f64>],
+    q: &[Option<Array1<f64>>],
     logits: ArrayView2<f32>,
     t: f64,
     rng: &mut R,
 ) -> Result<(Vec<usize>, u32), Error> {
     let mut path = vec![0usize];
-    for (i, qi) in q.iter().enumerate() {
-        let x = nodes[i + 1].token as usize;
-        let pi = probabilities(logits.row(i), t)?;
-        if rng.random::<f64>() < (pi[x] / qi[x]).min(1.0) {
-            path.push(i + 1);
-        } else {
-            let residual = (&pi - qi).mapv(|v| v.max(0.0));
-            // p = q exactly would leave nothing to reject with; fall back to p.
-            let token = if residual.sum() > 0.0 {
-                draw(&residual, rng)?
-            } else {
-                draw(&pi, rng)?
-            };
-            return Ok((path, token));
+    loop {
+        let cur = *path.last().expect("the root");
+        let p = probabilities(logits.row(cur), t)?;
+        let children: Vec<usize> = (cur + 1..nodes.len())
+            .filter(|&i| nodes[i].parent == Some(cur))
+            .collect();
+        let tokens: Vec<u32> = children.iter().map(|&i| nodes[i].token).collect();
+        let choice = match q.get(cur).and_then(Option::as_ref) {
+            Some(qc) if !children.is_empty() => accept_among(&p, qc, &tokens, rng)?,
+            _ => Choice::Token(draw(&p, rng)?),
+        };
+        match choice {
+            Choice::Child(i) => path.push(children[i]),
+            Choice::Token(token) => return Ok((path, token)),
         }
     }
-    Ok((path, draw(&probabilities(logits.row(q.len()), t)?, rng)?))
 }
 
 #[cfg(test)]

@@ -91,8 +91,9 @@ pub(super) fn catch_up_draft(
 
 /// One draft level for the `growing` lanes, in one batched pass: the draft reads the
 /// level its tree ended with and gives every node of it `k` children, its top-k
-/// (greedy, `temperature` 0) or one drawn from its distribution (sampling a chain: one
-/// draw per lane, lane after lane).
+/// (greedy, `temperature` 0) or `k` drawn independently from its distribution q
+/// (sampling: lane after lane, node after node, `k` draws each; q is kept for the
+/// verification).
 pub(super) fn draft_level<R: Rng + ?Sized>(
     draft: &TransformerLM<'_>,
     lanes: &mut [Lane],
@@ -124,8 +125,13 @@ pub(super) fn draft_level<R: Rng + ?Sized>(
                 }
             } else {
                 let q = probabilities(logits, temperature)?;
-                lane.nodes.push(child(draw(&q, rng)?));
-                lane.q.push(q);
+                for _ in 0..k {
+                    lane.nodes.push(child(draw(&q, rng)?));
+                }
+                if lane.q.len() <= parent {
+                    lane.q.resize(parent + 1, None);
+                }
+                lane.q[parent] = Some(q);
             }
         }
         lane.level_start = level_end;

@@ -30,8 +30,9 @@ pub(super) struct Lane {
     pub(super) level_start: usize,
     /// This round's depth: the shape's, cut to the tokens still missing.
     pub(super) depth: usize,
-    /// Sampling: the draft's distribution at each drafted node of the chain.
-    pub(super) q: Vec<Array1<f64>>,
+    /// Sampling: the draft's distribution at each node it expanded (`None` for a node
+    /// it did not), by node index.
+    pub(super) q: Vec<Option<Array1<f64>>>,
 }
 
 /// Tree nodes ready to feed: tokens, positions and visibility.

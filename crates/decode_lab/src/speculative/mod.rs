@@ -13,9 +13,12 @@
 //! - greedy: the longest root-to-node path on which every token is the target's own argmax
 //!   is accepted, plus the target's next token after it (the bonus token), so the output
 //!   is exactly the target's greedy output;
-//! - sampling (chains): draft token x is accepted with probability min(1, p(x)/q(x)); on
-//!   rejection a token is drawn from normalise(max(0, p − q)), so every output token is
-//!   distributed exactly as if sampled from the target;
+//! - sampling: the draft gives every node of level j − 1 k_j children drawn independently
+//!   from its distribution q there; from the root, each child x in turn is accepted with
+//!   probability min(1, p(x)/q(x)), and on its rejection p becomes normalise(max(0, p − q))
+//!   for the next; when all are rejected a token is drawn from what is left
+//!   ([`accept_among`], SpecInfer's multi-step speculative sampling; on a chain, Leviathan
+//!   et al.'s), so every output token is distributed exactly as if sampled from the target;
 //! - both caches keep only the accepted path ([`KvCache::keep`](transformer_lab::KvCache::keep)).
 //!
 //! Start with [`reference`](mod@reference): the same algorithm for one sequence in plain loops, with no
@@ -32,6 +35,8 @@ mod batch;
 mod lane;
 pub mod reference;
 
+pub use accept::{Choice, accept_among};
+
 use rand::Rng;
 use transformer_lab::TransformerLM;
 
@@ -44,9 +49,10 @@ use lane::Lane;
 pub enum Sampling {
     /// The argmax (ties to the lowest id); trees or chains.
     Greedy,
-    /// Drawn from `softmax(logits / T)`, T > 0; chains only (speculative sampling).
-    /// `Temperature(0.0)` is [`Greedy`](Self::Greedy), as temperature 0 is everywhere in
-    /// `transformer_lab` (trees allowed, `rng` unused).
+    /// Drawn from `softmax(logits / T)`, T > 0: chains and trees (a tree's children drawn
+    /// from the draft, verified by [`accept_among`]). `Temperature(0.0)` is
+    /// [`Greedy`](Self::Greedy), as temperature 0 is everywhere in `transformer_lab`
+    /// (`rng` unused).
     Temperature(f64),
 }
 
@@ -91,8 +97,8 @@ impl SpecStats {
 ///
 /// Errors: models of different vocabularies; an empty prompt, or one longer than either
 /// model's `max_seq`; `prompt.len() + n_new` beyond `max_seq`; a negative or non-finite
-/// temperature; a tree known only by its size ([`TreeShape::sized`]); a tree (not a
-/// chain) with sampling; a prompt token outside the vocabulary.
+/// temperature; a tree known only by its size ([`TreeShape::sized`]); a prompt token
+/// outside the vocabulary.
 pub fn speculative_generate<R: Rng + ?Sized>(
     target: &TransformerLM<'_>,
     draft: &TransformerLM<'_>,
@@ -213,10 +219,5 @@ fn check<'s, P: AsRef<[u32]>>(
         Sampling::Temperature(t) => t,
     };
     let levels = shape.levels_for("speculative decoding")?;
-    if temperature > 0.0 && !shape.is_chain() {
-        return Err(Error::Argument(
-            "speculative sampling (temperature > 0) is implemented for chains only; use Sampling::Greedy for trees".into(),
-        ));
-    }
     Ok((levels, temperature))
 }

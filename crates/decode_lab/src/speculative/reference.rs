@@ -6,14 +6,16 @@
 //! SpecInfer / Medusa / EAGLE for trees:
 //!
 //! 1. **Draft** the tree level by level: level j gives every node of level j − 1 the
-//!    draft's top-k_j next tokens as children (greedy); a chain, when sampling, draws each
-//!    next token from the draft's distribution q instead.
+//!    draft's top-k_j next tokens as children (greedy); when sampling, k_j tokens drawn
+//!    independently from the draft's distribution q after the node instead.
 //! 2. **Verify** with the target. Greedy: starting at the root, the target's own next
 //!    token after the accepted path so far is accepted if the draft proposed it there,
 //!    and the walk goes on; the first token the draft did not propose is the target's
-//!    bonus token. Sampling (chains): draft token x is accepted with probability
-//!    min(1, p(x) / q(x)); at the first rejection the round's last token is drawn from
-//!    normalise(max(0, p − q)), and if every draft is accepted, from p after the chain.
+//!    bonus token. Sampling: at each node of the walk, its children in order — child x is
+//!    accepted with probability min(1, p(x) / q(x)), and on a rejection p becomes
+//!    normalise(max(0, p − q)) for the next child; when every child is rejected, the
+//!    round's last token is drawn from that p; after a leaf, from p itself (SpecInfer's
+//!    multi-step speculative sampling; on a chain, Leviathan et al.'s).
 //! 3. **Commit** the accepted tokens and the target's token. The batched path rolls its
 //!    two KV caches back to the accepted path here; with no cache there is nothing to
 //!    roll back, the rejected nodes are simply dropped.
@@ -21,11 +23,10 @@
 //! The batched path ([`speculative_generate_batch`](crate::speculative_generate_batch))
 //! scores every node of the tree in one pass with a tree mask; this walk asks the target
 //! only about the nodes it reaches. Both give the same answers: the target's token after a
-//! node depends only on the node's path. Sampling a *tree* is refused here as it is there
-//! (speculative sampling is implemented for chains only); `Temperature(0.0)` is greedy in
-//! both. Random numbers are drawn in the batched path's order for a batch of one: the
-//! draft's tokens level by level, then the acceptance tests in order, then the last
-//! token.
+//! node depends only on the node's path. `Temperature(0.0)` is greedy in both. Random
+//! numbers are drawn in the batched path's order for a batch of one: the draft's tokens
+//! level by level (node after node, k draws each), then the acceptance tests in walk
+//! order, then the last token.
 
 use ndarray::{Array1, Array2};
 use rand::Rng;
@@ -64,7 +65,7 @@ pub fn speculative_generate<R: Rng + ?Sized>(
             let tree = draft_tree(draft, &seq, &levels[..depth])?;
             greedy_verify(target, &seq, &tree)?
         } else {
-            sampled_round(target, draft, &seq, depth, temperature, rng)?
+            sampled_round(target, draft, &seq, &levels[..depth], temperature, rng)?
         };
         accepted.push(path.len() as u32);
         seq.extend(&path);
@@ -122,45 +123,77 @@ fn greedy_verify(
     }
 }
 
-/// One round of speculative sampling on a chain of `depth` drafts after `seq`. Returns
-/// the accepted drafts and the round's last token (the correction after a rejection, or
-/// one more token from the target after a fully accepted chain).
+/// One round of speculative sampling on a tree of `branching` after `seq`. Returns the
+/// accepted drafts and the round's last token (drawn after the last rejection, or after a
+/// leaf).
 fn sampled_round<R: Rng + ?Sized>(
     target: &TransformerLM<'_>,
     draft: &TransformerLM<'_>,
     seq: &[u32],
-    depth: usize,
+    branching: &[u32],
     t: f64,
     rng: &mut R,
 ) -> Result<(Vec<u32>, u32), Error> {
-    // Draft: each token drawn from the draft's distribution q after the chain so far.
-    let mut chain: Vec<u32> = Vec::new();
-    let mut q: Vec<Vec<f64>> = Vec::new(); // [depth][vocab]
-    for _ in 0..depth {
-        let qj = softmax(&next_logits(draft, &[seq, &chain].concat())?, t)?;
-        chain.push(draw_weighted(&qj, rng)? as u32);
-        q.push(qj);
-    }
-    // Verify in order: accept x_j with probability min(1, p_j(x_j) / q_j(x_j)).
-    for j in 0..depth {
-        let p = softmax(&next_logits(target, &[seq, &chain[..j]].concat())?, t)?;
-        let x = chain[j] as usize;
-        if rng.random::<f64>() < (p[x] / q[j][x]).min(1.0) {
-            continue;
+    // Draft: every node of a level gets k children drawn from q after it. Each node is
+    // its path from the root; q of a node is kept under that path.
+    let mut q_at: Vec<(Vec<u32>, Vec<f64>)> = Vec::new();
+    let mut children: Vec<(Vec<u32>, Vec<u32>)> = Vec::new(); // (parent path, child tokens)
+    let mut parents: Vec<Vec<u32>> = vec![Vec::new()];
+    for &k in branching {
+        let mut level = Vec::new();
+        for path in &parents {
+            let q = softmax(&next_logits(draft, &[seq, path].concat())?, t)?;
+            let mut drawn = Vec::new();
+            for _ in 0..k {
+                let token = draw_weighted(&q, rng)? as u32;
+                drawn.push(token);
+                level.push([path.as_slice(), &[token]].concat());
+            }
+            children.push((path.clone(), drawn));
+            q_at.push((path.clone(), q));
         }
-        // Rejected: the last token comes from max(0, p − q) (draw_weighted normalises);
-        // if p = q exactly there is nothing left there, and p itself is the answer.
-        let residual: Vec<f64> = p.iter().zip(&q[j]).map(|(a, b)| (a - b).max(0.0)).collect();
-        let token = if residual.iter().sum::<f64>() > 0.0 {
-            draw_weighted(&residual, rng)?
-        } else {
-            draw_weighted(&p, rng)?
-        };
-        return Ok((chain[..j].to_vec(), token as u32));
+        parents = level;
     }
-    // Every draft accepted: one more token from the target after the whole chain.
-    let p = softmax(&next_logits(target, &[seq, &chain].concat())?, t)?;
-    Ok((chain, draw_weighted(&p, rng)? as u32))
+    // Verify: walk from the root, trying each node's children in order.
+    let mut path: Vec<u32> = Vec::new();
+    loop {
+        let mut p = softmax(&next_logits(target, &[seq, &path].concat())?, t)?;
+        let kids = children
+            .iter()
+            .find(|(c, _)| *c == path)
+            .map(|(_, k)| k.clone());
+        let Some(kids) = kids.filter(|k| !k.is_empty()) else {
+            // A leaf: the round's last token is the target's own.
+            return Ok((path, draw_weighted(&p, rng)? as u32));
+        };
+        let q = &q_at
+            .iter()
+            .find(|(c, _)| *c == path)
+            .expect("q of an expanded node")
+            .1;
+        let mut weights = p.clone();
+        let mut accepted = None;
+        for &x in &kids {
+            if rng.random::<f64>() < (p[x as usize] / q[x as usize]).min(1.0) {
+                accepted = Some(x);
+                break;
+            }
+            // Rejected: p ← normalise(max(0, p − q)) for the next child (p = q exactly
+            // leaves nothing there, and p itself stays the answer).
+            let residual: Vec<f64> = p.iter().zip(q).map(|(a, b)| (a - b).max(0.0)).collect();
+            let total: f64 = residual.iter().sum();
+            if total > 0.0 {
+                p = residual.iter().map(|r| r / total).collect();
+                weights = residual;
+            } else {
+                weights = p.clone();
+            }
+        }
+        match accepted {
+            Some(x) => path.push(x),
+            None => return Ok((path, draw_weighted(&weights, rng)? as u32)),
+        }
+    }
 }
 
 /// The model's next-token logits after `tokens`: the last row of a teacher-forced pass
