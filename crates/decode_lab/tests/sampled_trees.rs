@@ -80,13 +80,16 @@ fn broken_accept(
     Choice::Token(draw_weighted(&residual, rng).unwrap() as u32)
 }
 
+/// A verification rule: target p, draft q, the candidates, the generator.
+type Rule<'a> = dyn FnMut(&Array1<f64>, &Array1<f64>, &[u32], &mut ChaCha8Rng) -> Choice + 'a;
+
 /// Draws `n` two-token outputs from a tree of `k` children at the root and `k` under
 /// each, verified with `rule`; returns the counts of the first token and of the pair.
 fn two_levels(
     n: usize,
     k: usize,
     t: f64,
-    rule: &mut dyn FnMut(&Array1<f64>, &Array1<f64>, &[u32], &mut ChaCha8Rng) -> Choice,
+    rule: &mut Rule<'_>,
 ) -> (Vec<usize>, Vec<usize>, Vec<Array1<f64>>) {
     let (p, q) = synthetic(t);
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
