@@ -55,7 +55,8 @@ pub use round::{
 };
 pub use scenario::Scenario;
 pub use speculative::{
-    Choice, Sampling, SpecStats, accept_among, speculative_generate, speculative_generate_batch,
+    Choice, DynamicTree, Sampling, SpecStats, accept_among, speculative_generate,
+    speculative_generate_batch, speculative_generate_dynamic_batch,
 };
 pub use transformer_lab::{TransformerLM, autoregressive_generate};
 pub use tree::{MAX_TREE_NODES, TreeShape};

@@ -6,6 +6,7 @@ use rand::Rng;
 use transformer_lab::{Feed, KvCache, TransformerLM};
 
 use super::accept::{draw, greedy_path, probabilities, sampled_path, top_k};
+use super::dynamic::{Candidate, DynamicTree, keep_most_confident};
 use super::lane::{Lane, LevelMask, Node, causal};
 use crate::Error;
 
@@ -133,6 +134,52 @@ pub(super) fn draft_level<R: Rng + ?Sized>(
                 }
                 lane.q[parent] = Some(q);
             }
+        }
+        lane.level_start = level_end;
+    }
+    Ok(())
+}
+
+/// One level of a dynamic tree for the `growing` lanes, in one batched pass: every node
+/// of the level the tree ended with proposes the draft's top `width` tokens, each scored
+/// by its parent's score times the draft's probability of it (temperature 1); each lane
+/// keeps its `width` best (fewer once its tree holds `budget` drafted nodes).
+pub(super) fn draft_level_dynamic(
+    draft: &TransformerLM<'_>,
+    lanes: &mut [Lane],
+    growing: &[usize],
+    tree: DynamicTree,
+) -> Result<(), Error> {
+    let masks: Vec<LevelMask> = growing
+        .iter()
+        .map(|&i| lanes[i].level_mask(lanes[i].level_start))
+        .collect();
+    let feeds: Vec<Feed<'_>> = masks.iter().map(LevelMask::feed).collect();
+    let logits = forward(draft, lanes, growing, &feeds, Cache::Draft)?;
+    let mut rows = logits.outer_iter();
+    for &i in growing {
+        let lane = &mut lanes[i];
+        let level_end = lane.nodes.len();
+        let mut candidates = Vec::new();
+        for (parent, logits) in (lane.level_start..level_end).zip(&mut rows) {
+            let q = probabilities(logits, 1.0)?;
+            for token in top_k(logits, tree.width as usize) {
+                candidates.push(Candidate {
+                    parent,
+                    token,
+                    score: lane.score[parent] * q[token as usize],
+                });
+            }
+        }
+        let room = (tree.budget as usize + 1).saturating_sub(level_end);
+        for c in keep_most_confident(candidates, room.min(tree.width as usize)) {
+            let depth = lane.nodes[c.parent].depth + 1;
+            lane.nodes.push(Node {
+                token: c.token,
+                parent: Some(c.parent),
+                depth,
+            });
+            lane.score.push(c.score);
         }
         lane.level_start = level_end;
     }

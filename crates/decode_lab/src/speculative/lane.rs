@@ -5,7 +5,7 @@ use ndarray::Array1;
 use transformer_lab::{Feed, KvCache, TransformerLM, TreeMask};
 
 use super::SpecStats;
-use crate::{Error, TreeShape};
+use crate::Error;
 
 /// One node of a draft tree, in the order it was created (level by level).
 #[derive(Debug, Clone)]
@@ -33,6 +33,8 @@ pub(super) struct Lane {
     /// Sampling: the draft's distribution at each node it expanded (`None` for a node
     /// it did not), by node index.
     pub(super) q: Vec<Option<Array1<f64>>>,
+    /// Dynamic trees: each node's cumulative draft probability (the root's is 1).
+    pub(super) score: Vec<f64>,
 }
 
 /// Tree nodes ready to feed: tokens, positions and visibility.
@@ -70,10 +72,9 @@ impl Lane {
         draft: &TransformerLM<'_>,
         prompt: &[u32],
         n_new: usize,
-        shape: &TreeShape,
+        max_nodes: usize,
     ) -> Result<Self, Error> {
-        // The shape has at most MAX_TREE_NODES nodes, so this fits a usize.
-        let slots = prompt.len() + n_new + shape.nodes() as usize + 1;
+        let slots = prompt.len() + n_new + max_nodes + 1;
         Ok(Lane {
             committed: prompt.to_vec(),
             prompt_len: prompt.len(),
@@ -84,6 +85,7 @@ impl Lane {
             level_start: 0,
             depth: 0,
             q: Vec::new(),
+            score: Vec::new(),
         })
     }
 
@@ -104,6 +106,7 @@ impl Lane {
         self.nodes = vec![root];
         self.level_start = 0;
         self.q.clear();
+        self.score = vec![1.0];
     }
 
     /// `nodes[from..]`, ready to feed: node i sits at cache slot `root_slot + i` and RoPE

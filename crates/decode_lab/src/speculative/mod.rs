@@ -32,16 +32,18 @@
 
 mod accept;
 mod batch;
+mod dynamic;
 mod lane;
 pub mod reference;
 
 pub use accept::{Choice, accept_among};
+pub use dynamic::DynamicTree;
 
 use rand::Rng;
 use transformer_lab::TransformerLM;
 
 use crate::{Error, TreeShape};
-use batch::{catch_up_draft, draft_level, prefill, verify};
+use batch::{catch_up_draft, draft_level, draft_level_dynamic, prefill, verify};
 use lane::Lane;
 
 /// How the next token is chosen.
@@ -137,10 +139,79 @@ pub fn speculative_generate_batch<P: AsRef<[u32]>, R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Result<Vec<(Vec<u32>, SpecStats)>, Error> {
     let (levels, temperature) = check(target, draft, prompts, n_new, shape, sampling)?;
+    // The shape has at most MAX_TREE_NODES nodes, so this fits a usize.
+    let nodes = shape.nodes() as usize;
+    run(
+        target,
+        draft,
+        prompts,
+        n_new,
+        Plan::Static(levels),
+        nodes,
+        temperature,
+        rng,
+    )
+}
+
+/// Greedy speculative decoding of a batch with dynamic trees ([`DynamicTree`], EAGLE-2):
+/// each round's tree keeps the draft's most confident candidates level by level, under a
+/// node budget, and is verified in one tree-masked pass. Output is token for token the
+/// target's own greedy output, as with any tree; [`reference::speculative_generate_dynamic`]
+/// is the same in plain loops.
+///
+/// Errors: those of [`speculative_generate`] (a dynamic tree is checked by
+/// [`DynamicTree::new`]; a zero knob here is an error too).
+pub fn speculative_generate_dynamic_batch<P: AsRef<[u32]>>(
+    target: &TransformerLM<'_>,
+    draft: &TransformerLM<'_>,
+    prompts: &[P],
+    n_new: usize,
+    tree: DynamicTree,
+) -> Result<Vec<(Vec<u32>, SpecStats)>, Error> {
+    let tree = DynamicTree::new(tree.depth, tree.width, tree.budget)?;
+    let chain = TreeShape::chain(1)?;
+    check(target, draft, prompts, n_new, &chain, Sampling::Greedy)?;
+    // Greedy draws nothing; any generator will do.
+    let mut unused = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(0);
+    run(
+        target,
+        draft,
+        prompts,
+        n_new,
+        Plan::Dynamic(tree),
+        tree.budget as usize,
+        0.0,
+        &mut unused,
+    )
+}
+
+/// How a round's tree grows: a static shape's top-k per level, or a dynamic tree.
+#[derive(Debug, Clone, Copy)]
+enum Plan<'s> {
+    Static(&'s [u32]),
+    Dynamic(DynamicTree),
+}
+
+/// The batched loop of rounds shared by static and dynamic trees (arguments checked).
+#[allow(clippy::too_many_arguments)]
+fn run<P: AsRef<[u32]>, R: Rng + ?Sized>(
+    target: &TransformerLM<'_>,
+    draft: &TransformerLM<'_>,
+    prompts: &[P],
+    n_new: usize,
+    plan: Plan<'_>,
+    max_nodes: usize,
+    temperature: f64,
+    rng: &mut R,
+) -> Result<Vec<(Vec<u32>, SpecStats)>, Error> {
     let mut lanes = prompts
         .iter()
-        .map(|p| Lane::new(target, draft, p.as_ref(), n_new, shape))
+        .map(|p| Lane::new(target, draft, p.as_ref(), n_new, max_nodes))
         .collect::<Result<Vec<_>, Error>>()?;
+    let levels = match plan {
+        Plan::Static(levels) => levels.len(),
+        Plan::Dynamic(t) => t.depth as usize,
+    };
     // Invariant: each target cache holds every committed token of its sequence but the
     // last one (the root of the next round); each draft cache holds at most that much.
     prefill(target, draft, &mut lanes)?;
@@ -155,18 +226,24 @@ pub fn speculative_generate_batch<P: AsRef<[u32]>, R: Rng + ?Sized>(
         // Each tree starts at its root and is cut to the tokens still missing.
         for &i in &active {
             let missing = n_new - lanes[i].stats.generated;
-            lanes[i].start_round(levels.len().min(missing - 1));
+            lanes[i].start_round(levels.min(missing - 1));
         }
-        for (depth, &k) in levels.iter().enumerate() {
+        for depth in 0..levels {
+            // A lane grows while its round is not that deep and its last level has nodes.
             let growing: Vec<usize> = active
                 .iter()
                 .copied()
-                .filter(|&i| depth < lanes[i].depth)
+                .filter(|&i| depth < lanes[i].depth && lanes[i].level_start < lanes[i].nodes.len())
                 .collect();
             if growing.is_empty() {
                 break;
             }
-            draft_level(draft, &mut lanes, &growing, k, temperature, rng)?;
+            match plan {
+                Plan::Static(k) => {
+                    draft_level(draft, &mut lanes, &growing, k[depth], temperature, rng)?
+                }
+                Plan::Dynamic(t) => draft_level_dynamic(draft, &mut lanes, &growing, t)?,
+            }
         }
         verify(target, &mut lanes, &active, temperature, rng)?;
     }

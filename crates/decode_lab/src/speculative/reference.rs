@@ -33,7 +33,7 @@ use rand::Rng;
 use transformer_lab::{TransformerLM, argmax, draw_weighted, softmax_probs};
 
 use super::{Sampling, check};
-use crate::{Error, TreeShape};
+use crate::{DynamicTree, Error, TreeShape};
 
 /// Generates `n_new` tokens after `prompt` with `target`, drafting with `draft` in rounds
 /// of `shape`, one sequence at a time in plain loops (see the [module docs](self)).
@@ -72,6 +72,80 @@ pub fn speculative_generate<R: Rng + ?Sized>(
         seq.push(next);
     }
     Ok((seq.split_off(prompt.len()), accepted))
+}
+
+/// [`speculative_generate`] with dynamic trees ([`DynamicTree`], EAGLE-2), greedy, in
+/// plain loops: what [`speculative_generate_dynamic_batch`](crate::speculative_generate_dynamic_batch)
+/// gives a batch of one. Returns the tokens and the draft tokens accepted per round.
+///
+/// Errors: those of [`speculative_generate`], and a zero knob of `tree`.
+pub fn speculative_generate_dynamic(
+    target: &TransformerLM<'_>,
+    draft: &TransformerLM<'_>,
+    prompt: &[u32],
+    n_new: usize,
+    tree: DynamicTree,
+) -> Result<(Vec<u32>, Vec<u32>), Error> {
+    let tree = DynamicTree::new(tree.depth, tree.width, tree.budget)?;
+    check(
+        target,
+        draft,
+        &[prompt],
+        n_new,
+        &TreeShape::chain(1)?,
+        Sampling::Greedy,
+    )?;
+    let end = prompt.len() + n_new;
+    let mut seq = prompt.to_vec();
+    let mut accepted = Vec::new();
+    while seq.len() < end {
+        let depth = (tree.depth as usize).min(end - seq.len() - 1);
+        let levels = confident_tree(draft, &seq, tree, depth)?;
+        let (path, next) = greedy_verify(target, &seq, &levels)?;
+        accepted.push(path.len() as u32);
+        seq.extend(&path);
+        seq.push(next);
+    }
+    Ok((seq.split_off(prompt.len()), accepted))
+}
+
+/// A dynamic tree after `seq`, `depth` levels, each node its path: every node of a level
+/// proposes the draft's top `width` next tokens, scored by the product of the draft's
+/// probabilities along the path; the `width` best of a level are kept (fewer once
+/// `budget` nodes are drafted), ties to the earlier-proposed.
+fn confident_tree(
+    draft: &TransformerLM<'_>,
+    seq: &[u32],
+    tree: DynamicTree,
+    depth: usize,
+) -> Result<Vec<Vec<Vec<u32>>>, Error> {
+    let mut levels: Vec<Vec<Vec<u32>>> = Vec::new();
+    let mut frontier: Vec<(Vec<u32>, f64)> = vec![(Vec::new(), 1.0)];
+    let mut drafted = 0usize;
+    for _ in 0..depth {
+        let mut candidates: Vec<(Vec<u32>, f64)> = Vec::new();
+        for (path, score) in &frontier {
+            let logits = next_logits(draft, &[seq, path].concat())?;
+            let q = softmax(&logits, 1.0)?;
+            for token in top_k(&logits, tree.width) {
+                let child = [path.as_slice(), &[token]].concat();
+                candidates.push((child, score * q[token as usize]));
+            }
+        }
+        // The best by score, a stable sort keeping proposal order among equals.
+        let mut best: Vec<usize> = (0..candidates.len()).collect();
+        best.sort_by(|&a, &b| candidates[b].1.total_cmp(&candidates[a].1));
+        let room = (tree.budget as usize - drafted).min(tree.width as usize);
+        best.truncate(room);
+        best.sort_unstable();
+        frontier = best.iter().map(|&i| candidates[i].clone()).collect();
+        if frontier.is_empty() {
+            break;
+        }
+        drafted += frontier.len();
+        levels.push(frontier.iter().map(|(p, _)| p.clone()).collect());
+    }
+    Ok(levels)
 }
 
 /// The draft's tree after `seq`, level by level: `tree[j]` holds the nodes of level
