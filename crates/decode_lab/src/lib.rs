@@ -55,8 +55,9 @@ pub use round::{
 };
 pub use scenario::Scenario;
 pub use speculative::{
-    Choice, DynamicTree, Sampling, SpecStats, accept_among, speculative_generate,
-    speculative_generate_batch, speculative_generate_dynamic_batch,
+    Choice, DynamicTree, PromptLookup, Sampling, SpecStats, accept_among,
+    prompt_lookup_generate_batch, speculative_generate, speculative_generate_batch,
+    speculative_generate_dynamic_batch,
 };
 pub use transformer_lab::{TransformerLM, autoregressive_generate};
 pub use tree::{MAX_TREE_NODES, TreeShape};

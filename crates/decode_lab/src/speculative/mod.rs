@@ -34,10 +34,12 @@ mod accept;
 mod batch;
 mod dynamic;
 mod lane;
+mod lookup;
 pub mod reference;
 
 pub use accept::{Choice, accept_among};
 pub use dynamic::DynamicTree;
+pub use lookup::{MAX_NGRAM, PromptLookup, lookup_proposal, prompt_lookup_generate_batch};
 
 use rand::Rng;
 use transformer_lab::TransformerLM;

@@ -109,6 +109,74 @@ pub fn speculative_generate_dynamic(
     Ok((seq.split_off(prompt.len()), accepted))
 }
 
+/// Prompt-lookup speculative decoding for one sequence in plain loops: what
+/// [`prompt_lookup_generate_batch`](crate::prompt_lookup_generate_batch) gives a batch of
+/// one. Each round proposes what followed the latest earlier occurrence of the last n
+/// tokens (longest n first, [`lookup_proposal`](crate::speculative::lookup_proposal));
+/// greedy accepts while the target's argmax is the proposal, sampling accepts proposed x
+/// with probability p(x) and, on a rejection, draws from p with x removed. Returns the
+/// tokens and the proposed tokens accepted per round.
+///
+/// Errors: those of [`speculative_generate`], and bad knobs.
+pub fn prompt_lookup_generate<R: Rng + ?Sized>(
+    target: &TransformerLM<'_>,
+    prompt: &[u32],
+    n_new: usize,
+    lookup: crate::PromptLookup,
+    sampling: Sampling,
+    rng: &mut R,
+) -> Result<(Vec<u32>, Vec<u32>), Error> {
+    lookup.check()?;
+    let (_, t) = check(
+        target,
+        target,
+        &[prompt],
+        n_new,
+        &TreeShape::chain(1)?,
+        sampling,
+    )?;
+    let end = prompt.len() + n_new;
+    let mut seq = prompt.to_vec();
+    let mut accepted = Vec::new();
+    while seq.len() < end {
+        let gamma = (lookup.gamma as usize).min(end - seq.len() - 1);
+        let proposal = crate::speculative::lookup_proposal(&seq, lookup.max_ngram as usize, gamma);
+        let mut taken = 0;
+        let next = loop {
+            let logits = next_logits(target, &[&seq[..], &proposal[..taken]].concat())?;
+            let proposed = proposal.get(taken).copied();
+            if t == 0.0 {
+                let want = argmax(logits.view())? as u32;
+                if proposed == Some(want) {
+                    taken += 1;
+                    continue;
+                }
+                break want;
+            }
+            let p = softmax(&logits, t)?;
+            let Some(x) = proposed else {
+                break draw_weighted(&p, rng)? as u32;
+            };
+            // The draft's q is a point mass on x: accept with p(x) / 1.
+            if rng.random::<f64>() < p[x as usize].min(1.0) {
+                taken += 1;
+                continue;
+            }
+            let mut residual = p.clone();
+            residual[x as usize] = 0.0;
+            break if residual.iter().sum::<f64>() > 0.0 {
+                draw_weighted(&residual, rng)? as u32
+            } else {
+                draw_weighted(&p, rng)? as u32
+            };
+        };
+        accepted.push(taken as u32);
+        seq.extend_from_slice(&proposal[..taken]);
+        seq.push(next);
+    }
+    Ok((seq.split_off(prompt.len()), accepted))
+}
+
 /// A dynamic tree after `seq`, `depth` levels, each node its path: every node of a level
 /// proposes the draft's top `width` next tokens, scored by the product of the draft's
 /// probabilities along the path; the `width` best of a level are kept (fewer once
