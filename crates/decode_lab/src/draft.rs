@@ -30,6 +30,14 @@ pub enum Draft {
         /// Tokens of KV the draft reads per sequence (StreamingLLM's sink + window).
         kv_window: u64,
     },
+    /// Layer-skip self-drafting (Draft & Verify, Zhang et al. 2024; LayerSkip, Elhoushi et
+    /// al. 2024): the target's first `layers` layers and its LM head draft, sharing the
+    /// target's weights and those layers' KV cache, so a draft step reads `layers` of its
+    /// layers, the head, and their KV. It uses the target's overhead.
+    FirstLayers {
+        /// Target layers the draft runs, from 1 to the target's layers − 1.
+        layers: u64,
+    },
 }
 
 /// The largest fixed draft cost c: a draft step ten times a target step never pays, and
@@ -47,6 +55,7 @@ impl Draft {
             Draft::SelfSpec { kv_window } => {
                 format!("self-speculation with a {kv_window}-token KV window")
             }
+            Draft::FirstLayers { layers } => format!("the target's first {layers} layers"),
         }
     }
 
@@ -66,6 +75,13 @@ impl Draft {
                 ctx,
             )),
             Draft::SelfSpec { kv_window } => Some((*target, ctx.min(kv_window))),
+            Draft::FirstLayers { layers } => Some((
+                ModelConfig {
+                    n_layers: layers,
+                    ..*target
+                },
+                ctx,
+            )),
             Draft::FixedCost(_) => None,
         }
     }
@@ -82,6 +98,9 @@ impl Draft {
             }
             Draft::SelfSpec { kv_window: 0 } => Err(Error::Argument(
                 "a self-speculation KV window must hold at least 1 token".into(),
+            )),
+            Draft::FirstLayers { layers: 0 } => Err(Error::Argument(
+                "a layer-skip draft runs at least 1 of the target's layers".into(),
             )),
             _ => Ok(()),
         }

@@ -71,7 +71,8 @@ impl Scenario {
                 w.bytes() * self.target.params_per_layer() as f64,
                 dep.kv_bytes_held_per_token(&self.target) as f64 / self.target.n_layers as f64,
             ),
-            Draft::FixedCost(_) | Draft::SelfSpec { .. } => (0.0, 0.0),
+            // Layer-skip shares the target's weights and its first layers' cache.
+            Draft::FixedCost(_) | Draft::SelfSpec { .. } | Draft::FirstLayers { .. } => (0.0, 0.0),
         };
         Ok(MemoryPlan {
             hw: self.hw.name,

@@ -171,7 +171,7 @@ pub fn draft_step_time(s: &Scenario) -> Result<f64, Error> {
     };
     // Self-speculation runs the target's kernels, with the target's overhead.
     let overhead = match s.draft {
-        Draft::SelfSpec { .. } => s.overhead_target,
+        Draft::SelfSpec { .. } | Draft::FirstLayers { .. } => s.overhead_target,
         _ => s.overhead_draft,
     };
     check_overhead(overhead)?;

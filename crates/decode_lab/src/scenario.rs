@@ -119,6 +119,16 @@ impl Scenario {
             on_its_cards.check(m)?;
             self.check_context(m)?;
         }
+        if let Draft::FirstLayers { layers } = self.draft
+            && layers >= self.target.n_layers
+        {
+            return Err(Error::Argument(format!(
+                "a layer-skip draft runs 1 to {} of {}'s {} layers, got {layers}",
+                self.target.n_layers - 1,
+                self.target.name,
+                self.target.n_layers
+            )));
+        }
         let mem = self.memory()?;
         if !mem.weights_fit() {
             return Err(Error::DraftDoesNotFit(Box::new(mem)));

@@ -25,6 +25,7 @@ fn draft() -> impl Strategy<Value = Draft> {
         Just(Draft::Head),
         mostly(0.0..1.0).prop_map(Draft::FixedCost),
         size(1..4096).prop_map(|kv_window| Draft::SelfSpec { kv_window }),
+        size(0..200).prop_map(|layers| Draft::FirstLayers { layers }),
     ]
 }
 

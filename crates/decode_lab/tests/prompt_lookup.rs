@@ -68,7 +68,10 @@ fn greedy_lookup_is_the_targets_greedy_output_and_accepts_where_it_loops() {
         .iter()
         .fold((0, 0), |(r, g), (_, s)| (r + s.rounds, g + s.generated));
     let tau_sampled = g as f64 / r as f64;
-    assert!(tau > 1.2 && tau > tau_sampled + 0.1, "τ {tau} vs sampled {tau_sampled}");
+    assert!(
+        tau > 1.2 && tau > tau_sampled + 0.1,
+        "τ {tau} vs sampled {tau_sampled}"
+    );
 }
 
 #[test]

@@ -630,3 +630,41 @@ fn no_setup_of_the_registries_gives_nan_or_inf() {
     }
     assert!(ok > 10_000 && err > 0, "{ok} ok, {err} errors");
 }
+
+/// Layer-skip self-drafting on Llama-3.1-8B at batch 1: a draft step is the roofline pass
+/// of the target cut to its first k layers (the LM head kept) plus the target's overhead,
+/// so c grows with k, between a one-layer head's and a whole step's; k = 32 is refused.
+#[test]
+fn a_layer_skip_draft_costs_its_layers_and_the_head() {
+    let c = |layers| {
+        decode_lab::cost_coefficient(&Scenario {
+            draft: Draft::FirstLayers { layers },
+            ..Scenario::LECTURE
+        })
+        .unwrap()
+    };
+    let by_hand = |layers: u64| {
+        let cut = llm_math::ModelConfig {
+            n_layers: layers,
+            ..llm_math::LLAMA31_8B
+        };
+        let shape = llm_math::ForwardShape {
+            batch: 1,
+            ctx: 1024,
+            n_new: 1,
+        };
+        let pass =
+            llm_math::forward_cost(&cut, &hw_specs::H100, shape, &llm_math::Deployment::LECTURE)
+                .unwrap();
+        (pass.time() + 1e-3) / decode_lab::target_pass_time(&Scenario::LECTURE, 1).unwrap()
+    };
+    for k in [1, 8, 16, 31] {
+        assert!((c(k) - by_hand(k)).abs() < 1e-12, "k = {k}");
+    }
+    assert!(c(1) < c(16) && c(16) < c(31) && c(31) < 1.0);
+    let all = Scenario {
+        draft: Draft::FirstLayers { layers: 32 },
+        ..Scenario::LECTURE
+    };
+    assert!(all.validate().unwrap_err().to_string().contains("1 to 31"));
+}

@@ -143,7 +143,7 @@ pub(super) fn draft_level<R: Rng + ?Sized>(
 /// One level of a dynamic tree for the `growing` lanes, in one batched pass: every node
 /// of the level the tree ended with proposes the draft's top `width` tokens, each scored
 /// by its parent's score times the draft's probability of it (temperature 1); each lane
-/// keeps its `width` best (fewer once its tree holds `budget` drafted nodes).
+/// keeps its `width` best ([`rerank`] then keeps the `budget` best of all levels).
 pub(super) fn draft_level_dynamic(
     draft: &TransformerLM<'_>,
     lanes: &mut [Lane],
@@ -171,8 +171,7 @@ pub(super) fn draft_level_dynamic(
                 });
             }
         }
-        let room = (tree.budget as usize + 1).saturating_sub(level_end);
-        for c in keep_most_confident(candidates, room.min(tree.width as usize)) {
+        for c in keep_most_confident(candidates, tree.width as usize) {
             let depth = lane.nodes[c.parent].depth + 1;
             lane.nodes.push(Node {
                 token: c.token,
@@ -184,6 +183,21 @@ pub(super) fn draft_level_dynamic(
         lane.level_start = level_end;
     }
     Ok(())
+}
+
+/// EAGLE-2's reranking: of every node each `active` lane drafted, the `budget` with the
+/// highest cumulative draft probability (ties to the earlier drafted) are the tree the
+/// target verifies. A child's score is at most its parent's, so the kept nodes' parents
+/// are kept.
+pub(super) fn rerank(lanes: &mut [Lane], active: &[usize], budget: usize) {
+    for &i in active {
+        let lane = &mut lanes[i];
+        let mut order: Vec<usize> = (1..lane.nodes.len()).collect();
+        order.sort_by(|&a, &b| lane.score[b].total_cmp(&lane.score[a]).then(a.cmp(&b)));
+        order.truncate(budget);
+        order.sort_unstable();
+        lane.prune(&order);
+    }
 }
 
 /// The target verifies every `active` lane's tree in one batched tree-masked pass; each

@@ -1,9 +1,10 @@
 //! Dynamic draft trees (EAGLE-2, Li et al. 2024): the tree's shape follows the draft's
-//! confidence. Level by level, every node of the last level proposes its draft's top
-//! `width` next tokens, each scored by its cumulative draft probability (the product of
-//! the draft's probabilities along its path, at temperature 1); of all of them the
-//! `width` best are kept — fewer once the tree holds `budget` nodes. The target verifies
-//! the tree in one tree-masked pass, greedily, as any other tree.
+//! confidence. Expansion: level by level, every node of the last level proposes its
+//! draft's top `width` next tokens, each scored by its cumulative draft probability (the
+//! product of the draft's probabilities along its path, at temperature 1), and the
+//! `width` best of the level are expanded next. Reranking: of every node drafted, the
+//! `budget` best by score are the tree the target verifies, in one tree-masked pass,
+//! greedily, as any other tree.
 
 use crate::{Error, MAX_TREE_NODES};
 
@@ -12,9 +13,9 @@ use crate::{Error, MAX_TREE_NODES};
 pub struct DynamicTree {
     /// Draft levels (draft steps per round), ≥ 1.
     pub depth: u32,
-    /// Candidates every node proposes and nodes each level keeps, ≥ 1.
+    /// Candidates every node proposes and nodes each level expands, ≥ 1.
     pub width: u32,
-    /// Drafted nodes per round at most, ≥ 1.
+    /// Nodes the target verifies per round at most (the reranking's), ≥ 1.
     pub budget: u32,
 }
 
@@ -35,10 +36,13 @@ impl DynamicTree {
                 "a dynamic tree needs depth, width and budget ≥ 1, got {depth}, {width}, {budget}"
             )));
         }
-        if u64::from(budget) > MAX_TREE_NODES {
+        if u64::from(budget) > MAX_TREE_NODES
+            || u64::from(depth) * u64::from(width) > MAX_TREE_NODES
+        {
             return Err(Error::Argument(format!(
-                "a dynamic tree of {budget} nodes is larger than the limit of {MAX_TREE_NODES} \
-                 (MAX_TREE_NODES)"
+                "a dynamic tree drafts depth × width = {} nodes and keeps {budget}; both must \
+                 be at most {MAX_TREE_NODES} (MAX_TREE_NODES)",
+                u64::from(depth) * u64::from(width)
             )));
         }
         Ok(DynamicTree {

@@ -35,6 +35,9 @@ pub(super) struct Lane {
     pub(super) q: Vec<Option<Array1<f64>>>,
     /// Dynamic trees: each node's cumulative draft probability (the root's is 1).
     pub(super) score: Vec<f64>,
+    /// Each node's index when it was drafted (its draft-cache slot past the root): the
+    /// node's own index, unless the tree was pruned after drafting ([`Lane::prune`]).
+    pub(super) drafted_as: Vec<usize>,
 }
 
 /// Tree nodes ready to feed: tokens, positions and visibility.
@@ -86,6 +89,7 @@ impl Lane {
             depth: 0,
             q: Vec::new(),
             score: Vec::new(),
+            drafted_as: Vec::new(),
         })
     }
 
@@ -107,6 +111,7 @@ impl Lane {
         self.level_start = 0;
         self.q.clear();
         self.score = vec![1.0];
+        self.drafted_as.clear();
     }
 
     /// `nodes[from..]`, ready to feed: node i sits at cache slot `root_slot + i` and RoPE
@@ -140,12 +145,15 @@ impl Lane {
         self.stats.accepted.push(path.len() as u32 - 1);
         let slots: Vec<usize> = path.iter().map(|&i| root_slot + i).collect();
         self.tcache.keep(root_slot, &slots)?;
-        // The draft was fed the nodes before `level_start` only.
+        // The draft was fed the nodes drafted before `level_start` only, each at the slot
+        // of its drafted index.
         let fed = self.level_start;
+        let drafted = |i: usize| self.drafted_as.get(i).copied().unwrap_or(i);
         let in_draft: Vec<usize> = path
             .iter()
-            .filter(|&&i| i < fed)
-            .map(|&i| root_slot + i)
+            .map(|&i| drafted(i))
+            .filter(|&d| d < fed)
+            .map(|d| root_slot + d)
             .collect();
         if self.dcache.len() > root_slot {
             self.dcache.keep(root_slot, &in_draft)?;
@@ -157,6 +165,25 @@ impl Lane {
         self.stats.rounds += 1;
         self.stats.generated += path.len();
         Ok(())
+    }
+
+    /// Keeps the root and the drafted nodes `keep` (increasing node indices, each one's
+    /// parent kept too), renumbered in that order: the tree the target verifies. Each
+    /// node remembers the index it was drafted as, where the draft's cache holds it.
+    pub(super) fn prune(&mut self, keep: &[usize]) {
+        let mut new_index = vec![usize::MAX; self.nodes.len()];
+        new_index[0] = 0;
+        let mut nodes = vec![self.nodes[0].clone()];
+        let mut drafted_as = vec![0];
+        for &i in keep {
+            new_index[i] = nodes.len();
+            let mut node = self.nodes[i].clone();
+            node.parent = node.parent.map(|p| new_index[p]);
+            nodes.push(node);
+            drafted_as.push(i);
+        }
+        self.nodes = nodes;
+        self.drafted_as = drafted_as;
     }
 
     /// The `n_new` generated tokens and the statistics, once the sequence is done.

@@ -45,7 +45,7 @@ use rand::Rng;
 use transformer_lab::TransformerLM;
 
 use crate::{Error, TreeShape};
-use batch::{catch_up_draft, draft_level, draft_level_dynamic, prefill, verify};
+use batch::{catch_up_draft, draft_level, draft_level_dynamic, prefill, rerank, verify};
 use lane::Lane;
 
 /// How the next token is chosen.
@@ -156,8 +156,9 @@ pub fn speculative_generate_batch<P: AsRef<[u32]>, R: Rng + ?Sized>(
 }
 
 /// Greedy speculative decoding of a batch with dynamic trees ([`DynamicTree`], EAGLE-2):
-/// each round's tree keeps the draft's most confident candidates level by level, under a
-/// node budget, and is verified in one tree-masked pass. Output is token for token the
+/// each round the draft expands its `width` most confident candidates level by level,
+/// the `budget` most confident of all of them are kept (EAGLE-2's reranking), and the
+/// target verifies that tree in one tree-masked pass. Output is token for token the
 /// target's own greedy output, as with any tree; [`reference::speculative_generate_dynamic`]
 /// is the same in plain loops.
 ///
@@ -175,13 +176,15 @@ pub fn speculative_generate_dynamic_batch<P: AsRef<[u32]>>(
     check(target, draft, prompts, n_new, &chain, Sampling::Greedy)?;
     // Greedy draws nothing; any generator will do.
     let mut unused = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(0);
+    // Every level's `width` nodes are drafted before the rerank keeps `budget` of them.
+    let drafted = tree.depth as usize * tree.width as usize;
     run(
         target,
         draft,
         prompts,
         n_new,
         Plan::Dynamic(tree),
-        tree.budget as usize,
+        drafted,
         0.0,
         &mut unused,
     )
@@ -246,6 +249,9 @@ fn run<P: AsRef<[u32]>, R: Rng + ?Sized>(
                 }
                 Plan::Dynamic(t) => draft_level_dynamic(draft, &mut lanes, &growing, t)?,
             }
+        }
+        if let Plan::Dynamic(t) = plan {
+            rerank(&mut lanes, &active, t.budget as usize);
         }
         verify(target, &mut lanes, &active, temperature, rng)?;
     }

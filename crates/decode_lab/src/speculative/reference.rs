@@ -177,19 +177,19 @@ pub fn prompt_lookup_generate<R: Rng + ?Sized>(
     Ok((seq.split_off(prompt.len()), accepted))
 }
 
-/// A dynamic tree after `seq`, `depth` levels, each node its path: every node of a level
-/// proposes the draft's top `width` next tokens, scored by the product of the draft's
-/// probabilities along the path; the `width` best of a level are kept (fewer once
-/// `budget` nodes are drafted), ties to the earlier-proposed.
+/// A dynamic tree after `seq`, `depth` levels, each node its path. Expansion: every node
+/// of a level proposes the draft's top `width` next tokens, scored by the product of the
+/// draft's probabilities along the path, and the `width` best of the level are expanded
+/// next (ties to the earlier-proposed). Reranking: of every node drafted, the `budget`
+/// best by score (ties to the earlier drafted) are the tree, given level by level.
 fn confident_tree(
     draft: &TransformerLM<'_>,
     seq: &[u32],
     tree: DynamicTree,
     depth: usize,
 ) -> Result<Vec<Vec<Vec<u32>>>, Error> {
-    let mut levels: Vec<Vec<Vec<u32>>> = Vec::new();
+    let mut drafted: Vec<(Vec<u32>, f64)> = Vec::new(); // in the order drafted
     let mut frontier: Vec<(Vec<u32>, f64)> = vec![(Vec::new(), 1.0)];
-    let mut drafted = 0usize;
     for _ in 0..depth {
         let mut candidates: Vec<(Vec<u32>, f64)> = Vec::new();
         for (path, score) in &frontier {
@@ -200,20 +200,29 @@ fn confident_tree(
                 candidates.push((child, score * q[token as usize]));
             }
         }
-        // The best by score, a stable sort keeping proposal order among equals.
-        let mut best: Vec<usize> = (0..candidates.len()).collect();
-        best.sort_by(|&a, &b| candidates[b].1.total_cmp(&candidates[a].1));
-        let room = (tree.budget as usize - drafted).min(tree.width as usize);
-        best.truncate(room);
-        best.sort_unstable();
-        frontier = best.iter().map(|&i| candidates[i].clone()).collect();
-        if frontier.is_empty() {
-            break;
-        }
-        drafted += frontier.len();
-        levels.push(frontier.iter().map(|(p, _)| p.clone()).collect());
+        frontier = best(&candidates, tree.width as usize);
+        drafted.extend(frontier.iter().cloned());
     }
-    Ok(levels)
+    let kept = best(&drafted, tree.budget as usize);
+    Ok((1..=depth)
+        .map(|d| {
+            kept.iter()
+                .filter(|(p, _)| p.len() == d)
+                .map(|(p, _)| p.clone())
+                .collect::<Vec<_>>()
+        })
+        .take_while(|level| !level.is_empty())
+        .collect())
+}
+
+/// The `keep` highest-scored of `nodes`, in their order (a stable sort: ties to the
+/// earlier).
+fn best(nodes: &[(Vec<u32>, f64)], keep: usize) -> Vec<(Vec<u32>, f64)> {
+    let mut order: Vec<usize> = (0..nodes.len()).collect();
+    order.sort_by(|&a, &b| nodes[b].1.total_cmp(&nodes[a].1));
+    order.truncate(keep);
+    order.sort_unstable();
+    order.iter().map(|&i| nodes[i].clone()).collect()
 }
 
 /// The draft's tree after `seq`, level by level: `tree[j]` holds the nodes of level

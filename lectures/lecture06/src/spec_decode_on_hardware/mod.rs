@@ -19,7 +19,9 @@
 //!   measurements, under the script's assumptions and two calibration profiles;
 //! - [`demo6`] (opt-in, not in the original script; `--release` recommended): the roofline
 //!   of the machine in front of you — its peak and bandwidth measured, forward time against
-//!   tokens fed predicted then timed, c per draft, speculative decoding timed for real.
+//!   tokens fed predicted then timed, c per draft, speculative decoding timed for real;
+//! - [`demo7`] (opt-in, not in the original script): the drafters the lecture names, run
+//!   for real on the toy model — dynamic trees, sampled trees, prompt lookup, layer skip.
 //!
 //! Model assumptions (as the original script states them): one forward pass takes
 //! `max(FLOPs / (peak × 0.6), bytes / (bandwidth × 0.8))` plus a fixed overhead (1 ms for
@@ -42,6 +44,7 @@ pub mod demo3;
 pub mod demo4;
 pub mod demo5;
 pub mod demo6;
+pub mod demo7;
 pub mod words;
 
 use lecture_kit::{Demo, Script};
@@ -58,6 +61,7 @@ pub fn script() -> Script {
         Demo::new(4, demo4::run),
         Demo::new(5, demo5::run),
         Demo::new(6, demo6::run),
+        Demo::new(7, demo7::run),
     ];
     Script::new(NAME, "投机解码在硬件上：c、批大小、上下文与树形验证", demos).printing(&[1, 2, 3])
 }

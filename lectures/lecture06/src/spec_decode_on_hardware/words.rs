@@ -13,6 +13,7 @@ pub fn draft_label(draft: &Draft) -> String {
         Draft::Head => "一层草稿头（EAGLE 式）".to_string(),
         Draft::FixedCost(c) => format!("固定成本 c = {c}"),
         Draft::SelfSpec { kv_window } => format!("自投机（KV 窗口 {kv_window}）"),
+        Draft::FirstLayers { layers } => format!("目标模型前 {layers} 层自起草"),
     }
 }
 

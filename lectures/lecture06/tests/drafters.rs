@@ -1,0 +1,83 @@
+//! Lecture 6, script 05, demo 7: the drafters run for real on the toy model — the claims
+//! of its tables checked on the figures, and each figure against an independent count.
+
+mod common;
+
+use common::TOY;
+use decode_lab::{Draft, Scenario, TreeShape, tree_speedup};
+use lecture06::spec_decode_on_hardware::demo3::{BATCHES, CTX, LEVEL_COST};
+use lecture06::spec_decode_on_hardware::demo7;
+use once_cell::sync::Lazy;
+
+static DEMO7: Lazy<demo7::Demo7> = Lazy::new(|| demo7::figures(&TOY).unwrap());
+
+#[test]
+fn every_greedy_tree_static_or_dynamic_is_the_targets_output() {
+    let d = &*DEMO7;
+    assert_eq!(d.trees.len(), 2 * 2 * demo7::STATIC.len());
+    assert!(d.trees.iter().all(|t| t.identical));
+    // Pairs of equal node counts: a static shape, then the dynamic tree of its size.
+    for pair in d.trees.chunks(2) {
+        assert_eq!(pair[0].nodes, pair[1].nodes);
+        assert!(pair[1].label.starts_with("动态"));
+        let nodes = TreeShape::new(demo7::STATIC[0]).unwrap().nodes();
+        assert!(pair[0].nodes >= nodes);
+    }
+}
+
+/// Each speedup is demo 3's conversion of its τ: recomputed here from the row's own τ.
+#[test]
+fn speedups_convert_tau_as_demo_3_does() {
+    let card = Scenario {
+        draft: Draft::FixedCost(LEVEL_COST),
+        ctx: CTX,
+        ..Scenario::LECTURE
+    };
+    for t in &DEMO7.trees {
+        let depth = if t.label.starts_with("动态") {
+            u64::from(demo7::DYNAMIC_DEPTH)
+        } else {
+            t.label.matches('×').count() as u64 + 1
+        };
+        let tree = TreeShape::sized(depth, t.nodes).unwrap();
+        for (i, &b) in BATCHES.iter().enumerate() {
+            let want = tree_speedup(&Scenario { batch: b, ..card }, &tree, t.tau).unwrap();
+            assert!((t.speedup[i] - want).abs() < 1e-12, "{} batch {b}", t.label);
+        }
+    }
+}
+
+#[test]
+fn prompt_lookup_accepts_on_greedy_output_and_hardly_on_sampled() {
+    let d = &*DEMO7;
+    assert_eq!(d.lookup.len(), 4);
+    for l in &d.lookup {
+        assert!(l.tau_greedy > l.tau_sampled + 0.2, "{l:?}");
+        assert!(l.tau_sampled >= 1.0 && l.tau_greedy <= f64::from(demo7::GAMMA) + 1.0);
+    }
+    // A lookup costs next to nothing beside a target step on the card.
+    assert!(d.lookup_seconds > 0.0 && d.lookup_seconds < 1e-3);
+}
+
+#[test]
+fn layer_skip_runs_every_k_and_its_c_grows_with_k() {
+    let d = &*DEMO7;
+    let layers = quant_lab::QCFG.n_layers;
+    assert_eq!(d.layer_skip.len(), layers - 1);
+    for w in d.layer_skip.windows(2) {
+        assert!(w[1].card_layers > w[0].card_layers);
+        assert!(w[1].c[0] > w[0].c[0], "c grows with the layers drafted");
+    }
+    for s in &d.layer_skip {
+        assert!(s.tau >= 1.0 && s.tau <= f64::from(demo7::GAMMA) + 1.0);
+    }
+}
+
+#[test]
+fn sampled_trees_run_at_both_temperatures_for_both_drafts() {
+    let d = &*DEMO7;
+    assert_eq!(d.sampled.len(), 2 * 2 * demo7::SAMPLED.len());
+    for s in &d.sampled {
+        assert!(s.tau >= 1.0 && s.tau <= 1.0 + 4.0, "{s:?}");
+    }
+}
