@@ -203,17 +203,17 @@ fn bad_flags_exit_2_with_one_line_that_names_the_choices() {
         ),
         (
             &["--demo", "-1"],
-            "--demo takes 1, 2, 3, 4, 5 or 6 (got \"-1\")",
+            "--demo takes 1, 2, 3, 4, 5, 6 or 7 (got \"-1\")",
         ),
         (
             &["--demo", "abc"],
-            "--demo takes 1, 2, 3, 4, 5 or 6 (got \"abc\")",
+            "--demo takes 1, 2, 3, 4, 5, 6 or 7 (got \"abc\")",
         ),
         (
             &["--demo", "99999999999999999999"],
-            "--demo takes 1, 2, 3, 4, 5 or 6 (got \"99999999999999999999\")",
+            "--demo takes 1, 2, 3, 4, 5, 6 or 7 (got \"99999999999999999999\")",
         ),
-        (&["--demo", "7"], "--demo takes 1, 2, 3, 4, 5 or 6"),
+        (&["--demo", "8"], "--demo takes 1, 2, 3, 4, 5, 6 or 7"),
         (
             &["--format", "xml"],
             "[possible values: text, markdown, csv, json, html]",

@@ -70,6 +70,11 @@ fn layer_skip_runs_every_k_and_its_c_grows_with_k() {
     }
     for s in &d.layer_skip {
         assert!(s.tau >= 1.0 && s.tau <= f64::from(demo7::GAMMA) + 1.0);
+        assert!(
+            s.identical,
+            "k = {}: the target's own greedy output",
+            s.layers
+        );
     }
 }
 
