@@ -232,11 +232,21 @@ fn observations(d: &Demo7) -> Vec<lecture_kit::Observation> {
             pairs.join("，")
         )));
     }
-    lines.push(always(
+    let worse: Vec<String> = d
+        .trees
+        .chunks(2)
+        .filter(|p| p[1].tau < p[0].tau)
+        .map(|p| format!("{} {} 个节点", p[0].draft, p[0].nodes))
+        .collect();
+    let worse = if worse.is_empty() {
+        "这里每一对都是动态树不差".to_string()
+    } else {
+        format!("这里不如静态树的是：{}", worse.join("、"))
+    };
+    lines.push(always(format!(
         "动态树按草稿自己的把握挑节点：草稿的概率若和它猜中的机会对得上（EAGLE-2 训练出的草稿头），\
-         同样多的节点能接受更多；随机初始化的草稿概率很平，把握高的总是第一层的那些，于是节点数少时动态树\
-         长得又宽又浅，反不如静态树。节点多了，它才往深处长。",
-    ));
+         同样多的节点能接受更多；随机初始化的草稿概率很平，把握最高的总在浅层，节点少时树长得又宽又浅——{worse}。"
+    )));
     lines.push(always(
         "采样的树在这个模型上几乎全被接受：随机初始化的目标和草稿在 T ≥ 0.7 时的分布都很平、彼此很像，\
          Σ min(p, q) 接近 1——接受率看的是两个分布有多像，不是草稿猜得多准。",
@@ -258,9 +268,25 @@ fn observations(d: &Demo7) -> Vec<lecture_kit::Observation> {
             .iter()
             .max_by(|x, y| x.speedup[i].total_cmp(&y.speedup[i]))
         {
+            let taus: Vec<String> = d
+                .layer_skip
+                .iter()
+                .map(|s| format!("{:.2}", s.tau))
+                .collect();
+            let cs: Vec<String> = d
+                .layer_skip
+                .iter()
+                .map(|s| format!("{:.3}", s.c[i]))
+                .collect();
             lines.push(always(format!(
-                "跳层自起草，批 {b}：最好的是前 {} 层（卡上 {} 层），τ {:.2}、c {:.3}、加速 {:.2}×——层越多猜得越准，可每一步也越贵。",
-                best.layers, best.card_layers, best.tau, best.c[i], best.speedup[i]
+                "跳层自起草，批 {b}：最好的是前 {} 层（卡上 {} 层），τ {:.2}、c {:.3}、加速 {:.2}×。k 从 1 起，c 依次是 {}，τ 是 {}——每多一层草稿就贵一截，猜中的却没多出那么多。",
+                best.layers,
+                best.card_layers,
+                best.tau,
+                best.c[i],
+                best.speedup[i],
+                cs.join(" / "),
+                taus.join(" / ")
             )));
         }
     }
