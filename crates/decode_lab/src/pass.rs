@@ -60,15 +60,23 @@ pub fn verify_time(
 /// Errors: a factor out of range; a card of no known interconnect family when a family
 /// latency is set.
 pub fn pass_deployment(s: &Scenario) -> Result<Deployment, Error> {
-    let d = s.deployment;
-    let t = &s.cost_terms;
+    with_cost_terms(s.deployment, &s.cost_terms, &s.hw)
+}
+
+/// `d` with the FP8 factors of `t` applied and the all-reduce latency of `hw`'s
+/// interconnect family added: [`pass_deployment`] of a scenario with these pieces.
+pub(crate) fn with_cost_terms(
+    d: Deployment,
+    t: &llm_math::CostTerms,
+    hw: &Accelerator,
+) -> Result<Deployment, Error> {
     let (bandwidth_efficiency, compute_efficiency) =
         t.fp8
             .apply(d.weights, d.bandwidth_efficiency, d.compute_efficiency)?;
     let family = if t.all_reduce == AllReduceLatencies::NEUTRAL {
         0.0
     } else {
-        t.all_reduce.for_card(&s.hw)?
+        t.all_reduce.for_card(hw)?
     };
     Ok(Deployment {
         bandwidth_efficiency,

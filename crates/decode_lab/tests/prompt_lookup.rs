@@ -2,7 +2,7 @@
 //! to its plain reference, and cheap where the output repeats itself.
 
 mod common;
-use common::{TINY, chi_square_critical, sharpened};
+use common::{TINY, chi_square, chi_square_critical, sharpened};
 use decode_lab::{PromptLookup, Sampling, prompt_lookup_generate_batch, speculative};
 use ndarray::{Array2, s};
 use quant_lab::{QCFG, sample_tokens};
@@ -97,26 +97,6 @@ fn next_dist(model: &TransformerLM<'_>, tokens: &[u32], t: f64) -> Vec<f64> {
     let batch = Array2::from_shape_vec((1, tokens.len()), tokens.to_vec()).unwrap();
     let logits = model.full_logits(batch.view()).unwrap();
     softmax_probs(logits.slice(s![0, tokens.len() - 1, ..]), t).unwrap()
-}
-
-fn chi_square(counts: &[usize], probs: &[f64], n: usize) -> (f64, usize) {
-    let (mut chi2, mut bins) = (0.0, 0);
-    let (mut small_obs, mut small_exp) = (0.0, 0.0);
-    for (&c, &p) in counts.iter().zip(probs) {
-        let e = p * n as f64;
-        if e < 5.0 {
-            small_obs += c as f64;
-            small_exp += e;
-        } else {
-            chi2 += (c as f64 - e).powi(2) / e;
-            bins += 1;
-        }
-    }
-    if small_exp > 0.0 {
-        chi2 += (small_obs - small_exp).powi(2) / small_exp.max(1e-9);
-        bins += 1;
-    }
-    (chi2, bins - 1)
 }
 
 /// After "3 6 3" the lookup proposes "6 3 …" every time: the emitted tokens still follow

@@ -10,7 +10,7 @@
 //! broken rule (the residual not updated after a rejection) is rejected by the same test.
 
 mod common;
-use common::{TINY, chi_square_critical, sharpened};
+use common::{TINY, chi_square, chi_square_critical, sharpened};
 use decode_lab::{Choice, Sampling, TreeShape, accept_among, speculative, speculative_generate};
 use ndarray::{Array1, Array2, s};
 use rand::{Rng, SeedableRng};
@@ -25,28 +25,6 @@ fn softmax(logits: &[f64], t: f64) -> Array1<f64> {
     let e: Array1<f64> = logits.iter().map(|&l| ((l - max) / t).exp()).collect();
     let z = e.sum();
     e / z
-}
-
-/// χ² statistic against expected probabilities, bins with an expected count < 5 merged;
-/// returns (χ², degrees of freedom).
-fn chi_square(counts: &[usize], probs: &[f64], n: usize) -> (f64, usize) {
-    let (mut chi2, mut bins) = (0.0, 0);
-    let (mut small_obs, mut small_exp) = (0.0, 0.0);
-    for (&c, &p) in counts.iter().zip(probs) {
-        let e = p * n as f64;
-        if e < 5.0 {
-            small_obs += c as f64;
-            small_exp += e;
-        } else {
-            chi2 += (c as f64 - e).powi(2) / e;
-            bins += 1;
-        }
-    }
-    if small_exp > 0.0 {
-        chi2 += (small_obs - small_exp).powi(2) / small_exp.max(1e-9);
-        bins += 1;
-    }
-    (chi2, bins - 1)
 }
 
 /// Synthetic target and draft distributions at temperature `t`: the root's and, after

@@ -1,7 +1,7 @@
 //! Speculative decoding on the toy model: lossless, exact, and robust to bad input.
 
 mod common;
-use common::{TINY, chi_square_critical, sharpened};
+use common::{TINY, chi_square, chi_square_critical, sharpened};
 use decode_lab::{
     Error, Sampling, TreeAcceptance, TreeShape, speculative_generate, speculative_generate_batch,
 };
@@ -127,28 +127,6 @@ fn next_dist(model: &TransformerLM<'_>, tokens: &[u32]) -> Vec<f64> {
     let t = Array2::from_shape_vec((1, tokens.len()), tokens.to_vec()).unwrap();
     let logits = model.full_logits(t.view()).unwrap();
     softmax(logits.slice(s![0, tokens.len() - 1, ..]))
-}
-
-/// χ² statistic against expected probabilities, bins with an expected count < 5 merged;
-/// returns (χ², degrees of freedom).
-fn chi_square(counts: &[usize], probs: &[f64], n: usize) -> (f64, usize) {
-    let (mut chi2, mut bins) = (0.0, 0);
-    let (mut small_obs, mut small_exp) = (0.0, 0.0);
-    for (&c, &p) in counts.iter().zip(probs) {
-        let e = p * n as f64;
-        if e < 5.0 {
-            small_obs += c as f64;
-            small_exp += e;
-        } else {
-            chi2 += (c as f64 - e).powi(2) / e;
-            bins += 1;
-        }
-    }
-    if small_exp > 0.0 {
-        chi2 += (small_obs - small_exp).powi(2) / small_exp.max(1e-9);
-        bins += 1;
-    }
-    (chi2, bins - 1)
 }
 
 #[test]

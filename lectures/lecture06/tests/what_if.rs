@@ -357,7 +357,8 @@ fn prompt_tokens_in_a_step_are_priced_by_hand() {
     let attn = 32.0 * 32.0 * 128.0;
     let flops = 2.0 * W8B * 513.0 + 4.0 * attn * 1024.0 + 4.0 * attn * 256.0 * 512.0;
     let bytes = 2.0 * W8B + (1024.0 + 1.0 + 256.0 + 512.0) * KV8B;
-    let (compute, memory) = (flops / (989e12 * 0.6), bytes / (BW * 0.8));
+    let compute = flops / (989e12 * 0.6);
+    let memory = bytes / (BW * 0.8);
     assert!(compute > memory);
     close(t, compute + 1e-3);
     // Half the tokens by default.

@@ -5,11 +5,11 @@
 //! fast path equal, bit for bit, to [`Measurement::predict`].
 
 use super::{Calibration, Measurement, Quantity};
+use crate::pass::with_cost_terms;
 use crate::{Error, Scenario, target_pass_cost};
 use hw_specs::Accelerator;
 use llm_math::{
-    AllReduceLatencies, Deployment, ModelConfig, WeightDtype, all_reduce_time, overlapped_time,
-    sequence_layer_time,
+    Deployment, ModelConfig, WeightDtype, all_reduce_time, overlapped_time, sequence_layer_time,
 };
 
 /// What a plain step's time is made of, before a profile's rates and fixed terms.
@@ -64,22 +64,17 @@ impl StepParts {
     /// scenario under `c` computes it.
     fn time(&self, c: &Calibration) -> Result<f64, Error> {
         let t = &c.cost_terms;
-        let (bandwidth_efficiency, compute_efficiency) =
-            t.fp8
-                .apply(self.weights, c.bandwidth_efficiency, c.compute_efficiency)?;
-        let family = if t.all_reduce == AllReduceLatencies::NEUTRAL {
-            0.0
-        } else {
-            t.all_reduce.for_card(&self.hw)?
-        };
-        let dep = Deployment {
+        let profile = Deployment {
             tp: self.tp,
             weights: self.weights,
-            all_reduce_latency: c.all_reduce_latency + family,
+            compute_efficiency: c.compute_efficiency,
+            bandwidth_efficiency: c.bandwidth_efficiency,
+            all_reduce_latency: c.all_reduce_latency,
             ..Deployment::LECTURE
         };
-        let compute = self.flops / (self.weights.peak_flops(&self.hw) * compute_efficiency);
-        let memory = self.bytes / (self.hw.hbm_bandwidth * bandwidth_efficiency);
+        let dep = with_cost_terms(profile, t, &self.hw)?;
+        let compute = self.flops / (self.weights.peak_flops(&self.hw) * dep.compute_efficiency);
+        let memory = self.bytes / (self.hw.hbm_bandwidth * dep.bandwidth_efficiency);
         let comm = all_reduce_time(&self.target, &self.hw, self.tokens, &dep);
         let expert = match self.target.moe {
             Some(_) if c.expert_latency > 0.0 => self.expert_reads * c.expert_latency,
