@@ -135,16 +135,20 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
             "every batch, max_n, max_tokens, γ and spec_runs must be at least 1".into(),
         ));
     }
-    writeln!(progress, "measuring this machine…")?;
-    let machine = Machine::measure(plan.machine_runs, progress)?;
-    let llc = machine.caches.last_level().ok_or_else(|| {
+    // The model and the bandwidth buffer are sized from the caches: whether they fit in
+    // memory is known, and said, before the first allocation.
+    let caches = crate::host::cache_sizes();
+    let llc = caches.last_level().ok_or_else(|| {
         Error::Measure(format!(
             "no cache size to scale the model against: {}",
-            machine.caches.source
+            caches.source
         ))
     })?;
-    let (peak, bw) = (machine.peak_flops(), machine.bandwidth_bytes());
     let cfg = scaled_config(llc)?;
+    check_room("the scaled model", memory_needed(&cfg, llc))?;
+    writeln!(progress, "measuring this machine…")?;
+    let machine = Machine::measure(plan.machine_runs, progress)?;
+    let (peak, bw) = (machine.peak_flops(), machine.bandwidth_bytes());
     if plan.ctx.saturating_add(plan.max_n) > cfg.max_seq
         || plan.prompt_len.saturating_add(plan.n_new) > cfg.max_seq
     {
@@ -158,7 +162,6 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
         "building the scaled model ({} layers)…",
         cfg.n_layers
     )?;
-    check_room("the scaled model", memory_needed(&cfg, llc))?;
     let p = params(&cfg, plan.seed)?;
     let models = Models::new(&p, cfg)?;
     let model = ModelFigures {

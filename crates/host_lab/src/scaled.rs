@@ -40,9 +40,10 @@ pub const CACHE_MULTIPLE: u64 = 4;
 pub const MAX_LLC_BYTES: u64 = 4 << 30;
 
 /// [`SCALED_BASE`] with the fewest layers (at least 2, so that "the first layer only" is
-/// a real draft) whose f32 weights are ≥ [`CACHE_MULTIPLE`] × `llc_bytes`. Errors on a
-/// cache of 0 bytes or more than [`MAX_LLC_BYTES`], and on a model larger than
-/// `transformer_lab` builds (a cache above 256 MiB).
+/// a real draft) whose f32 weights are ≥ [`CACHE_MULTIPLE`] × `llc_bytes`, or, on a cache
+/// above 256 MiB, the deepest `transformer_lab` builds (then fewer than 4 caches; demo 6
+/// prints the multiple). Errors on a cache of 0 bytes or more than [`MAX_LLC_BYTES`], and
+/// on one that holds even that deepest model.
 ///
 /// ```
 /// // A 32 MiB L3: 5 layers of 4·768² + 3·768·2048 = 7,077,888 weights and 2 · 768 norm
@@ -67,12 +68,29 @@ pub fn scaled_config(llc_bytes: u64) -> Result<Config, Error> {
         n_layers: 2,
         ..SCALED_BASE
     };
-    while f32_weight_bytes(&cfg) < want {
-        cfg.n_layers += 1;
-    }
-    // A cache near a quarter of transformer_lab's MAX_FLOATS (256 MiB) asks for more
-    // weights than a toy model may hold: refused there, in its words.
     cfg.validate()?;
+    while f32_weight_bytes(&cfg) < want {
+        let deeper = Config {
+            n_layers: cfg.n_layers + 1,
+            ..cfg
+        };
+        // A cache above a quarter of transformer_lab's MAX_FLOATS (256 Mi floats, 1 GiB)
+        // asks for more weights than a toy model may hold (a 480 MiB L3, as Xeon 6 parts
+        // and the virtual machines on them report): the largest model that builds, which
+        // still streams from memory as long as it is larger than the cache.
+        if deeper.validate().is_err() {
+            break;
+        }
+        cfg = deeper;
+    }
+    if f32_weight_bytes(&cfg) <= llc_bytes {
+        return Err(Error::Argument(format!(
+            "a last-level cache of {llc_bytes} bytes holds the largest scaled model \
+             transformer_lab builds ({} bytes of f32 weights): on this machine no toy \
+             model is memory-bound",
+            f32_weight_bytes(&cfg)
+        )));
+    }
     Ok(cfg)
 }
 
@@ -145,9 +163,33 @@ mod tests {
         );
         assert!(
             scaled_config(MAX_LLC_BYTES).is_err(),
-            "more than a toy model holds"
+            "a cache that holds the largest toy model"
         );
         assert!(scaled_config(128 << 20).is_ok());
+    }
+
+    #[test]
+    fn a_cache_too_large_for_four_models_gets_the_deepest_that_still_outgrows_it() {
+        // A 480 MiB L3 (Xeon 6): 4 × 480 MiB is past transformer_lab's 256 Mi floats.
+        let llc = 480u64 << 20;
+        let cfg = scaled_config(llc).unwrap();
+        cfg.validate().unwrap();
+        let bytes = f32_weight_bytes(&cfg);
+        assert!(bytes > llc && bytes < 4 * llc, "{bytes}");
+        let deeper = Config {
+            n_layers: cfg.n_layers + 1,
+            ..cfg
+        };
+        assert!(deeper.validate().is_err(), "the deepest that builds");
+        // By hand: 7,077,888 + 1,536 floats a layer, 768 + 393,216 besides; the embedding
+        // table (512 × 768) counts toward transformer_lab's limit, not toward the weights.
+        let per_layer = 4 * 768 * 768 + 3 * 768 * 2048 + 2 * 768;
+        let limit = transformer_lab::MAX_FLOATS as u64;
+        let layers = (limit - 2 * 512 * 768 - 768) / per_layer;
+        assert_eq!(cfg.n_layers as u64, layers);
+        // A cache the deepest model fits in is refused, not priced as memory-bound.
+        let err = scaled_config(bytes).unwrap_err().to_string();
+        assert!(err.contains("no toy model is memory-bound"), "{err}");
     }
 
     #[test]
