@@ -68,7 +68,9 @@ pub struct Assumptions {
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = count("numbers of cards", 1, MAX_TP), allow_negative_numbers = true)]
     pub tp: u64,
-    /// Weight dtype: bf16, fp8 (at the card's FP8 peak where it has one) or int4 (W4A16).
+    /// Weight format: bf16 (or fp16), fp8 (at the card's FP8 peak; refused on a card
+    /// without FP8), w8a16 (or int8: 1-byte weights, 16-bit math), w8a8 (at the card's INT8
+    /// peak) or int4 (W4A16, group-quantized).
     #[arg(long, value_name = "DTYPE", default_value_t = Scenario::LECTURE.deployment.weights)]
     #[serde(serialize_with = "display")]
     pub weights: WeightDtype,
