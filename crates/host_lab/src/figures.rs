@@ -135,8 +135,7 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
             "every batch, max_n, max_tokens, γ and spec_runs must be at least 1".into(),
         ));
     }
-    // The model and the bandwidth buffer are sized from the caches: whether they fit in
-    // memory is known, and said, before the first allocation.
+    // Sized from the caches: whether they fit is said before the first allocation.
     let caches = crate::host::cache_sizes();
     let llc = caches.last_level().ok_or_else(|| {
         Error::Measure(format!(
