@@ -24,10 +24,12 @@ use clap::{FromArgMatches, ValueEnum};
 
 mod choose;
 mod lecture;
+mod messages;
 
 pub use choose::pick_demos;
 use choose::{choices, choose};
 pub use lecture::{Lecture, Script, command};
+pub(crate) use messages::{error_line, lecture_name, one_line, parse_error_line, usage_line};
 
 use crate::chrome;
 use crate::error::Error;
@@ -140,7 +142,6 @@ pub fn run<L: Lecture>(
     err: &mut dyn Write,
     options: Options,
 ) -> u8 {
-    let name = format!("lecture{:02}", L::NUMBER);
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
     let matches = match command::<L>().try_get_matches_from(&args) {
         Ok(m) => m,
@@ -150,7 +151,7 @@ pub fn run<L: Lecture>(
             return 0;
         }
         Err(e) => {
-            let _ = writeln!(err, "{name}: {}", shortened(&usage_line::<L>(&e)));
+            let _ = writeln!(err, "{}", messages::parse_error_line::<L>(&e));
             return 2;
         }
     };
@@ -161,12 +162,10 @@ pub fn run<L: Lecture>(
     match written {
         Ok(()) => 0,
         Err(e) => {
-            let code = e.exit_code();
-            if code != 0 {
-                let help = if code == 2 { "; see --help" } else { "" };
-                let _ = writeln!(err, "{name}: {}{help}", shortened(&e.to_string()));
+            if let Some(line) = error_line::<L>(&e) {
+                let _ = writeln!(err, "{line}");
             }
-            code
+            e.exit_code()
         }
     }
 }
@@ -184,7 +183,7 @@ pub fn report<L: Lecture>(args: &[&str]) -> Result<Report, Error> {
 
 /// The report `matches` ask for: the demos [`choose`] picks, each run once on its inputs,
 /// the flags typed that it does not read noted after it.
-fn report_of<L: Lecture>(matches: &clap::ArgMatches) -> Result<Report, Error> {
+pub(crate) fn report_of<L: Lecture>(matches: &clap::ArgMatches) -> Result<Report, Error> {
     let Some(choice) = choose::<L>(matches)? else {
         return list_report::<L>();
     };
@@ -348,85 +347,6 @@ fn rendered(report: &Report, format: Format) -> Result<Vec<u8>, Error> {
     Ok(out)
 }
 
-/// clap's error as one line: no "error:" prefix, no usage, no tip to try --help (added
-/// back as "see --help"); an unknown flag also lists the valid ones.
-fn usage_line<L: Lecture>(e: &clap::Error) -> String {
-    let mut line = one_line(&e.render().to_string());
-    // `--format ''` and `--format` alone: clap says none was supplied for both.
-    if let Some(rest) = line.strip_prefix("a value is required for '")
-        && let Some((flag, tail)) = rest.split_once("' but none was supplied")
-    {
-        line = format!("{flag} needs a value, and got none or an empty one{tail}");
-    }
-    if e.kind() == clap::error::ErrorKind::UnknownArgument {
-        let flags: Vec<String> = command::<L>()
-            .get_arguments()
-            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
-            .collect();
-        line.push_str(&format!("; valid flags: {}", flags.join(", ")));
-    }
-    line.push_str("; see --help");
-    line
-}
-
-/// The most characters of a quoted value an error line shows.
-const SHOWN: usize = 40;
-
-/// `line` with every quoted value (`"…"` or `'…'`, opened after a space, a bracket or at
-/// the start) longer than [`SHOWN`] characters cut to its first [`SHOWN`] and `…`: a
-/// hostile or mistaken 300-character value is named, not echoed whole (twice, in clap's
-/// words and the parser's); and every control character outside those cut values
-/// escaped (`\n`), so that an error stays one line.
-pub(crate) fn shortened(line: &str) -> String {
-    let chars: Vec<char> = line.chars().collect();
-    let mut out = String::with_capacity(line.len());
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let opens = matches!(c, '"' | '\'') && (i == 0 || matches!(chars[i - 1], ' ' | '(' | '['));
-        let close = chars[i + 1..]
-            .iter()
-            .position(|&d| d == c)
-            .map(|k| i + 1 + k);
-        match close {
-            Some(end) if opens && end - i - 1 > SHOWN + 8 => {
-                out.push(c);
-                let kept = &chars[i + 1..i + 1 + SHOWN];
-                out.extend(kept.iter().flat_map(|c| c.escape_debug()));
-                out.push('…');
-                out.push(c);
-                i = end + 1;
-            }
-            // A control character (a newline in a path) would break the one line.
-            _ if c.is_control() => {
-                out.extend(c.escape_debug());
-                i += 1;
-            }
-            _ => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
-/// Folds clap's multi-line message into one line: a bracketed line (the possible values)
-/// continues the one before it, any other (a tip) is a clause of its own.
-pub(crate) fn one_line(rendered: &str) -> String {
-    let lines = rendered.lines().map(str::trim).filter(|l| {
-        !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
-    });
-    let mut out = String::new();
-    for l in lines.map(|l| l.strip_prefix("error: ").unwrap_or(l)) {
-        if !out.is_empty() {
-            out.push_str(if l.starts_with('[') { " " } else { "; " });
-        }
-        out.push_str(l);
-    }
-    out
-}
-
 /// `--list`: the lecture's scripts and what [`Lecture::catalog`] adds (the registries its
 /// flags accept), as a report (so it prints in every `--format`).
 pub fn list_report<L: Lecture>() -> Result<Report, Error> {
@@ -455,41 +375,6 @@ pub fn list_report<L: Lecture>() -> Result<Report, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn clap_messages_fold_into_one_line() {
-        let msg = "error: invalid value 'xml' for '--format <FORMAT>'\n  [possible values: text, markdown, csv, json]\n\nFor more information, try '--help'.\n";
-        assert_eq!(
-            one_line(msg),
-            "invalid value 'xml' for '--format <FORMAT>' [possible values: text, markdown, csv, json]"
-        );
-    }
-
-    #[test]
-    fn long_quoted_values_are_cut_and_prose_is_left_alone() {
-        let long = "x".repeat(300);
-        let line = format!(
-            "invalid value '{long}' for '--batch <LIST>': expected batch sizes, got \"{long}\""
-        );
-        let cut = shortened(&line);
-        let forty = "x".repeat(SHOWN);
-        assert_eq!(
-            cut,
-            format!(
-                "invalid value '{forty}…' for '--batch <LIST>': expected batch sizes, got \"{forty}…\""
-            )
-        );
-        let prose = "the card's memory holds 'a' and the draft's KV cache";
-        assert_eq!(shortened(prose), prose);
-        assert_eq!(
-            shortened("cannot write x\ny: a folder"),
-            "cannot write x\\ny: a folder"
-        );
-        assert_eq!(
-            shortened("unknown model \"Llama-4\""),
-            "unknown model \"Llama-4\""
-        );
-    }
 
     #[test]
     fn choices_read_as_a_sentence() {

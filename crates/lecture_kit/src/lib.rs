@@ -49,6 +49,7 @@ pub mod report;
 pub mod sweep;
 pub mod testing;
 pub mod value;
+pub mod web;
 
 pub use cli::{
     CommonArgs, Format, Lecture, MASK_ENV, Options, Script, command, join_the_pool, main, report,

@@ -10,6 +10,7 @@ use super::fit_measured::{Indices, Moves, POOLED_AXES, search};
 use super::summary::{RatioSummary, summarize};
 use super::{Kind, Measurement, fit_measured, measurements};
 use crate::Error;
+use once_cell::sync::Lazy;
 use rayon::prelude::*;
 
 /// One row, predicted by a profile fitted without its publisher.
@@ -45,9 +46,15 @@ pub fn publishers(rows: &[Measurement]) -> Vec<&str> {
 ///
 /// Errors: the data file does not parse, or a setup the roofline rejects.
 pub fn leave_one_publisher_out() -> Result<Vec<CrossPrediction<'static>>, Error> {
+    CROSS.clone()
+}
+
+/// [`leave_one_publisher_out`]'s folds, run once per process (they read only the data the
+/// crate ships).
+static CROSS: Lazy<Result<Vec<CrossPrediction<'static>>, Error>> = Lazy::new(|| {
     let (start, _) = fit_measured()?;
     leave_one_publisher_out_on(measurements()?, start)
-}
+});
 
 /// [`leave_one_publisher_out`] on any rows `ms`, each fold's search starting from `start`.
 ///

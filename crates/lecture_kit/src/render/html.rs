@@ -119,11 +119,7 @@ pub fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>"
     )?;
     writeln!(out, "<title>{title}</title>")?;
-    writeln!(
-        out,
-        "<style>{}</style>",
-        STYLE.replace("FONTS", &css_fonts())
-    )?;
+    writeln!(out, "<style>{}</style>", style())?;
     writeln!(out, "</head>")?;
     writeln!(out, "<body>")?;
     writeln!(out, "<header>")?;
@@ -135,6 +131,20 @@ pub fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     )?;
     writeln!(out, "</header>")?;
     contents(out, report)?;
+    sections(out, report)?;
+    writeln!(out, "</body>")?;
+    writeln!(out, "</html>")
+}
+
+/// The page's style sheet, its font list filled in: what [`write()`] puts in its `<head>`,
+/// for a page that shows [`sections`] inside its own (the browser page, `crate::web`).
+pub fn style() -> String {
+    STYLE.replace("FONTS", &css_fonts())
+}
+
+/// The report's sections as [`write()`] puts them in its `<body>`: one `<section>` per demo,
+/// with no page around them.
+pub fn sections(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     for section in &report.sections {
         writeln!(out, "<section id=\"{}\">", escape(&section.id))?;
         for block in &section.blocks {
@@ -154,10 +164,12 @@ pub fn write(out: &mut dyn Write, report: &Report) -> io::Result<()> {
                 Block::Figure(f) => figure(out, f)?,
             }
         }
+        if !section.unread_flags.is_empty() {
+            paragraph(out, &chrome::unread_note(&section.unread_flags))?;
+        }
         writeln!(out, "</section>")?;
     }
-    writeln!(out, "</body>")?;
-    writeln!(out, "</html>")
+    Ok(())
 }
 
 /// A list of the sections' headers, linked (only when there are several).
@@ -339,6 +351,28 @@ mod tests {
         let cells: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("td")).collect();
         assert_eq!(cells[1].attribute("class"), Some("num"));
         assert_eq!(cells[3].attribute("class"), Some("missing"));
+    }
+
+    #[test]
+    fn the_flags_a_demo_does_not_read_are_said_on_the_page_as_in_the_terminal() {
+        let mut report = hostile();
+        report.sections[0].unread_flags = vec!["--hw".into(), "--alpha".into()];
+        let mut text = Vec::new();
+        crate::render::text(&mut text, &report).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        let note = text.lines().last().unwrap();
+        assert_eq!(
+            note,
+            "（这个演示不读 --hw、--alpha，改了也不影响这里的数字。）"
+        );
+        let mut body = Vec::new();
+        sections(&mut body, &report).unwrap();
+        let body = String::from_utf8(body).unwrap();
+        assert!(body.ends_with(&format!("<p class=\"note\">{note}</p>\n</section>\n")));
+        assert!(
+            page(&report).contains(&body),
+            "the handout holds the same sections"
+        );
     }
 
     #[test]
