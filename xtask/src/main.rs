@@ -8,6 +8,11 @@
 //! its tests once with `INSTA_UPDATE=always`, so the snapshot is recorded: read it
 //! (`lectures/lectureNN/tests/snapshots/`) and commit it. Nothing else changes (the
 //! workspace takes `lectures/*` as members; `Cargo.lock` gains the new package).
+//!
+//! `cargo xtask web [lectureNN]` writes `target/web/lectureNN.html`, the lecture as a page
+//! that runs its crates in WebAssembly (see `web.rs`).
+
+mod web;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -29,13 +34,14 @@ const TEMPLATES: [(&str, &str); 6] = [
     ),
 ];
 
-const USAGE: &str =
-    "usage: cargo xtask new-lecture NN \"title\"   (NN: the lecture's number, 1–99)";
+const USAGE: &str = "usage: cargo xtask new-lecture NN \"title\"   (NN: the lecture's number, 1–99)
+       cargo xtask web [lectureNN]           (the lecture as one page: target/web/lectureNN.html)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("new-lecture") => new_lecture(&args[1..]),
+        Some("web") => web::web(&args[1..]).map(|_| ()),
         Some("help" | "--help" | "-h") | None => {
             println_out(USAGE);
             return ExitCode::SUCCESS;
