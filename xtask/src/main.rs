@@ -67,12 +67,15 @@ fn eprint_err(s: &str) {
     eprintln!("{s}");
 }
 
-/// The workspace root: the folder above `xtask/`.
+/// The workspace root: the folder above `xtask/`. `cargo run` (the `cargo xtask` alias)
+/// says where xtask's manifest is at run time; the path compiled in is the fallback. Cargo
+/// may reuse a binary built from a copy of the workspace sharing the target folder (CI's
+/// generator step does), and then the compiled-in path names the copy.
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives in the workspace")
-        .to_path_buf()
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest.parent().map(Path::to_path_buf).unwrap_or(manifest)
 }
 
 /// Parses "7" or "07" into the lecture number.
