@@ -141,11 +141,15 @@ pub struct PageAnswer {
 pub fn answer(flags: &[String]) -> PageAnswer {
     let command = command_line(flags);
     let offered = |n: &str| PAGE_DEMOS.iter().any(|d| d.number.to_string() == n);
-    let asked = flags
-        .windows(2)
-        .filter(|w| w[0] == "--demo")
-        .map(|w| w[1].as_str());
-    let answer = match asked.clone().find(|n| !offered(n)) {
+    // `--demo N` and `--demo=N`, as clap takes both.
+    let mut asked = flags
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| match f.as_str() {
+            "--demo" => flags.get(i + 1).map(String::as_str),
+            _ => f.strip_prefix("--demo="),
+        });
+    let answer = match asked.find(|n| !offered(n)) {
         Some(n) => Answer::Refused {
             message: format!(
                 "lecture06: --demo {n}: the page runs demos {}; demos 6 and 7 time this \

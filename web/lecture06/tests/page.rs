@@ -124,10 +124,14 @@ fn what_writes_files_or_times_the_machine_stays_in_the_terminal() {
         assert!(message.contains("copy as command"), "{message}");
     }
     for demo in ["6", "7"] {
-        let Answer::Refused { message } = answer(&strings(&["--demo", demo])).answer else {
-            panic!("demo {demo} accepted");
-        };
-        assert!(message.contains(&format!("--demo {demo}")), "{message}");
+        let spaced = strings(&["--demo", "1", "--demo", demo]);
+        let joined = strings(&["--demo=1", &format!("--demo={demo}")]);
+        for flags in [spaced, joined] {
+            let Answer::Refused { message } = answer(&flags).answer else {
+                panic!("{flags:?} accepted");
+            };
+            assert!(message.contains(&format!("--demo {demo}")), "{message}");
+        }
     }
 }
 
