@@ -130,7 +130,8 @@ fn speculative_decoding_is_lossless_and_the_int4_draft_reads_about_an_eighth_of_
     );
     // At least 4 caches, or on a cache above 256 MiB the deepest toy model, which still
     // outgrows it (host_lab::scaled::scaled_config).
-    let (bytes, llc) = (FIRST.model.target_bytes, FIRST.model.llc_bytes);
+    let bytes = FIRST.model.target_bytes;
+    let llc = FIRST.model.llc_bytes;
     let deeper = transformer_lab::Config {
         n_layers: FIRST.model.cfg.n_layers + 1,
         ..FIRST.model.cfg

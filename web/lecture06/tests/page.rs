@@ -13,7 +13,8 @@ fn strings(flags: &[&str]) -> Vec<String> {
 /// What the command line prints for `flags`: (exit code, standard output, standard error).
 fn cli(flags: &[&str]) -> (u8, String, String) {
     let argv = std::iter::once("lecture06").chain(flags.iter().copied());
-    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let mut out = Vec::new();
+    let mut err = Vec::new();
     let code = lecture_kit::run::<lecture06::Cli>(argv, &mut out, &mut err, Default::default());
     let text = |b: Vec<u8>| String::from_utf8(b).expect("utf-8");
     (code, text(out), text(err))

@@ -31,8 +31,10 @@ pub fn sharpened(cfg: &Config, seed: u64, head: f32) -> Params {
 /// χ² statistic of `counts` (out of `n`) against expected probabilities `probs`, bins with
 /// an expected count below 5 merged into one; returns (χ², degrees of freedom).
 pub fn chi_square(counts: &[usize], probs: &[f64], n: usize) -> (f64, usize) {
-    let (mut chi2, mut bins) = (0.0, 0);
-    let (mut small_obs, mut small_exp) = (0.0, 0.0);
+    let mut chi2 = 0.0;
+    let mut bins = 0;
+    let mut small_obs = 0.0;
+    let mut small_exp = 0.0;
     for (&c, &p) in counts.iter().zip(probs) {
         let e = p * n as f64;
         if e < 5.0 {
