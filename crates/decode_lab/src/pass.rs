@@ -51,8 +51,8 @@ pub fn verify_time(
     Ok(forward_cost(cfg, hw, shape, &Deployment::LECTURE)?.time() + overhead)
 }
 
-/// The deployment every pass of `s` runs at: `s.deployment` with the FP8 efficiency
-/// factors of `s.cost_terms` applied ([`llm_math::DtypeEfficiency::apply`]) and the
+/// The deployment every pass of `s` runs at: `s.deployment` with the efficiency factors
+/// of `s.cost_terms` for its weights applied ([`llm_math::CostTerms::efficiencies`]) and the
 /// all-reduce latency of the card's interconnect family added
 /// ([`llm_math::AllReduceLatencies::for_card`]). The neutral terms give `s.deployment`
 /// back unchanged.
@@ -63,7 +63,7 @@ pub fn pass_deployment(s: &Scenario) -> Result<Deployment, Error> {
     with_cost_terms(s.deployment, &s.cost_terms, &s.hw)
 }
 
-/// `d` with the FP8 factors of `t` applied and the all-reduce latency of `hw`'s
+/// `d` with the efficiency factors of `t` applied and the all-reduce latency of `hw`'s
 /// interconnect family added: [`pass_deployment`] of a scenario with these pieces.
 pub(crate) fn with_cost_terms(
     d: Deployment,
@@ -71,8 +71,7 @@ pub(crate) fn with_cost_terms(
     hw: &Accelerator,
 ) -> Result<Deployment, Error> {
     let (bandwidth_efficiency, compute_efficiency) =
-        t.fp8
-            .apply(d.weights, d.bandwidth_efficiency, d.compute_efficiency)?;
+        t.efficiencies(d.weights, d.bandwidth_efficiency, d.compute_efficiency)?;
     let family = if t.all_reduce == AllReduceLatencies::NEUTRAL {
         0.0
     } else {

@@ -202,6 +202,37 @@ fn fp8_efficiency_factors_slow_fp8_passes_only_by_hand() {
     );
 }
 
+/// Int8 weight-only weights at 0.7 of the bandwidth efficiency: the same 8,164,876,288
+/// bytes as FP8's (1-byte linear weights), at 0.7 · 80% of 3.35 TB/s, + 1 ms; the factor
+/// leaves FP8 and bf16 passes alone.
+#[test]
+fn the_w8a16_factor_slows_w8a16_passes_only_by_hand() {
+    let terms = CostTerms {
+        w8a16_bandwidth: 0.7,
+        ..CostTerms::NEUTRAL
+    };
+    let on = |weights| Scenario {
+        deployment: Deployment {
+            weights,
+            ..Deployment::LECTURE
+        },
+        ..with(terms)
+    };
+    let by_hand = 8_164_876_288.0 / (3.35e12 * (0.8 * 0.7)) + 1e-3;
+    let w8a16 = target_pass_time(&on(WeightDtype::W8A16), 1).unwrap();
+    assert!((w8a16 - by_hand).abs() < 1e-15, "{w8a16} vs {by_hand}");
+    for other in [WeightDtype::Fp8, WeightDtype::Bf16] {
+        let neutral = Scenario {
+            cost_terms: CostTerms::NEUTRAL,
+            ..on(other)
+        };
+        assert_eq!(
+            target_pass_time(&on(other), 1).unwrap(),
+            target_pass_time(&neutral, 1).unwrap()
+        );
+    }
+}
+
 /// Llama-3.1-70B on two cards: 2 · 80 all-reduces a pass, at 20 µs over NVLink (3.2 ms)
 /// and 40 µs over Infinity Fabric (6.4 ms).
 #[test]

@@ -142,6 +142,10 @@ pub struct Assumptions {
     #[arg(long, value_name = "F", allow_hyphen_values = true,
           value_parser = real("a factor on FP8's efficiency from 0.001 to 1", is_fraction))]
     pub fp8_compute_factor: Option<f64>,
+    /// Factor on the bandwidth efficiency of int8 weight-only (W8A16) weights, in (0, 1].
+    #[arg(long, value_name = "F", allow_hyphen_values = true,
+          value_parser = real("a factor on W8A16's efficiency from 0.001 to 1", is_fraction))]
+    pub w8a16_bandwidth_factor: Option<f64>,
     /// Latency of one tensor-parallel all-reduce, µs (whatever the card's interconnect).
     #[arg(long, value_name = "US", value_parser = cost("µs", 1e-6, MAX_OVERHEAD),
           allow_hyphen_values = true)]
@@ -241,6 +245,7 @@ impl Roofline {
         );
         set(&mut s.cost_terms.fp8.bandwidth, a.fp8_bandwidth_factor);
         set(&mut s.cost_terms.fp8.compute, a.fp8_compute_factor);
+        set(&mut s.cost_terms.w8a16_bandwidth, a.w8a16_bandwidth_factor);
         // A profile's verification cost follows an explicit FP8 compute factor; an explicit
         // cost wins over both.
         if let (Some(profile), Some(_)) = (a.calibration, a.fp8_compute_factor)
@@ -297,7 +302,8 @@ impl Roofline {
 
 impl Assumptions {
     /// Refuses a flag whose value would change nothing in the setup the others describe:
-    /// an all-reduce latency on one card, FP8 factors for weights that are not FP8.
+    /// an all-reduce latency on one card, FP8 factors for weights that are not FP8, a W8A16
+    /// factor for weights that are not W8A16.
     pub fn check(&self) -> Result<(), String> {
         if self.all_reduce_us.is_some() && self.tp == 1 {
             return Err(
@@ -315,6 +321,13 @@ impl Assumptions {
             return Err(format!(
                 "{flag} applies to FP8 weights only: add --weights fp8 or drop it"
             ));
+        }
+        if self.w8a16_bandwidth_factor.is_some() && self.weights != WeightDtype::W8A16 {
+            return Err(
+                "--w8a16-bandwidth-factor applies to int8 weight-only weights only: \
+                        add --weights w8a16 or drop it"
+                    .into(),
+            );
         }
         if let (Some(c), Some(e)) = (self.calibration, self.engine)
             && c.name != validation::MEASURED.name

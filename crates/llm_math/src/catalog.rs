@@ -8,7 +8,7 @@ use serde::Deserialize;
 use crate::{MODELS, ModelConfig, Tokenizer};
 
 /// The shipped files, in the order `--list` shows them.
-const MODEL_FILES: [&str; 34] = [
+const MODEL_FILES: [&str; 35] = [
     include_str!("../data/models/llama-2-7b.json"),
     include_str!("../data/models/llama-2-13b.json"),
     include_str!("../data/models/llama-2-70b.json"),
@@ -36,6 +36,7 @@ const MODEL_FILES: [&str; 34] = [
     include_str!("../data/models/qwen1_5-moe-a2_7b.json"),
     include_str!("../data/models/phi-3-mini-4k.json"),
     include_str!("../data/models/phi-4.json"),
+    include_str!("../data/models/internlm-20b.json"),
     include_str!("../data/models/internlm2_5-7b.json"),
     include_str!("../data/models/gemma-2-9b.json"),
     include_str!("../data/models/gemma-2-27b.json"),

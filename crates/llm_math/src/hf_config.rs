@@ -12,7 +12,7 @@
 //! | `layer_types` (`full_attention`, `sliding_attention`), or `model_type` `gemma2` (every other layer from the first), with `sliding_window` | `arch.sliding` ([`crate::Sliding`]): those layers read at most the window, the others the whole context, which stays `max_position_embeddings` |
 //! | `use_sliding_window: false` | no window at all (Qwen2, Qwen3) |
 //! | `tie_word_embeddings` | `tied_embeddings` (default: false; true for `model_type` `gemma`, `gemma2`) |
-//! | `attention_bias` (InternLM2: `bias`); `model_type` `qwen2`, `qwen2_moe` | `qkv_bias`, and `arch.o_bias` (q, k, v and o carry biases; Qwen2's q/k/v carry them without the field, its o never) |
+//! | `attention_bias` (InternLM, InternLM2: `bias`); `model_type` `qwen2`, `qwen2_moe` | `qkv_bias`, and `arch.o_bias` (q, k, v and o carry biases; Qwen2's q/k/v carry them without the field, its o never) |
 //! | `model_type` `qwen3`, `qwen3_moe` | `qk_norm` |
 //! | `model_type` `gemma2` | `arch.sandwich_norms` (4 RMSNorms per layer) |
 //! | `model_type` `gpt_oss` | `arch.attention_sinks`, and the experts' `router_bias` and `expert_bias` |
@@ -111,7 +111,7 @@ impl ModelConfig {
             _ => cfg.required("intermediate_size")?,
         };
         let qwen2 = matches!(model_type, "qwen2" | "qwen2_moe");
-        let bias = cfg.flag(if model_type == "internlm2" {
+        let bias = cfg.flag(if matches!(model_type, "internlm" | "internlm2") {
             "bias"
         } else {
             "attention_bias"

@@ -182,6 +182,10 @@ fn a_flag_whose_value_changes_nothing_in_the_setup_is_refused() {
         &["FP8 weights only"],
     );
     refused(
+        &["--weights", "fp8", "--w8a16-bandwidth-factor", "0.7"],
+        &["int8 weight-only weights only", "--weights w8a16"],
+    );
+    refused(
         &["--draft-cost", "0.1", "--overhead-draft", "1ms"],
         &["--overhead-draft changes nothing with --draft-cost"],
     );
@@ -203,6 +207,14 @@ fn a_flag_whose_value_changes_nothing_in_the_setup_is_refused() {
             "fp8",
             "--fp8-compute-factor",
             "0.9",
+        ],
+        &[
+            "--demo",
+            "1",
+            "--weights",
+            "w8a16",
+            "--w8a16-bandwidth-factor",
+            "0.7",
         ],
         &[
             "--demo",

@@ -161,11 +161,88 @@ pub fn cross_summary(
     if ratios.is_empty() {
         return Ok(None);
     }
-    let within = ratios.iter().filter(|r| (0.75..=1.25).contains(*r)).count();
+    let within = ratios.iter().filter(|&&r| within_25(r)).count();
     Ok(Some(CrossSummary {
         ratios: summarize(&ratios)?,
         within_25: within as f64 / ratios.len() as f64,
     }))
+}
+
+/// One publisher's rows in the cross-validation, as a whole: how far the fit without it
+/// sits from everything it published.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PublisherOffset<'a> {
+    /// The publisher.
+    pub publisher: &'a str,
+    /// Its rows.
+    pub rows: usize,
+    /// The geometric mean of its rows' ratios: what no fit that never saw the publisher
+    /// can know (how it counts a token, what its setup does that its page does not say).
+    pub offset: f64,
+    /// Fraction of its rows within ±25% (ratio in [0.75, 1.25]).
+    pub within_25: f64,
+    /// Fraction within ±25% once each ratio is divided by `offset`: how close the rest
+    /// of the model is to the publisher's figures, its offset set aside.
+    pub within_25_own_offset: f64,
+}
+
+/// Whether a ratio is within ±25%.
+fn within_25(r: f64) -> bool {
+    (0.75..=1.25).contains(&r)
+}
+
+/// Each publisher of `rows` kept by `keep` ([`publishers`] order), with its offset.
+///
+/// Errors: a ratio that is not finite and > 0.
+pub fn publisher_offsets<'a>(
+    rows: &[CrossPrediction<'a>],
+    keep: impl Fn(&Measurement) -> bool,
+) -> Result<Vec<PublisherOffset<'a>>, Error> {
+    let kept: Vec<&CrossPrediction<'a>> = rows.iter().filter(|p| keep(p.measurement)).collect();
+    let mut names: Vec<&'a str> = kept
+        .iter()
+        .map(|p| p.measurement.publisher.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|publisher| {
+            let ratios: Vec<f64> = kept
+                .iter()
+                .filter(|p| p.measurement.publisher == publisher)
+                .map(|p| p.ratio())
+                .collect();
+            if let Some(bad) = ratios.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+                return Err(Error::Argument(format!(
+                    "a ratio of {publisher}'s rows is {bad}, not a finite number > 0"
+                )));
+            }
+            let n = ratios.len() as f64;
+            let offset = (ratios.iter().map(|r| r.ln()).sum::<f64>() / n).exp();
+            let share = |f: &dyn Fn(f64) -> f64| {
+                ratios.iter().filter(|&&r| within_25(f(r))).count() as f64 / n
+            };
+            Ok(PublisherOffset {
+                publisher,
+                rows: ratios.len(),
+                offset,
+                within_25: share(&|r| r),
+                within_25_own_offset: share(&|r| r / offset),
+            })
+        })
+        .collect()
+}
+
+/// Over all of `offsets`' rows: the fraction within ±25% as predicted, and once each
+/// publisher's own offset is set aside (`(within_25, within_25_own_offset)`, each
+/// publisher weighing its rows).
+pub fn shares_within_25(offsets: &[PublisherOffset<'_>]) -> (f64, f64) {
+    let rows: usize = offsets.iter().map(|o| o.rows).sum();
+    let share = |f: fn(&PublisherOffset<'_>) -> f64| {
+        offsets.iter().map(|o| f(o) * o.rows as f64).sum::<f64>() / rows.max(1) as f64
+    };
+    (share(|o| o.within_25), share(|o| o.within_25_own_offset))
 }
 
 /// A series of plain steps that varies the batch: its log-slope `d ln t / d ln batch`
@@ -287,6 +364,58 @@ mod tests {
             }
         }
         assert!(others_moved, "the other folds saw the scaled rows");
+    }
+
+    /// By hand: A's two rows both at 2 are 0% within ±25%, 100% once its offset (2) is
+    /// set aside; B's 0.5 and 2 have offset 1 and stay 0% either way; C's 1.1 and 0.9 are
+    /// within both ways. Only kept rows count.
+    #[test]
+    fn a_publishers_offset_is_its_geometric_mean_ratio_by_hand() {
+        let by_hand = [
+            ("A", 2.0),
+            ("A", 2.0),
+            ("B", 0.5),
+            ("B", 2.0),
+            ("C", 1.1),
+            ("C", 0.9),
+            ("D", 9.0),
+        ];
+        let relabelled: Vec<Measurement> = by_hand
+            .iter()
+            .zip(measurements().unwrap())
+            .map(|((who, _), m)| Measurement {
+                publisher: who.to_string(),
+                ..m.clone()
+            })
+            .collect();
+        let rows: Vec<CrossPrediction> = by_hand
+            .iter()
+            .zip(&relabelled)
+            .map(|((_, r), m)| CrossPrediction {
+                measurement: m,
+                measured: 1.0,
+                predicted: *r,
+            })
+            .collect();
+        let offsets = publisher_offsets(&rows, |m| m.publisher != "D").unwrap();
+        let got: Vec<(&str, usize, f64, f64, f64)> = offsets
+            .iter()
+            .map(|o| {
+                (
+                    o.publisher,
+                    o.rows,
+                    o.offset,
+                    o.within_25,
+                    o.within_25_own_offset,
+                )
+            })
+            .collect();
+        assert_eq!(got[0], ("A", 2, 2.0, 0.0, 1.0));
+        assert_eq!((got[1].0, got[1].3, got[1].4), ("B", 0.0, 0.0));
+        assert!((got[1].2 - 1.0).abs() < 1e-15);
+        assert_eq!((got[2].0, got[2].3, got[2].4), ("C", 1.0, 1.0));
+        assert_eq!(got.len(), 3);
+        assert_eq!(shares_within_25(&offsets), (2.0 / 6.0, 4.0 / 6.0));
     }
 
     /// Every plain-step series of the data with two batches at one context has a slope,

@@ -168,6 +168,7 @@ impl<'a> FitRows<'a> {
             || c.compute_efficiency <= 0.0
             || c.cost_terms.fp8.bandwidth <= 0.0
             || c.cost_terms.fp8.compute <= 0.0
+            || c.cost_terms.w8a16_bandwidth <= 0.0
         {
             return Ok(f64::INFINITY);
         }

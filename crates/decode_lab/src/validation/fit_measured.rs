@@ -21,7 +21,7 @@ pub struct GridAxis {
 }
 
 /// How many constants the `measured` profile has ([`MEASURED_GRID`]).
-pub const AXES: usize = 15;
+pub const AXES: usize = 16;
 
 /// Grid indices of the `measured` profile, one per axis of [`MEASURED_GRID`].
 pub type Indices = [u32; AXES];
@@ -36,7 +36,7 @@ pub const MEASURED_GRID: [GridAxis; AXES] = [
     },
     GridAxis {
         name: "target overhead (s)",
-        max: 80,
+        max: 160,
         step: 0.05e-3,
         start: 20,
     },
@@ -48,7 +48,7 @@ pub const MEASURED_GRID: [GridAxis; AXES] = [
     },
     GridAxis {
         name: "NVLink all-reduce latency (s)",
-        max: 40,
+        max: 100,
         step: 1e-6,
         start: 0,
     },
@@ -102,7 +102,7 @@ pub const MEASURED_GRID: [GridAxis; AXES] = [
     },
     GridAxis {
         name: "cost per sequence per layer (s)",
-        max: 80,
+        max: 160,
         step: 0.05e-6,
         start: 0,
     },
@@ -118,6 +118,12 @@ pub const MEASURED_GRID: [GridAxis; AXES] = [
         step: 2e-6,
         start: 0,
     },
+    GridAxis {
+        name: "W8A16 bandwidth factor",
+        max: 100,
+        step: 0.01,
+        start: 100,
+    },
 ];
 
 /// The axes of [`MEASURED_GRID`] an engine's own rows refit ([`super::engine_profile_on`]):
@@ -132,7 +138,7 @@ pub const ENGINE_AXES: [usize; 5] = [0, 1, 3, 4, 12];
 /// the weight read, and then prices NIM's published 5000-token FP8 prefill 30% too fast
 /// (the test `the_fp8_compute_factor_prices_a_published_prefill`): the decode rows do not
 /// fix it.
-pub const POOLED_AXES: [usize; 14] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14];
+pub const POOLED_AXES: [usize; 15] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15];
 
 /// The grid indices the search starts from: each axis's `start`.
 pub fn grid_start() -> Indices {
@@ -168,6 +174,7 @@ pub fn measured_at(ix: &Indices) -> Calibration {
                 pcie: 0.0,
                 ethernet: v(14),
             },
+            w8a16_bandwidth: v(15),
         },
         verify_efficiency: (ix[8] > 0).then(|| v(8)),
         expert_latency: v(11),

@@ -42,8 +42,9 @@ pub mod profile;
 pub mod summary;
 
 pub use cross::{
-    BatchBand, CrossPrediction, CrossSummary, SeriesSlope, cross_summary, leave_one_publisher_out,
-    leave_one_publisher_out_on, publishers, step_series_slopes,
+    BatchBand, CrossPrediction, CrossSummary, PublisherOffset, SeriesSlope, cross_summary,
+    leave_one_publisher_out, leave_one_publisher_out_on, publisher_offsets, publishers,
+    shares_within_25, step_series_slopes,
 };
 pub use engine::{
     ENGINES, EngineProfile, MIN_ENGINE_ROWS, engine_axis_names, engine_name, engine_profile,

@@ -156,3 +156,14 @@ fn qwen2_moe_and_internlm2_read_their_own_names() {
         32 * (4096 + 2 * 1024 + 4096)
     );
 }
+
+#[test]
+fn internlm_reads_bias_as_internlm2_does() {
+    let m = read(&shipped("InternLM-20B")).unwrap();
+    assert!(!m.qkv_bias && !m.arch.o_bias && !m.tied_embeddings);
+    assert_eq!((m.n_kv_heads, m.head_dim, m.max_context), (40, 128, 4096));
+    // `bias: true` puts biases on q, k, v and o, as on InternLM2.
+    let biased = read(&with("InternLM-20B", "bias", json!(true))).unwrap();
+    assert!(biased.qkv_bias && biased.arch.o_bias, "q_proj … o_proj");
+    assert_eq!(biased.n_params() - m.n_params(), 60 * 4 * 5120);
+}

@@ -21,7 +21,8 @@ pub fn command(m: &Measurement, profile: &Calibration) -> String {
 /// `--calibration`: the efficiencies and overheads, and every cost term that is not
 /// neutral (`--overlap`, `--verify-us-per-token`, `--round-overhead-ms`,
 /// `--round-overhead-per-seq-ms`, `--draft-layer-ms`, `--fp8-bandwidth-factor`,
-/// `--fp8-compute-factor`, `--all-reduce-us` for the row's card family,
+/// `--fp8-compute-factor`, `--w8a16-bandwidth-factor`, `--all-reduce-us` for the row's
+/// card family,
 /// `--per-seq-layer-us`).
 ///
 /// Errors: the row's card has no known interconnect family.
@@ -47,6 +48,7 @@ pub fn explicit_command(m: &Measurement, profile: &Calibration) -> Result<String
         ));
     }
     let fp8 = s.deployment.weights == llm_math::WeightDtype::Fp8;
+    let w8a16 = s.deployment.weights == llm_math::WeightDtype::W8A16;
     let tp = s.deployment.tp > 1;
     let all_reduce = s.deployment.all_reduce_latency + t.all_reduce.for_card(&m.hw)?;
     let terms = [
@@ -92,6 +94,13 @@ pub fn explicit_command(m: &Measurement, profile: &Calibration) -> Result<String
             n.fp8.compute,
             1.0,
             fp8,
+        ),
+        (
+            "--w8a16-bandwidth-factor",
+            t.w8a16_bandwidth,
+            n.w8a16_bandwidth,
+            1.0,
+            w8a16,
         ),
         ("--all-reduce-us", all_reduce, 0.0, 1e6, tp),
         (

@@ -187,7 +187,7 @@ mod tests {
     /// 17.64e9 / (1.3074e15 · 0.66) = 40.882497819 µs (nine decimals: it multiplies every
     /// verified token); 14 · 0.05 = 0.7 µs per sequence per layer; and every other
     /// non-neutral term that prices something in a bf16 row (not FP8's factors; the round's
-    /// fixed cost is 0, neutral).
+    /// fixed cost is 0, neutral; not the W8A16 factor, 69 · 0.01, which a W8A16 row spells).
     #[test]
     fn the_explicit_command_spells_the_measured_profile_by_hand() {
         let ms = validation::measurements().unwrap();
@@ -196,11 +196,15 @@ mod tests {
             explicit_command(m16, &MEASURED).unwrap(),
             "cargo run -p lecture06 -- --hw MI300X --target Llama-3.1-70B --tp 4 --weights bf16 \
              --kv bf16 --batch 1 --ctx 512 --eff-compute 0.6 --eff-bandwidth 0.83 \
-             --overhead-target 3.2ms --overhead-draft 0.64ms --overlap 0.85 \
-             --verify-us-per-token 40.882497819 --round-overhead-per-seq-ms 0.11 \
+             --overhead-target 3.2ms --overhead-draft 0.62ms --overlap 0.85 \
+             --verify-us-per-token 40.882497819 --round-overhead-per-seq-ms 0.115 \
              --all-reduce-us 82 --per-seq-layer-us 0.7 --draft-head"
         );
         assert!(left_out(m16, &MEASURED, true).is_empty());
+        let m164 = ms.iter().find(|m| m.id == "M164").unwrap();
+        let w8a16 = explicit_command(m164, &MEASURED).unwrap();
+        assert!(w8a16.contains("--weights w8a16"), "{w8a16}");
+        assert!(w8a16.contains(" --w8a16-bandwidth-factor 0.69 "), "{w8a16}");
         // An MoE row's explicit command cannot say the expert latency; a closed-loop
         // row's commands carry its prompt tokens: 84 · 5000 / 500 at half the prompt.
         let m44 = ms.iter().find(|m| m.id == "M44").unwrap();
@@ -259,6 +263,7 @@ mod tests {
                 "{:.2} (bandwidth) and {:.2} (compute)",
                 t.fp8.bandwidth, t.fp8.compute
             ),
+            format!("W8A16 bandwidth factor of {:.2}", t.w8a16_bandwidth),
             format!(
                 "{:.0} µs (NVLink), {:.0} µs (Infinity\n  Fabric) and {:.0} µs (Ethernet)",
                 t.all_reduce.nvlink * 1e6,
@@ -295,6 +300,18 @@ mod tests {
             speedups[0].median_ratio, speedups[1].median_ratio, speedups[2].median_ratio
         ));
         quotes.push(format!("{} rows from {} publishers", c.rows, c.publishers));
+        let lowest = c
+            .offsets
+            .iter()
+            .map(|o| o.offset)
+            .fold(f64::INFINITY, f64::min);
+        let highest = c.offsets.iter().map(|o| o.offset).fold(0.0, f64::max);
+        quotes.push(format!("It runs from {lowest:.2}\nto {highest:.2}."));
+        quotes.push(format!(
+            "{:.0}% of the plain steps are\nwithin ±25% ({:.0}% without)",
+            c.shares_within_25.1 * 100.0,
+            c.shares_within_25.0 * 100.0
+        ));
         for quote in quotes {
             assert!(prose.contains(&quote), "{quote}");
         }
