@@ -6,9 +6,9 @@ use crate::scenario::check_overhead;
 use crate::{Draft, Error, Scenario};
 use hw_specs::Accelerator;
 use llm_math::{
-    AllReduceLatencies, Deployment, ForwardCost, ForwardShape, ModelConfig, draft_layer_time,
-    forward_cost, forward_cost_with_prefill, pass_time_with_overlap, sequence_layer_time,
-    verify_extra_time,
+    AllReduceLatencies, Deployment, ForwardCost, ForwardShape, ModelConfig, dequant_time,
+    draft_layer_time, forward_cost, forward_cost_with_prefill, pass_time_with_overlap,
+    sequence_layer_time, verify_extra_time,
 };
 
 /// The seed's `verify_time(cfg, hw, B, ctx, n, overhead)`: one forward pass of `cfg` on
@@ -150,7 +150,12 @@ pub fn target_pass_time(s: &Scenario, n: u64) -> Result<f64, Error> {
         cost.checked_time()?;
         let per_sequence =
             sequence_layer_time(s.cost_terms.per_sequence_layer, s.batch, s.target.n_layers)?;
-        Ok(pass_time_with_overlap(&cost, s.cost_terms.overlap)? + s.overhead_target + per_sequence)
+        let tokens = s.batch * n_new + s.prefill.tokens;
+        let dequant = pass_dequant_time(&s.target, s, s.deployment.tp, tokens)?;
+        Ok(pass_time_with_overlap(&cost, s.cost_terms.overlap)?
+            + s.overhead_target
+            + per_sequence
+            + dequant)
     };
     let t = step(n)? + verify_extra_time(s.batch, n, s.cost_terms.verify_per_batch_token)?;
     if n <= 1 || s.verify_cost_per_token == 0.0 {
@@ -191,7 +196,31 @@ pub fn draft_step_time(s: &Scenario) -> Result<f64, Error> {
     let layers = draft_layer_time(s.cost_terms.draft_per_layer, model.n_layers, 1)?;
     let per_sequence =
         sequence_layer_time(s.cost_terms.per_sequence_layer, s.batch, model.n_layers)?;
-    Ok(pass_time_with_overlap(&cost, s.cost_terms.overlap)? + overhead + layers + per_sequence)
+    let dequant = pass_dequant_time(&model, s, draft_deployment(s)?.tp, s.batch)?;
+    Ok(pass_time_with_overlap(&cost, s.cost_terms.overlap)?
+        + overhead
+        + layers
+        + per_sequence
+        + dequant)
+}
+
+/// The INT4 dequantization of a pass of `model` on `tp` cards over `tokens` tokens in
+/// scenario `s` ([`llm_math::dequant_time`]): the weights one card reads, at the
+/// scenario's weights and `cost_terms.int4_dequant_ops`.
+///
+/// Errors: as [`llm_math::dequant_time`], or an MoE model whose experts are invalid.
+pub(crate) fn pass_dequant_time(
+    model: &ModelConfig,
+    s: &Scenario,
+    tp: u64,
+    tokens: u64,
+) -> Result<f64, Error> {
+    let ops = s.cost_terms.int4_dequant_ops;
+    if ops == 0.0 {
+        return Ok(0.0);
+    }
+    let per_card = model.streamed_params_for(tokens)? / tp.max(1) as f64;
+    Ok(dequant_time(per_card, &s.hw, s.deployment.weights, ops)?)
 }
 
 /// The draft's cost coefficient `c = t_draft / t_base`: one draft step over one plain

@@ -233,6 +233,40 @@ fn the_w8a16_factor_slows_w8a16_passes_only_by_hand() {
     }
 }
 
+/// INT4 weights at 6 dequantization ops per weight on an A100: the neutral pass plus the
+/// 7,504,924,672 weights a batch-1 token reads, 6 ops each at 19.5 TFLOP/s (2.309 ms);
+/// on two cards, half of it each. A draft step pays it for the draft's own weights.
+#[test]
+fn int4_dequantization_adds_its_vector_time_by_hand() {
+    let terms = CostTerms {
+        int4_dequant_ops: 6.0,
+        ..CostTerms::NEUTRAL
+    };
+    let int4 = |tp, cost_terms| Scenario {
+        hw: hw_specs::A100,
+        deployment: Deployment {
+            weights: WeightDtype::Int4,
+            tp,
+            ..Deployment::LECTURE
+        },
+        cost_terms,
+        ..Scenario::LECTURE
+    };
+    for tp in [1, 2] {
+        let plain = target_pass_time(&int4(tp, CostTerms::NEUTRAL), 1).unwrap();
+        let with = target_pass_time(&int4(tp, terms), 1).unwrap();
+        let by_hand = 7_504_924_672.0 * 6.0 / 19.5e12 / tp as f64;
+        assert!(
+            (with - plain - by_hand).abs() < 1e-12,
+            "tp {tp}: {with} − {plain}"
+        );
+    }
+    let draft = draft_step_time(&int4(1, terms)).unwrap()
+        - draft_step_time(&int4(1, CostTerms::NEUTRAL)).unwrap();
+    let by_hand = llm_math::LLAMA32_1B.streamed_params() as f64 * 6.0 / 19.5e12;
+    assert!((draft - by_hand).abs() < 1e-12, "{draft}");
+}
+
 /// Llama-3.1-70B on two cards: 2 · 80 all-reduces a pass, at 20 µs over NVLink (3.2 ms)
 /// and 40 µs over Infinity Fabric (6.4 ms).
 #[test]

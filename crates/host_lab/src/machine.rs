@@ -93,6 +93,7 @@ impl Machine {
             peak_flops_fp8: None,
             peak_ops_int8: None,
             peak_flops_fp4: None,
+            peak_flops_fp32: None,
             hbm_bandwidth: self.bandwidth_bytes(),
             memory_bytes: self.memory.as_ref().map_or(0.0, |&m| m as f64),
             interconnect: Interconnect {

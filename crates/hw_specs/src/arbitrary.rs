@@ -38,13 +38,14 @@ pub fn accelerator() -> BoxedStrategy<Accelerator> {
     .boxed()
 }
 
-/// A card of [`mostly`] plausible figures; the optional peaks (FP8, INT8, FP4) and the
+/// A card of [`mostly`] plausible figures; the optional peaks (FP8, INT8, FP4, FP32) and the
 /// mesh link are each absent half the time.
 pub fn wild_accelerator() -> BoxedStrategy<Accelerator> {
     let peaks = (
         optional(1e12..1e16),
         optional(1e12..1e16),
         optional(1e12..1e17),
+        optional(1e12..1e15),
     );
     let mesh = optional(1e9..1e12);
     (
@@ -56,13 +57,14 @@ pub fn wild_accelerator() -> BoxedStrategy<Accelerator> {
         mesh,
     )
         .prop_map(
-            |(bf16, (fp8, int8, fp4), bandwidth, memory, link, mesh)| Accelerator {
+            |(bf16, (fp8, int8, fp4, fp32), bandwidth, memory, link, mesh)| Accelerator {
                 name: "probe",
                 aliases: &[],
                 peak_flops_bf16: bf16,
                 peak_flops_fp8: fp8,
                 peak_ops_int8: int8,
                 peak_flops_fp4: fp4,
+                peak_flops_fp32: fp32,
                 hbm_bandwidth: bandwidth,
                 memory_bytes: memory,
                 interconnect: Interconnect {

@@ -7,6 +7,7 @@
 //! peak_flops_fp8 = 330.3e12      # optional: a card without FP8 tensor cores leaves it out
 //! peak_ops_int8 = 660.6e12       # optional: dense INT8 ops/s; a card without leaves it out
 //! # peak_flops_fp4 = …           # optional: dense FP4 FLOP/s (Blackwell and later)
+//! peak_flops_fp32 = 82.6e12      # optional: FP32 of the non-tensor units, FLOP/s
 //! hbm_bandwidth = 1.008e12       # bytes/s
 //! memory_bytes = 24e9            # bytes
 //!
@@ -28,6 +29,7 @@ struct CardFile {
     peak_flops_fp8: Option<f64>,
     peak_ops_int8: Option<f64>,
     peak_flops_fp4: Option<f64>,
+    peak_flops_fp32: Option<f64>,
     hbm_bandwidth: f64,
     memory_bytes: f64,
     interconnect: LinkFile,
@@ -72,6 +74,7 @@ impl Accelerator {
             peak_flops_fp8: file.peak_flops_fp8,
             peak_ops_int8: file.peak_ops_int8,
             peak_flops_fp4: file.peak_flops_fp4,
+            peak_flops_fp32: file.peak_flops_fp32,
             hbm_bandwidth: file.hbm_bandwidth,
             memory_bytes: file.memory_bytes,
             interconnect: Interconnect {

@@ -65,6 +65,7 @@ mod tests {
                 ("peak_flops_fp8", card.peak_flops_fp8),
                 ("peak_ops_int8", card.peak_ops_int8),
                 ("peak_flops_fp4", card.peak_flops_fp4),
+                ("peak_flops_fp32", card.peak_flops_fp32),
             ];
             fields.extend(
                 optional

@@ -58,6 +58,11 @@ fn is_fraction(f: f64) -> bool {
     (MIN_EFFICIENCY..=1.0).contains(&f)
 }
 
+/// Operations per weight from 0 to [`llm_math::MAX_DEQUANT_OPS`].
+fn is_dequant_ops(f: f64) -> bool {
+    (0.0..=llm_math::MAX_DEQUANT_OPS).contains(&f)
+}
+
 /// The model's assumptions, every one replaceable: cards, dtypes, efficiencies, the
 /// target's overhead, a calibration profile and the cost terms engines show.
 #[derive(Debug, Clone, Copy, PartialEq, clap::Args, Serialize)]
@@ -146,6 +151,10 @@ pub struct Assumptions {
     #[arg(long, value_name = "F", allow_hyphen_values = true,
           value_parser = real("a factor on W8A16's efficiency from 0.001 to 1", is_fraction))]
     pub w8a16_bandwidth_factor: Option<f64>,
+    /// Vector-unit operations per INT4 weight a pass dequantizes, at the card's FP32 rate.
+    #[arg(long, value_name = "N", allow_hyphen_values = true,
+          value_parser = real("a number of operations per weight from 0 to 1000", is_dequant_ops))]
+    pub int4_dequant_ops: Option<f64>,
     /// Latency of one tensor-parallel all-reduce, µs (whatever the card's interconnect).
     #[arg(long, value_name = "US", value_parser = cost("µs", 1e-6, MAX_OVERHEAD),
           allow_hyphen_values = true)]
@@ -246,6 +255,7 @@ impl Roofline {
         set(&mut s.cost_terms.fp8.bandwidth, a.fp8_bandwidth_factor);
         set(&mut s.cost_terms.fp8.compute, a.fp8_compute_factor);
         set(&mut s.cost_terms.w8a16_bandwidth, a.w8a16_bandwidth_factor);
+        set(&mut s.cost_terms.int4_dequant_ops, a.int4_dequant_ops);
         // A profile's verification cost follows an explicit FP8 compute factor; an explicit
         // cost wins over both.
         if let (Some(profile), Some(_)) = (a.calibration, a.fp8_compute_factor)
@@ -303,7 +313,8 @@ impl Roofline {
 impl Assumptions {
     /// Refuses a flag whose value would change nothing in the setup the others describe:
     /// an all-reduce latency on one card, FP8 factors for weights that are not FP8, a W8A16
-    /// factor for weights that are not W8A16.
+    /// factor for weights that are not W8A16, INT4's dequantization for weights that are
+    /// not INT4.
     pub fn check(&self) -> Result<(), String> {
         if self.all_reduce_us.is_some() && self.tp == 1 {
             return Err(
@@ -321,6 +332,11 @@ impl Assumptions {
             return Err(format!(
                 "{flag} applies to FP8 weights only: add --weights fp8 or drop it"
             ));
+        }
+        if self.int4_dequant_ops.is_some() && self.weights != WeightDtype::Int4 {
+            return Err("--int4-dequant-ops applies to INT4 weights only: \
+                        add --weights int4 or drop it"
+                .into());
         }
         if self.w8a16_bandwidth_factor.is_some() && self.weights != WeightDtype::W8A16 {
             return Err(

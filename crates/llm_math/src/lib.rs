@@ -49,9 +49,9 @@ pub use config::{
     ModelConfig, QWEN3_0_6B, QWEN3_1_7B, QWEN3_8B, QWEN3_32B, QWEN25_7B, Tokenizer, model,
 };
 pub use cost_terms::{
-    AllReduceLatencies, CostTerms, DtypeEfficiency, MAX_SECONDS, draft_layer_time, implied_overlap,
-    overlapped_time, pass_time_with_overlap, round_overhead, sequence_layer_time,
-    verify_extra_time, verify_time_per_token,
+    AllReduceLatencies, CostTerms, DtypeEfficiency, MAX_DEQUANT_OPS, MAX_SECONDS, dequant_time,
+    draft_layer_time, implied_overlap, overlapped_time, pass_time_with_overlap, round_overhead,
+    sequence_layer_time, verify_extra_time, verify_time_per_token,
 };
 pub use deployment::{BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment, MIN_EFFICIENCY};
 pub use dtype::{KvDtype, WeightDtype};

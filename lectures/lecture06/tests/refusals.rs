@@ -186,6 +186,10 @@ fn a_flag_whose_value_changes_nothing_in_the_setup_is_refused() {
         &["int8 weight-only weights only", "--weights w8a16"],
     );
     refused(
+        &["--int4-dequant-ops", "6"],
+        &["INT4 weights only", "--weights int4"],
+    );
+    refused(
         &["--draft-cost", "0.1", "--overhead-draft", "1ms"],
         &["--overhead-draft changes nothing with --draft-cost"],
     );
@@ -215,6 +219,14 @@ fn a_flag_whose_value_changes_nothing_in_the_setup_is_refused() {
             "w8a16",
             "--w8a16-bandwidth-factor",
             "0.7",
+        ],
+        &[
+            "--demo",
+            "1",
+            "--weights",
+            "int4",
+            "--int4-dequant-ops",
+            "6",
         ],
         &[
             "--demo",

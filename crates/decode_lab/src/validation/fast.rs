@@ -9,7 +9,8 @@ use crate::pass::with_cost_terms;
 use crate::{Error, Scenario, target_pass_cost};
 use hw_specs::Accelerator;
 use llm_math::{
-    Deployment, ModelConfig, WeightDtype, all_reduce_time, overlapped_time, sequence_layer_time,
+    Deployment, ModelConfig, WeightDtype, all_reduce_time, dequant_time, overlapped_time,
+    sequence_layer_time,
 };
 
 /// What a plain step's time is made of, before a profile's rates and fixed terms.
@@ -26,6 +27,8 @@ struct StepParts {
     bytes: f64,
     /// Routed experts read per pass over all layers (the expert time at 1 s per expert).
     expert_reads: f64,
+    /// Weights one card reads in the pass (what INT4 dequantizes).
+    int4_weights_read: f64,
 }
 
 impl StepParts {
@@ -57,6 +60,8 @@ impl StepParts {
             flops: cost.flops,
             bytes: cost.bytes,
             expert_reads: cost.expert_time,
+            int4_weights_read: s.target.streamed_params_for(s.batch + s.prefill.tokens)?
+                / s.deployment.tp.max(1) as f64,
         }))
     }
 
@@ -82,11 +87,22 @@ impl StepParts {
         };
         let per_sequence =
             sequence_layer_time(t.per_sequence_layer, self.batch, self.target.n_layers)?;
+        let dequant = if t.int4_dequant_ops == 0.0 {
+            0.0
+        } else {
+            dequant_time(
+                self.int4_weights_read,
+                &self.hw,
+                self.weights,
+                t.int4_dequant_ops,
+            )?
+        };
         Ok(overlapped_time(compute, memory, t.overlap)?
             + comm
             + expert
             + c.overhead_target
-            + per_sequence)
+            + per_sequence
+            + dequant)
     }
 }
 

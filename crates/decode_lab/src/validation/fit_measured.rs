@@ -21,7 +21,7 @@ pub struct GridAxis {
 }
 
 /// How many constants the `measured` profile has ([`MEASURED_GRID`]).
-pub const AXES: usize = 16;
+pub const AXES: usize = 17;
 
 /// Grid indices of the `measured` profile, one per axis of [`MEASURED_GRID`].
 pub type Indices = [u32; AXES];
@@ -124,6 +124,12 @@ pub const MEASURED_GRID: [GridAxis; AXES] = [
         step: 0.01,
         start: 100,
     },
+    GridAxis {
+        name: "INT4 dequantization ops per weight",
+        max: 60,
+        step: 0.25,
+        start: 0,
+    },
 ];
 
 /// The axes of [`MEASURED_GRID`] an engine's own rows refit ([`super::engine_profile_on`]):
@@ -138,7 +144,7 @@ pub const ENGINE_AXES: [usize; 5] = [0, 1, 3, 4, 12];
 /// the weight read, and then prices NIM's published 5000-token FP8 prefill 30% too fast
 /// (the test `the_fp8_compute_factor_prices_a_published_prefill`): the decode rows do not
 /// fix it.
-pub const POOLED_AXES: [usize; 15] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15];
+pub const POOLED_AXES: [usize; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16];
 
 /// The grid indices the search starts from: each axis's `start`.
 pub fn grid_start() -> Indices {
@@ -175,6 +181,7 @@ pub fn measured_at(ix: &Indices) -> Calibration {
                 ethernet: v(14),
             },
             w8a16_bandwidth: v(15),
+            int4_dequant_ops: v(16),
         },
         verify_efficiency: (ix[8] > 0).then(|| v(8)),
         expert_latency: v(11),

@@ -21,8 +21,8 @@ pub fn command(m: &Measurement, profile: &Calibration) -> String {
 /// `--calibration`: the efficiencies and overheads, and every cost term that is not
 /// neutral (`--overlap`, `--verify-us-per-token`, `--round-overhead-ms`,
 /// `--round-overhead-per-seq-ms`, `--draft-layer-ms`, `--fp8-bandwidth-factor`,
-/// `--fp8-compute-factor`, `--w8a16-bandwidth-factor`, `--all-reduce-us` for the row's
-/// card family,
+/// `--fp8-compute-factor`, `--w8a16-bandwidth-factor`, `--int4-dequant-ops`,
+/// `--all-reduce-us` for the row's card family,
 /// `--per-seq-layer-us`).
 ///
 /// Errors: the row's card has no known interconnect family.
@@ -49,6 +49,7 @@ pub fn explicit_command(m: &Measurement, profile: &Calibration) -> Result<String
     }
     let fp8 = s.deployment.weights == llm_math::WeightDtype::Fp8;
     let w8a16 = s.deployment.weights == llm_math::WeightDtype::W8A16;
+    let int4 = s.deployment.weights == llm_math::WeightDtype::Int4;
     let tp = s.deployment.tp > 1;
     let all_reduce = s.deployment.all_reduce_latency + t.all_reduce.for_card(&m.hw)?;
     let terms = [
@@ -101,6 +102,13 @@ pub fn explicit_command(m: &Measurement, profile: &Calibration) -> Result<String
             n.w8a16_bandwidth,
             1.0,
             w8a16,
+        ),
+        (
+            "--int4-dequant-ops",
+            t.int4_dequant_ops,
+            n.int4_dequant_ops,
+            1.0,
+            int4,
         ),
         ("--all-reduce-us", all_reduce, 0.0, 1e6, tp),
         (

@@ -182,12 +182,13 @@ mod tests {
     }
 
     /// The measured profile spelled as flags, by hand for M16 (MI300X, TP 4): its card
-    /// family's all-reduce latency, 41 · 2 = 82 µs; the verification cost per token at 66%
+    /// family's all-reduce latency, 43 · 2 = 86 µs; the verification cost per token at 70%
     /// of the MI300X's 1307.4 TFLOP/s for 70,553,706,496 / 4 parameters a card, 2 ·
-    /// 17.64e9 / (1.3074e15 · 0.66) = 40.882497819 µs (nine decimals: it multiplies every
-    /// verified token); 14 · 0.05 = 0.7 µs per sequence per layer; and every other
+    /// 17.64e9 / (1.3074e15 · 0.70) = 38.546355086 µs (nine decimals: it multiplies every
+    /// verified token); 15 · 0.05 = 0.75 µs per sequence per layer; and every other
     /// non-neutral term that prices something in a bf16 row (not FP8's factors; the round's
-    /// fixed cost is 0, neutral; not the W8A16 factor, 69 · 0.01, which a W8A16 row spells).
+    /// fixed cost is 0, neutral; not the W8A16 factor, 65 · 0.01, nor INT4's 42 · 0.25
+    /// dequantization ops per weight, which a W8A16 and an INT4 row spell).
     #[test]
     fn the_explicit_command_spells_the_measured_profile_by_hand() {
         let ms = validation::measurements().unwrap();
@@ -195,16 +196,21 @@ mod tests {
         assert_eq!(
             explicit_command(m16, &MEASURED).unwrap(),
             "cargo run -p lecture06 -- --hw MI300X --target Llama-3.1-70B --tp 4 --weights bf16 \
-             --kv bf16 --batch 1 --ctx 512 --eff-compute 0.6 --eff-bandwidth 0.83 \
-             --overhead-target 3.2ms --overhead-draft 0.62ms --overlap 0.85 \
-             --verify-us-per-token 40.882497819 --round-overhead-per-seq-ms 0.115 \
-             --all-reduce-us 82 --per-seq-layer-us 0.7 --draft-head"
+             --kv bf16 --batch 1 --ctx 512 --eff-compute 0.6 --eff-bandwidth 0.85 \
+             --overhead-target 2.1ms --overhead-draft 0.6ms --overlap 0.85 \
+             --verify-us-per-token 38.546355086 --round-overhead-per-seq-ms 0.09 \
+             --all-reduce-us 86 --per-seq-layer-us 0.75 --draft-head"
         );
         assert!(left_out(m16, &MEASURED, true).is_empty());
         let m164 = ms.iter().find(|m| m.id == "M164").unwrap();
         let w8a16 = explicit_command(m164, &MEASURED).unwrap();
         assert!(w8a16.contains("--weights w8a16"), "{w8a16}");
-        assert!(w8a16.contains(" --w8a16-bandwidth-factor 0.69 "), "{w8a16}");
+        assert!(w8a16.contains(" --w8a16-bandwidth-factor 0.65 "), "{w8a16}");
+        assert!(!w8a16.contains("--int4-dequant-ops"), "{w8a16}");
+        let m165 = ms.iter().find(|m| m.id == "M165").unwrap();
+        let int4 = explicit_command(m165, &MEASURED).unwrap();
+        assert!(int4.contains("--weights int4"), "{int4}");
+        assert!(int4.contains(" --int4-dequant-ops 10.5 "), "{int4}");
         // An MoE row's explicit command cannot say the expert latency; a closed-loop
         // row's commands carry its prompt tokens: 84 · 5000 / 500 at half the prompt.
         let m44 = ms.iter().find(|m| m.id == "M44").unwrap();
@@ -264,6 +270,10 @@ mod tests {
                 t.fp8.bandwidth, t.fp8.compute
             ),
             format!("W8A16 bandwidth factor of {:.2}", t.w8a16_bandwidth),
+            format!(
+                "INT4\n  dequantization at {:.1} operations per weight",
+                t.int4_dequant_ops
+            ),
             format!(
                 "{:.0} µs (NVLink), {:.0} µs (Infinity\n  Fabric) and {:.0} µs (Ethernet)",
                 t.all_reduce.nvlink * 1e6,
