@@ -90,7 +90,8 @@ pub(crate) fn with_cost_terms(
 /// [`llm_math::forward_cost_with_prefill`]), at
 /// [`pass_deployment`] (the deployment [`target_pass_time`] prices it at): its FLOPs and
 /// bytes, compute and memory times, and so whether it is compute-bound
-/// ([`ForwardCost::is_compute_bound`]) with the scenario's FP8 factors applied. Not
+/// ([`ForwardCost::is_compute_bound`]) with the weight format's efficiency factors applied
+/// ([`llm_math::CostTerms::efficiencies`]). Not
 /// checked against memory ([`ForwardCost::checked_time`] says whether the batch fits).
 ///
 /// Errors: a zero size, a bad knob or cost term.
@@ -139,7 +140,8 @@ pub fn draft_deployment(s: &Scenario) -> Result<Deployment, Error> {
 /// memory overlapped by `cost_terms.overlap` ([`llm_math::overlapped_time`]; 1 is the
 /// seed's `max`), plus the target overhead, plus `batch · layers ·
 /// cost_terms.per_sequence_layer` ([`llm_math::sequence_layer_time`]), plus `batch · (n − 1) ·
-/// cost_terms.verify_per_batch_token` ([`llm_math::verify_extra_time`]), plus
+/// cost_terms.verify_per_batch_token` ([`llm_math::verify_extra_time`]), plus INT4's
+/// dequantization of the weights the pass reads ([`llm_math::dequant_time`]), plus
 /// `(n − 1) · verify_cost_per_token · t_base`.
 ///
 /// Errors: a zero size, a batch that does not fit, a bad knob, overhead or cost term.
@@ -165,11 +167,12 @@ pub fn target_pass_time(s: &Scenario, n: u64) -> Result<f64, Error> {
 }
 
 /// One draft step in scenario `s`, seconds: a roofline pass of the draft's model over one
-/// token per sequence ([`Draft::pass_model`]) at [`pass_deployment`] with the scenario's
+/// token per sequence ([`Draft::pass_model`]) at [`draft_deployment`] with the scenario's
 /// overlap, plus its overhead, plus `cost_terms.draft_per_layer` per layer of the draft
 /// model ([`llm_math::draft_layer_time`]; one for a head, the target's for
 /// self-speculation), plus `batch · layers · cost_terms.per_sequence_layer` over the
-/// draft's layers; or `c · t_base` for a [`Draft::FixedCost`]. The draft's memory is not checked here ([`Scenario::validate`]
+/// draft's layers, plus INT4's dequantization of the draft's weights on its own cards
+/// ([`llm_math::dequant_time`]); or `c · t_base` for a [`Draft::FixedCost`]. The draft's memory is not checked here ([`Scenario::validate`]
 /// counts its weights; lecture 6 does not count its KV cache).
 ///
 /// Errors: a zero size, a bad knob, overhead or draft parameter.
@@ -192,11 +195,12 @@ pub fn draft_step_time(s: &Scenario) -> Result<f64, Error> {
         ctx,
         n_new: 1,
     };
-    let cost = forward_cost(&model, &s.hw, shape, &draft_deployment(s)?)?;
+    let deployment = draft_deployment(s)?;
+    let cost = forward_cost(&model, &s.hw, shape, &deployment)?;
     let layers = draft_layer_time(s.cost_terms.draft_per_layer, model.n_layers, 1)?;
     let per_sequence =
         sequence_layer_time(s.cost_terms.per_sequence_layer, s.batch, model.n_layers)?;
-    let dequant = pass_dequant_time(&model, s, draft_deployment(s)?.tp, s.batch)?;
+    let dequant = pass_dequant_time(&model, s, deployment.tp, s.batch)?;
     Ok(pass_time_with_overlap(&cost, s.cost_terms.overlap)?
         + overhead
         + layers
@@ -205,8 +209,9 @@ pub fn draft_step_time(s: &Scenario) -> Result<f64, Error> {
 }
 
 /// The INT4 dequantization of a pass of `model` on `tp` cards over `tokens` tokens in
-/// scenario `s` ([`llm_math::dequant_time`]): the weights one card reads, at the
-/// scenario's weights and `cost_terms.int4_dequant_ops`.
+/// scenario `s` ([`llm_math::dequant_time`]): the quantized weights one card reads
+/// ([`ModelConfig::streamed_quantized_params`]), at the scenario's weights and
+/// `cost_terms.int4_dequant_ops`.
 ///
 /// Errors: as [`llm_math::dequant_time`], or an MoE model whose experts are invalid.
 pub(crate) fn pass_dequant_time(
@@ -219,7 +224,7 @@ pub(crate) fn pass_dequant_time(
     if ops == 0.0 {
         return Ok(0.0);
     }
-    let per_card = model.streamed_params_for(tokens)? / tp.max(1) as f64;
+    let per_card = model.streamed_quantized_params(tokens)? / tp.max(1) as f64;
     Ok(dequant_time(per_card, &s.hw, s.deployment.weights, ops)?)
 }
 

@@ -45,8 +45,9 @@ pub struct Scenario {
     pub verify_cost_per_token: f64,
     /// The cost terms the lecture's roofline leaves out ([`llm_math::CostTerms`]): overlap
     /// of compute and memory in every pass, verification per verified token of the batch,
-    /// a per-round cost with a batch term, a per-layer draft cost, FP8 efficiency factors
-    /// and the all-reduce latency of the card's interconnect family (added to
+    /// a per-round cost with a batch term, a per-layer draft cost, the FP8 and W8A16
+    /// efficiency factors, INT4's dequantization and the all-reduce latency of the card's
+    /// interconnect family (added to
     /// `deployment.all_reduce_latency`). [`CostTerms::NEUTRAL`] in the lecture, where each
     /// term changes nothing.
     pub cost_terms: CostTerms,
@@ -188,6 +189,14 @@ impl Scenario {
             )));
         }
         self.cost_terms.check()?;
+        // INT4's dequantization needs the card's FP32 vector peak: refused here, before any
+        // pass, on a card that has none.
+        llm_math::dequant_time(
+            0.0,
+            &self.hw,
+            self.deployment.weights,
+            self.cost_terms.int4_dequant_ops,
+        )?;
         if let Some(d) = self.draft_tp
             && !(1..=self.deployment.tp).contains(&d)
         {

@@ -80,7 +80,9 @@ impl Machine {
 
     /// This machine as an [`Accelerator`]: peak = the measured f32 kernel peak (in the
     /// bf16 field, the one every roofline function reads; no FP8), bandwidth = the
-    /// measured one, memory = RAM (0 if it could not be read), no interconnect (one device).
+    /// measured one, memory = RAM (0 if it could not be read), no interconnect (one device),
+    /// and no FP32 vector peak (`peak_flops_fp32` is `None`: the measured kernel peak
+    /// stands in the bf16 field only).
     ///
     /// `llm_math` counts weights and KV in bf16 (2 bytes); this crate's models are f32
     /// (4 bytes) and INT4 (4.25 bits), and its own predictions ([`crate::predict`]) count

@@ -108,6 +108,18 @@ mod tests {
             assert_eq!(c.peak_ops_int8, None, "{no_int8}");
             assert_eq!(c.peak_ops_int8_or_bf16(), c.peak_flops_bf16);
         }
+        // FP32 vector peaks, from the datasheets; Gaudi publishes none.
+        assert_eq!(card("RTX-4090").peak_flops_fp32, Some(82.6e12));
+        assert_eq!(card("A100-40GB").peak_flops_fp32, Some(19.5e12));
+        assert_eq!(card("MI250X").peak_flops_fp32, Some(47.9e12));
+        assert_eq!(card("Gaudi2").peak_flops_fp32, None);
+        assert_eq!(card("Gaudi3").peak_flops_fp32, None);
+        for c in SHIPPED.iter().chain(ACCELERATORS) {
+            // A vector unit never outruns the card's dense 16-bit tensor cores.
+            if let Some(fp32) = c.peak_flops_fp32 {
+                assert!(fp32 < c.peak_flops_bf16, "{}", c.name);
+            }
+        }
         for c in SHIPPED.iter() {
             let blackwell = ["GB200", "B100", "RTX-5090"].contains(&c.name);
             assert_eq!(c.peak_flops_fp4.is_some(), blackwell, "{}", c.name);

@@ -102,8 +102,8 @@ pub struct Assumptions {
     #[serde(serialize_with = "calibration_name")]
     pub calibration: Option<&'static Calibration>,
     /// A serving engine (vllm, sglang, tensorrt-llm, lmdeploy, …; see --demo 5): the
-    /// measured profile with its fixed cost, bandwidth and compute efficiencies,
-    /// all-reduce latencies and cost per sequence per layer refitted on that engine's
+    /// measured profile with its fixed cost, bandwidth efficiency, all-reduce latencies
+    /// and cost per sequence per layer refitted on that engine's
     /// published rows (an engine too few publishers measured keeps the pooled profile).
     #[arg(long, value_name = "NAME", value_parser = parse_engine)]
     #[serde(serialize_with = "engine_name")]

@@ -38,7 +38,7 @@ pub struct CostTerms {
     /// Factor on the bandwidth efficiency of int8 weight-only (W8A16) weights, in (0, 1]
     /// ([`CostTerms::efficiencies`]).
     pub w8a16_bandwidth: f64,
-    /// Vector-unit operations per INT4 weight a pass dequantizes ([`dequant_time`]).
+    /// Vector-unit operations per INT4 weight a pass dequantizes ([`crate::dequant_time`]).
     pub int4_dequant_ops: f64,
 }
 
@@ -59,8 +59,9 @@ impl CostTerms {
 }
 
 impl CostTerms {
-    /// Checks every term: overlap in [0, 1]; costs and latencies finite and ≥ 0; FP8
-    /// factors in (0, 1].
+    /// Checks every term: overlap in [0, 1]; costs and latencies finite and ≥ 0; the FP8
+    /// and W8A16 factors in (0, 1]; INT4's dequantization ops from 0 to
+    /// [`crate::MAX_DEQUANT_OPS`].
     ///
     /// Errors: the first term out of range, named.
     pub fn check(&self) -> Result<(), Error> {
@@ -71,7 +72,7 @@ impl CostTerms {
         seconds("cost per sequence per layer", self.per_sequence_layer)?;
         self.efficiencies(WeightDtype::Fp8, 1.0, 1.0)?;
         self.efficiencies(WeightDtype::W8A16, 1.0, 1.0)?;
-        check_dequant_ops(self.int4_dequant_ops)?;
+        crate::dequant::check_dequant_ops(self.int4_dequant_ops)?;
         let l = self.all_reduce;
         for (what, x) in [
             ("NVLink", l.nvlink),
@@ -97,7 +98,7 @@ impl CostTerms {
     /// A100 are as slow against its bf16 ones. Dequantising each weight on the way to the
     /// 16-bit products keeps these kernels further from the bandwidth peak than bf16's.
     ///
-    /// Errors: a factor outside (0, 1], or an efficiency that leaves (0, 1].
+    /// Errors: a factor or an efficiency outside (0, 1].
     ///
     /// ```
     /// use llm_math::{CostTerms, WeightDtype};
@@ -119,12 +120,12 @@ impl CostTerms {
                 crate::MIN_EFFICIENCY
             )));
         }
-        let (bandwidth, compute) =
-            self.fp8
-                .apply(weights, bandwidth_efficiency, compute_efficiency)?;
+        let fp8 = self
+            .fp8
+            .apply(weights, bandwidth_efficiency, compute_efficiency)?;
         match weights {
-            WeightDtype::W8A16 => Ok((bandwidth * f, compute)),
-            _ => Ok((bandwidth, compute)),
+            WeightDtype::W8A16 => Ok((fp8.0 * f, fp8.1)),
+            WeightDtype::Bf16 | WeightDtype::Fp8 | WeightDtype::Int4 | WeightDtype::W8A8 => Ok(fp8),
         }
     }
 }
@@ -141,7 +142,7 @@ impl Default for CostTerms {
 pub const MAX_SECONDS: f64 = 3600.0;
 
 /// `x` if it is a time in seconds: finite and ≥ 0 (a computed time, which may be long).
-fn finite_time(what: &str, x: f64) -> Result<f64, Error> {
+pub(crate) fn finite_time(what: &str, x: f64) -> Result<f64, Error> {
     if x.is_finite() && x >= 0.0 {
         Ok(x)
     } else {
@@ -327,70 +328,6 @@ pub fn sequence_layer_time(per_sequence_layer: f64, batch: u64, layers: u64) -> 
     Ok(per * batch as f64 * layers as f64)
 }
 
-/// The most vector operations per weight [`dequant_time`] takes: far above the dozen a
-/// real INT4 kernel spends (unpack, convert, scale, zero point).
-pub const MAX_DEQUANT_OPS: f64 = 1000.0;
-
-fn check_dequant_ops(ops: f64) -> Result<f64, Error> {
-    if ops.is_finite() && (0.0..=MAX_DEQUANT_OPS).contains(&ops) {
-        Ok(ops)
-    } else {
-        Err(Error::Invalid(format!(
-            "INT4 dequantization ops per weight must be from 0 to {MAX_DEQUANT_OPS}, got {ops}"
-        )))
-    }
-}
-
-/// Time a pass spends dequantizing INT4 weights on the card's vector units, seconds:
-/// `weights_read · ops_per_weight / hw.peak_flops_fp32`, for INT4 weights only (0 for
-/// every other format, and for 0 ops). `weights_read` is the weights one card reads in
-/// the pass (the LM head counted too, which engines keep in 16-bit: a fit's constant
-/// absorbs it).
-///
-/// Why: INT4 weight-only kernels unpack, convert and scale every weight on the vector
-/// units before the 16-bit products, and that work is timed by the vector rate, not the
-/// bandwidth. Held against the roofline, INT4 steps on the A100 (19.5 TFLOP/s FP32 for
-/// 2.0 TB/s) are far slower than their bytes (the Qwen team's AWQ and GPTQ-Int4 rows in
-/// vLLM, gpt-fast's int4, AutoAWQ on an A100), while the same formats on an RTX 4090
-/// (82.6 TFLOP/s FP32 for 1.0 TB/s) and an RTX A6000 run close to them (AutoAWQ's
-/// README, TinyChat): the card with the least vector rate per byte pays most.
-///
-/// Errors: ops outside 0 to [`MAX_DEQUANT_OPS`]; a weight count that is not finite and
-/// ≥ 0; INT4 weights with ops > 0 on a card without a `peak_flops_fp32`.
-///
-/// ```
-/// use llm_math::{WeightDtype, dequant_time};
-/// // 7e9 weights at 6 ops each on an A100's 19.5 TFLOP/s: 2.15 ms; bf16 weights: none.
-/// let t = dequant_time(7e9, &hw_specs::A100, WeightDtype::Int4, 6.0)?;
-/// assert!((t - 7e9 * 6.0 / 19.5e12).abs() < 1e-15);
-/// assert_eq!(dequant_time(7e9, &hw_specs::A100, WeightDtype::Bf16, 6.0)?, 0.0);
-/// # Ok::<(), llm_math::Error>(())
-/// ```
-pub fn dequant_time(
-    weights_read: f64,
-    hw: &Accelerator,
-    weights: WeightDtype,
-    ops_per_weight: f64,
-) -> Result<f64, Error> {
-    let ops = check_dequant_ops(ops_per_weight)?;
-    if !(weights_read.is_finite() && weights_read >= 0.0) {
-        return Err(Error::Invalid(format!(
-            "weights read must be a finite count ≥ 0, got {weights_read}"
-        )));
-    }
-    if weights != WeightDtype::Int4 || ops == 0.0 {
-        return Ok(0.0);
-    }
-    let Some(rate) = hw.peak_flops_fp32 else {
-        return Err(Error::Invalid(format!(
-            "{} has no FP32 vector peak (peak_flops_fp32) to price INT4 dequantization at: \
-             give the card one, or price INT4 without dequantization (0 ops per weight)",
-            hw.name
-        )));
-    };
-    finite_time("INT4 dequantization time", weights_read * ops / rate)
-}
-
 /// Factors on the bandwidth and compute efficiencies for one weight dtype (1 = the same
 /// fraction of peak as bf16).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -413,7 +350,7 @@ impl DtypeEfficiency {
     /// Why: SGLang on an H100 runs Qwen3-8B at batch 4 in 5.65 ms (FP8) against 7.19 ms
     /// (bf16): 0.79, where halving the weight bytes would give ≈ 0.5 (GPUStack rows).
     ///
-    /// Errors: a factor outside (0, 1], or an efficiency that leaves (0, 1].
+    /// Errors: a factor or an efficiency outside (0, 1].
     pub fn apply(
         &self,
         weights: WeightDtype,
@@ -424,6 +361,17 @@ impl DtypeEfficiency {
             if !(crate::MIN_EFFICIENCY..=1.0).contains(&f) {
                 return Err(Error::Invalid(format!(
                     "FP8 {what} efficiency factor must be from {} to 1, got {f}",
+                    crate::MIN_EFFICIENCY
+                )));
+            }
+        }
+        for (what, e) in [
+            ("bandwidth", bandwidth_efficiency),
+            ("compute", compute_efficiency),
+        ] {
+            if !(crate::MIN_EFFICIENCY..=1.0).contains(&e) {
+                return Err(Error::Invalid(format!(
+                    "{what} efficiency must be a fraction of peak from {} to 1, got {e}",
                     crate::MIN_EFFICIENCY
                 )));
             }
@@ -668,44 +616,6 @@ mod tests {
             let e = bad.check().unwrap_err().to_string();
             assert!(e.contains("W8A16 bandwidth"), "{e}");
         }
-    }
-
-    /// INT4's dequantization: by hand on an A100, nothing for other formats or at 0 ops,
-    /// refused on a card without an FP32 vector peak, and a bad count named.
-    #[test]
-    fn int4_dequantization_costs_its_vector_work_by_hand() {
-        let a100 = hw_specs::A100;
-        let t = dequant_time(1e9, &a100, WeightDtype::Int4, 4.0).unwrap();
-        assert!((t - 4e9 / 19.5e12).abs() < 1e-18, "{t}");
-        for w in WeightDtype::ALL {
-            if w != WeightDtype::Int4 {
-                assert_eq!(dequant_time(1e9, &a100, w, 4.0).unwrap(), 0.0, "{w:?}");
-            }
-        }
-        let bare = Accelerator {
-            peak_flops_fp32: None,
-            ..a100
-        };
-        assert_eq!(
-            dequant_time(1e9, &bare, WeightDtype::Int4, 0.0).unwrap(),
-            0.0
-        );
-        let e = dequant_time(1e9, &bare, WeightDtype::Int4, 4.0).unwrap_err();
-        assert!(e.to_string().contains("peak_flops_fp32"), "{e}");
-        for ops in [-1.0, 1001.0, f64::NAN] {
-            assert!(dequant_time(1e9, &a100, WeightDtype::Int4, ops).is_err());
-            let bad = CostTerms {
-                int4_dequant_ops: ops,
-                ..CostTerms::NEUTRAL
-            };
-            assert!(
-                bad.check()
-                    .unwrap_err()
-                    .to_string()
-                    .contains("INT4 dequantization")
-            );
-        }
-        assert!(dequant_time(f64::NAN, &a100, WeightDtype::Int4, 4.0).is_err());
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub mod catalog;
 mod config;
 mod cost_terms;
 mod deployment;
+mod dequant;
 mod dtype;
 pub mod hf_config;
 mod memory;
@@ -49,11 +50,12 @@ pub use config::{
     ModelConfig, QWEN3_0_6B, QWEN3_1_7B, QWEN3_8B, QWEN3_32B, QWEN25_7B, Tokenizer, model,
 };
 pub use cost_terms::{
-    AllReduceLatencies, CostTerms, DtypeEfficiency, MAX_DEQUANT_OPS, MAX_SECONDS, dequant_time,
-    draft_layer_time, implied_overlap, overlapped_time, pass_time_with_overlap, round_overhead,
-    sequence_layer_time, verify_extra_time, verify_time_per_token,
+    AllReduceLatencies, CostTerms, DtypeEfficiency, MAX_SECONDS, draft_layer_time, implied_overlap,
+    overlapped_time, pass_time_with_overlap, round_overhead, sequence_layer_time,
+    verify_extra_time, verify_time_per_token,
 };
 pub use deployment::{BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment, MIN_EFFICIENCY};
+pub use dequant::{MAX_DEQUANT_OPS, dequant_time};
 pub use dtype::{KvDtype, WeightDtype};
 pub use memory::{max_batch, max_batch_on};
 pub use moe::{Experts, QWEN3_30B_A3B, expected_experts_read};

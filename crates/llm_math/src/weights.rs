@@ -63,14 +63,37 @@ impl ModelConfig {
     /// ```
     pub fn streamed_weight_bytes(&self, tokens: u64, weights: WeightDtype) -> Result<f64, Error> {
         let read = self.streamed_params_for(tokens)?;
+        let sixteen = self.streamed_sixteen_bit_params(tokens)?;
+        Ok(self.bytes_of(read, sixteen, weights))
+    }
+
+    /// Weights of the linear layers' matrices a pass over `tokens` tokens streams: what a
+    /// quantized format (FP8, INT8, INT4) holds and a dequantizing kernel converts, the
+    /// [`streamed_params_for`](Self::streamed_params_for) less the 16-bit ones
+    /// ([`sixteen_bit_params`](Self::sixteen_bit_params)) the pass reads.
+    ///
+    /// Errors: an MoE model whose experts break [`crate::Experts::check`].
+    ///
+    /// ```
+    /// use llm_math::LLAMA31_8B;
+    /// // 7,504,924,672 streamed, of which the LM head (525,336,576) and the norms
+    /// // (266,240) stay at 16 bits.
+    /// assert_eq!(LLAMA31_8B.streamed_quantized_params(1)?, 6_979_321_856.0);
+    /// # Ok::<(), llm_math::Error>(())
+    /// ```
+    pub fn streamed_quantized_params(&self, tokens: u64) -> Result<f64, Error> {
+        Ok(self.streamed_params_for(tokens)? - self.streamed_sixteen_bit_params(tokens)?)
+    }
+
+    /// The 16-bit weights a pass over `tokens` tokens streams: every one but an untied
+    /// input embedding (a lookup) and the biases of experts no token routes to.
+    fn streamed_sixteen_bit_params(&self, tokens: u64) -> Result<f64, Error> {
         let lookup = if self.tied_embeddings {
             0
         } else {
             self.vocab * self.d_model
         };
-        let sixteen =
-            (self.sixteen_bit_params() - lookup) as f64 - self.unread_expert_vectors(tokens)?;
-        Ok(self.bytes_of(read, sixteen, weights))
+        Ok((self.sixteen_bit_params() - lookup) as f64 - self.unread_expert_vectors(tokens)?)
     }
 
     /// `params` weights of which `sixteen` are kept at 16 bits, the rest at `weights`.

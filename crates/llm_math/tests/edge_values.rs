@@ -6,8 +6,8 @@
 use hw_specs::arbitrary::{accelerator, mostly};
 use llm_math::arbitrary::{deployment, extreme_u64, model_config, prefill, shape, size};
 use llm_math::{
-    CostTerms, critical_tokens, draft_layer_time, expected_experts_read, forward_cost,
-    forward_cost_with_prefill, implied_overlap, max_batch_on, model, overlapped_time,
+    CostTerms, WeightDtype, critical_tokens, dequant_time, draft_layer_time, expected_experts_read,
+    forward_cost, forward_cost_with_prefill, implied_overlap, max_batch_on, model, overlapped_time,
     pass_time_with_overlap, round_overhead, verify_extra_time, verify_time_per_token,
 };
 use proptest::prelude::*;
@@ -86,6 +86,7 @@ proptest! {
             draft_layer_time(a, n, m),
             verify_extra_time(n, m, a),
             verify_time_per_token(a * 1e12, &hw, llm_math::WeightDtype::Bf16, b),
+            dequant_time(a * 1e12, &hw, WeightDtype::Int4, b * 1e3),
         ].into_iter().flatten() {
             prop_assert!(finite(x), "{x}");
         }
@@ -94,6 +95,12 @@ proptest! {
         }
         let terms = CostTerms { overlap: a, round_fixed: b, draft_per_layer: c, ..CostTerms::NEUTRAL };
         let _ = terms.check();
+        let formats = CostTerms { w8a16_bandwidth: a, int4_dequant_ops: b * 1e3, ..CostTerms::NEUTRAL };
+        for w in WeightDtype::ALL {
+            if let Ok((bandwidth, compute)) = formats.efficiencies(w, c, 0.6) {
+                prop_assert!(finite(bandwidth) && finite(compute), "{w:?}");
+            }
+        }
     }
 
     #[test]

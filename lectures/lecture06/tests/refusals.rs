@@ -189,6 +189,18 @@ fn a_flag_whose_value_changes_nothing_in_the_setup_is_refused() {
         &["--int4-dequant-ops", "6"],
         &["INT4 weights only", "--weights int4"],
     );
+    // A card that publishes no FP32 vector peak cannot price INT4's dequantization.
+    refused(
+        &[
+            "--hw",
+            "Gaudi2",
+            "--weights",
+            "int4",
+            "--calibration",
+            "measured",
+        ],
+        &["Gaudi2 has no FP32 vector peak", "peak_flops_fp32"],
+    );
     refused(
         &["--draft-cost", "0.1", "--overhead-draft", "1ms"],
         &["--overhead-draft changes nothing with --draft-cost"],

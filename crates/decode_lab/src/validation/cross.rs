@@ -237,12 +237,19 @@ pub fn publisher_offsets<'a>(
 /// Over all of `offsets`' rows: the fraction within ±25% as predicted, and once each
 /// publisher's own offset is set aside (`(within_25, within_25_own_offset)`, each
 /// publisher weighing its rows).
-pub fn shares_within_25(offsets: &[PublisherOffset<'_>]) -> (f64, f64) {
+///
+/// Errors: no rows.
+pub fn shares_within_25(offsets: &[PublisherOffset<'_>]) -> Result<(f64, f64), Error> {
     let rows: usize = offsets.iter().map(|o| o.rows).sum();
+    if rows == 0 {
+        return Err(Error::Argument(
+            "shares within ±25% need at least one row".into(),
+        ));
+    }
     let share = |f: fn(&PublisherOffset<'_>) -> f64| {
-        offsets.iter().map(|o| f(o) * o.rows as f64).sum::<f64>() / rows.max(1) as f64
+        offsets.iter().map(|o| f(o) * o.rows as f64).sum::<f64>() / rows as f64
     };
-    (share(|o| o.within_25), share(|o| o.within_25_own_offset))
+    Ok((share(|o| o.within_25), share(|o| o.within_25_own_offset)))
 }
 
 /// A series of plain steps that varies the batch: its log-slope `d ln t / d ln batch`
@@ -415,7 +422,8 @@ mod tests {
         assert!((got[1].2 - 1.0).abs() < 1e-15);
         assert_eq!((got[2].0, got[2].3, got[2].4), ("C", 1.0, 1.0));
         assert_eq!(got.len(), 3);
-        assert_eq!(shares_within_25(&offsets), (2.0 / 6.0, 4.0 / 6.0));
+        assert_eq!(shares_within_25(&offsets).unwrap(), (2.0 / 6.0, 4.0 / 6.0));
+        assert!(shares_within_25(&[]).is_err());
     }
 
     /// Every plain-step series of the data with two batches at one context has a slope,

@@ -27,7 +27,7 @@ struct StepParts {
     bytes: f64,
     /// Routed experts read per pass over all layers (the expert time at 1 s per expert).
     expert_reads: f64,
-    /// Weights one card reads in the pass (what INT4 dequantizes).
+    /// Quantized weights one card reads in the pass (what INT4 dequantizes).
     int4_weights_read: f64,
 }
 
@@ -60,7 +60,9 @@ impl StepParts {
             flops: cost.flops,
             bytes: cost.bytes,
             expert_reads: cost.expert_time,
-            int4_weights_read: s.target.streamed_params_for(s.batch + s.prefill.tokens)?
+            int4_weights_read: s
+                .target
+                .streamed_quantized_params(s.batch + s.prefill.tokens)?
                 / s.deployment.tp.max(1) as f64,
         }))
     }
@@ -231,5 +233,37 @@ mod tests {
             }
         }
         assert!(steps > 100, "{steps}");
+    }
+
+    /// INT4's dequantization counts the weights the pass reads, prompt tokens and routed
+    /// experts included: the closed-loop MoE rows (which carry prompts) served in INT4 on
+    /// their own cards, under the measured profile, equal on both paths.
+    #[test]
+    fn the_fast_path_prices_int4_dequantization_as_the_step_does() {
+        let moe_with_prompts: Vec<Measurement> = measurements()
+            .unwrap()
+            .iter()
+            .filter(|m| m.target.moe.is_some() && m.prefill().tokens > 0)
+            .filter(|m| m.hw.peak_flops_fp32.is_some())
+            .map(|m| Measurement {
+                weights: WeightDtype::Int4,
+                ..m.clone()
+            })
+            .collect();
+        assert!(moe_with_prompts.len() >= 3, "{}", moe_with_prompts.len());
+        let c = crate::validation::MEASURED;
+        assert!(c.cost_terms.int4_dequant_ops > 0.0);
+        for m in &moe_with_prompts {
+            let fast = fast_step(m, &c).unwrap();
+            assert_eq!(fast, m.predict(&c).unwrap(), "{}", m.id);
+            let without = Calibration {
+                cost_terms: llm_math::CostTerms {
+                    int4_dequant_ops: 0.0,
+                    ..c.cost_terms
+                },
+                ..c
+            };
+            assert!(fast > fast_step(m, &without).unwrap(), "{}", m.id);
+        }
     }
 }

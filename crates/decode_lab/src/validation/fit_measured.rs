@@ -14,7 +14,8 @@ pub struct GridAxis {
     pub name: &'static str,
     /// Largest index.
     pub max: u32,
-    /// Value per index step, in the constant's own unit (seconds or a fraction).
+    /// Value per index step, in the constant's own unit (seconds, a fraction, or
+    /// operations per weight).
     pub step: f64,
     /// Index the search starts from (the seed's value, or neutral).
     pub start: u32,
@@ -54,7 +55,7 @@ pub const MEASURED_GRID: [GridAxis; AXES] = [
     },
     GridAxis {
         name: "Infinity Fabric all-reduce latency (s)",
-        max: 60,
+        max: 150,
         step: 2e-6,
         start: 0,
     },
@@ -134,8 +135,8 @@ pub const MEASURED_GRID: [GridAxis; AXES] = [
 
 /// The axes of [`MEASURED_GRID`] an engine's own rows refit ([`super::engine_profile_on`]):
 /// bandwidth efficiency, target overhead, the two all-reduce latencies and the cost per
-/// sequence per layer. The rest (FP8 factors, overlap, verification, rounds, experts)
-/// stay the pooled fit's.
+/// sequence per layer. The rest (the FP8 and W8A16 factors, INT4's dequantization,
+/// overlap, verification, rounds, experts) stay the pooled fit's.
 pub const ENGINE_AXES: [usize; 5] = [0, 1, 3, 4, 12];
 
 /// The axes of [`MEASURED_GRID`] the pooled fit searches: all but the compute efficiency,

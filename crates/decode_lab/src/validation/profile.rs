@@ -99,7 +99,7 @@ pub const MEASURED: Calibration = Calibration {
             ethernet: 0.0 * 2e-6,
         },
         w8a16_bandwidth: 65.0 * 0.01,
-        int4_dequant_ops: 42.0 * 0.25,
+        int4_dequant_ops: 43.0 * 0.25,
     },
     verify_efficiency: Some(35.0 * 0.02),
 };

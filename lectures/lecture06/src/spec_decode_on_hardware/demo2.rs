@@ -83,7 +83,7 @@ pub struct Demo2 {
     pub example: Option<Example>,
     /// The largest batch at each context.
     pub max_batch: Vec<u64>,
-    /// The critical batch in tokens, at the FP8 factors the passes are priced at
+    /// The critical batch in tokens, at the weight format's factors the passes are priced at
     /// ([`pass_deployment`]).
     pub critical_tokens: f64,
 }

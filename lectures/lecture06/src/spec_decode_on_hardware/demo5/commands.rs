@@ -39,7 +39,7 @@ pub fn explicit_command(m: &Measurement, profile: &Calibration) -> Result<String
     );
     // Only the terms that price something in this row's setup: the lecture refuses a
     // flag whose value would change nothing (a draft's own costs for a fixed-cost draft,
-    // FP8 factors for other weights, all-reduces on one card).
+    // FP8, W8A16 and INT4 terms for other weights, all-reduces on one card).
     let own_draft_pass = !matches!(s.draft, Draft::FixedCost(_));
     if own_draft_pass && !matches!(s.draft, Draft::SelfSpec { .. }) {
         c.push_str(&format!(

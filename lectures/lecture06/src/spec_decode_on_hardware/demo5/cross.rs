@@ -155,7 +155,7 @@ pub fn figures() -> Result<Cross, Error> {
         by_engine,
         slopes,
         engines,
-        shares_within_25: validation::shares_within_25(&offsets),
+        shares_within_25: validation::shares_within_25(&offsets)?,
         offsets: offsets
             .iter()
             .map(|o| OffsetRow {
@@ -333,8 +333,7 @@ pub fn observations(c: &Cross) -> Vec<String> {
         .iter()
         .filter(|s| (s.predicted / s.measured - 1.0).abs() <= 0.35)
         .count();
-    let offsets = offset_range(c);
-    vec![
+    let mut out = vec![
         format!(
             "留一个发布者时，decode 一步：{}。没见过的发布者，才是学生问\"换张卡、换个引擎\"时的处境。",
             steps.join("；")
@@ -344,24 +343,25 @@ pub fn observations(c: &Cross) -> Vec<String> {
             c.slopes.len(),
             within
         ),
-        format!(
+    ];
+    if let Some(range) = offset_range(c) {
+        out.push(format!(
             "各发布者 decode 一步的整体偏差从 {:.2} 到 {:.2}；就算知道每一家的整体偏差，\
              也只有 {:.0}% 的行在 ±25% 以内（不知道时 {:.0}%）。",
-            offsets.0,
-            offsets.1,
+            range.0,
+            range.1,
             c.shares_within_25.1 * 100.0,
             c.shares_within_25.0 * 100.0
-        ),
-    ]
+        ));
+    }
+    out
 }
 
-/// The smallest and largest publisher offset of `c`.
-fn offset_range(c: &Cross) -> (f64, f64) {
-    c.offsets
-        .iter()
-        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), o| {
-            (lo.min(o.offset), hi.max(o.offset))
-        })
+/// The smallest and largest publisher offset of `c`, or `None` without publishers.
+pub fn offset_range(c: &Cross) -> Option<(f64, f64)> {
+    let lowest = c.offsets.iter().map(|o| o.offset).min_by(f64::total_cmp)?;
+    let highest = c.offsets.iter().map(|o| o.offset).max_by(f64::total_cmp)?;
+    Some((lowest, highest))
 }
 
 /// The leave-one-publisher-out tables of `docs/validation.md`: by kind and batch band,

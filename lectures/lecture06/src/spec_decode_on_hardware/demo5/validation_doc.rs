@@ -167,6 +167,7 @@ pub fn markdown() -> Result<String, Error> {
 mod tests {
     use super::*;
     use decode_lab::validation::{FITTED, SEED};
+    use llm_math::WeightDtype;
 
     const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/validation.md");
 
@@ -187,7 +188,7 @@ mod tests {
     /// 17.64e9 / (1.3074e15 · 0.70) = 38.546355086 µs (nine decimals: it multiplies every
     /// verified token); 15 · 0.05 = 0.75 µs per sequence per layer; and every other
     /// non-neutral term that prices something in a bf16 row (not FP8's factors; the round's
-    /// fixed cost is 0, neutral; not the W8A16 factor, 65 · 0.01, nor INT4's 42 · 0.25
+    /// fixed cost is 0, neutral; not the W8A16 factor, 65 · 0.01, nor INT4's 43 · 0.25
     /// dequantization ops per weight, which a W8A16 and an INT4 row spell).
     #[test]
     fn the_explicit_command_spells_the_measured_profile_by_hand() {
@@ -210,7 +211,7 @@ mod tests {
         let m165 = ms.iter().find(|m| m.id == "M165").unwrap();
         let int4 = explicit_command(m165, &MEASURED).unwrap();
         assert!(int4.contains("--weights int4"), "{int4}");
-        assert!(int4.contains(" --int4-dequant-ops 10.5 "), "{int4}");
+        assert!(int4.contains(" --int4-dequant-ops 10.75 "), "{int4}");
         // An MoE row's explicit command cannot say the expert latency; a closed-loop
         // row's commands carry its prompt tokens: 84 · 5000 / 500 at half the prompt.
         let m44 = ms.iter().find(|m| m.id == "M44").unwrap();
@@ -271,7 +272,7 @@ mod tests {
             ),
             format!("W8A16 bandwidth factor of {:.2}", t.w8a16_bandwidth),
             format!(
-                "INT4\n  dequantization at {:.1} operations per weight",
+                "INT4\n  dequantization at {:.2} operations per weight",
                 t.int4_dequant_ops
             ),
             format!(
@@ -310,13 +311,43 @@ mod tests {
             speedups[0].median_ratio, speedups[1].median_ratio, speedups[2].median_ratio
         ));
         quotes.push(format!("{} rows from {} publishers", c.rows, c.publishers));
-        let lowest = c
-            .offsets
-            .iter()
-            .map(|o| o.offset)
-            .fold(f64::INFINITY, f64::min);
-        let highest = c.offsets.iter().map(|o| o.offset).fold(0.0, f64::max);
-        quotes.push(format!("It runs from {lowest:.2}\nto {highest:.2}."));
+        let range = super::super::cross::offset_range(&c).unwrap();
+        // Held-out geometric means of the weight formats' plain steps.
+        let held_out = validation::leave_one_publisher_out().unwrap();
+        let mean = |keep: &dyn Fn(&validation::Measurement) -> bool| {
+            let logs: Vec<f64> = held_out
+                .iter()
+                .filter(|p| p.measurement.quantity.kind() == Kind::StepTime)
+                .filter(|p| keep(p.measurement))
+                .map(|p| p.ratio().ln())
+                .collect();
+            assert!(!logs.is_empty());
+            format!(
+                "{:.2}",
+                (logs.iter().sum::<f64>() / logs.len() as f64).exp()
+            )
+        };
+        let int4_on = |card: &'static str| {
+            move |m: &validation::Measurement| m.weights == WeightDtype::Int4 && m.hw.name == card
+        };
+        let int4_a100_of = |who: &'static str| {
+            move |m: &validation::Measurement| int4_on("A100")(m) && m.publisher.starts_with(who)
+        };
+        quotes.push(format!(
+            "held out by publisher those rows come out at geometric mean {}",
+            mean(&|m| m.weights == WeightDtype::W8A16)
+        ));
+        quotes.push(format!(
+            "geometric mean {} on the\n  A100 and {} on the RTX 4090",
+            mean(&int4_on("A100")),
+            mean(&int4_on("RTX-4090"))
+        ));
+        quotes.push(format!(
+            "the Qwen team's vLLM rows come out at {} and the AutoAWQ pull request's at {}",
+            mean(&int4_a100_of("Qwen team")),
+            mean(&int4_a100_of("IlyasMoutawwakil"))
+        ));
+        quotes.push(format!("It runs from {:.2}\nto {:.2}.", range.0, range.1));
         quotes.push(format!(
             "{:.0}% of the plain steps are\nwithin ±25% ({:.0}% without)",
             c.shares_within_25.1 * 100.0,
