@@ -37,16 +37,21 @@ fn cost_terms() -> impl Strategy<Value = CostTerms> {
         mostly(0.0..1e-4),
         mostly(0.0..1e-4),
         mostly(0.0..1e-5),
+        (mostly(0.0..1.0), mostly(0.0..20.0)),
     )
         .prop_map(
-            |(overlap, verify, fixed, per_seq, per_layer, per_seq_layer)| CostTerms {
-                overlap,
-                verify_per_batch_token: verify,
-                round_fixed: fixed,
-                round_per_sequence: per_seq,
-                draft_per_layer: per_layer,
-                per_sequence_layer: per_seq_layer,
-                ..CostTerms::NEUTRAL
+            |(overlap, verify, fixed, per_seq, per_layer, per_seq_layer, (w8a16, int4))| {
+                CostTerms {
+                    overlap,
+                    verify_per_batch_token: verify,
+                    round_fixed: fixed,
+                    round_per_sequence: per_seq,
+                    draft_per_layer: per_layer,
+                    per_sequence_layer: per_seq_layer,
+                    w8a16_bandwidth: w8a16,
+                    int4_dequant_ops: int4,
+                    ..CostTerms::NEUTRAL
+                }
             },
         )
 }

@@ -29,7 +29,9 @@ fn flag() -> impl Strategy<Value = Vec<String>> {
     prop_oneof![
         pick(
             "--hw",
-            &["H100", "H200", "A100", "B200", "MI300X", "L40S", "TPU"]
+            &[
+                "H100", "H200", "A100", "B200", "MI300X", "L40S", "Gaudi2", "TPU"
+            ]
         ),
         pick(
             "--target",
@@ -64,7 +66,7 @@ fn flag() -> impl Strategy<Value = Vec<String>> {
         ),
         pick("--gamma", &["1", "8", "64", "65", "0"]),
         pick("--tp", &["1", "2", "3", "4", "7", "8", "64"]),
-        pick("--weights", &["bf16", "fp8", "int4", "fp4"]),
+        pick("--weights", &["bf16", "fp8", "int4", "w8a16", "fp4"]),
         pick("--kv", &["bf16", "fp8", "int8"]),
         pick(
             "--overhead-target",
@@ -80,6 +82,8 @@ fn flag() -> impl Strategy<Value = Vec<String>> {
         pick("--round-overhead-ms", &["0.35", "10000", "1e308"]),
         pick("--all-reduce-us", &["14", "0", "-1"]),
         pick("--fp8-compute-factor", &["0.25", "1", "0"]),
+        pick("--w8a16-bandwidth-factor", &["0.65", "1", "0", "NaN"]),
+        pick("--int4-dequant-ops", &["10.75", "0", "1000", "1001", "-1"]),
         pick("--demo", &["1", "2", "5", "3", "9"]),
         pick(
             "--target",
