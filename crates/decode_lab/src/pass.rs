@@ -224,8 +224,20 @@ pub(crate) fn pass_dequant_time(
     if ops == 0.0 {
         return Ok(0.0);
     }
-    let per_card = model.streamed_quantized_params(tokens)? / tp.max(1) as f64;
+    let per_card = quantized_weights_per_card(model, tp, tokens)?;
     Ok(dequant_time(per_card, &s.hw, s.deployment.weights, ops)?)
+}
+
+/// The quantized weights one of `tp` cards reads in a pass of `model` over `tokens`
+/// tokens ([`ModelConfig::streamed_quantized_params`]): what INT4 dequantizes.
+///
+/// Errors: an MoE model whose experts are invalid.
+pub(crate) fn quantized_weights_per_card(
+    model: &ModelConfig,
+    tp: u64,
+    tokens: u64,
+) -> Result<f64, Error> {
+    Ok(model.streamed_quantized_params(tokens)? / tp.max(1) as f64)
 }
 
 /// The draft's cost coefficient `c = t_draft / t_base`: one draft step over one plain

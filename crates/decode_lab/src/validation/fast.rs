@@ -5,7 +5,7 @@
 //! fast path equal, bit for bit, to [`Measurement::predict`].
 
 use super::{Calibration, Measurement, Quantity};
-use crate::pass::with_cost_terms;
+use crate::pass::{quantized_weights_per_card, with_cost_terms};
 use crate::{Error, Scenario, target_pass_cost};
 use hw_specs::Accelerator;
 use llm_math::{
@@ -27,8 +27,9 @@ struct StepParts {
     bytes: f64,
     /// Routed experts read per pass over all layers (the expert time at 1 s per expert).
     expert_reads: f64,
-    /// Quantized weights one card reads in the pass (what INT4 dequantizes).
-    int4_weights_read: f64,
+    /// Quantized weights one card reads in the pass, for an INT4 row (what
+    /// [`dequant_time`] prices; it prices nothing for other formats, so they skip it).
+    int4_weights_read: Option<f64>,
 }
 
 impl StepParts {
@@ -60,10 +61,14 @@ impl StepParts {
             flops: cost.flops,
             bytes: cost.bytes,
             expert_reads: cost.expert_time,
-            int4_weights_read: s
-                .target
-                .streamed_quantized_params(s.batch + s.prefill.tokens)?
-                / s.deployment.tp.max(1) as f64,
+            int4_weights_read: match s.deployment.weights {
+                WeightDtype::Int4 => Some(quantized_weights_per_card(
+                    &s.target,
+                    s.deployment.tp,
+                    s.batch + s.prefill.tokens,
+                )?),
+                _ => None,
+            },
         }))
     }
 
@@ -89,15 +94,9 @@ impl StepParts {
         };
         let per_sequence =
             sequence_layer_time(t.per_sequence_layer, self.batch, self.target.n_layers)?;
-        let dequant = if t.int4_dequant_ops == 0.0 {
-            0.0
-        } else {
-            dequant_time(
-                self.int4_weights_read,
-                &self.hw,
-                self.weights,
-                t.int4_dequant_ops,
-            )?
+        let dequant = match self.int4_weights_read {
+            Some(read) => dequant_time(read, &self.hw, self.weights, t.int4_dequant_ops)?,
+            None => 0.0,
         };
         Ok(overlapped_time(compute, memory, t.overlap)?
             + comm
