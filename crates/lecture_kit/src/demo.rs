@@ -261,23 +261,36 @@ impl Out {
     pub fn print(&mut self, line: impl Into<Value>) {
         let line = line.into();
         let text = line.text();
-        let trimmed = text.trim().trim_end_matches([chrome::COLON, ':']).trim();
-        if !trimmed.is_empty() {
-            self.last_line = Some(trimmed.to_string());
-        }
         let block = if line.is_measured() {
             let (template, pieces) = match line.pieces().as_slice() {
                 [one] if one.template() == line.template() => ("{}".to_string(), vec![one.clone()]),
                 many => (line.template().to_string(), many.to_vec()),
             };
             Block::Line(Line {
-                text,
+                text: text.clone(),
                 template,
                 parts: pieces.iter().map(|p| cell(p, 1)).collect(),
             })
         } else {
-            Block::Text(text)
+            Block::Text(text.clone())
         };
+        // A table captioned by this line names what it shows, not what this run measured:
+        // a measured value in the line stands as the mask in the caption, so the caption is
+        // the same from run to run.
+        let caption = match &block {
+            Block::Line(l) => crate::value::fill(
+                &l.template,
+                l.parts.iter().map(|c| match c.measured {
+                    true => crate::value::MASKED.to_string(),
+                    false => c.text.clone(),
+                }),
+            ),
+            _ => text,
+        };
+        let trimmed = caption.trim().trim_end_matches([chrome::COLON, ':']).trim();
+        if !trimmed.is_empty() {
+            self.last_line = Some(trimmed.to_string());
+        }
         self.pieces.push(Piece::Block(block));
     }
 

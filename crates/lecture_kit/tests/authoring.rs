@@ -298,3 +298,27 @@ fn a_number_that_is_not_finite_is_an_error_wherever_a_demo_puts_it() {
     }
     assert!(run_demo(1, fine, &NoInputs {}, "").is_ok());
 }
+
+/// A table captioned by a line that holds a measured value: the caption carries the mask
+/// in place of the value, in a live run too, so two runs that measure different values
+/// give the same caption (the JSON and Markdown exports print it).
+#[test]
+fn a_caption_taken_from_a_measured_line_is_the_same_whatever_was_measured() {
+    use lecture_kit::row;
+    use lecture_kit::value::{measured, parts, time};
+    fn demo(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
+        let clock = std::time::Instant::now().elapsed().as_secs_f64() + 1e-9;
+        out.print(parts("查一次 {}（本机实测）：", [measured(time(clock))]));
+        out.table(["n"], [row![1]]);
+        Ok(())
+    }
+    let caption = || {
+        let ran = run_demo(1, demo, &NoInputs {}, "").unwrap();
+        let table = ran.section.blocks.iter().find_map(|b| match b {
+            lecture_kit::Block::Table(t) => Some(t.caption.clone()),
+            _ => None,
+        });
+        table.expect("the demo prints a table")
+    };
+    assert_eq!(caption(), format!("查一次 {MASKED}（本机实测）"));
+}
