@@ -15,7 +15,7 @@ pub const MAX_SOURCE_LINES: usize = 500;
 
 /// Workspace crate → the workspace crates it depends on (normal dependencies), from
 /// `cargo metadata`.
-fn workspace_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+pub(crate) fn workspace_dependencies() -> BTreeMap<String, BTreeSet<String>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args([

@@ -6,6 +6,7 @@
 //! files short enough to read, and no import cycles between a script's modules.
 
 mod architecture;
+mod floors;
 mod porting_table;
 
 use std::collections::{BTreeMap, BTreeSet};

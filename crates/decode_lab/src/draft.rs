@@ -106,3 +106,50 @@ impl Draft {
         }
     }
 }
+
+/// Whether `draft` can propose tokens for `target`: both must share a tokenizer.
+///
+/// Errors with [`Error::TokenizerMismatch`], naming both models and families.
+///
+/// ```
+/// use decode_lab::{check_tokenizers, LLAMA32_1B};
+/// use llm_math::{LLAMA31_8B, MISTRAL_7B};
+/// assert!(check_tokenizers(&LLAMA31_8B, &LLAMA32_1B).is_ok());
+/// let e = check_tokenizers(&MISTRAL_7B, &LLAMA32_1B).unwrap_err().to_string();
+/// assert!(e.contains("Mistral v3") && e.contains("Llama 3"), "{e}");
+/// ```
+pub fn check_tokenizers(target: &ModelConfig, draft: &ModelConfig) -> Result<(), Error> {
+    if target.tokenizer == draft.tokenizer {
+        return Ok(());
+    }
+    Err(Error::TokenizerMismatch {
+        target: target.name,
+        target_tokenizer: target.tokenizer.name(),
+        draft: draft.name,
+        draft_tokenizer: draft.tokenizer.name(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use llm_math::{LLAMA32_1B, LLAMA33_70B, MISTRAL_7B, QWEN3_0_6B, QWEN3_32B, QWEN25_7B};
+
+    #[test]
+    fn different_tokenizers_cannot_speculate_together() {
+        assert!(check_tokenizers(&QWEN3_32B, &QWEN3_0_6B).is_ok());
+        assert!(check_tokenizers(&LLAMA33_70B, &LLAMA32_1B).is_ok());
+        for target in [MISTRAL_7B, QWEN25_7B] {
+            let msg = check_tokenizers(&target, &LLAMA32_1B)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                msg.contains(target.name) && msg.contains("Llama-3.2-1B"),
+                "{msg}"
+            );
+            assert!(msg.contains("tokenizer"), "{msg}");
+        }
+        // Qwen2.5's embedding is padded to 152,064 rows, Qwen3's to 151,936: same tokenizer.
+        assert!(check_tokenizers(&QWEN25_7B, &QWEN3_0_6B).is_ok());
+    }
+}

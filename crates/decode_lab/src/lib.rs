@@ -8,17 +8,17 @@
 //!   [`Draft`] kind — a model, an EAGLE-like head, a fixed cost, self-speculation with a
 //!   KV window — batch, context, α, and how the model is served,
 //!   [`llm_math::Deployment`]); [`Scenario::LECTURE`] is the course's one default setup.
-//!   Its passes ([`target_pass_time`], [`draft_step_time`], the cost coefficient
-//!   [`cost_coefficient`]; the seed's [`verify_time`]), its memory ([`MemoryPlan`]), and
-//!   its rounds: how many tokens a round yields ([`expected_tokens`]), the best draft
-//!   length ([`best_round`]) or a fixed one ([`round_plan`]), what a tree of drafts buys
+//!   Its passes, priced by the seed's roofline ([`Seed`]: [`target_pass_time`],
+//!   [`draft_step_time`]; the seed's own [`verify_time`]) or by any other [`Pricing`], the
+//!   cost coefficient [`cost_coefficient`], its memory ([`MemoryPlan`]), and its rounds:
+//!   how many tokens a round yields ([`expected_tokens`]), the best draft length
+//!   ([`best_round`]) or a fixed one ([`round_plan`]), what a tree of drafts buys
 //!   ([`tree_speedup`]).
 //! - [`tree`]: the shape of a chain or tree of drafts ([`TreeShape`]: its branching per
 //!   level, or only its depth and size for a published tree).
 //! - [`acceptance`]: acceptance measured on a real (toy) model — where the target's token ranks
 //!   among the draft's candidates ([`draft_ranks`]) and how many levels a chain or a tree
 //!   of drafts gets accepted ([`tree_accept_lengths`]).
-//! - [`validation`]: the roofline against published measurements (`docs/validation.md`).
 //! - [`speculative`]: the algorithm itself on the toy model — draft a chain or a tree,
 //!   verify it in one pass with a tree attention mask, roll the caches back to the
 //!   accepted path ([`speculative_generate`], or a whole batch at once with
@@ -29,6 +29,8 @@
 //! target and the drafts.
 
 pub mod acceptance;
+#[cfg(feature = "arbitrary")]
+pub mod arbitrary;
 mod draft;
 mod memory;
 mod pass;
@@ -36,21 +38,20 @@ mod round;
 mod scenario;
 pub mod speculative;
 pub mod tree;
-pub mod validation;
 
 pub use acceptance::{
     TreeAcceptance, draft_ranks, tree_accept_lengths, tree_accept_lengths_per_sequence,
 };
-pub use draft::{Draft, MAX_DRAFT_COST};
+pub use draft::{Draft, MAX_DRAFT_COST, check_tokenizers};
 /// The seed imports `LLAMA32_1B` from `decode_lab`; it lives in [`llm_math`].
 pub use llm_math::LLAMA32_1B;
 pub use memory::MemoryPlan;
 pub use pass::{
-    cost_coefficient, draft_deployment, draft_step_time, pass_deployment, target_pass_cost,
+    Pricing, Seed, cost_coefficient, draft_pass, draft_step_time, target_pass_cost,
     target_pass_time, verify_time,
 };
 pub use round::{
-    BestRound, MAX_GAMMA, Round, RoundPlan, best_round, expected_tokens, round, round_extra_time,
+    BestRound, MAX_GAMMA, Round, RoundPlan, best_of, best_round, expected_tokens, plan_of, round,
     round_plan, round_speedup, round_time, tree_round_time, tree_speedup,
 };
 pub use scenario::Scenario;
@@ -77,6 +78,18 @@ pub enum Error {
     Argument(String),
     /// The toy model rejected its inputs.
     Model(transformer_lab::Error),
+    /// Target and draft use different tokenizers: the draft's token ids mean nothing to
+    /// the target, so they cannot speculate together ([`check_tokenizers`]).
+    TokenizerMismatch {
+        /// Target model name.
+        target: &'static str,
+        /// Its tokenizer family.
+        target_tokenizer: &'static str,
+        /// Draft model name.
+        draft: &'static str,
+        /// Its tokenizer family.
+        draft_tokenizer: &'static str,
+    },
     /// The draft's weights and the target's together do not fit the cards; carries the
     /// figures ([`MemoryPlan`]) so a lecture can print them.
     DraftDoesNotFit(Box<MemoryPlan>),
@@ -96,6 +109,17 @@ impl fmt::Display for Error {
             }
             Error::Argument(msg) => f.write_str(msg),
             Error::Model(e) => e.fmt(f),
+            Error::TokenizerMismatch {
+                target,
+                target_tokenizer,
+                draft,
+                draft_tokenizer,
+            } => write!(
+                f,
+                "{draft} cannot draft for {target}: the draft uses the {draft_tokenizer} tokenizer \
+                 and the target the {target_tokenizer} tokenizer, so their token ids differ; \
+                 choose a draft of the target's family"
+            ),
             Error::DraftDoesNotFit(m) => write!(
                 f,
                 "the draft {} does not fit: its weights ({:.1} GB) and the target {}'s \

@@ -10,26 +10,12 @@
 //!
 //! Leviathan's analysis assumes verifying γ + 1 tokens costs the same as decoding one,
 //! and that the draft costs a known fraction c of a target step. Here both come from the
-//! roofline ([`crate::target_pass_time`], [`crate::draft_step_time`]): verification is
-//! free only while the batch's `batch · (γ + 1)` tokens stay under the critical batch.
+//! roofline, through a [`Pricing`] (the seed's: [`crate::target_pass_time`],
+//! [`crate::draft_step_time`]): verification is free only while the batch's
+//! `batch · (γ + 1)` tokens stay under the critical batch.
 
 use crate::scenario::check_alpha;
-use crate::{Draft, Error, Scenario, TreeShape, draft_step_time, target_pass_time};
-use llm_math::round_overhead;
-
-/// The cost of one speculative round beyond its passes in scenario `s`, seconds:
-/// `cost_terms.round_fixed + cost_terms.round_per_sequence · batch`
-/// ([`llm_math::round_overhead`]); 0 in the lecture.
-///
-/// Errors: a negative or non-finite cost.
-pub fn round_extra_time(s: &Scenario) -> Result<f64, Error> {
-    let t = &s.cost_terms;
-    Ok(round_overhead(
-        t.round_fixed,
-        t.round_per_sequence,
-        s.batch,
-    )?)
-}
+use crate::{Draft, Error, Pricing, Scenario, TreeShape};
 
 /// The longest draft [`best_round`] tries, and the longest fixed draft a lecture takes.
 /// The seed searched 1 … 16; with a cheap, accurate draft (`c` near 0, α near 1) the best
@@ -58,9 +44,8 @@ pub fn expected_tokens(alpha: f64, gamma: u32) -> Result<f64, Error> {
     Ok((1.0 - alpha.powf(f64::from(gamma) + 1.0)) / (1.0 - alpha))
 }
 
-/// The figures of one speculative round with draft length γ (times in seconds; as data,
-/// their fields carry the unit: `t_base_s`).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+/// The figures of one speculative round with draft length γ (times in seconds).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RoundPlan {
     /// Drafted tokens per round.
     pub gamma: u32,
@@ -73,16 +58,12 @@ pub struct RoundPlan {
     /// `t_draft / t_base`: the draft's cost coefficient c.
     pub c: f64,
     /// One plain decode step of the target, seconds.
-    #[serde(rename = "t_base_s")]
     pub t_base: f64,
     /// One decode step of the draft, seconds.
-    #[serde(rename = "t_draft_s")]
     pub t_draft: f64,
     /// One target pass over γ + 1 tokens, seconds.
-    #[serde(rename = "t_verify_s")]
     pub t_verify: f64,
-    /// `γ · t_draft + t_verify + round extra` ([`round_extra_time`]), seconds.
-    #[serde(rename = "t_round_s")]
+    /// `γ · t_draft + t_verify + round extra` ([`Pricing::round_extra_time`]), seconds.
     pub t_round: f64,
 }
 
@@ -124,7 +105,7 @@ impl BestRound {
 
 /// The round a lecture prints: the best γ ([`best_round`]), or a fixed one as engines run
 /// it ([`round_plan`]), with its figures.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Round {
     /// Whether to speculate: some γ beats plain decoding, or the γ is fixed (a fixed γ
     /// speculates whatever its speedup, and a speedup below 1 is a slow-down).
@@ -137,26 +118,26 @@ pub struct Round {
     pub plan: RoundPlan,
     /// Whether the best γ is the longest searched ([`BestRound::at_limit`]): a longer draft
     /// might pay more. Never for a fixed γ.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub at_limit: bool,
 }
 
-/// The best round for `s`, or the round of the fixed γ `fixed` when one is given.
+/// The best round for `s` priced by `p`, or the round of the fixed γ `fixed` when one is
+/// given.
 ///
 /// Errors: as [`best_round`] and [`round_plan`].
 ///
 /// ```
-/// use decode_lab::{round, Scenario};
-/// assert_eq!(round(&Scenario::LECTURE, None)?.gamma, 4);
+/// use decode_lab::{round, Scenario, Seed};
+/// assert_eq!(round(&Scenario::LECTURE, &Seed, None)?.gamma, 4);
 /// let slow = Scenario { batch: 512, ctx: 512, ..Scenario::LECTURE };
-/// let r = round(&slow, Some(8))?;
+/// let r = round(&slow, &Seed, Some(8))?;
 /// assert!(r.speculate && r.speedup < 1.0);
 /// # Ok::<(), decode_lab::Error>(())
 /// ```
-pub fn round(s: &Scenario, fixed: Option<u32>) -> Result<Round, Error> {
+pub fn round(s: &Scenario, p: &dyn Pricing, fixed: Option<u32>) -> Result<Round, Error> {
     Ok(match fixed {
         Some(gamma) => {
-            let plan = round_plan(s, gamma)?;
+            let plan = round_plan(s, p, gamma)?;
             Round {
                 speculate: true,
                 gamma,
@@ -166,7 +147,7 @@ pub fn round(s: &Scenario, fixed: Option<u32>) -> Result<Round, Error> {
             }
         }
         None => {
-            let best = best_round(s)?;
+            let best = best_round(s, p)?;
             let (BestRound::Speculate(plan) | BestRound::NoSpeculation(plan)) = best;
             Round {
                 speculate: best.plan().is_some(),
@@ -183,28 +164,37 @@ pub fn round(s: &Scenario, fixed: Option<u32>) -> Result<Round, Error> {
 /// with `num_speculative_tokens = γ` gets, **including a speedup below 1** when the round
 /// costs more than it yields.
 ///
-/// `t_round = γ · t_draft + t_verify(γ + 1) + round extra` ([`round_extra_time`]), `speedup = expected_tokens(α, γ) · t_base / t_round`.
+/// `t_round = γ · t_draft + t_verify(γ + 1) + round extra` ([`Pricing::round_extra_time`]),
+/// `speedup = expected_tokens(α, γ) · t_base / t_round`, each pass priced by `p`.
 ///
-/// Errors: γ = 0; whatever [`Scenario::validate`], [`target_pass_time`] and
-/// [`draft_step_time`] reject.
+/// Errors: γ = 0; whatever [`Scenario::validate`] and `p`'s checks and passes reject.
 ///
 /// ```
-/// use decode_lab::{round_plan, Scenario};
+/// use decode_lab::{round_plan, Scenario, Seed};
 /// // γ = 8 at batch 512: verifying 9 tokens per sequence (4,608 tokens) is compute-bound.
 /// let s = Scenario { batch: 512, ctx: 512, ..Scenario::LECTURE };
-/// assert!(round_plan(&s, 8)?.speedup < 1.0);
+/// assert!(round_plan(&s, &Seed, 8)?.speedup < 1.0);
 /// # Ok::<(), decode_lab::Error>(())
 /// ```
-pub fn round_plan(s: &Scenario, gamma: u32) -> Result<RoundPlan, Error> {
+pub fn round_plan(s: &Scenario, p: &dyn Pricing, gamma: u32) -> Result<RoundPlan, Error> {
     if gamma == 0 || gamma > MAX_GAMMA {
         return Err(Error::Argument(format!(
             "a speculative round drafts from 1 to {MAX_GAMMA} tokens, got γ = {gamma}"
         )));
     }
     s.validate()?;
-    let t_base = target_pass_time(s, 1)?;
-    let t_draft = draft_step_time(s)?;
-    plan_from(s, gamma, t_base, t_draft)
+    p.check(s)?;
+    let t_base = p.target_pass_time(s, 1)?;
+    let t_draft = p.draft_step_time(s)?;
+    let t_verify = p.target_pass_time(s, u64::from(gamma) + 1)?;
+    plan_of(
+        s.alpha,
+        gamma,
+        t_base,
+        t_draft,
+        t_verify,
+        p.round_extra_time(s)?,
+    )
 }
 
 /// The time of one speculative round, seconds: `γ · t_draft + t_verify + extra` — γ draft
@@ -230,10 +220,28 @@ pub fn round_speedup(tokens: f64, t_base: f64, t_round: f64) -> f64 {
     tokens * t_base / t_round
 }
 
-fn plan_from(s: &Scenario, gamma: u32, t_base: f64, t_draft: f64) -> Result<RoundPlan, Error> {
-    let t_verify = target_pass_time(s, u64::from(gamma) + 1)?;
-    let t_round = round_time(gamma, t_draft, t_verify, round_extra_time(s)?);
-    let tokens = expected_tokens(s.alpha, gamma)?;
+/// The figures of a round of `gamma` drafts at acceptance rate `alpha` from its times,
+/// seconds: a plain target step `t_base`, a draft step `t_draft`, the verification of
+/// γ + 1 tokens `t_verify`, and what the round costs beyond its passes `extra`.
+///
+/// Errors: α outside [0, 1].
+///
+/// ```
+/// // γ = 4 at α = 0.8: 3.3616 tokens from a round of 4 · 1 + 7 ms against 6.65 ms a token.
+/// let p = decode_lab::plan_of(0.8, 4, 6.65e-3, 1e-3, 7e-3, 0.0)?;
+/// assert!((p.speedup - 3.3616 * 6.65 / 11.0).abs() < 1e-12);
+/// # Ok::<(), decode_lab::Error>(())
+/// ```
+pub fn plan_of(
+    alpha: f64,
+    gamma: u32,
+    t_base: f64,
+    t_draft: f64,
+    t_verify: f64,
+    extra: f64,
+) -> Result<RoundPlan, Error> {
+    let t_round = round_time(gamma, t_draft, t_verify, extra);
+    let tokens = expected_tokens(alpha, gamma)?;
     Ok(RoundPlan {
         gamma,
         expected_tokens: tokens,
@@ -248,27 +256,52 @@ fn plan_from(s: &Scenario, gamma: u32, t_base: f64, t_draft: f64) -> Result<Roun
 }
 
 /// Finds the draft length γ in 1..=[`MAX_GAMMA`] with the highest speedup for scenario
-/// `s`; ties go to the smaller γ. Returns [`BestRound::NoSpeculation`] when no γ beats
-/// plain decoding. For a fixed γ, see [`round_plan`].
+/// `s` priced by `p` ([`best_of`] the plans of every γ). For a fixed γ, see [`round_plan`].
 ///
 /// Errors: whatever [`Scenario::validate`] rejects (α outside [0, 1], a zero size, a
-/// draft of another tokenizer, …); a batch the target cannot fit at `ctx`.
+/// draft of another tokenizer, …) and `p`'s checks; a batch the target cannot fit at
+/// `ctx`.
 ///
 /// ```
-/// use decode_lab::{best_round, BestRound, Scenario};
-/// let best = best_round(&Scenario::LECTURE)?;
+/// use decode_lab::{best_round, BestRound, Scenario, Seed};
+/// let best = best_round(&Scenario::LECTURE, &Seed)?;
 /// let BestRound::Speculate(plan) = best else { panic!("speculation pays at batch 1") };
 /// assert_eq!(plan.gamma, 4);
 /// assert!((plan.speedup - 1.929).abs() < 1e-3);
 /// # Ok::<(), decode_lab::Error>(())
 /// ```
-pub fn best_round(s: &Scenario) -> Result<BestRound, Error> {
+pub fn best_round(s: &Scenario, p: &dyn Pricing) -> Result<BestRound, Error> {
     s.validate()?;
-    let t_base = target_pass_time(s, 1)?;
-    let t_draft = draft_step_time(s)?;
+    p.check(s)?;
+    let t_base = p.target_pass_time(s, 1)?;
+    let t_draft = p.draft_step_time(s)?;
+    let extra = p.round_extra_time(s)?;
+    let plan = |gamma: u32| {
+        let t_verify = p.target_pass_time(s, u64::from(gamma) + 1)?;
+        plan_of(s.alpha, gamma, t_base, t_draft, t_verify, extra)
+    };
+    best_of((1..=MAX_GAMMA).map(plan))
+}
+
+/// The round with the highest speedup among `plans` (ties to the earlier: list γ
+/// increasing, and ties go to the smaller γ): [`BestRound::Speculate`] when it beats plain
+/// decoding, else [`BestRound::NoSpeculation`] with the best one tried.
+///
+/// Errors: the first plan that is an error; no plan at all.
+///
+/// ```
+/// use decode_lab::{best_of, plan_of, BestRound};
+/// let plans = (1..=3).map(|g| plan_of(0.5, g, 1.0, 0.6, 1.0, 0.0));
+/// // γ = 1: 1.5 / 1.6 < 1 — no γ pays when a draft step costs 60% of a target step.
+/// assert!(matches!(best_of(plans)?, BestRound::NoSpeculation(p) if p.gamma == 1));
+/// # Ok::<(), decode_lab::Error>(())
+/// ```
+pub fn best_of(
+    plans: impl IntoIterator<Item = Result<RoundPlan, Error>>,
+) -> Result<BestRound, Error> {
     let mut best: Option<RoundPlan> = None;
-    for gamma in 1..=MAX_GAMMA {
-        let plan = plan_from(s, gamma, t_base, t_draft)?;
+    for plan in plans {
+        let plan = plan?;
         if best.is_none_or(|b| plan.speedup > b.speedup) {
             best = Some(plan);
         }
@@ -282,7 +315,8 @@ pub fn best_round(s: &Scenario) -> Result<BestRound, Error> {
 }
 
 /// Speedup of tree (or chain) verification over plain decoding, lecture 6 demo 3's
-/// accounting: a round drafts `depth` levels, each costing one draft step of `s.draft`
+/// accounting, each pass priced by `p`: a round drafts `depth` levels, each costing one
+/// draft step of `s.draft`
 /// (demo 3 uses [`Draft::FixedCost`]`(0.05)`, an EAGLE-style one-layer draft), then
 /// verifies the whole tree in one target pass over `nodes + 1` tokens; it yields `tau`
 /// tokens on average (an acceptance length measured on that tree, or published for it).
@@ -292,18 +326,22 @@ pub fn best_round(s: &Scenario) -> Result<BestRound, Error> {
 /// tree known only by its size ([`TreeShape::sized`]) will do.
 ///
 /// Errors: `tau` below 1, above `depth + 1` (a round cannot accept more levels than it
-/// drafted) or not finite; and whatever [`Scenario::validate`] and [`target_pass_time`]
-/// reject.
+/// drafted) or not finite; and whatever [`Scenario::validate`] and `p` reject.
 ///
 /// ```
-/// use decode_lab::{tree_speedup, Draft, Scenario, TreeShape};
+/// use decode_lab::{tree_speedup, Draft, Scenario, Seed, TreeShape};
 /// // A chain of 4 that yields 3 tokens a round at batch 1: ≈ 3 / 1.2 = 2.5×.
 /// let s = Scenario { draft: Draft::FixedCost(0.05), ..Scenario::LECTURE };
-/// let x = tree_speedup(&s, &TreeShape::chain(4)?, 3.0)?;
+/// let x = tree_speedup(&s, &Seed, &TreeShape::chain(4)?, 3.0)?;
 /// assert!((x - 2.5).abs() < 0.01);
 /// # Ok::<(), decode_lab::Error>(())
 /// ```
-pub fn tree_speedup(s: &Scenario, tree: &TreeShape, tau: f64) -> Result<f64, Error> {
+pub fn tree_speedup(
+    s: &Scenario,
+    p: &dyn Pricing,
+    tree: &TreeShape,
+    tau: f64,
+) -> Result<f64, Error> {
     let depth = tree.depth();
     if !(tau.is_finite() && tau >= 1.0 && tau <= depth as f64 + 1.0) {
         return Err(Error::Argument(format!(
@@ -311,24 +349,31 @@ pub fn tree_speedup(s: &Scenario, tree: &TreeShape, tau: f64) -> Result<f64, Err
             depth + 1
         )));
     }
-    let (t_base, t_round) = tree_round_time(s, tree)?;
+    let (t_base, t_round) = tree_round_time(s, p, tree)?;
     Ok(round_speedup(tau, t_base, t_round))
 }
 
-/// One plain target step and one round of tree (or chain) verification in scenario `s`,
-/// `(t_base, t_round)` in seconds: `t_round = depth · t_draft + t_verify(nodes + 1) +`
-/// [`round_extra_time`] (the accounting of [`tree_speedup`]).
+/// One plain target step and one round of tree (or chain) verification in scenario `s`
+/// priced by `p`, `(t_base, t_round)` in seconds: `t_round = depth · t_draft +
+/// t_verify(nodes + 1) +` [`Pricing::round_extra_time`] (the accounting of
+/// [`tree_speedup`]).
 ///
-/// Errors: whatever [`Scenario::validate`] and [`target_pass_time`] reject.
-pub fn tree_round_time(s: &Scenario, tree: &TreeShape) -> Result<(f64, f64), Error> {
-    let (depth, nodes) = (tree.depth(), tree.nodes());
+/// Errors: whatever [`Scenario::validate`] and `p` reject.
+pub fn tree_round_time(
+    s: &Scenario,
+    p: &dyn Pricing,
+    tree: &TreeShape,
+) -> Result<(f64, f64), Error> {
+    let depth = tree.depth();
+    let nodes = tree.nodes();
     s.validate()?;
-    let t_base = target_pass_time(s, 1)?;
-    let t_verify = target_pass_time(s, nodes.saturating_add(1))?;
+    p.check(s)?;
+    let t_base = p.target_pass_time(s, 1)?;
+    let t_verify = p.target_pass_time(s, nodes.saturating_add(1))?;
     let drafting = match s.draft {
         // Written as demo 3 always computed it: depth · c · t_base.
         Draft::FixedCost(c) => depth as f64 * c * t_base,
-        _ => depth as f64 * draft_step_time(s)?,
+        _ => depth as f64 * p.draft_step_time(s)?,
     };
-    Ok((t_base, drafting + t_verify + round_extra_time(s)?))
+    Ok((t_base, drafting + t_verify + p.round_extra_time(s)?))
 }

@@ -3,7 +3,7 @@
 
 use crate::{Draft, Error, LLAMA32_1B};
 use hw_specs::Accelerator;
-use llm_math::{CostTerms, Deployment, ModelConfig, Prefill};
+use llm_math::{Deployment, ModelConfig};
 
 /// One speculative-decoding setup, every knob named: what a lecture demo or a command
 /// line asks the roofline about.
@@ -13,9 +13,10 @@ use llm_math::{CostTerms, Deployment, ModelConfig, Prefill};
 /// `--ctx` → `ctx`, `--alpha` → `alpha`, `--tp` → `deployment.tp`, `--weights` →
 /// `deployment.weights`, `--kv` → `deployment.kv`, `--eff-compute` / `--eff-bandwidth` →
 /// `deployment.compute_efficiency` / `bandwidth_efficiency`, `--overhead-target` /
-/// `--overhead-draft` → `overhead_target` / `overhead_draft`, `--calibration NAME` →
-/// [`crate::validation::Calibration::apply`], `--gamma N` → [`crate::round_plan`] instead of
-/// [`crate::best_round`].
+/// `--overhead-draft` → `overhead_target` / `overhead_draft`, `--draft-tp` → `draft_tp`,
+/// `--gamma N` → [`crate::round_plan`] instead of [`crate::best_round`]. The cost terms
+/// engines show (`--calibration`, `--overlap`, …) are not a scenario's: they price its
+/// passes (a [`crate::Pricing`] of the `planner` crate).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scenario {
     /// The card (one of `deployment.tp` identical ones).
@@ -38,23 +39,6 @@ pub struct Scenario {
     /// Fixed cost of one draft step, seconds (not used by [`Draft::FixedCost`] and
     /// [`Draft::SelfSpec`]).
     pub overhead_draft: f64,
-    /// Extra cost of each verified token beyond the first, as a fraction of a plain target
-    /// step: `t_verify(n) = roofline(n) + overhead + (n − 1) · verify_cost_per_token · t_base`.
-    /// 0 in the lecture (the roofline alone); engines measure more (tree masks, rejection
-    /// sampling, bookkeeping), which a calibration profile fits.
-    pub verify_cost_per_token: f64,
-    /// The cost terms the lecture's roofline leaves out ([`llm_math::CostTerms`]): overlap
-    /// of compute and memory in every pass, verification per verified token of the batch,
-    /// a per-round cost with a batch term, a per-layer draft cost, the FP8 and W8A16
-    /// efficiency factors, INT4's dequantization and the all-reduce latency of the card's
-    /// interconnect family (added to
-    /// `deployment.all_reduce_latency`). [`CostTerms::NEUTRAL`] in the lecture, where each
-    /// term changes nothing.
-    pub cost_terms: CostTerms,
-    /// Prompt tokens every target step also carries (chunked prefill, or a serving
-    /// engine's prefills of new requests between the steps of running ones);
-    /// [`Prefill::NONE`] in the lecture, where a step decodes only.
-    pub prefill: Prefill,
     /// Tensor parallelism of the draft model, or `None` to serve it as the target
     /// (`deployment.tp`): a small draft is often run on fewer cards than its target.
     pub draft_tp: Option<u64>,
@@ -65,8 +49,8 @@ impl Scenario {
     /// Llama-3.2-1B, batch 1, context 1024, α = 0.8, [`Deployment::LECTURE`] (bf16, 60% /
     /// 80% of peak), 1 ms per target pass and 0.3 ms per draft step, verification costed by
     /// the roofline alone. With it every function of this crate reproduces the seed's
-    /// figures; every other default (the calibration profile `seed`, a lecture's flags)
-    /// is read from here.
+    /// figures; every other default (a lecture's flags, the planner's `seed` profile) is
+    /// read from here.
     pub const LECTURE: Scenario = Scenario {
         hw: hw_specs::H100,
         target: llm_math::LLAMA31_8B,
@@ -77,9 +61,6 @@ impl Scenario {
         deployment: Deployment::LECTURE,
         overhead_target: 1e-3,
         overhead_draft: 0.3e-3,
-        verify_cost_per_token: 0.0,
-        cost_terms: CostTerms::NEUTRAL,
-        prefill: Prefill::NONE,
         draft_tp: None,
     };
 
@@ -112,9 +93,9 @@ impl Scenario {
     pub fn validate(&self) -> Result<(), Error> {
         self.validate_target()?;
         if let Draft::Model(m) = &self.draft {
-            self.target.check_same_tokenizer(m)?;
+            crate::check_tokenizers(&self.target, m)?;
             let on_its_cards = Deployment {
-                tp: self.draft_tp.unwrap_or(self.deployment.tp),
+                tp: self.draft_cards(),
                 ..self.deployment
             };
             on_its_cards.check(m)?;
@@ -166,10 +147,18 @@ impl Scenario {
         Ok(())
     }
 
+    /// The cards the draft model runs on: `draft_tp`, or the target's `tp` when it is
+    /// `None`.
+    pub fn draft_cards(&self) -> u64 {
+        self.draft_tp.unwrap_or(self.deployment.tp)
+    }
+
     /// The checks of [`Scenario::validate`] that need no model arithmetic: sizes, α, the
-    /// weights' format on the card, overheads, the draft's parameter, the verification
-    /// cost and the cost terms.
-    pub(crate) fn check_knobs(&self) -> Result<(), Error> {
+    /// weights' format on the card, overheads, the draft's parameter and its cards. Every
+    /// pass checks them.
+    ///
+    /// Errors: the first knob out of its domain, named.
+    pub fn check_knobs(&self) -> Result<(), Error> {
         if self.batch == 0 {
             return Err(llm_math::Error::Zero("batch size").into());
         }
@@ -181,22 +170,6 @@ impl Scenario {
         check_overhead(self.overhead_target)?;
         check_overhead(self.overhead_draft)?;
         self.draft.check()?;
-        if !(0.0..=MAX_VERIFY_COST).contains(&self.verify_cost_per_token) {
-            return Err(Error::Argument(format!(
-                "the verification cost per extra token must be a fraction of a step from 0 to \
-                 {MAX_VERIFY_COST}, got {}",
-                self.verify_cost_per_token
-            )));
-        }
-        self.cost_terms.check()?;
-        // INT4's dequantization needs the card's FP32 vector peak: refused here, before any
-        // pass, on a card that has none.
-        llm_math::dequant_time(
-            0.0,
-            &self.hw,
-            self.deployment.weights,
-            self.cost_terms.int4_dequant_ops,
-        )?;
         if let Some(d) = self.draft_tp
             && !(1..=self.deployment.tp).contains(&d)
         {
@@ -206,23 +179,9 @@ impl Scenario {
                 self.deployment.tp
             )));
         }
-        if self.prefill.tokens > llm_math::MAX_PASS_TOKENS {
-            return Err(Error::Argument(format!(
-                "a step carries at most {} prompt tokens, got {}",
-                llm_math::MAX_PASS_TOKENS,
-                self.prefill.tokens
-            )));
-        }
-        if self.prefill.tokens > 0 && self.prefill.ctx == 0 {
-            return Err(llm_math::Error::Zero("prompt context of the prefill").into());
-        }
         Ok(())
     }
 }
-
-/// The largest verification cost per extra token, as a fraction of a plain step: ten
-/// steps for one token would make verifying slower than decoding it ten times over.
-pub const MAX_VERIFY_COST: f64 = 10.0;
 
 /// α in [0, 1] (NaN is refused).
 pub(crate) fn check_alpha(alpha: f64) -> Result<(), Error> {

@@ -1,110 +1,21 @@
 //! Every public function of `decode_lab`'s roofline side on scenarios holding anything
-//! (cards, models and deployments from the `arbitrary` strategies, α, overheads and
-//! cost terms that are NaN, ±∞, 0, negative or huge, any γ, tree and τ), and its
+//! (cards, models and deployments from the `arbitrary` strategies, α and overheads that
+//! are NaN, ±∞, 0, negative or huge, any γ, tree and τ), and its
 //! acceptance side on logits holding NaN and ±∞: no panic, and every `Ok` finite.
 
+use decode_lab::arbitrary::scenario;
 use decode_lab::{
-    Draft, Scenario, TreeShape, best_round, cost_coefficient, draft_ranks, draft_step_time,
-    expected_tokens, round, round_plan, target_pass_time, tree_accept_lengths, tree_round_time,
-    tree_speedup, verify_time,
+    Seed, TreeShape, best_round, cost_coefficient, draft_ranks, draft_step_time, expected_tokens,
+    round, round_plan, target_pass_time, tree_accept_lengths, tree_round_time, tree_speedup,
+    verify_time,
 };
-use hw_specs::arbitrary::{accelerator, extreme_f64, mostly};
-use llm_math::arbitrary::{deployment, extreme_u64, model_config, size};
-use llm_math::{CostTerms, Prefill};
+use hw_specs::arbitrary::{accelerator, extreme_f64};
+use llm_math::arbitrary::{extreme_u64, model_config};
 use ndarray::{Array1, Array2};
 use proptest::prelude::*;
 
 fn finite(x: f64) -> bool {
     x.is_finite() && x >= 0.0
-}
-
-fn draft() -> impl Strategy<Value = Draft> {
-    prop_oneof![
-        model_config().prop_map(Draft::Model),
-        Just(Draft::Model(decode_lab::LLAMA32_1B)),
-        Just(Draft::Head),
-        mostly(0.0..1.0).prop_map(Draft::FixedCost),
-        size(1..4096).prop_map(|kv_window| Draft::SelfSpec { kv_window }),
-        size(0..200).prop_map(|layers| Draft::FirstLayers { layers }),
-    ]
-}
-
-fn cost_terms() -> impl Strategy<Value = CostTerms> {
-    (
-        mostly(0.0..1.0),
-        mostly(0.0..1e-4),
-        mostly(0.0..1e-3),
-        mostly(0.0..1e-4),
-        mostly(0.0..1e-4),
-        mostly(0.0..1e-5),
-        (mostly(0.0..1.0), mostly(0.0..20.0)),
-    )
-        .prop_map(
-            |(overlap, verify, fixed, per_seq, per_layer, per_seq_layer, (w8a16, int4))| {
-                CostTerms {
-                    overlap,
-                    verify_per_batch_token: verify,
-                    round_fixed: fixed,
-                    round_per_sequence: per_seq,
-                    draft_per_layer: per_layer,
-                    per_sequence_layer: per_seq_layer,
-                    w8a16_bandwidth: w8a16,
-                    int4_dequant_ops: int4,
-                    ..CostTerms::NEUTRAL
-                }
-            },
-        )
-}
-
-/// A scenario of pieces drawn wild or the lecture's.
-fn scenario() -> impl Strategy<Value = Scenario> {
-    // Each piece the lecture's half the time, anything otherwise: a scenario then prices
-    // often enough for the computations to be reached, and every piece is still drawn wild.
-    let target = prop_oneof![Just(llm_math::LLAMA31_8B), model_config()];
-    let hw = prop_oneof![Just(hw_specs::H100), accelerator()];
-    let dep = prop_oneof![Just(llm_math::Deployment::LECTURE), deployment()];
-    let drafter = prop_oneof![Just(Draft::Model(decode_lab::LLAMA32_1B)), draft()];
-    (
-        (hw, target, drafter, dep),
-        (
-            prop_oneof![Just(1), size(1..512)],
-            prop_oneof![Just(1024), size(1..131_072)],
-            prop_oneof![Just(0.8), mostly(0.0..1.0)],
-        ),
-        (
-            prop_oneof![Just(1e-3), mostly(0.0..2e-3)],
-            prop_oneof![Just(3e-4), mostly(0.0..1e-3)],
-            prop_oneof![Just(0.0), mostly(0.0..0.1)],
-            prop_oneof![Just(CostTerms::NEUTRAL), cost_terms()],
-        ),
-        (
-            prop_oneof![
-                Just(Prefill::NONE),
-                (size(0..100_000), size(0..100_000))
-                    .prop_map(|(tokens, ctx)| Prefill { tokens, ctx })
-            ],
-            prop_oneof![Just(None), size(0..16).prop_map(Some)],
-        ),
-    )
-        .prop_map(
-            |((hw, target, draft, deployment), (batch, ctx, alpha), costs, (prefill, draft_tp))| {
-                Scenario {
-                    hw,
-                    target,
-                    draft,
-                    batch,
-                    ctx,
-                    alpha,
-                    deployment,
-                    overhead_target: costs.0,
-                    overhead_draft: costs.1,
-                    verify_cost_per_token: costs.2,
-                    cost_terms: costs.3,
-                    prefill,
-                    draft_tp,
-                }
-            },
-        )
 }
 
 fn tree() -> impl Strategy<Value = Result<TreeShape, decode_lab::Error>> {
@@ -126,19 +37,19 @@ proptest! {
         n in prop_oneof![1u64..64, extreme_u64()],
         gamma in prop_oneof![1u32..16, any::<u32>()],
     ) {
-        for x in [target_pass_time(&s, n), draft_step_time(&s), cost_coefficient(&s)].into_iter().flatten() {
+        for x in [target_pass_time(&s, n), draft_step_time(&s), cost_coefficient(&s, &Seed)].into_iter().flatten() {
             prop_assert!(finite(x), "{x}");
         }
-        if let Ok(p) = round_plan(&s, gamma) {
+        if let Ok(p) = round_plan(&s, &Seed, gamma) {
             for x in [p.expected_tokens, p.speedup, p.verify_ratio, p.c, p.t_base, p.t_draft, p.t_verify, p.t_round] {
                 prop_assert!(finite(x), "{p:?}");
             }
         }
-        if let Ok(b) = best_round(&s) {
+        if let Ok(b) = best_round(&s, &Seed) {
             prop_assert!(finite(b.speedup()) && b.gamma() <= decode_lab::MAX_GAMMA);
         }
         for fixed in [None, Some(gamma)] {
-            if let Ok(r) = round(&s, fixed) {
+            if let Ok(r) = round(&s, &Seed, fixed) {
                 prop_assert!(finite(r.speedup));
             }
         }
@@ -152,10 +63,10 @@ proptest! {
         if let Ok(tree) = tree {
             prop_assert!(tree.nodes() >= tree.depth());
             let _ = tree.label();
-            if let Ok((t, c)) = tree_round_time(&s, &tree) {
+            if let Ok((t, c)) = tree_round_time(&s, &Seed, &tree) {
                 prop_assert!(finite(t) && finite(c));
             }
-            if let Ok(x) = tree_speedup(&s, &tree, tau) {
+            if let Ok(x) = tree_speedup(&s, &Seed, &tree, tau) {
                 prop_assert!(finite(x), "{x}");
             }
         }
@@ -218,7 +129,7 @@ fn a_good_share_of_drawn_scenarios_prices_a_round() {
             .new_tree(&mut runner)
             .expect("a scenario")
             .current();
-        priced += usize::from(round_plan(&s, 4).is_ok());
+        priced += usize::from(round_plan(&s, &Seed, 4).is_ok());
     }
     assert!(
         priced >= 50,

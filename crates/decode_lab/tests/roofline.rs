@@ -41,7 +41,7 @@ fn expected_tokens_matches_the_geometric_series_by_hand() {
 
 #[test]
 fn best_round_at_batch_one_drafts_four_at_alpha_point_eight() {
-    let best = best_round(&Scenario::LECTURE).unwrap();
+    let best = best_round(&Scenario::LECTURE, &Seed).unwrap();
     let p = *best.plan().unwrap();
     assert_eq!(p.gamma, 4);
     // t_base = 6.650820 ms, t_draft = 1.234782 ms, t_verify(5) = t_base + 4 KV writes.
@@ -67,7 +67,7 @@ fn the_lecture_scenario_gives_the_seed_figures_worked_out_by_hand() {
     let t_base = (2.0 * P8B + 64.0 * 513.0 * KV8B) / BW + 1e-3;
     let t_draft = (2.0 * 1_235_814_400.0 + 64.0 * 513.0 * 32_768.0) / BW + 0.3e-3;
     let t_verify = (2.0 * P8B + 64.0 * 512.0 * KV8B + 256.0 * KV8B) / BW + 1e-3;
-    let p = round_plan(&s, 3).unwrap();
+    let p = round_plan(&s, &Seed, 3).unwrap();
     assert!(
         (p.t_base - t_base).abs() < 1e-15 && (p.t_base - 8.2064e-3).abs() < 1e-7,
         "{}",
@@ -82,12 +82,12 @@ fn the_lecture_scenario_gives_the_seed_figures_worked_out_by_hand() {
         "{} vs {by_hand}",
         p.speedup
     );
-    assert!((p.c - cost_coefficient(&s).unwrap()).abs() < 1e-15);
+    assert!((p.c - cost_coefficient(&s, &Seed).unwrap()).abs() < 1e-15);
 }
 
 #[test]
 fn with_alpha_zero_no_draft_length_pays() {
-    let best = best_round(&at(1, 1024, 0.0)).unwrap();
+    let best = best_round(&at(1, 1024, 0.0), &Seed).unwrap();
     let BestRound::NoSpeculation(tried) = best else {
         panic!("{best:?}")
     };
@@ -101,7 +101,7 @@ fn with_alpha_zero_no_draft_length_pays() {
 #[test]
 fn a_fixed_gamma_of_8_at_batch_512_is_a_slow_down() {
     let s = at(512, 512, 0.8);
-    let p = round_plan(&s, 8).unwrap();
+    let p = round_plan(&s, &Seed, 8).unwrap();
     // Verify: 512 · 9 = 4,608 tokens, compute-bound:
     // FLOPs = 2·P·4608 + 4·131,072·512·4608 = 7.0401e13 → / (989e12·0.6) = 118.64 ms (+1 ms).
     let flops = 2.0 * P8B * 4608.0 + 4.0 * 131_072.0 * 512.0 * 4608.0;
@@ -119,9 +119,9 @@ fn a_fixed_gamma_of_8_at_batch_512_is_a_slow_down() {
         p.speedup
     );
     // best_round, free to choose, picks a shorter draft.
-    let best = best_round(&s).unwrap();
+    let best = best_round(&s, &Seed).unwrap();
     assert!(best.gamma() < 8);
-    assert!(round_plan(&s, 0).is_err());
+    assert!(round_plan(&s, &Seed, 0).is_err());
 }
 
 #[test]
@@ -217,19 +217,6 @@ fn draft_kinds_cost_what_they_read() {
 }
 
 #[test]
-fn the_verification_cost_per_token_adds_a_fraction_of_a_step_per_extra_token() {
-    let s = Scenario {
-        verify_cost_per_token: 0.05,
-        ..Scenario::LECTURE
-    };
-    let base = target_pass_time(&Scenario::LECTURE, 1).unwrap();
-    let five = target_pass_time(&Scenario::LECTURE, 5).unwrap();
-    assert_eq!(target_pass_time(&s, 1).unwrap(), base);
-    // 4 extra tokens · 5% of a step = 20% of a step on top.
-    assert!((target_pass_time(&s, 5).unwrap() - (five + 0.2 * base)).abs() < 1e-15);
-}
-
-#[test]
 fn a_vocabulary_mismatch_is_an_error_naming_both_tokenizers() {
     for target in [llm_math::MISTRAL_7B, llm_math::QWEN25_7B] {
         let s = Scenario {
@@ -237,10 +224,7 @@ fn a_vocabulary_mismatch_is_an_error_naming_both_tokenizers() {
             ..Scenario::LECTURE
         };
         let e = s.validate().unwrap_err();
-        assert!(
-            matches!(e, Error::Math(llm_math::Error::TokenizerMismatch { .. })),
-            "{e:?}"
-        );
+        assert!(matches!(e, Error::TokenizerMismatch { .. }), "{e:?}");
         let msg = e.to_string();
         assert!(
             msg.contains("Llama-3.2-1B cannot draft for") && msg.contains("tokenizer"),
@@ -354,9 +338,9 @@ fn the_best_round_beats_every_fixed_draft_length_and_says_when_it_stopped_at_the
             ctx: 512,
             ..Scenario::LECTURE
         };
-        let best = best_round(&s).unwrap();
+        let best = best_round(&s, &Seed).unwrap();
         for g in 1..=MAX_GAMMA {
-            let fixed = round_plan(&s, g).unwrap().speedup;
+            let fixed = round_plan(&s, &Seed, g).unwrap().speedup;
             assert!(
                 best.speedup() >= fixed,
                 "c {c}, α {alpha}: γ {g} gives {fixed}"
@@ -370,7 +354,7 @@ fn the_best_round_beats_every_fixed_draft_length_and_says_when_it_stopped_at_the
         ctx: 512,
         ..Scenario::LECTURE
     };
-    let best = best_round(&cheap).unwrap();
+    let best = best_round(&cheap, &Seed).unwrap();
     assert_eq!((best.gamma(), best.at_limit()), (19, false));
     // A free, perfect draft: every longer draft pays more, so the best is the limit.
     let free = Scenario {
@@ -378,7 +362,7 @@ fn the_best_round_beats_every_fixed_draft_length_and_says_when_it_stopped_at_the
         alpha: 1.0,
         ..cheap
     };
-    let best = best_round(&free).unwrap();
+    let best = best_round(&free, &Seed).unwrap();
     assert_eq!((best.gamma(), best.at_limit()), (MAX_GAMMA, true));
 }
 
@@ -397,11 +381,11 @@ fn alpha_outside_the_unit_interval_is_an_error() {
     for a in [-0.1, 1.0001, f64::NAN, f64::INFINITY] {
         assert!(matches!(expected_tokens(a, 3), Err(Error::Alpha(_))), "{a}");
         assert!(
-            matches!(best_round(&at(1, 1024, a)), Err(Error::Alpha(_))),
+            matches!(best_round(&at(1, 1024, a), &Seed), Err(Error::Alpha(_))),
             "{a}"
         );
         assert!(
-            matches!(round_plan(&at(1, 1024, a), 2), Err(Error::Alpha(_))),
+            matches!(round_plan(&at(1, 1024, a), &Seed, 2), Err(Error::Alpha(_))),
             "{a}"
         );
     }
@@ -433,13 +417,13 @@ fn zero_sizes_and_oversized_batches_are_errors() {
     let by_hand = (2.0 * 7_504_924_672.0 + 15.0 * 32769.0 * 131_072.0) / 2.68e12 + 1e-3;
     assert!((t15 - by_hand).abs() < 1e-12, "{t15} vs {by_hand}");
     assert!(matches!(
-        best_round(&at(128, 4096, 0.8)),
+        best_round(&at(128, 4096, 0.8), &Seed),
         Err(Error::Math(llm_math::Error::DoesNotFit {
             max_batch: 119,
             ..
         }))
     ));
-    assert!(best_round(&at(0, 4096, 0.8)).is_err());
+    assert!(best_round(&at(0, 4096, 0.8), &Seed).is_err());
 }
 
 #[test]
@@ -453,12 +437,12 @@ fn a_bad_overhead_is_an_error_not_a_nan() {
             overhead_draft: o,
             ..Scenario::LECTURE
         };
-        assert!(matches!(best_round(&s), Err(Error::Overhead(_))));
+        assert!(matches!(best_round(&s, &Seed), Err(Error::Overhead(_))));
         let s = Scenario {
             overhead_target: o,
             ..Scenario::LECTURE
         };
-        assert!(matches!(best_round(&s), Err(Error::Overhead(_))));
+        assert!(matches!(best_round(&s, &Seed), Err(Error::Overhead(_))));
     }
 }
 
@@ -467,7 +451,7 @@ fn speedup_never_exceeds_expected_tokens_and_verify_never_beats_a_step() {
     for batch in [1, 8, 64, 300, 470] {
         for ctx in [128, 512, 1024] {
             for alpha in [0.0, 0.3, 0.6, 0.8, 0.95, 1.0] {
-                let best = best_round(&at(batch, ctx, alpha)).unwrap();
+                let best = best_round(&at(batch, ctx, alpha), &Seed).unwrap();
                 let (BestRound::Speculate(p) | BestRound::NoSpeculation(p)) = best;
                 assert!(p.speedup <= p.expected_tokens, "{batch} {ctx} {alpha}");
                 assert!(p.verify_ratio >= 1.0);
@@ -490,7 +474,7 @@ fn the_draft_is_not_held_to_the_memory_budget() {
         ..Scenario::LECTURE
     };
     assert!(draft_step_time(&s).is_ok());
-    assert!(best_round(&s).is_ok());
+    assert!(best_round(&s, &Seed).is_ok());
     let bad = Scenario {
         overhead_draft: -1.0,
         ..s
@@ -505,7 +489,7 @@ fn tree_speedup_charges_each_level_and_the_verified_nodes() {
         draft: Draft::FixedCost(0.05),
         ..at(32, 1024, 0.8)
     };
-    let x = tree_speedup(&s, &TreeShape::sized(4, 340).unwrap(), 4.0).unwrap();
+    let x = tree_speedup(&s, &Seed, &TreeShape::sized(4, 340).unwrap(), 4.0).unwrap();
     // By hand: t_base = (2P + 32·1025·KV)/BW + 1 ms = 8.2049 ms;
     // t_verify = compute-bound (2P·10,912 + 4·131,072·1024·10,912)/(989e12·0.6) + 1 ms.
     let t_base = (2.0 * P8B + 32.0 * 1025.0 * KV8B) / BW + 1e-3;
@@ -523,12 +507,18 @@ fn tree_speedup_charges_each_level_and_the_verified_nodes() {
         draft: Draft::FixedCost(0.0),
         ..Scenario::LECTURE
     };
-    let chain = tree_speedup(&free, &TreeShape::sized(2, 2).unwrap(), 2.0).unwrap();
+    let chain = tree_speedup(&free, &Seed, &TreeShape::sized(2, 2).unwrap(), 2.0).unwrap();
     let t1 = (2.0 * P8B + 1025.0 * KV8B) / BW + 1e-3;
     let t3 = (2.0 * P8B + 1025.0 * KV8B + 2.0 * KV8B) / BW + 1e-3;
     assert!((chain - 2.0 * t1 / t3).abs() < 1e-12);
     // With a draft model, each level costs one of its steps: 1.234782 ms for the 1B.
-    let model = tree_speedup(&Scenario::LECTURE, &TreeShape::sized(2, 2).unwrap(), 2.0).unwrap();
+    let model = tree_speedup(
+        &Scenario::LECTURE,
+        &Seed,
+        &TreeShape::sized(2, 2).unwrap(),
+        2.0,
+    )
+    .unwrap();
     assert!(
         (model - 2.0 * t1 / (2.0 * 1.234_782e-3 + t3)).abs() < 1e-6,
         "{model}"
@@ -542,7 +532,7 @@ fn tree_speedup_rejects_a_meaningless_round() {
         ..Scenario::LECTURE
     };
     let t = |tau, depth, s: &Scenario| {
-        TreeShape::sized(depth, 4).and_then(|tree| tree_speedup(s, &tree, tau))
+        TreeShape::sized(depth, 4).and_then(|tree| tree_speedup(s, &Seed, &tree, tau))
     };
     assert!(matches!(t(0.5, 4, &s), Err(Error::Argument(m)) if m.contains("τ")));
     assert!(matches!(t(f64::NAN, 4, &s), Err(Error::Argument(_))));
@@ -557,7 +547,7 @@ fn tree_speedup_rejects_a_meaningless_round() {
 
 #[test]
 fn the_best_speedup_falls_as_the_batch_grows() {
-    let s = |b| best_round(&at(b, 512, 0.8)).unwrap().speedup();
+    let s = |b| best_round(&at(b, 512, 0.8), &Seed).unwrap().speedup();
     let batches = [1, 16, 64, 128, 256, 512, 900];
     for w in batches.windows(2) {
         assert!(s(w[1]) < s(w[0]), "{w:?}");
@@ -606,7 +596,7 @@ fn no_setup_of_the_registries_gives_nan_or_inf() {
                                 if let Ok(m) = &m {
                                     assert!(m.capacity.is_finite() && m.draft_weights.is_finite());
                                 }
-                                match best_round(&s) {
+                                match best_round(&s, &Seed) {
                                     Ok(b) => {
                                         let (BestRound::Speculate(p) | BestRound::NoSpeculation(p)) =
                                             b;
@@ -615,7 +605,7 @@ fn no_setup_of_the_registries_gives_nan_or_inf() {
                                         {
                                             assert!(x.is_finite() && x >= 0.0, "{s:?}: {p:?}");
                                         }
-                                        let fixed = round_plan(&s, 8).unwrap();
+                                        let fixed = round_plan(&s, &Seed, 8).unwrap();
                                         assert!(fixed.speedup.is_finite(), "{s:?}");
                                         ok += 1;
                                     }
@@ -637,10 +627,13 @@ fn no_setup_of_the_registries_gives_nan_or_inf() {
 #[test]
 fn a_layer_skip_draft_costs_its_layers_and_the_head() {
     let c = |layers| {
-        decode_lab::cost_coefficient(&Scenario {
-            draft: Draft::FirstLayers { layers },
-            ..Scenario::LECTURE
-        })
+        decode_lab::cost_coefficient(
+            &Scenario {
+                draft: Draft::FirstLayers { layers },
+                ..Scenario::LECTURE
+            },
+            &Seed,
+        )
         .unwrap()
     };
     let by_hand = |layers: u64| {

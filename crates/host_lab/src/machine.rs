@@ -173,7 +173,7 @@ pub(crate) mod tests {
 
     #[test]
     fn decode_labs_round_accounting_runs_on_this_machine() {
-        use decode_lab::{Draft, Scenario, best_round, target_pass_time, verify_time};
+        use decode_lab::{Draft, Scenario, Seed, best_round, target_pass_time, verify_time};
         let m = fake();
         let hw = m.accelerator();
         // verify_time keeps the lecture's efficiencies (60% / 80%) and its memory check.
@@ -193,7 +193,7 @@ pub(crate) mod tests {
         };
         assert!((target_pass_time(&s, 1).unwrap() - bytes / 22e9).abs() < 1e-9);
         // Memory-bound at batch 1 on a CPU too: speculation pays, with a long draft.
-        let best = best_round(&s).unwrap();
+        let best = best_round(&s, &Seed).unwrap();
         assert!(best.speedup() > 1.5 && best.gamma() >= 3, "{best:?}");
     }
 }

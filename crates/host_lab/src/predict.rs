@@ -101,7 +101,7 @@ impl PassPrediction {
     /// assert!(p.overlapped(1.5).is_nan());
     /// ```
     pub fn overlapped(&self, overlap: f64) -> f64 {
-        llm_math::overlapped_time(self.compute, self.memory, overlap)
+        planner::overlapped_time(self.compute, self.memory, overlap)
             .map_or(f64::NAN, |t| t + self.overhead)
     }
 
@@ -115,10 +115,10 @@ impl PassPrediction {
 }
 
 /// The overlap of compute and memory in decode_lab's `measured` calibration (0.60): the
-/// planner's fit on engines' published rows (`decode_lab::validation::profile::MEASURED`),
+/// planner's fit on engines' published rows (`planner::validation::profile::MEASURED`),
 /// which never saw this machine; 1 is the roofline's `max`, 0 the additive sum.
 pub fn planner_overlap() -> f64 {
-    decode_lab::validation::profile::MEASURED.cost_terms.overlap
+    planner::validation::profile::MEASURED.cost_terms.overlap
 }
 
 /// The overlap of compute and memory a product reaches when it takes `slowdown` times its
@@ -140,7 +140,7 @@ pub fn planner_overlap() -> f64 {
 /// assert!((overlap_from_slowdown(3.0, 2.5) - 0.5).abs() < 1e-12);
 /// ```
 pub fn overlap_from_slowdown(slowdown: f64, compute_over_memory: f64) -> f64 {
-    llm_math::implied_overlap(compute_over_memory, 1.0, slowdown).unwrap_or(f64::NAN)
+    planner::implied_overlap(compute_over_memory, 1.0, slowdown).unwrap_or(f64::NAN)
 }
 
 /// The overlap at `rows` rows from overlaps measured at some row counts (`(rows, overlap)`,
@@ -347,10 +347,11 @@ pub fn alpha_from_tau(tau: f64, gamma: usize) -> f64 {
     0.5 * (lo + hi)
 }
 
-/// The best draft length and its speedup, as `decode_lab::best_round` chooses it, at
-/// acceptance rate `alpha`, for γ = 1 … `max_gamma`: `t_pass(n)` is the target's pass
-/// feeding n tokens per sequence and `t_draft` a draft step. `(0, 1.0)` when no γ beats
-/// plain decoding.
+/// The best draft length and its speedup at acceptance rate `alpha`, for γ = 1 …
+/// `max_gamma`, on this machine's times: `t_pass(n)` is the target's pass feeding n tokens
+/// per sequence and `t_draft` a draft step — `decode_lab::best_of` the rounds
+/// `decode_lab::plan_of` prices from them, as `decode_lab::best_round` chooses on a card.
+/// `(0, 1.0)` when no γ beats plain decoding.
 pub fn best_round(
     alpha: f64,
     max_gamma: usize,
@@ -358,13 +359,15 @@ pub fn best_round(
     t_pass: impl Fn(usize) -> f64,
 ) -> (usize, f64) {
     let t1 = t_pass(1);
-    (1..=max_gamma)
-        .map(|g| {
-            let tau = decode_lab::expected_tokens(alpha.clamp(0.0, 1.0), g as u32).unwrap_or(1.0);
-            (g, speculative_speedup(tau, g, t1, t_draft, t_pass(g + 1)))
-        })
-        .filter(|&(_, s)| s > 1.0)
-        .fold((0, 1.0), |best, x| if x.1 > best.1 { x } else { best })
+    let alpha = alpha.clamp(0.0, 1.0);
+    let plan = |g: usize| {
+        let gamma = u32::try_from(g).unwrap_or(u32::MAX);
+        decode_lab::plan_of(alpha, gamma, t1, t_draft, t_pass(g + 1), 0.0)
+    };
+    match decode_lab::best_of((1..=max_gamma).map(plan)) {
+        Ok(best) => (best.gamma() as usize, best.speedup()),
+        Err(_) => (0, 1.0),
+    }
 }
 
 #[cfg(test)]
@@ -441,7 +444,7 @@ mod tests {
 
     #[test]
     fn the_best_round_is_decode_labs_on_the_same_times() {
-        use decode_lab::{Draft, Scenario};
+        use decode_lab::{Draft, Scenario, Seed};
         // decode_lab with a fixed-cost draft and this machine's deployment, no overheads.
         let m = crate::machine::Machine {
             caches: crate::host::cache_sizes(),
@@ -462,7 +465,7 @@ mod tests {
                 Draft::FixedCost(0.15),
             )
         };
-        let theirs = decode_lab::best_round(&s).unwrap();
+        let theirs = decode_lab::best_round(&s, &Seed).unwrap();
         let t = |n: usize| decode_lab::target_pass_time(&s, n as u64).unwrap();
         let ours = best_round(0.7, decode_lab::MAX_GAMMA as usize, 0.15 * t(1), t);
         assert_eq!(ours.0 as u32, theirs.gamma());

@@ -43,6 +43,7 @@ pub mod error;
 pub mod figure;
 pub mod files;
 pub mod inputs;
+mod out;
 pub mod parse;
 pub mod render;
 pub mod report;
@@ -55,10 +56,11 @@ pub use cli::{
     CommonArgs, Format, Lecture, MASK_ENV, Options, Script, command, join_the_pool, main, report,
     run,
 };
-pub use demo::{Demo, Observation, Out, Ran, always, run_demo, seed, what_if};
+pub use demo::{Demo, Ran, run_demo};
 pub use error::Error;
 pub use figure::{Axis, Figure, Panel, RefLine, Region, Series};
 pub use inputs::{Inputs, NoInputs};
+pub use out::{Observation, Out, TableRef, always, seed, what_if};
 pub use report::{Block, Cell, Column, Datum, Line, Report, Section, Table};
 pub use sweep::{cut_at, log_sweep, try_map};
 pub use value::Value;

@@ -7,8 +7,8 @@ use hw_specs::arbitrary::mostly;
 use proptest::prelude::*;
 
 use crate::{
-    Arch, Deployment, Experts, ForwardShape, KvDtype, LLAMA31_8B, Mla, ModelConfig, Prefill,
-    Sliding, WeightDtype,
+    Arch, Deployment, Experts, ForwardShape, KvDtype, LLAMA31_8B, Mla, ModelConfig, Sliding,
+    WeightDtype,
 };
 
 /// Any `u64` a size could hold, the awkward ones often.
@@ -157,17 +157,15 @@ pub fn wild_deployment() -> BoxedStrategy<Deployment> {
         mostly(0.01..1.0),
         mostly(0.01..1.0),
         mostly(0.0..1e-3),
-        mostly(0.0..1e-3),
     )
         .prop_map(
-            |(tp, weights, kv, compute, bandwidth, all_reduce, expert)| Deployment {
+            |(tp, weights, kv, compute, bandwidth, all_reduce)| Deployment {
                 tp,
                 weights,
                 kv,
                 compute_efficiency: compute,
                 bandwidth_efficiency: bandwidth,
                 all_reduce_latency: all_reduce,
-                expert_latency: expert,
             },
         )
         .boxed()
@@ -178,13 +176,4 @@ pub fn shape() -> BoxedStrategy<ForwardShape> {
     (size(1..1024), size(1..200_000), size(1..64))
         .prop_map(|(batch, ctx, n_new)| ForwardShape { batch, ctx, n_new })
         .boxed()
-}
-
-/// Prompt tokens carried by a pass, none half the time.
-pub fn prefill() -> BoxedStrategy<Prefill> {
-    prop_oneof![
-        Just(Prefill::NONE),
-        (size(0..8192), size(0..200_000)).prop_map(|(tokens, ctx)| Prefill { tokens, ctx }),
-    ]
-    .boxed()
 }

@@ -29,12 +29,12 @@ pub struct Deployment {
     /// Fixed cost of one all-reduce, seconds (launch and synchronisation, independent of
     /// size); charged `2 · layers` times per pass when `tp > 1`. 0 in the lecture.
     pub all_reduce_latency: f64,
-    /// Fixed cost of each distinct routed expert a pass reads in each layer of an MoE
-    /// model, seconds (the grouped expert kernel's per-expert scheduling and small-matrix
-    /// latency, on every card at once, so not split by tensor parallelism); charged
-    /// `layers · experts_read` times per pass. 0 in the lecture; no effect on a dense model.
-    pub expert_latency: f64,
 }
+
+/// The longest fixed cost a pass may carry, seconds (an overhead, an all-reduce's
+/// latency): an hour, far above any engine's milliseconds, and low enough that a round of
+/// them stays finite.
+pub const MAX_SECONDS: f64 = 3600.0;
 
 /// The smallest fraction of a card's peak a deployment may reach (0.1%): any less and a
 /// pass's time could overflow to infinity; no kernel is that slow.
@@ -50,7 +50,6 @@ impl Deployment {
         compute_efficiency: COMPUTE_EFFICIENCY,
         bandwidth_efficiency: BANDWIDTH_EFFICIENCY,
         all_reduce_latency: 0.0,
-        expert_latency: 0.0,
     };
 
     /// This deployment with the weights served as `weights`.
@@ -117,8 +116,13 @@ impl Deployment {
                 )));
             }
         }
-        crate::cost_terms::seconds("expert latency", self.expert_latency)?;
-        crate::cost_terms::seconds("all-reduce latency", self.all_reduce_latency)?;
+        let latency = self.all_reduce_latency;
+        if !(latency.is_finite() && (0.0..=MAX_SECONDS).contains(&latency)) {
+            return Err(Error::Invalid(format!(
+                "all-reduce latency must be a number of seconds from 0 to {MAX_SECONDS}, got \
+                 {latency}"
+            )));
+        }
         Ok(())
     }
 

@@ -15,7 +15,7 @@
 //! | `moe` | [`Experts`]: mixture-of-experts MLPs, total against active parameters, [`expected_experts_read`] |
 //! | `dtype` | [`WeightDtype`], [`KvDtype`]: bytes per element, names |
 //! | `deployment` | [`Deployment`]: tensor parallelism, dtypes, efficiencies; [`Deployment::LECTURE`] |
-//! | `pass` | [`forward_cost`]: the one pass-time formula, [`ForwardCost::time`] / [`ForwardCost::checked_time`] |
+//! | `pass` | [`forward_cost`]: a pass's FLOPs and bytes; [`ForwardCost::time`], the seed's `max` (checked against memory: [`ForwardCost::checked_time`]) |
 //! | `memory` | [`max_batch`] (the seed's), [`max_batch_on`] a deployment |
 //! | `validate` | [`ModelConfig::validate`]: whether a shape can exist, [`MAX_PARAMS`] |
 //! | `weights` | [`ModelConfig::weight_bytes`], [`ModelConfig::streamed_weight_bytes`]: the linear layers at the weights' format, the rest at 16 bits |
@@ -32,9 +32,7 @@ pub mod arbitrary;
 mod attention;
 pub mod catalog;
 mod config;
-mod cost_terms;
 mod deployment;
-mod dequant;
 mod dtype;
 pub mod hf_config;
 mod memory;
@@ -49,19 +47,15 @@ pub use config::{
     LLAMA31_8B, LLAMA31_70B, LLAMA31_405B, LLAMA32_1B, LLAMA32_3B, LLAMA33_70B, MISTRAL_7B, MODELS,
     ModelConfig, QWEN3_0_6B, QWEN3_1_7B, QWEN3_8B, QWEN3_32B, QWEN25_7B, Tokenizer, model,
 };
-pub use cost_terms::{
-    AllReduceLatencies, CostTerms, DtypeEfficiency, MAX_SECONDS, draft_layer_time, implied_overlap,
-    overlapped_time, pass_time_with_overlap, round_overhead, sequence_layer_time,
-    verify_extra_time, verify_time_per_token,
+pub use deployment::{
+    BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment, MAX_SECONDS, MIN_EFFICIENCY,
 };
-pub use deployment::{BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment, MIN_EFFICIENCY};
-pub use dequant::{MAX_DEQUANT_OPS, dequant_time};
 pub use dtype::{KvDtype, WeightDtype};
 pub use memory::{max_batch, max_batch_on};
 pub use moe::{Experts, QWEN3_30B_A3B, expected_experts_read};
 pub use pass::{
-    ForwardCost, ForwardShape, MAX_PASS_TOKENS, Prefill, all_reduce_time, critical_tokens,
-    critical_tokens_at, forward_cost, forward_cost_with_prefill,
+    ForwardCost, ForwardShape, MAX_PASS_TOKENS, all_reduce_time, critical_tokens,
+    critical_tokens_at, forward_cost, roofline,
 };
 
 use std::fmt;
@@ -88,18 +82,6 @@ pub enum Error {
     },
     /// A model name [`model`] does not know.
     UnknownModel(String),
-    /// Target and draft use different tokenizers: the draft's token ids mean nothing to
-    /// the target, so they cannot speculate together.
-    TokenizerMismatch {
-        /// Target model name.
-        target: &'static str,
-        /// Its tokenizer family.
-        target_tokenizer: &'static str,
-        /// Draft model name.
-        draft: &'static str,
-        /// Its tokenizer family.
-        draft_tokenizer: &'static str,
-    },
     /// A serving knob out of its domain (an efficiency outside (0, 1], a tensor-parallel
     /// degree that does not divide the heads, ...); says which and why.
     Invalid(String),
@@ -134,17 +116,6 @@ impl fmt::Display for Error {
                 "batch {batch} at context {ctx} does not fit: {model} on {} holds at most \
                  {max_batch} sequences of {ctx} tokens",
                 on_cards(*cards, hw)
-            ),
-            Error::TokenizerMismatch {
-                target,
-                target_tokenizer,
-                draft,
-                draft_tokenizer,
-            } => write!(
-                f,
-                "{draft} cannot draft for {target}: the draft uses the {draft_tokenizer} tokenizer \
-                 and the target the {target_tokenizer} tokenizer, so their token ids differ; \
-                 choose a draft of the target's family"
             ),
             Error::Invalid(msg) => f.write_str(msg),
             Error::UnknownModel(name) => {

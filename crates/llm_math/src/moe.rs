@@ -329,38 +329,6 @@ mod tests {
         assert!(c.compute_time < c.memory_time);
     }
 
-    /// The expert latency by hand: at batch 1 each of the 48 layers reads its 8 routed
-    /// experts, so 3 µs each adds 48 · 8 · 3 µs = 1.152 ms; at batch 2, 48 · 15.5 · 3 µs =
-    /// 2.232 ms; on two cards the same (every card runs every expert's slice). At 0
-    /// (neutral) the pass is the plain one; a dense model has none.
-    #[test]
-    fn the_expert_latency_adds_per_expert_read_by_hand() {
-        let shape = |batch| ForwardShape {
-            batch,
-            ctx: 512,
-            n_new: 1,
-        };
-        let x = Deployment {
-            expert_latency: 3e-6,
-            ..Deployment::LECTURE
-        };
-        let c = |d: &Deployment, b| forward_cost(&QWEN3_30B_A3B, &H100, shape(b), d).unwrap();
-        assert!((c(&x, 1).expert_time - 1.152e-3).abs() < 1e-15);
-        assert!((c(&x, 2).expert_time - 2.232e-3).abs() < 1e-15);
-        let tp2 = Deployment { tp: 2, ..x };
-        assert!((c(&tp2, 1).expert_time - 1.152e-3).abs() < 1e-15);
-        let plain = c(&Deployment::LECTURE, 1);
-        assert_eq!(plain.expert_time, 0.0);
-        assert!((c(&x, 1).time() - plain.time() - 1.152e-3).abs() < 1e-15);
-        let dense = |d: &Deployment| forward_cost(&crate::LLAMA31_8B, &H100, shape(1), d).unwrap();
-        assert_eq!(dense(&x), dense(&Deployment::LECTURE));
-        let bad = Deployment {
-            expert_latency: -1.0,
-            ..x
-        };
-        assert!(forward_cost(&QWEN3_30B_A3B, &H100, shape(1), &bad).is_err());
-    }
-
     #[test]
     fn bad_experts_are_errors_not_panics() {
         let bad = ModelConfig {

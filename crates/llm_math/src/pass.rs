@@ -1,10 +1,9 @@
-//! The roofline time of one forward pass: a shape and a deployment give a cost, and the
-//! cost gives a time — unchecked ([`ForwardCost::time`]) or checked against device memory
-//! ([`ForwardCost::checked_time`]). This is the one home of the pass-time formula; every
-//! other time in the course (decode_lab's `verify_time`, a scenario's target pass and
-//! draft step) is built on [`forward_cost`].
+//! The roofline time of one forward pass: a shape and a deployment give a cost — its FLOPs
+//! and bytes ([`forward_cost`]) — and the cost gives the seed's time, `max(FLOPs / (peak ·
+//! eff_c), bytes / (bw · eff_b))` plus the all-reduces under tensor parallelism
+//! ([`ForwardCost::time`]; checked against device memory, [`ForwardCost::checked_time`]).
+//! decode_lab's `verify_time` and a scenario's passes add their fixed overheads to it.
 
-use crate::moe::expected_experts_read as expert_read;
 use crate::{Deployment, Error, ModelConfig, max_batch_on};
 use hw_specs::Accelerator;
 
@@ -75,15 +74,14 @@ pub struct ForwardCost {
     pub flops: f64,
     /// Bytes moved to or from device memory.
     pub bytes: f64,
+    /// The weights' part of `bytes`, read once for the whole pass (the rest is KV cache).
+    pub weight_bytes: f64,
     /// `flops / (peak · compute_efficiency)`, seconds.
     pub compute_time: f64,
     /// `bytes / (bandwidth · bandwidth_efficiency)`, seconds.
     pub memory_time: f64,
     /// Tensor-parallel all-reduces, seconds ([`all_reduce_time`]); 0 on one card.
     pub comm_time: f64,
-    /// An MoE model's per-expert fixed costs, `layers · experts_read · expert_latency`
-    /// seconds ([`Deployment::expert_latency`]); 0 for a dense model.
-    pub expert_time: f64,
     /// The largest batch the cards hold at this pass's context ([`max_batch_on`]).
     pub max_batch: u64,
     /// The pass's shape.
@@ -97,11 +95,16 @@ pub struct ForwardCost {
 }
 
 impl ForwardCost {
-    /// The pass's time, seconds, whether or not its batch fits: the slower of compute and
-    /// memory (perfect overlap, the optimistic bound), plus the all-reduces (which wait
-    /// for the matrix products and are waited for), plus an MoE model's expert latencies.
+    /// The pass's time, seconds, whether or not its batch fits — the seed's formula: the
+    /// slower of compute and memory (perfect overlap, the optimistic bound), plus the
+    /// all-reduces (which wait for the matrix products and are waited for).
     pub fn time(&self) -> f64 {
-        self.compute_time.max(self.memory_time) + self.comm_time + self.expert_time
+        self.bound() + self.comm_time
+    }
+
+    /// The slower of compute and memory, seconds ([`roofline`]).
+    pub fn bound(&self) -> f64 {
+        roofline(self.compute_time, self.memory_time)
     }
 
     /// [`ForwardCost::time`] when the batch fits next to the weights at this context.
@@ -128,6 +131,17 @@ impl ForwardCost {
     }
 }
 
+/// The roofline's time of a pass that needs `compute` seconds of compute and `memory`
+/// seconds of memory traffic: the slower of the two, as if every kernel hid the faster
+/// under the slower (the optimistic bound the seed reasons with).
+///
+/// ```
+/// assert_eq!(llm_math::roofline(2e-3, 5e-3), 5e-3);
+/// ```
+pub fn roofline(compute: f64, memory: f64) -> f64 {
+    compute.max(memory)
+}
+
 /// The roofline cost of one pass of `cfg` on each of `dep.tp` cards of `hw`.
 ///
 /// Per card, with `N = dep.tp`, `w` bytes per weight, `k` KV bytes per token at the KV
@@ -144,13 +158,12 @@ impl ForwardCost {
 ///   route to, [`ModelConfig::streamed_params_for`]; each sequence's KV read once for all
 ///   its `n_new` queries, as a fused attention kernel does, [`ModelConfig::kv_bytes_at`];
 ///   the new tokens' KV written), at peak bandwidth × `bandwidth_efficiency`;
-/// - plus, for an MoE model, `layers · experts_read · expert_latency`
-///   ([`ForwardCost::expert_time`]), *added*;
 /// - plus, when N > 1, the two all-reduces per layer ([`all_reduce_time`]), *added*: they
 ///   sit between the matrix products on the critical path.
 ///
-/// Errors: a zero size, or a knob out of its domain ([`Deployment::check`]). Whether the
-/// batch fits is not an error here: [`ForwardCost::checked_time`] says.
+/// Errors: a zero size, a knob out of its domain ([`Deployment::check`]), weights the card
+/// cannot run, tensor parallelism over a card with no link. Whether the batch fits is not
+/// an error here: [`ForwardCost::checked_time`] says.
 ///
 /// ```
 /// use llm_math::{forward_cost, Deployment, ForwardShape, WeightDtype, LLAMA31_8B};
@@ -173,60 +186,6 @@ pub fn forward_cost(
     shape: ForwardShape,
     dep: &Deployment,
 ) -> Result<ForwardCost, Error> {
-    forward_cost_with_prefill(cfg, hw, shape, Prefill::NONE, dep)
-}
-
-/// [`Accelerator::validate`], as this crate's error.
-pub(crate) fn check_card(hw: &Accelerator) -> Result<(), Error> {
-    hw.validate().map_err(|e| Error::Invalid(e.to_string()))
-}
-
-/// Prompt tokens processed in the same pass as a decode step (chunked prefill, or a
-/// serving engine's prefills of new requests between the steps of running ones): `tokens`
-/// prompt tokens that each attend to `ctx` cached tokens of their own prompt on average.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Prefill {
-    /// Prompt tokens through the weights in the pass.
-    pub tokens: u64,
-    /// Cached prompt tokens each attends to on average (its chunk's prefix, read once).
-    pub ctx: u64,
-}
-
-impl Prefill {
-    /// No prefill: a pure decode or verification pass.
-    pub const NONE: Prefill = Prefill { tokens: 0, ctx: 0 };
-}
-
-/// [`forward_cost`] of a pass whose tokens also include `prefill` prompt tokens: the
-/// weights are read once for all of them; every token, decode or prompt, is multiplied by
-/// the weights (`2 · streamed_params` FLOPs each) and routes to its experts (an MoE model
-/// reads the experts of `tokens + prefill.tokens` tokens); the prompt tokens add
-/// [`ModelConfig::attention_flops`]`(prefill.ctx)` each (`4 · layers · heads · head_dim ·
-/// prefill.ctx` for GQA), read their prefix's KV once ([`ModelConfig::kv_bytes_at`]`(prefill.ctx)
-/// / S` bytes) and write their own (`prefill.tokens · k / S`);
-/// the all-reduces carry every token. [`Prefill::NONE`] gives [`forward_cost`] exactly.
-///
-/// Errors: as [`forward_cost`].
-///
-/// ```
-/// use llm_math::{forward_cost, forward_cost_with_prefill, Deployment, ForwardShape, Prefill, LLAMA31_8B};
-/// use hw_specs::H100;
-/// let shape = ForwardShape { batch: 8, ctx: 1024, n_new: 1 };
-/// let dep = Deployment::LECTURE;
-/// let plain = forward_cost(&LLAMA31_8B, &H100, shape, &dep)?;
-/// let mixed = forward_cost_with_prefill(&LLAMA31_8B, &H100, shape, Prefill { tokens: 512, ctx: 256 }, &dep)?;
-/// // 512 prompt tokens: 2 · 7,504,924,672 + 4 · 131,072 · 256 FLOPs each; the same weights.
-/// assert_eq!(mixed.flops - plain.flops, 512.0 * (2.0 * 7_504_924_672.0 + 4.0 * 131_072.0 * 256.0));
-/// assert_eq!(mixed.bytes - plain.bytes, (256.0 + 512.0) * 131_072.0);
-/// # Ok::<(), llm_math::Error>(())
-/// ```
-pub fn forward_cost_with_prefill(
-    cfg: &ModelConfig,
-    hw: &Accelerator,
-    shape: ForwardShape,
-    prefill: Prefill,
-    dep: &Deployment,
-) -> Result<ForwardCost, Error> {
     shape.check()?;
     dep.check(cfg)?;
     check_card(hw)?;
@@ -240,47 +199,35 @@ pub fn forward_cost_with_prefill(
     }
     let n = dep.tp as f64;
     let shards = dep.kv_shards(cfg) as f64;
-    let all_tokens = shape.tokens().saturating_add(prefill.tokens);
     // Per token multiplied (its k experts for an MoE model); per pass read.
     let p = cfg.streamed_params() as f64;
     let tokens = shape.batch as f64 * shape.n_new as f64;
     // A new token's KV, written; a sequence's cached KV and a query's attention FLOPs at
     // its context, read (a sliding layer's capped at its window).
     let kv = cfg.kv_elements_per_token() as f64 * dep.kv.bytes() as f64;
-    let pt = prefill.tokens as f64;
-    let (prefill_flops, prefill_bytes) = if prefill.tokens == 0 {
-        (0.0, 0.0)
-    } else {
-        (
-            2.0 * p * pt + cfg.attention_flops(prefill.ctx) * pt,
-            (cfg.kv_bytes_at(prefill.ctx, dep.kv) + pt * kv) / shards,
-        )
-    };
-    let expert_time = match cfg.moe {
-        Some(x) if dep.expert_latency > 0.0 => {
-            let per_layer = expert_read(x.routed, x.top_k, all_tokens)?;
-            cfg.sparse_layers() as f64 * per_layer * dep.expert_latency
-        }
-        _ => 0.0,
-    };
-    let flops = (2.0 * p * tokens + cfg.attention_flops(shape.ctx) * tokens + prefill_flops) / n;
-    let bytes = cfg.streamed_weight_bytes(all_tokens, dep.weights)? / n
+    let flops = (2.0 * p * tokens + cfg.attention_flops(shape.ctx) * tokens) / n;
+    let weight_bytes = cfg.streamed_weight_bytes(shape.tokens(), dep.weights)? / n;
+    let bytes = weight_bytes
         + shape.batch as f64 * cfg.kv_bytes_at(shape.ctx, dep.kv) / shards
-        + tokens * kv / shards
-        + prefill_bytes;
+        + tokens * kv / shards;
     Ok(ForwardCost {
         flops,
         bytes,
+        weight_bytes,
         compute_time: flops / (dep.weights.peak_flops(hw) * dep.compute_efficiency),
         memory_time: bytes / (hw.hbm_bandwidth * dep.bandwidth_efficiency),
-        expert_time,
-        comm_time: all_reduce_time(cfg, hw, all_tokens, dep),
+        comm_time: all_reduce_time(cfg, hw, shape.tokens(), dep),
         max_batch: max_batch_on(cfg, hw, shape.ctx, dep)?,
         shape,
         model: cfg.name,
         hw: hw.name,
         cards: dep.tp,
     })
+}
+
+/// [`Accelerator::validate`], as this crate's error.
+pub(crate) fn check_card(hw: &Accelerator) -> Result<(), Error> {
+    hw.validate().map_err(|e| Error::Invalid(e.to_string()))
 }
 
 /// Time of the tensor-parallel all-reduces of one pass, seconds: 0 on one card.
@@ -389,7 +336,7 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_512_verify_of_5_tokens_is_compute_bound() {
+    fn a_batch_512_pass_of_5_tokens_each_is_compute_bound() {
         let c = lecture(512, 512, 5);
         // tokens = 2560; flops = 2·P·2560 + 4·131,072·512·2560 = 3.9123e16 → 65.912 ms
         assert_eq!(
@@ -547,41 +494,6 @@ mod tests {
         assert_eq!(
             c.bytes,
             2.0 * p / 16.0 + 1000.0 * 327_680.0 / 8.0 + 327_680.0 / 8.0
-        );
-    }
-
-    /// Neutral: no prompt tokens is a plain pass, whatever context they would have read.
-    /// By hand: 100 prompt tokens at a prefix of 2500 on top of a batch-4 step of the 8B
-    /// model add 100 · (2 · P + 4 · 131,072 · 2500) FLOPs and (2500 + 100) · 131,072 bytes,
-    /// and 100 tokens more through the all-reduces under TP 2.
-    #[test]
-    fn prompt_tokens_in_a_decode_step_add_their_flops_and_kv_by_hand() {
-        let s = shape(4, 1000, 1);
-        let d = Deployment::LECTURE;
-        let plain = cost(s, &d);
-        let none = Prefill {
-            tokens: 0,
-            ctx: 2500,
-        };
-        assert_eq!(
-            forward_cost_with_prefill(&LLAMA31_8B, &H100, s, none, &d).unwrap(),
-            plain
-        );
-        let p = Prefill {
-            tokens: 100,
-            ctx: 2500,
-        };
-        let mixed = forward_cost_with_prefill(&LLAMA31_8B, &H100, s, p, &d).unwrap();
-        assert_eq!(
-            mixed.flops - plain.flops,
-            100.0 * (2.0 * P8B + 4.0 * 131_072.0 * 2500.0)
-        );
-        assert_eq!(mixed.bytes - plain.bytes, 2600.0 * 131_072.0);
-        let tp2 = dep(2, WeightDtype::Bf16, KvDtype::Bf16);
-        let two = forward_cost_with_prefill(&LLAMA31_8B, &H100, s, p, &tp2).unwrap();
-        assert_eq!(
-            two.comm_time,
-            all_reduce_time(&LLAMA31_8B, &H100, 104, &tp2)
         );
     }
 

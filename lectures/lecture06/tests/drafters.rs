@@ -4,7 +4,7 @@
 mod common;
 
 use common::TOY;
-use decode_lab::{Draft, Scenario, TreeShape, tree_speedup};
+use decode_lab::{Draft, Scenario, Seed, TreeShape, tree_speedup};
 use lecture06::spec_decode_on_hardware::demo3::{BATCHES, CTX, LEVEL_COST};
 use lecture06::spec_decode_on_hardware::demo7;
 use once_cell::sync::Lazy;
@@ -41,7 +41,7 @@ fn speedups_convert_tau_as_demo_3_does() {
         };
         let tree = TreeShape::sized(depth, t.nodes).unwrap();
         for (i, &b) in BATCHES.iter().enumerate() {
-            let want = tree_speedup(&Scenario { batch: b, ..card }, &tree, t.tau).unwrap();
+            let want = tree_speedup(&Scenario { batch: b, ..card }, &Seed, &tree, t.tau).unwrap();
             assert!((t.speedup[i] - want).abs() < 1e-12, "{} batch {b}", t.label);
         }
     }

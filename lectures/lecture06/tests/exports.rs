@@ -10,13 +10,13 @@ use serde_json::Value;
 
 #[test]
 fn json_figures_agree_with_the_library() {
-    use decode_lab::{BestRound, Scenario, best_round, cost_coefficient, target_pass_time};
+    use decode_lab::{BestRound, Scenario, Seed, best_round, cost_coefficient, target_pass_time};
     let doc = json(&[]);
     // Demo 1 at the lecture's scenario, recomputed here with the library alone.
     let s = Scenario::LECTURE;
     let j1 = data(&doc, "demo1");
     close(&j1["t_base_s"], target_pass_time(&s, 1).unwrap());
-    close(&j1["c"], cost_coefficient(&s).unwrap());
+    close(&j1["c"], cost_coefficient(&s, &Seed).unwrap());
     let forward = j1["forward"].as_array().unwrap();
     assert_eq!(forward.len(), 10);
     for j in forward {
@@ -26,7 +26,7 @@ fn json_figures_agree_with_the_library() {
     let best = j1["best"].as_array().unwrap();
     for (j, alpha) in best.iter().zip([0.6, 0.7, 0.8, 0.9]) {
         close(&j["alpha"], alpha);
-        let BestRound::Speculate(p) = best_round(&Scenario { alpha, ..s }).unwrap() else {
+        let BestRound::Speculate(p) = best_round(&Scenario { alpha, ..s }, &Seed).unwrap() else {
             panic!("speculation pays at batch 1, α = {alpha}")
         };
         assert_eq!(j["round"]["gamma"], p.gamma);
@@ -41,7 +41,7 @@ fn json_figures_agree_with_the_library() {
         ..s
     };
     let cell = &j2["grid"][5]["cells"][0];
-    let want = best_round(&at_512).unwrap();
+    let want = best_round(&at_512, &Seed).unwrap();
     assert_eq!(cell["gamma"], want.gamma());
     close(&cell["speedup"], want.speedup());
     assert!(

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{blocks, inputs, observations, report};
-use decode_lab::{Draft, Scenario, TreeShape, tree_accept_lengths, tree_speedup};
+use decode_lab::{Draft, Scenario, Seed, TreeShape, tree_accept_lengths, tree_speedup};
 use lecture_kit::Block;
 use lecture06::DEFAULT_ONLY;
 use lecture06::spec_decode_on_hardware::demo3::toy_model;
@@ -88,7 +88,7 @@ fn a_flag_a_demo_does_not_read_leaves_it_byte_identical_and_one_it_reads_moves_i
 #[test]
 fn demo1_runs_at_the_first_of_each_list_given() {
     let at = |args: &[&str]| {
-        let s = inputs::<demo1::Inputs>(args).scenario();
+        let s = inputs::<demo1::Inputs>(args).setup().scenario;
         (s.batch, s.ctx)
     };
     assert_eq!(at(&[]), demo1::POINT);
@@ -166,7 +166,7 @@ fn demo3_on_four_h100s_in_fp8_prints_speedups_and_names_the_four_cards() {
             ctx: 1024,
             ..s
         };
-        let want = tree_speedup(&at, &tree, tau).unwrap();
+        let want = tree_speedup(&at, &Seed, &tree, tau).unwrap();
         assert_eq!(
             d.drafts[0].shapes[0].speedup[i],
             Some(want),

@@ -5,10 +5,11 @@
 mod common;
 
 use common::{DEMO1, DEMO2, OUTPUT, blocks, observations, text_of};
-use decode_lab::{Round, Scenario};
+use decode_lab::Scenario;
 use lecture_kit::Block;
 use lecture06::spec_decode_on_hardware::demo1::DEMO1_NS;
 use lecture06::spec_decode_on_hardware::demo2::CTXS;
+use lecture06::spec_decode_on_hardware::words::RoundData;
 
 // ---- demo 1 ---------------------------------------------------------------------
 
@@ -85,7 +86,7 @@ fn demo1_a_higher_acceptance_rate_drafts_longer_and_gains_more() {
 
 // ---- demo 2 ---------------------------------------------------------------------
 
-fn cell(batch: u64, ctx: u64) -> Option<Round> {
+fn cell(batch: u64, ctx: u64) -> Option<RoundData> {
     let col = CTXS.iter().position(|&c| c == ctx).unwrap();
     DEMO2.grid.iter().find(|r| r.batch == batch).unwrap().cells[col]
 }

@@ -1,11 +1,11 @@
 //! The validation table recomputed through the command line (every row, every profile,
 //! every kind), and demo 5's held-out summary against an independent recomputation.
 
-use decode_lab::validation::{self, CALIBRATIONS, Calibration, Kind, Quantity, Role};
 use lecture_kit::testing::run;
 use lecture06::Cli;
 use lecture06::spec_decode_on_hardware::demo5::validation_doc;
-use llm_math::Prefill;
+use planner::Prefill;
+use planner::validation::{self, CALIBRATIONS, Calibration, Kind, Quantity, Role};
 use serde_json::Value;
 
 /// The typed figures of demo `id` from `--format json` with `args`.
@@ -44,7 +44,8 @@ fn every_validation_row_is_recomputed_by_its_command() {
             // (--prefill-tokens, --prefill-ctx), and they cost time.
             if m.prefill().tokens > 0 {
                 let s = m.scenario(profile);
-                let decode = validation::step_time_with_prefill(&s, Prefill::NONE).unwrap();
+                let plan = m.plan(profile);
+                let decode = validation::step_time_with_prefill(&s, &plan, Prefill::NONE).unwrap();
                 assert!(decode < want, "{}: the prompts cost time", m.id);
             }
             assert!(
@@ -143,9 +144,13 @@ fn every_explicit_command_recomputes_its_row_with_the_cost_term_flags() {
         let d = data(&[&args[..], &["--demo", "1"]].concat(), "demo1");
         // What no flag says yet (validation_doc::left_out): an MoE row's expert latency;
         // the command prices the rest.
+        let profile = CALIBRATIONS[measured];
         let spelled = Calibration {
-            expert_latency: 0.0,
-            ..CALIBRATIONS[measured]
+            cost_terms: planner::CostTerms {
+                expert_latency: 0.0,
+                ..profile.cost_terms
+            },
+            ..profile
         };
         let want = m.predict(&spelled).unwrap();
         let got = asked(&d, &m.quantity);

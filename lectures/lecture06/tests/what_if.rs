@@ -133,13 +133,13 @@ fn an_explicit_fp8_compute_factor_prices_a_profiles_verification_too() {
     // The measured profile derives verification's cost per token from its efficiency at
     // FP8's compute factor (below 1): an explicit factor of 1 must reach it too, making
     // verification cheaper by that factor exactly (the cost is inversely proportional to it).
-    let factor = decode_lab::validation::MEASURED.cost_terms.fp8.compute;
+    let factor = planner::validation::MEASURED.cost_terms.fp8.compute;
     assert!(factor < 1.0, "{factor}");
     let cost = |args: &[&str]| {
         let argv = [&["--calibration", "measured", "--weights", "fp8"][..], args].concat();
         let inputs: lecture06::spec_decode_on_hardware::demo1::Inputs =
             lecture_kit::inputs::parse(&argv).unwrap();
-        inputs.scenario().cost_terms.verify_per_batch_token
+        inputs.setup().plan.terms.verify_per_batch_token
     };
     let profile = cost(&[]);
     let explicit = cost(&["--fp8-compute-factor", "1"]);
@@ -372,12 +372,13 @@ fn prompt_tokens_in_a_step_are_priced_by_hand() {
 /// the pooled one.
 #[test]
 fn an_engine_prices_with_its_own_refitted_profile() {
-    let vllm = decode_lab::validation::engine_profile("vllm").unwrap();
+    let vllm = planner::validation::engine_profile("vllm").unwrap();
     let s = vllm.calibration.apply(decode_lab::Scenario {
         batch: 8,
         ..decode_lab::Scenario::LECTURE
     });
-    let want = decode_lab::target_pass_time(&s, 1).unwrap();
+    let plan = vllm.calibration.plan(&s);
+    let want = decode_lab::Pricing::target_pass_time(&plan, &s, 1).unwrap();
     close(t_base(&["--batch", "8", "--engine", "vllm"]), want);
     let pooled = t_base(&["--batch", "8", "--calibration", "measured"]);
     assert!((pooled - want).abs() > 1e-6, "{pooled} vs {want}");

@@ -25,7 +25,7 @@ pub struct PageDemo {
     /// `true` if the page shows it before the reader asks.
     pub shown: bool,
     /// `true` if its first run takes seconds and later ones do not (demo 5 fits its
-    /// profiles once per process, `decode_lab::validation`): the page paints the other
+    /// profiles once per process, `planner::validation`): the page paints the other
     /// demos first.
     pub slow_first: bool,
 }
@@ -102,7 +102,7 @@ pub fn setup() -> Setup {
         .iter()
         .map(|k| k.name().to_string())
         .collect();
-    let calibrations: Vec<String> = decode_lab::validation::CALIBRATIONS
+    let calibrations: Vec<String> = planner::validation::CALIBRATIONS
         .iter()
         .map(|c| c.name.to_string())
         .collect();
@@ -113,7 +113,7 @@ pub fn setup() -> Setup {
         ("weights".to_string(), weights),
         ("kv".to_string(), kv),
         ("calibration".to_string(), calibrations),
-        ("engine".to_string(), names(decode_lab::validation::ENGINES)),
+        ("engine".to_string(), names(planner::validation::ENGINES)),
     ];
     Setup {
         flags: web::flags::<lecture06::Cli>(),

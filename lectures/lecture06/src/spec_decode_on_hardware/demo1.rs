@@ -1,29 +1,38 @@
 //! Demo 1: one target and one draft at batch 1 — the draft cost coefficient c, what
 //! feeding n tokens to one forward pass costs, the best γ for each α; figure `knee.svg`.
 
-use decode_lab::{Round, Scenario, cost_coefficient, draft_step_time, expected_tokens, round};
-use decode_lab::{target_pass_time, tree_speedup};
+use decode_lab::tree_speedup;
+use decode_lab::{Pricing, Scenario, Seed, cost_coefficient, expected_tokens, round};
 use lecture_flags::roofline::{Drafter, Roofline};
 use lecture_flags::round::{Gamma, Grid, MeasuredTree};
 use lecture_kit::value::{fixed, int, py, ratio, time};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
+use planner::flags::{DraftTerms, Setup, Terms};
 use serde::Serialize;
 
-use super::words::{cards, draft_label, draft_share, fitting_batch, gamma_value};
+use super::words::{RoundData, cards, draft_label, draft_share, fitting_batch, gamma_value};
 use super::words::{label, slow_down, weights_problem};
 
-/// What demo 1 reads: the card, models and assumptions, γ, a measured tree, and the first
-/// batch and context of `--batch` and `--ctx`.
+/// What demo 1 reads: the card, models and assumptions, the planner's terms, γ, a
+/// measured tree, and the first batch and context of `--batch` and `--ctx`.
 #[derive(Debug, Clone, PartialEq, clap::Args, Serialize)]
 pub struct Inputs {
     /// The card, the target and the assumptions.
     #[command(flatten)]
     #[serde(flatten)]
     pub roofline: Roofline,
+    /// The cost terms engines show, none by default.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub terms: Terms,
     /// What drafts.
     #[command(flatten)]
     #[serde(flatten)]
     pub drafter: Drafter,
+    /// The draft's own cost term.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub draft_terms: DraftTerms,
     /// A fixed γ instead of the best one.
     #[command(flatten)]
     #[serde(flatten)]
@@ -44,13 +53,18 @@ pub const POINT: (u64, u64) = (1, 1024);
 pub const DEMO1_NS: [u64; 10] = [1, 2, 3, 5, 9, 17, 33, 65, 129, 257];
 
 impl Inputs {
-    /// The scenario at demo 1's batch and context.
-    pub fn scenario(&self) -> Scenario {
+    /// The scenario at demo 1's batch and context, and what prices its passes.
+    pub fn setup(&self) -> Setup {
         let (batch, ctx) = self.grid.point_or(POINT);
-        Scenario {
-            batch,
-            ctx,
-            ..self.roofline.scenario(Some(&self.drafter))
+        let drafter = Some((&self.drafter, &self.draft_terms));
+        let setup = self.terms.setup(&self.roofline, drafter);
+        Setup {
+            scenario: Scenario {
+                batch,
+                ctx,
+                ..setup.scenario
+            },
+            ..setup
         }
     }
 }
@@ -60,13 +74,15 @@ impl lecture_kit::Inputs for Inputs {
         self.grid.check()?;
         self.tree.tree(&self.gamma)?;
         let (batch, ctx) = self.grid.point_or(POINT);
-        self.roofline.check(Some(&self.drafter), batch, &[ctx])
+        let drafter = Some((&self.drafter, &self.draft_terms));
+        self.terms.check(&self.roofline, drafter, batch, &[ctx])
     }
 
-    /// The default setup, however spelled: the same scenario, no fixed γ, no tree.
+    /// The default setup, however spelled: the same scenario and pricing, no fixed γ, no
+    /// tree.
     fn is_default(&self) -> bool {
         let d = lecture_kit::inputs::defaults::<Inputs>();
-        self.scenario() == d.scenario() && self.gamma == d.gamma && self.tree == d.tree
+        self.setup() == d.setup() && self.gamma == d.gamma && self.tree == d.tree
     }
 }
 
@@ -104,7 +120,7 @@ pub struct AlphaRound {
     /// The acceptance rate.
     pub alpha: f64,
     /// The best (or fixed) round.
-    pub round: Round,
+    pub round: RoundData,
 }
 
 /// A measured tree's speedup.
@@ -122,7 +138,9 @@ pub struct TreeSpeedup {
 
 /// 演示 1: c, what verifying γ + 1 tokens costs, the best γ and speedup at each α.
 pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
-    let s = i.scenario();
+    let setup = i.setup();
+    let s = setup.scenario;
+    let p = setup.pricing();
     out.header(format!(
         "演示 1：{} + {}，{}，批大小 {}、上下文 {}",
         s.target.name,
@@ -131,11 +149,11 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         s.batch,
         s.ctx
     ));
-    if cannot_compute(out, &s)? {
+    if cannot_compute(out, &s, p)? {
         return Ok(());
     }
-    let t_base = target_pass_time(&s, 1)?;
-    let t_d = draft_step_time(&s)?;
+    let t_base = p.target_pass_time(&s, 1)?;
+    let t_d = p.draft_step_time(&s)?;
     let c = t_d / t_base;
     out.print(format!(
         "目标模型普通 decode 一步 {}；草稿模型一步 {} → c = {}（{}）",
@@ -148,7 +166,7 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
     let mut rows = Vec::new();
     let mut forward = Vec::new();
     for n in DEMO1_NS {
-        let t = target_pass_time(&s, n)?;
+        let t = p.target_pass_time(&s, n)?;
         rows.push(row![int(n).unit("tokens"), time(t), ratio(t / t_base, 3)]);
         forward.push(Forward { n, time_s: t });
     }
@@ -160,10 +178,13 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
     let mut rows2 = Vec::new();
     let mut best = Vec::new();
     for a in [0.6, 0.7, 0.8, 0.9] {
-        let r = round(&Scenario { alpha: a, ..s }, i.gamma.gamma)?;
+        let r = round(&Scenario { alpha: a, ..s }, p, i.gamma.gamma)?;
         let tokens = fixed(expected_tokens(a, r.gamma)?, 2).unit("tokens");
         rows2.push(row![py(a), gamma_value(&r), tokens, slow_down(r.speedup)]);
-        best.push(AlphaRound { alpha: a, round: r });
+        best.push(AlphaRound {
+            alpha: a,
+            round: RoundData::from(&r),
+        });
     }
     let g = i.gamma.name();
     out.table(
@@ -172,12 +193,12 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
     )
     .id("demo1_best_gamma")
     .caption(best_caption(&s, g));
-    let tree = print_measured_tree(out, i, &s)?;
+    let tree = print_measured_tree(out, i, &s, p)?;
 
     // The script's sentences are about its own setup: their c is the default's.
-    let c0 = cost_coefficient(&Scenario::LECTURE)?;
+    let c0 = cost_coefficient(&Scenario::LECTURE, &Seed)?;
     out.observations([
-        what_if(summary(i, &s, c, &forward)?),
+        what_if(summary(i, &s, p, c, &forward)?),
         seed(
             "批大小 1 时，送进 2 个 token 和 33 个 token 几乎一样快（前 129 个 token 都在\"读权重\"的阴影里）：\
              decode 的算力利用率极低，验证几乎是免费的——Leviathan 的假设 (1) 在这里成立。",
@@ -191,7 +212,7 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
              要么更准（同系列的模型、在目标模型的输出上蒸馏），要么一次验证更多候选（演示 3 的树）。",
         ),
     ]);
-    out.figure(knee(&s)?);
+    out.figure(knee(&s, p)?);
     out.data(Demo1 {
         t_base,
         t_draft: t_d,
@@ -205,7 +226,7 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
 
 /// Whether demo 1 cannot compute on these cards — the weights do not fit, or the KV of its
 /// batch does not — having then printed why, and drawn the figure (which says so too).
-fn cannot_compute(out: &mut Out, s: &Scenario) -> Result<bool, Error> {
+fn cannot_compute(out: &mut Out, s: &Scenario, p: &dyn Pricing) -> Result<bool, Error> {
     let fits = fitting_batch(s, s.ctx)?;
     let kv = format!(
         "批 {}、上下文 {} 的 KV cache 放不下：{} 最多装 {fits} 个这样的序列。",
@@ -217,7 +238,7 @@ fn cannot_compute(out: &mut Out, s: &Scenario) -> Result<bool, Error> {
         return Ok(false);
     };
     out.print(why);
-    out.figure(knee(s)?);
+    out.figure(knee(s, p)?);
     Ok(true)
 }
 
@@ -246,11 +267,12 @@ fn print_measured_tree(
     out: &mut Out,
     i: &Inputs,
     s: &Scenario,
+    p: &dyn Pricing,
 ) -> Result<Option<TreeSpeedup>, Error> {
     let Some((tree, tau)) = i.tree.tree(&i.gamma).map_err(Error::Usage)? else {
         return Ok(None);
     };
-    let speedup = tree_speedup(s, &tree, tau)?;
+    let speedup = tree_speedup(s, p, &tree, tau)?;
     out.print(format!(
         "\n给定实测的接受长度 τ = {}（{} 层、{} 个节点的树，草稿 {}）：加速 {}。",
         py(tau),
@@ -278,7 +300,13 @@ pub fn free_up_to(passes: &[Forward]) -> u64 {
 
 /// The observation computed for the setup: c, up to which n a pass costs about the same as
 /// one token (or, when already n = 2 does not, how much more it costs), the round at α 0.8.
-fn summary(i: &Inputs, s: &Scenario, c: f64, passes: &[Forward]) -> Result<String, Error> {
+fn summary(
+    i: &Inputs,
+    s: &Scenario,
+    p: &dyn Pricing,
+    c: f64,
+    passes: &[Forward],
+) -> Result<String, Error> {
     let free = match (free_up_to(passes), passes.get(1)) {
         (n, Some(two)) if n < 2 && two.n == 2 => {
             let more = fixed(100.0 * (two.time_s / passes[0].time_s - 1.0), 1);
@@ -286,7 +314,7 @@ fn summary(i: &Inputs, s: &Scenario, c: f64, passes: &[Forward]) -> Result<Strin
         }
         (n, _) => format!("送进 n ≤ {n} 个 token 与只送 1 个相差不到 1%"),
     };
-    let r = round(&Scenario { alpha: 0.8, ..*s }, i.gamma.gamma)?;
+    let r = round(&Scenario { alpha: 0.8, ..*s }, p, i.gamma.gamma)?;
     let g = i.gamma.name();
     let at_08 = match r.speculate {
         true => format!(
@@ -307,14 +335,14 @@ fn summary(i: &Inputs, s: &Scenario, c: f64, passes: &[Forward]) -> Result<Strin
 /// Figure `knee.svg`: one target pass's time against the tokens fed per sequence, 1 to
 /// 4096 (log axes), at batches 1, 16, 64, 256 (those that fit), at demo 1's context: flat
 /// while the pass only reads weights, rising once `batch · n` passes the critical batch.
-pub fn knee(s: &Scenario) -> Result<Figure, Error> {
+pub fn knee(s: &Scenario, p: &dyn Pricing) -> Result<Figure, Error> {
     let ctx = s.ctx;
     let fits = fitting_batch(s, ctx)?;
     let x = Axis::log("每个序列送进的 token 数 n（对数坐标）");
     let mut panel = Panel::new("", x, Axis::log("一次前向的时间（ms，对数坐标）"));
     for b in [1, 16, 64, 256].into_iter().filter(|&b| b <= fits) {
         let at = Scenario { batch: b, ..*s };
-        let point = |k| Ok((2f64.powi(k), 1e3 * target_pass_time(&at, 1 << k)?));
+        let point = |k| Ok((2f64.powi(k), 1e3 * p.target_pass_time(&at, 1 << k)?));
         let points = (0..13).map(point).collect::<Result<_, Error>>()?;
         panel.series.push(Series::line(format!("批 {b}"), points));
     }

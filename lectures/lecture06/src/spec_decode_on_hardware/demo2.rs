@@ -1,29 +1,39 @@
 //! Demo 2: batch size × context length — the best γ and speedup over the grid, a worked
 //! example of when verification stops being free; figure `batch.svg`.
 
-use decode_lab::{Round, Scenario, pass_deployment, round, target_pass_cost, target_pass_time};
+use decode_lab::{Scenario, round};
 use lecture_flags::roofline::{Drafter, Roofline};
 use lecture_flags::round::{Alpha, Gamma, Grid};
 use lecture_kit::value::{int, join, missing, py, ratio, time};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Region, Series, always, seed, what_if};
 use lecture_kit::{cut_at, log_sweep, try_map};
 use llm_math::critical_tokens;
+use planner::flags::{DraftTerms, Setup, Terms};
 use serde::Serialize;
 
-use super::words::{break_even, does_not_fit_line, fitting_batch, label, memory_gb};
+use super::words::{RoundData, break_even, does_not_fit_line, fitting_batch, label, memory_gb};
 use super::words::{round_cell, slow_down, weights_problem};
 
-/// What demo 2 reads: the card, models and assumptions, α, γ, and the grid.
+/// What demo 2 reads: the card, models and assumptions, the planner's terms, α, γ, and
+/// the grid.
 #[derive(Debug, Clone, PartialEq, clap::Args, Serialize)]
 pub struct Inputs {
     /// The card, the target and the assumptions.
     #[command(flatten)]
     #[serde(flatten)]
     pub roofline: Roofline,
+    /// The cost terms engines show, none by default.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub terms: Terms,
     /// What drafts.
     #[command(flatten)]
     #[serde(flatten)]
     pub drafter: Drafter,
+    /// The draft's own cost term.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub draft_terms: DraftTerms,
     /// The acceptance rate.
     #[command(flatten)]
     #[serde(flatten)]
@@ -44,11 +54,17 @@ pub const BATCHES: [u64; 6] = [1, 16, 64, 128, 256, 512];
 pub const CTXS: [u64; 3] = [512, 4096, 32768];
 
 impl Inputs {
-    /// The scenario at α, batch 1 and the lecture's context (each cell sets its own).
-    pub fn scenario(&self) -> Scenario {
-        Scenario {
-            alpha: self.alpha.alpha,
-            ..self.roofline.scenario(Some(&self.drafter))
+    /// The scenario at α, batch 1 and the lecture's context (each cell sets its own), and
+    /// what prices its passes.
+    pub fn setup(&self) -> Setup {
+        let drafter = Some((&self.drafter, &self.draft_terms));
+        let setup = self.terms.setup(&self.roofline, drafter);
+        Setup {
+            scenario: Scenario {
+                alpha: self.alpha.alpha,
+                ..setup.scenario
+            },
+            ..setup
         }
     }
 }
@@ -58,14 +74,15 @@ impl lecture_kit::Inputs for Inputs {
         self.grid.check()?;
         let batch = self.grid.batches_or(&BATCHES)[0];
         let ctxs = self.grid.ctxs_or(&CTXS);
-        self.roofline.check(Some(&self.drafter), batch, &ctxs)
+        let drafter = Some((&self.drafter, &self.draft_terms));
+        self.terms.check(&self.roofline, drafter, batch, &ctxs)
     }
 
-    /// The default setup, however spelled: the same scenario and grid, no fixed γ.
+    /// The default setup, however spelled: the same scenario, pricing and grid, no fixed γ.
     fn is_default(&self) -> bool {
         let d = lecture_kit::inputs::defaults::<Inputs>();
         let grid = |i: &Inputs| (i.grid.batches_or(&BATCHES), i.grid.ctxs_or(&CTXS));
-        self.scenario() == d.scenario() && self.gamma.gamma.is_none() && grid(self) == grid(&d)
+        self.setup() == d.setup() && self.gamma.gamma.is_none() && grid(self) == grid(&d)
     }
 }
 
@@ -84,7 +101,7 @@ pub struct Demo2 {
     /// The largest batch at each context.
     pub max_batch: Vec<u64>,
     /// The critical batch in tokens, at the weight format's factors the passes are priced at
-    /// ([`pass_deployment`]).
+    /// (`planner::Plan::deployment`).
     pub critical_tokens: f64,
 }
 
@@ -94,7 +111,7 @@ pub struct GridRow {
     /// The batch size.
     pub batch: u64,
     /// The round at each context, `None` where the batch does not fit.
-    pub cells: Vec<Option<Round>>,
+    pub cells: Vec<Option<RoundData>>,
 }
 
 /// A verification of 5 tokens beside a plain step.
@@ -110,7 +127,9 @@ pub struct Example {
 
 /// 演示 2: the best γ and speedup over batch size × context; when verification stops being free.
 pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
-    let s = i.scenario();
+    let setup = i.setup();
+    let s = setup.scenario;
+    let p = setup.pricing();
     let g = i.gamma.name();
     out.header(format!(
         "演示 2：批大小 × 上下文长度（α = {}）——每格：{g}、加速比；\"放不下\"= KV 超出 {} GB 显存",
@@ -126,11 +145,16 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         let mut cells = Vec::new();
         for (&ctx, &fits) in ctxs.iter().zip(&max_batch) {
             let at = Scenario { batch: b, ctx, ..s };
-            cells.push((b <= fits).then(|| round(&at, i.gamma.gamma)).transpose()?);
+            let cell = (b <= fits).then(|| round(&at, p, i.gamma.gamma));
+            cells.push(cell.transpose()?);
         }
         let row = [int(b).unit("sequences")].into_iter();
         rows.push(row.chain(cells.iter().map(grid_cell)).collect());
-        grid.push(GridRow { batch: b, cells });
+        let cells = cells.iter().map(|c| c.as_ref().map(RoundData::from));
+        grid.push(GridRow {
+            batch: b,
+            cells: cells.collect(),
+        });
     }
     let mut headers = vec!["批大小".to_string()];
     headers.extend(ctxs.iter().map(|c| format!("上下文 {c}")));
@@ -142,14 +166,17 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
     // script's 512 and 512).
     let example = print_example(
         out,
-        &Scenario {
-            batch: batches.iter().copied().max().unwrap_or(512),
-            ctx: ctxs.iter().copied().min().unwrap_or(512),
-            ..s
+        &Setup {
+            scenario: Scenario {
+                batch: batches.iter().copied().max().unwrap_or(512),
+                ctx: ctxs.iter().copied().min().unwrap_or(512),
+                ..s
+            },
+            ..setup
         },
     )?;
 
-    let critical_tokens = critical_tokens(&s.hw, &pass_deployment(&s)?);
+    let critical_tokens = critical_tokens(&s.hw, &setup.plan.deployment(&s)?);
     out.observations([
         what_if(summary(&s, &ctxs, &max_batch, &grid, critical_tokens)?),
         seed(
@@ -178,7 +205,7 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
 }
 
 /// A cell of the grid: its round ([`round_cell`]), or "放不下" where the batch does not fit.
-fn grid_cell(cell: &Option<Round>) -> lecture_kit::Value {
+fn grid_cell(cell: &Option<decode_lab::Round>) -> lecture_kit::Value {
     cell.as_ref().map_or(missing("放不下"), round_cell)
 }
 
@@ -193,7 +220,9 @@ fn grid_caption(s: &Scenario, gamma: &str) -> String {
 
 /// The worked example at `e`'s batch and context: a plain step and a verification of 5
 /// tokens, or that the batch does not fit.
-fn print_example(out: &mut Out, e: &Scenario) -> Result<Option<Example>, Error> {
+fn print_example(out: &mut Out, setup: &Setup) -> Result<Option<Example>, Error> {
+    let e = &setup.scenario;
+    let p = setup.pricing();
     let batch = e.batch;
     let ctx = e.ctx;
     if batch > fitting_batch(e, ctx)? {
@@ -204,9 +233,9 @@ fn print_example(out: &mut Out, e: &Scenario) -> Result<Option<Example>, Error> 
         ));
         return Ok(None);
     }
-    let base = target_pass_time(e, 1)?;
-    let ver = target_pass_time(e, 5)?;
-    let compute_bound = target_pass_cost(e, 5)?.is_compute_bound();
+    let base = p.target_pass_time(e, 1)?;
+    let ver = p.target_pass_time(e, 5)?;
+    let compute_bound = setup.plan.target_pass_cost(e, 5)?.is_compute_bound();
     let bound = match compute_bound {
         true => "已经让矩阵乘法变成算力受限",
         false => "仍然受带宽限制",
@@ -269,14 +298,16 @@ fn summary(
 /// the batches beyond are a band in its colour labelled "放不下".
 pub fn batch_figure(i: &Inputs, ctxs: &[u64], max_batch: &[u64]) -> Result<Figure, Error> {
     const MAX: f64 = 8192.0 * 1.25;
-    let s = i.scenario();
+    let setup = i.setup();
+    let s = setup.scenario;
+    let p = setup.pricing();
     let sampled = log_sweep(8192, 2)?;
     let x = Axis::log("批大小（对数坐标）").range(0.8, MAX);
     let mut panel = Panel::new("", x, Axis::linear("最优加速比").times());
     for (k, (&ctx, &fits)) in ctxs.iter().zip(max_batch).enumerate() {
         let point = |b: u64| {
             let at = Scenario { batch: b, ctx, ..s };
-            Ok((b as f64, round(&at, i.gamma.gamma)?.speedup))
+            Ok((b as f64, round(&at, p, i.gamma.gamma)?.speedup))
         };
         let series = Series::try_line(format!("上下文 {ctx}"), cut_at(&sampled, fits), point);
         panel.series.push(series?);

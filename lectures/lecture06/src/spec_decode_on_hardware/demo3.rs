@@ -8,18 +8,24 @@ use decode_lab::{Draft, Scenario, TreeAcceptance, TreeShape, tree_accept_lengths
 use lecture_flags::roofline::Roofline;
 use lecture_kit::value::{self, fixed, int, join, label, missing, percent};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, Value, always, seed, try_map, what_if};
+use planner::flags::{Setup, Terms};
 use serde::Serialize;
 
 use super::words::{break_even, cards, does_not_fit_line, fitting_batch, hw_name};
 
-/// What demo 3 reads: the card, the target and the assumptions. The acceptance is the toy
-/// model's and the draft a fixed-cost one-layer head, whatever `--draft` says.
+/// What demo 3 reads: the card, the target, the assumptions and the planner's terms. The
+/// acceptance is the toy model's and the draft a fixed-cost one-layer head, whatever
+/// `--draft` says.
 #[derive(Debug, Clone, PartialEq, clap::Args, Serialize)]
 pub struct Inputs {
     /// The card, the target and the assumptions.
     #[command(flatten)]
     #[serde(flatten)]
     pub roofline: Roofline,
+    /// The cost terms engines show, none by default.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub terms: Terms,
 }
 
 /// The batch sizes on the cards.
@@ -43,24 +49,29 @@ pub const SHAPES: [&[u32]; 9] = [
 ];
 
 impl Inputs {
-    /// The scenario on the cards: context [`CTX`], a draft at [`LEVEL_COST`] a level.
-    pub fn scenario(&self) -> Scenario {
-        Scenario {
-            draft: Draft::FixedCost(LEVEL_COST),
-            ctx: CTX,
-            ..self.roofline.scenario(None)
+    /// The scenario on the cards — context [`CTX`], a draft at [`LEVEL_COST`] a level — and
+    /// what prices its passes.
+    pub fn setup(&self) -> Setup {
+        let setup = self.terms.setup(&self.roofline, None);
+        Setup {
+            scenario: Scenario {
+                draft: Draft::FixedCost(LEVEL_COST),
+                ctx: CTX,
+                ..setup.scenario
+            },
+            ..setup
         }
     }
 }
 
 impl lecture_kit::Inputs for Inputs {
     fn check(&self) -> Result<(), String> {
-        self.roofline.check(None, 1, &[CTX])
+        self.terms.check(&self.roofline, None, 1, &[CTX])
     }
 
-    /// The default setup, however spelled: the same scenario.
+    /// The default setup, however spelled: the same scenario and pricing.
     fn is_default(&self) -> bool {
-        self.scenario() == lecture_kit::inputs::defaults::<Inputs>().scenario()
+        self.setup() == lecture_kit::inputs::defaults::<Inputs>().setup()
     }
 }
 
@@ -110,7 +121,9 @@ pub struct Shape {
 pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
     out.header("演示 3：树形验证——每层取草稿的前 k 名，一次验证整棵树（贪心解码）");
     let ranks = &toy_model::shared()?.ranks;
-    let s = i.scenario();
+    let setup = i.setup();
+    let s = setup.scenario;
+    let p = setup.pricing();
     let hw = hw_name(&s);
     let fits = fitting_batch(&s, CTX)?;
     let mut drafts = Vec::new();
@@ -126,7 +139,8 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
             let tree = TreeShape::new(br)?;
             let acc = tree_accept_lengths(&d.ranks, &tree)?;
             let x = |b| {
-                (b <= fits).then(|| tree_speedup(&Scenario { batch: b, ..s }, &tree, acc.tau()))
+                let at = Scenario { batch: b, ..s };
+                (b <= fits).then(|| tree_speedup(&at, p, &tree, acc.tau()))
             };
             shapes.push(Shape::new(
                 br,

@@ -2,16 +2,16 @@
 //! under the script's assumptions ("seed"), under the profile fitted on the first
 //! published rows ("fitted") and under the profile with every cost term fitted on all
 //! calibration rows ("measured"), held against those measurements
-//! (`decode_lab::validation`, `docs/validation.md`).
+//! (`planner::validation`, `docs/validation.md`).
 
 pub mod commands;
 pub mod cross;
 pub mod validation_doc;
 
-use decode_lab::validation::{
+use lecture_kit::{Axis, Block, Cell, Column, Datum, Error, Figure, Out, Panel, Series, Table};
+use planner::validation::{
     self, BatchSeries, CALIBRATIONS, Kind, MEASURED, PROFILES, Prediction, Quantity, Role,
 };
-use lecture_kit::{Axis, Block, Cell, Column, Datum, Error, Figure, Out, Panel, Series, Table};
 use serde::Serialize;
 use validation_doc::shown;
 
@@ -131,7 +131,7 @@ pub struct Optimism {
     pub seed: f64,
 }
 
-/// Computes demo 5: every measurement of `decode_lab::validation` under each profile.
+/// Computes demo 5: every measurement of `planner::validation` under each profile.
 pub fn figures() -> Result<Demo5, Error> {
     let predictions = validation::predictions()?;
     let rows = predictions.iter().map(row).collect();

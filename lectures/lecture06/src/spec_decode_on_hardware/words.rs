@@ -1,10 +1,79 @@
 //! How demos 1–3 name what the setup holds — the cards, the draft, what does not fit — and
 //! how they print a round: the lecture's own words for the libraries' figures.
 
-use decode_lab::{Draft, MemoryPlan, Round, Scenario};
+use decode_lab::{Draft, MemoryPlan, Round, RoundPlan, Scenario};
 use lecture_kit::value::{fixed, int, missing, parts, percent, ratio, speedup};
 use lecture_kit::{Error, Panel, RefLine, Value};
 use llm_math::ModelConfig;
+use serde::Serialize;
+
+/// A round in demos 1 and 2's figures (`decode_lab::Round` as the JSON export names it:
+/// times in seconds, the unit in the name).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RoundData {
+    /// Whether to speculate.
+    pub speculate: bool,
+    /// The γ to use, or 0.
+    pub gamma: u32,
+    /// The speedup obtained (exactly 1 for plain decoding).
+    pub speedup: f64,
+    /// The plan of that γ (when not speculating, the best one tried).
+    pub plan: PlanData,
+    /// Whether the best γ is the longest searched.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub at_limit: bool,
+}
+
+/// A round's figures ([`RoundPlan`]), as the JSON export names them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PlanData {
+    /// Drafted tokens per round.
+    pub gamma: u32,
+    /// Tokens a round yields on average.
+    pub expected_tokens: f64,
+    /// How much faster than plain decoding.
+    pub speedup: f64,
+    /// `t_verify / t_base`.
+    pub verify_ratio: f64,
+    /// The draft's cost coefficient.
+    pub c: f64,
+    /// One plain decode step of the target.
+    pub t_base_s: f64,
+    /// One decode step of the draft.
+    pub t_draft_s: f64,
+    /// One target pass over γ + 1 tokens.
+    pub t_verify_s: f64,
+    /// One round.
+    pub t_round_s: f64,
+}
+
+impl From<&Round> for RoundData {
+    fn from(r: &Round) -> Self {
+        RoundData {
+            speculate: r.speculate,
+            gamma: r.gamma,
+            speedup: r.speedup,
+            plan: PlanData::from(&r.plan),
+            at_limit: r.at_limit,
+        }
+    }
+}
+
+impl From<&RoundPlan> for PlanData {
+    fn from(p: &RoundPlan) -> Self {
+        PlanData {
+            gamma: p.gamma,
+            expected_tokens: p.expected_tokens,
+            speedup: p.speedup,
+            verify_ratio: p.verify_ratio,
+            c: p.c,
+            t_base_s: p.t_base,
+            t_draft_s: p.t_draft,
+            t_verify_s: p.t_verify,
+            t_round_s: p.t_round,
+        }
+    }
+}
 
 /// How the lecture names what drafts: the model's name, "一层草稿头（EAGLE 式）", …
 pub fn draft_label(draft: &Draft) -> String {

@@ -2,9 +2,9 @@
 //! setup as flags, then `--calibration NAME` or the profile's constants spelled out.
 
 use decode_lab::Draft;
-use decode_lab::validation::{Calibration, Measurement, Quantity};
 use lecture_kit::Error;
-use llm_math::CostTerms;
+use planner::CostTerms;
+use planner::validation::{Calibration, Measurement, Quantity};
 
 /// The command line that asks lecture 6 the same question as `m`, under `profile`
 /// (`--calibration NAME`).
@@ -28,7 +28,7 @@ pub fn command(m: &Measurement, profile: &Calibration) -> String {
 /// Errors: the row's card has no known interconnect family.
 pub fn explicit_command(m: &Measurement, profile: &Calibration) -> Result<String, Error> {
     let s = m.scenario(profile);
-    let t = s.cost_terms;
+    let t = m.plan(profile).terms;
     let n = CostTerms::NEUTRAL;
     let mut c = format!(
         "{} --eff-compute {} --eff-bandwidth {} --overhead-target {}ms",
@@ -140,10 +140,10 @@ pub fn explicit_command(m: &Measurement, profile: &Calibration) -> Result<String
 /// `--calibration` does).
 pub fn left_out(m: &Measurement, profile: &Calibration, explicit: bool) -> Vec<String> {
     let mut out = Vec::new();
-    if explicit && m.target.moe.is_some() && profile.expert_latency > 0.0 {
+    if explicit && m.target.moe.is_some() && profile.cost_terms.expert_latency > 0.0 {
         out.push(format!(
             "the expert latency, {} µs per expert read (no flag yet; --calibration {} sets it)",
-            fig(profile.expert_latency * 1e6),
+            fig(profile.cost_terms.expert_latency * 1e6),
             profile.name
         ));
     }

@@ -1,13 +1,13 @@
 //! Demo 5's second half: the planner judged leave-one-publisher-out
-//! (`decode_lab::validation::leave_one_publisher_out`) — by kind and batch band, by
+//! (`planner::validation::leave_one_publisher_out`) — by kind and batch band, by
 //! engine, each plain-step batch series' log-slope — and the engine profiles with the
 //! terms each engine's rows fix.
 
 use super::validation_doc;
-use decode_lab::validation::{
+use lecture_kit::{Block, Cell, Column, Datum, Error, Table};
+use planner::validation::{
     self, BatchBand, CrossPrediction, CrossSummary, ENGINE_AXES, ENGINES, Kind, MEASURED_GRID,
 };
-use lecture_kit::{Block, Cell, Column, Datum, Error, Table};
 use serde::Serialize;
 
 /// One subset's cross-validated ratios.
@@ -42,7 +42,7 @@ pub struct SlopeRow {
     pub predicted: f64,
 }
 
-/// One publisher's plain steps, as a whole (`decode_lab::validation::publisher_offsets`).
+/// One publisher's plain steps, as a whole (`planner::validation::publisher_offsets`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OffsetRow {
     /// The publisher.
@@ -87,7 +87,7 @@ pub struct Cross {
     /// Plain steps by publisher.
     pub offsets: Vec<OffsetRow>,
     /// Plain steps within ±25%, as predicted and once each publisher's offset is set
-    /// aside (`decode_lab::validation::shares_within_25`).
+    /// aside (`planner::validation::shares_within_25`).
     pub shares_within_25: (f64, f64),
 }
 
@@ -104,7 +104,7 @@ fn cross_row(kind: Kind, subset: &'static str, s: Option<CrossSummary>) -> Optio
 
 /// Computes the cross-validation.
 ///
-/// Errors: as `decode_lab::validation::leave_one_publisher_out`.
+/// Errors: as `planner::validation::leave_one_publisher_out`.
 pub fn figures() -> Result<Cross, Error> {
     let rows: Vec<CrossPrediction> = validation::leave_one_publisher_out()?;
     let ms = validation::measurements()?;

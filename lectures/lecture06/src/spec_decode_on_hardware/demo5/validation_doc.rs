@@ -1,11 +1,11 @@
-//! Lecture 6's wording of the validation table (`decode_lab::validation`):
+//! Lecture 6's wording of the validation table (`planner::validation`):
 //! `docs/validation.md`'s generated part, in Markdown, with the command line that
 //! recomputes each published measurement ([`super::commands`]). Demo 5 prints the same
 //! figures as text; a test checks the page is current.
 
 pub use super::commands::{command, explicit_command, left_out};
-use decode_lab::validation::{self, CALIBRATIONS, Kind, MEASURED, Prediction, Quantity, Role};
 use lecture_kit::Error;
+use planner::validation::{self, CALIBRATIONS, Kind, MEASURED, Prediction, Quantity, Role};
 
 /// A figure in its kind's unit: milliseconds for times, × for speedups, a plain ratio
 /// for verification.
@@ -29,7 +29,7 @@ pub fn kind_label(k: Kind) -> &'static str {
 /// `docs/validation.md`'s generated part: the held-out summary per kind, the batch
 /// series, the table of every row, and the commands.
 ///
-/// Errors: as `decode_lab::validation::predictions`.
+/// Errors: as `planner::validation::predictions`.
 pub fn markdown() -> Result<String, Error> {
     let rows = validation::predictions()?;
     let mut s = String::new();
@@ -166,8 +166,8 @@ pub fn markdown() -> Result<String, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use decode_lab::validation::{FITTED, SEED};
     use llm_math::WeightDtype;
+    use planner::validation::{FITTED, SEED};
 
     const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/validation.md");
 
@@ -249,7 +249,10 @@ mod tests {
             format!("bandwidth efficiency {:.2}", f.bandwidth_efficiency),
             format!("target overhead {:.2} ms", f.overhead_target * 1e3),
             format!("draft overhead {:.2} ms", f.overhead_draft * 1e3),
-            format!("{:.1}% of a step", f.verify_cost_per_token * 100.0),
+            format!(
+                "{:.1}% of a step",
+                f.cost_terms.verify_cost_per_token * 100.0
+            ),
             format!("{:.0} µs per all-reduce", f.all_reduce_latency * 1e6),
             format!(
                 "bandwidth efficiency {:.2} (measured)",
@@ -283,7 +286,7 @@ mod tests {
             ),
             format!(
                 "expert latency {:.1} µs per expert read",
-                m.expert_latency * 1e6
+                m.cost_terms.expert_latency * 1e6
             ),
             format!(
                 "{:.2} µs per\n  sequence per layer",

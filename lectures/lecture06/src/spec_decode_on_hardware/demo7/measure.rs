@@ -2,9 +2,9 @@
 //! to the lecture's card.
 
 use decode_lab::{
-    Draft, DynamicTree, PromptLookup, Sampling, Scenario, SpecStats, TreeShape, cost_coefficient,
-    prompt_lookup_generate_batch, speculative_generate_batch, speculative_generate_dynamic_batch,
-    tree_speedup,
+    Draft, DynamicTree, PromptLookup, Sampling, Scenario, Seed, SpecStats, TreeShape,
+    cost_coefficient, prompt_lookup_generate_batch, speculative_generate_batch,
+    speculative_generate_dynamic_batch, tree_speedup,
 };
 use lecture_kit::Error;
 use quant_lab::QCFG;
@@ -32,7 +32,14 @@ fn speedups(s: &Scenario, depth: u64, nodes: u64, tau: f64) -> Result<Vec<f64>, 
     let tree = TreeShape::sized(depth, nodes)?;
     BATCHES
         .iter()
-        .map(|&b| Ok(tree_speedup(&Scenario { batch: b, ..*s }, &tree, tau)?))
+        .map(|&b| {
+            Ok(tree_speedup(
+                &Scenario { batch: b, ..*s },
+                &Seed,
+                &tree,
+                tau,
+            )?)
+        })
         .collect()
 }
 
@@ -243,8 +250,8 @@ fn layer_skip(
                     ctx: CTX,
                     ..Scenario::LECTURE
                 };
-                c.push(cost_coefficient(&s)?);
-                speedup.push(tree_speedup(&s, &TreeShape::chain(GAMMA)?, tau(&r))?);
+                c.push(cost_coefficient(&s, &Seed)?);
+                speedup.push(tree_speedup(&s, &Seed, &TreeShape::chain(GAMMA)?, tau(&r))?);
             }
             Ok(SkipRow {
                 layers: k,

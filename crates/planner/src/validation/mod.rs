@@ -9,10 +9,9 @@
 //!   [`FITTED`] is the same model with its overheads, bandwidth efficiency, all-reduce
 //!   latency and verification cost per extra token fitted on the measurements marked
 //!   [`Role::Calibration`] among the first [`FITTED_ROWS`], and judged on the
-//!   [`Role::HeldOut`] rest; [`MEASURED`] adds every cost term of [`llm_math::CostTerms`]
+//!   [`Role::HeldOut`] rest; [`MEASURED`] adds every cost term of [`crate::CostTerms`]
 //!   (overlap, a round cost with a batch term, FP8 factors, all-reduce latency per card
-//!   family, …) and an MoE model's expert latency
-//!   ([`llm_math::Deployment::expert_latency`]), fitted on every calibration row
+//!   family, an MoE model's expert latency, …), fitted on every calibration row
 //!   ([`fit_measured()`]).
 //! - [`measurement`]: the published figures, a data file (`data/measurements.json`) read
 //!   once ([`measurements`]), the scenario each one runs in, and the prompt tokens a step
@@ -30,7 +29,7 @@
 //! reached, CUDA graphs, the sampler): each row says what was assumed. Prefill work mixed
 //! into decode steps is modelled where the source gives the prompt and output lengths.
 //!
-//! [`Scenario::LECTURE`]: crate::Scenario::LECTURE
+//! [`Scenario::LECTURE`]: decode_lab::Scenario::LECTURE
 
 pub mod cross;
 pub mod engine;

@@ -1,9 +1,10 @@
 //! Published measurements and the setup each was taken in: a data file
-//! (`crates/decode_lab/data/measurements.json`) embedded in the crate and parsed once.
+//! (`crates/planner/data/measurements.json`) embedded in the crate and parsed once.
 
-use crate::{Draft, Error, Scenario, TreeShape, target_pass_time, tree_round_time, tree_speedup};
+use crate::{Error, Plan, Prefill};
+use decode_lab::{Draft, Pricing, Scenario, TreeShape, tree_round_time, tree_speedup};
 use hw_specs::Accelerator;
-use llm_math::{Deployment, KvDtype, ModelConfig, Prefill, WeightDtype};
+use llm_math::{Deployment, KvDtype, ModelConfig, WeightDtype};
 use once_cell::sync::Lazy;
 use serde::Deserialize;
 
@@ -92,7 +93,7 @@ impl Published {
 /// What the measurement measures, as the model computes it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Quantity {
-    /// One plain decode step of the target ([`target_pass_time`] with n = 1), seconds.
+    /// One plain decode step of the target (a [`crate::Plan`]'s target pass with n = 1), seconds.
     StepTime,
     /// The speedup of a speculative round with a draft head and a measured acceptance
     /// length ([`tree_speedup`] with τ = the published acceptance length) over a tree of
@@ -240,7 +241,7 @@ impl ClosedLoop {
     /// attending to half its prompt on average (`input / 2`).
     ///
     /// ```
-    /// use decode_lab::validation::ClosedLoop;
+    /// use planner::validation::ClosedLoop;
     /// // 50 sequences of a 5000-in / 500-out benchmark: 49 · 10 = 490 prompt tokens a step.
     /// let p = ClosedLoop { input: 5000, output: 500 }.prefill_per_step(50);
     /// assert_eq!((p.tokens, p.ctx), (490, 2500));
@@ -257,13 +258,13 @@ impl ClosedLoop {
     }
 }
 
-/// A plain decode step of `s` (one new token per sequence) whose pass also carries
-/// `prefill` prompt tokens, seconds: [`target_pass_time`]`(s, 1)` with `s.prefill` set to
-/// `prefill`; [`Prefill::NONE`] is [`target_pass_time`]`(s, 1)` of `s` without its own.
+/// A plain decode step of `s` (one new token per sequence) priced by `plan`, whose pass
+/// also carries `prefill` prompt tokens, seconds: the plan's target pass with its prefill
+/// replaced by `prefill`.
 ///
-/// Errors: as [`target_pass_time`].
-pub fn step_time_with_prefill(s: &Scenario, prefill: Prefill) -> Result<f64, Error> {
-    target_pass_time(&Scenario { prefill, ..*s }, 1)
+/// Errors: as [`Plan`]'s target pass.
+pub fn step_time_with_prefill(s: &Scenario, plan: &Plan, prefill: Prefill) -> Result<f64, Error> {
+    Plan { prefill, ..*plan }.target_pass_time(s, 1)
 }
 
 impl Measurement {
@@ -294,21 +295,28 @@ impl Measurement {
         })
     }
 
+    /// The plan that prices this measurement's passes under `profile`
+    /// ([`Calibration::plan`] of its scenario).
+    pub fn plan(&self, profile: &Calibration) -> Plan {
+        profile.plan(&self.scenario(profile))
+    }
+
     /// What the model predicts under `profile`: seconds for a step, × for a speedup.
     ///
     /// Errors: whatever the roofline rejects for the setup (none of the table's do).
     pub fn predict(&self, profile: &Calibration) -> Result<f64, Error> {
         let s = self.scenario(profile);
+        let plan = profile.plan(&s);
         match self.quantity {
-            Quantity::StepTime => step_time_with_prefill(&s, self.prefill()),
+            Quantity::StepTime => step_time_with_prefill(&s, &plan, self.prefill()),
             Quantity::Speedup { tau, depth, nodes } => {
-                tree_speedup(&s, &TreeShape::sized(depth, nodes)?, tau)
+                tree_speedup(&s, &plan, &TreeShape::sized(depth, nodes)?, tau)
             }
             Quantity::RoundTime { depth, nodes } => {
-                Ok(tree_round_time(&s, &TreeShape::sized(depth, nodes)?)?.1)
+                Ok(tree_round_time(&s, &plan, &TreeShape::sized(depth, nodes)?)?.1)
             }
             Quantity::VerifyRatio { nodes } => {
-                Ok(target_pass_time(&s, nodes + 1)? / target_pass_time(&s, 1)?)
+                Ok(plan.target_pass_time(&s, nodes + 1)? / plan.target_pass_time(&s, 1)?)
             }
         }
     }
@@ -576,6 +584,7 @@ mod tests {
             for p in super::super::CALIBRATIONS {
                 let s = m.scenario(p);
                 assert_eq!(s.validate(), Ok(()), "{}", m.id);
+                assert_eq!(m.plan(p).check(&s), Ok(()), "{}", m.id);
                 let x = m.predict(p).unwrap();
                 assert!(x.is_finite() && x > 0.0, "{} {}", m.id, p.name);
             }
@@ -616,8 +625,8 @@ mod tests {
         assert!((by_hand - 63.343e-3).abs() < 1e-6, "{by_hand}");
         let s = m66.scenario(&super::super::SEED);
         assert_eq!(
-            step_time_with_prefill(&s, Prefill::NONE).unwrap(),
-            target_pass_time(&s, 1).unwrap()
+            step_time_with_prefill(&s, &Plan::SEED, Prefill::NONE).unwrap(),
+            decode_lab::target_pass_time(&s, 1).unwrap()
         );
         // A row of no closed loop, or at batch 1, carries none.
         assert_eq!(measurements().unwrap()[0].prefill(), Prefill::NONE);

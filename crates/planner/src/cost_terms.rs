@@ -1,15 +1,17 @@
 //! Cost terms the lecture's roofline leaves out, each one function with its unit, each
 //! neutral by default (the neutral value gives back the seed's figures), each motivated
-//! by a published measurement (`crates/decode_lab/data/measurements.json`, and the
-//! research notes it was gathered with).
+//! by a published measurement (`crates/planner/data/measurements.json`, and the research
+//! notes it was gathered with).
 //!
 //! The seed prices a pass as `max(compute, memory) + overheads`: perfect overlap, free
 //! verification of extra tokens below the ridge, one fixed overhead per pass, a draft
-//! whose cost does not depend on its depth, the same efficiency for every dtype and free
-//! all-reduces. [`CostTerms::NEUTRAL`] is exactly that.
+//! whose cost does not depend on its depth, the same efficiency for every dtype, free
+//! all-reduces and free experts. [`CostTerms::NEUTRAL`] is exactly that.
 
-use crate::{Error, ForwardCost, WeightDtype};
+use crate::Error;
+use crate::units::{finite_time, seconds};
 use hw_specs::Accelerator;
+use llm_math::{MIN_EFFICIENCY, WeightDtype};
 
 /// The extra cost terms, all in one place; [`CostTerms::NEUTRAL`] (also `default()`)
 /// changes nothing.
@@ -40,7 +42,20 @@ pub struct CostTerms {
     pub w8a16_bandwidth: f64,
     /// Vector-unit operations per INT4 weight a pass dequantizes ([`crate::dequant_time`]).
     pub int4_dequant_ops: f64,
+    /// Fixed cost of each distinct routed expert a pass reads in each layer of an MoE
+    /// model, seconds (the grouped expert kernel's per-expert scheduling and small-matrix
+    /// latency, on every card at once, so not split by tensor parallelism;
+    /// [`crate::expert_time`]). No effect on a dense model.
+    pub expert_latency: f64,
+    /// Extra cost of each verified token beyond the first, as a fraction of a plain target
+    /// step: `t_verify(n) = … + (n − 1) · verify_cost_per_token · t_base` (tree masks,
+    /// rejection sampling, bookkeeping; the `fitted` profile's form).
+    pub verify_cost_per_token: f64,
 }
+
+/// The largest verification cost per extra token, as a fraction of a plain step: ten
+/// steps for one token would make verifying slower than decoding it ten times over.
+pub const MAX_VERIFY_COST: f64 = 10.0;
 
 impl CostTerms {
     /// The seed's model: perfect overlap, nothing extra.
@@ -55,13 +70,16 @@ impl CostTerms {
         all_reduce: AllReduceLatencies::NEUTRAL,
         w8a16_bandwidth: 1.0,
         int4_dequant_ops: 0.0,
+        expert_latency: 0.0,
+        verify_cost_per_token: 0.0,
     };
 }
 
 impl CostTerms {
     /// Checks every term: overlap in [0, 1]; costs and latencies finite and ≥ 0; the FP8
     /// and W8A16 factors in (0, 1]; INT4's dequantization ops from 0 to
-    /// [`crate::MAX_DEQUANT_OPS`].
+    /// [`crate::MAX_DEQUANT_OPS`]; the verification cost per token from 0 to
+    /// [`MAX_VERIFY_COST`].
     ///
     /// Errors: the first term out of range, named.
     pub fn check(&self) -> Result<(), Error> {
@@ -73,6 +91,14 @@ impl CostTerms {
         self.efficiencies(WeightDtype::Fp8, 1.0, 1.0)?;
         self.efficiencies(WeightDtype::W8A16, 1.0, 1.0)?;
         crate::dequant::check_dequant_ops(self.int4_dequant_ops)?;
+        seconds("expert latency", self.expert_latency)?;
+        if !(0.0..=MAX_VERIFY_COST).contains(&self.verify_cost_per_token) {
+            return Err(Error::Argument(format!(
+                "the verification cost per extra token must be a fraction of a step from 0 to \
+                 {MAX_VERIFY_COST}, got {}",
+                self.verify_cost_per_token
+            )));
+        }
         let l = self.all_reduce;
         for (what, x) in [
             ("NVLink", l.nvlink),
@@ -101,11 +127,12 @@ impl CostTerms {
     /// Errors: a factor or an efficiency outside (0, 1].
     ///
     /// ```
-    /// use llm_math::{CostTerms, WeightDtype};
+    /// use llm_math::WeightDtype;
+    /// use planner::CostTerms;
     /// let t = CostTerms { w8a16_bandwidth: 0.7, ..CostTerms::NEUTRAL };
     /// assert_eq!(t.efficiencies(WeightDtype::W8A16, 0.8, 0.6)?, (0.8 * 0.7, 0.6));
     /// assert_eq!(t.efficiencies(WeightDtype::Bf16, 0.8, 0.6)?, (0.8, 0.6));
-    /// # Ok::<(), llm_math::Error>(())
+    /// # Ok::<(), planner::Error>(())
     /// ```
     pub fn efficiencies(
         &self,
@@ -114,10 +141,10 @@ impl CostTerms {
         compute_efficiency: f64,
     ) -> Result<(f64, f64), Error> {
         let f = self.w8a16_bandwidth;
-        if !(crate::MIN_EFFICIENCY..=1.0).contains(&f) {
-            return Err(Error::Invalid(format!(
+        if !(MIN_EFFICIENCY..=1.0).contains(&f) {
+            return Err(Error::Argument(format!(
                 "W8A16 bandwidth efficiency factor must be from {} to 1, got {f}",
-                crate::MIN_EFFICIENCY
+                MIN_EFFICIENCY
             )));
         }
         let fp8 = self
@@ -137,32 +164,6 @@ impl Default for CostTerms {
     }
 }
 
-/// The longest cost any term may be, seconds: an hour, far above any fixed cost an engine
-/// shows (milliseconds), and low enough that a round of them stays finite.
-pub const MAX_SECONDS: f64 = 3600.0;
-
-/// `x` if it is a time in seconds: finite and ≥ 0 (a computed time, which may be long).
-pub(crate) fn finite_time(what: &str, x: f64) -> Result<f64, Error> {
-    if x.is_finite() && x >= 0.0 {
-        Ok(x)
-    } else {
-        Err(Error::Invalid(format!(
-            "{what} must be a finite number of seconds ≥ 0, got {x}"
-        )))
-    }
-}
-
-/// `x` if it is a cost term in seconds from 0 to [`MAX_SECONDS`].
-pub(crate) fn seconds(what: &str, x: f64) -> Result<f64, Error> {
-    if x.is_finite() && (0.0..=MAX_SECONDS).contains(&x) {
-        Ok(x)
-    } else {
-        Err(Error::Invalid(format!(
-            "{what} must be a number of seconds from 0 to {MAX_SECONDS}, got {x}"
-        )))
-    }
-}
-
 /// A pass's time with partial overlap of compute and memory, seconds:
 /// `max(c, m) + (1 − overlap) · min(c, m)`. `overlap = 1` is the seed's `max` (the
 /// optimistic bound), `overlap = 0` a sum.
@@ -177,7 +178,7 @@ pub(crate) fn seconds(what: &str, x: f64) -> Result<f64, Error> {
 ///
 /// ```
 /// // 2 ms of compute, 3 ms of memory, a quarter overlapped: 3 + 0.75 · 2 = 4.5 ms.
-/// let t = llm_math::overlapped_time(2e-3, 3e-3, 0.25).unwrap();
+/// let t = planner::overlapped_time(2e-3, 3e-3, 0.25).unwrap();
 /// assert!((t - 4.5e-3).abs() < 1e-15);
 /// ```
 pub fn overlapped_time(compute: f64, memory: f64, overlap: f64) -> Result<f64, Error> {
@@ -186,11 +187,14 @@ pub fn overlapped_time(compute: f64, memory: f64, overlap: f64) -> Result<f64, E
         finite_time("memory time", memory)?,
     );
     if !(0.0..=1.0).contains(&overlap) {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Argument(format!(
             "overlap of compute and memory must be in [0, 1], got {overlap}"
         )));
     }
-    finite_time("compute plus memory", c.max(m) + (1.0 - overlap) * c.min(m))
+    finite_time(
+        "compute plus memory",
+        llm_math::roofline(c, m) + (1.0 - overlap) * c.min(m),
+    )
 }
 
 /// The overlap at which [`overlapped_time`] of `compute` and `memory` is `time`, its
@@ -202,10 +206,10 @@ pub fn overlapped_time(compute: f64, memory: f64, overlap: f64) -> Result<f64, E
 ///
 /// ```
 /// // 2 ms of compute, 3 ms of memory, 4.5 ms measured: a quarter overlapped.
-/// let o = llm_math::implied_overlap(2e-3, 3e-3, 4.5e-3).unwrap();
+/// let o = planner::implied_overlap(2e-3, 3e-3, 4.5e-3).unwrap();
 /// assert!((o - 0.25).abs() < 1e-12);
-/// assert_eq!(llm_math::implied_overlap(2.0, 3.0, 6.0).unwrap(), 0.0);
-/// assert_eq!(llm_math::implied_overlap(2.0, 3.0, 2.5).unwrap(), 1.0);
+/// assert_eq!(planner::implied_overlap(2.0, 3.0, 6.0).unwrap(), 0.0);
+/// assert_eq!(planner::implied_overlap(2.0, 3.0, 2.5).unwrap(), 1.0);
 /// ```
 pub fn implied_overlap(compute: f64, memory: f64, time: f64) -> Result<f64, Error> {
     let (c, m, t) = (
@@ -217,18 +221,6 @@ pub fn implied_overlap(compute: f64, memory: f64, time: f64) -> Result<f64, Erro
         return Ok(1.0);
     }
     Ok(((c + m - t) / c.min(m)).clamp(0.0, 1.0))
-}
-
-/// [`ForwardCost::time`] with partial overlap ([`overlapped_time`]) in place of `max`,
-/// seconds (all-reduces and expert latencies added as they are).
-///
-/// Errors: as [`overlapped_time`].
-pub fn pass_time_with_overlap(cost: &ForwardCost, overlap: f64) -> Result<f64, Error> {
-    Ok(
-        overlapped_time(cost.compute_time, cost.memory_time, overlap)?
-            + cost.comm_time
-            + cost.expert_time,
-    )
 }
 
 /// The compute time of one verified token, seconds per token of the batch:
@@ -243,7 +235,7 @@ pub fn pass_time_with_overlap(cost: &ForwardCost, overlap: f64) -> Result<f64, E
 ///
 /// ```
 /// // Llama-3.1-8B (8.03e9 parameters) in bf16 on an H100 (989 TFLOP/s) at 77%: ≈ 21 µs.
-/// let t = llm_math::verify_time_per_token(8.03e9, &hw_specs::H100, llm_math::WeightDtype::Bf16, 0.77).unwrap();
+/// let t = planner::verify_time_per_token(8.03e9, &hw_specs::H100, llm_math::WeightDtype::Bf16, 0.77).unwrap();
 /// assert!((t - 2.109e-5).abs() < 1e-8, "{t}");
 /// ```
 pub fn verify_time_per_token(
@@ -252,19 +244,19 @@ pub fn verify_time_per_token(
     weights: WeightDtype,
     efficiency: f64,
 ) -> Result<f64, Error> {
-    if !(1.0..=crate::MAX_PARAMS).contains(&params) {
-        return Err(Error::Invalid(format!(
+    if !(1.0..=llm_math::MAX_PARAMS).contains(&params) {
+        return Err(Error::Argument(format!(
             "parameter count must be from 1 to {:e}, got {params}",
-            crate::MAX_PARAMS
+            llm_math::MAX_PARAMS
         )));
     }
-    if !(crate::MIN_EFFICIENCY..=1.0).contains(&efficiency) {
-        return Err(Error::Invalid(format!(
+    if !(MIN_EFFICIENCY..=1.0).contains(&efficiency) {
+        return Err(Error::Argument(format!(
             "compute efficiency must be a fraction of peak from {} to 1, got {efficiency}",
-            crate::MIN_EFFICIENCY
+            MIN_EFFICIENCY
         )));
     }
-    crate::pass::check_card(hw)?;
+    hw.validate().map_err(|e| Error::Argument(e.to_string()))?;
     Ok(2.0 * params / (efficiency * weights.peak_flops(hw)))
 }
 
@@ -314,13 +306,13 @@ pub fn draft_layer_time(per_layer: f64, layers: u64, steps: u64) -> Result<f64, 
 /// about 0.1–0.35 ms a step (≈ 1.4–3 µs per sequence per layer: attention kernels' per-
 /// sequence setup, paged-KV block tables, sampling and detokenisation of each sequence),
 /// where the weights are read once for the whole batch. The batch series of
-/// `crates/decode_lab/data/measurements.json` fix it.
+/// `crates/planner/data/measurements.json` fix it.
 ///
-/// Errors: a cost per sequence per layer outside 0 to [`MAX_SECONDS`].
+/// Errors: a cost per sequence per layer outside 0 to [`llm_math::MAX_SECONDS`].
 ///
 /// ```
 /// // 2 µs per sequence per layer, 32 sequences, 80 layers: 5.12 ms.
-/// let t = llm_math::sequence_layer_time(2e-6, 32, 80).unwrap();
+/// let t = planner::sequence_layer_time(2e-6, 32, 80).unwrap();
 /// assert!((t - 5.12e-3).abs() < 1e-15);
 /// ```
 pub fn sequence_layer_time(per_sequence_layer: f64, batch: u64, layers: u64) -> Result<f64, Error> {
@@ -358,10 +350,10 @@ impl DtypeEfficiency {
         compute_efficiency: f64,
     ) -> Result<(f64, f64), Error> {
         for (what, f) in [("bandwidth", self.bandwidth), ("compute", self.compute)] {
-            if !(crate::MIN_EFFICIENCY..=1.0).contains(&f) {
-                return Err(Error::Invalid(format!(
+            if !(MIN_EFFICIENCY..=1.0).contains(&f) {
+                return Err(Error::Argument(format!(
                     "FP8 {what} efficiency factor must be from {} to 1, got {f}",
-                    crate::MIN_EFFICIENCY
+                    MIN_EFFICIENCY
                 )));
             }
         }
@@ -369,10 +361,10 @@ impl DtypeEfficiency {
             ("bandwidth", bandwidth_efficiency),
             ("compute", compute_efficiency),
         ] {
-            if !(crate::MIN_EFFICIENCY..=1.0).contains(&e) {
-                return Err(Error::Invalid(format!(
+            if !(MIN_EFFICIENCY..=1.0).contains(&e) {
+                return Err(Error::Argument(format!(
                     "{what} efficiency must be a fraction of peak from {} to 1, got {e}",
-                    crate::MIN_EFFICIENCY
+                    MIN_EFFICIENCY
                 )));
             }
         }
@@ -428,7 +420,7 @@ impl AllReduceLatencies {
         } else if kind.contains("RoCE") || kind.contains("Ethernet") {
             ("Ethernet", self.ethernet)
         } else {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Argument(format!(
                 "{}'s interconnect \"{kind}\" is of no known family",
                 hw.name
             )));
@@ -440,8 +432,8 @@ impl AllReduceLatencies {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Deployment, ForwardShape, LLAMA31_8B, LLAMA31_70B, forward_cost};
     use hw_specs::{H100, H100_PCIE, MI300X};
+    use llm_math::{Deployment, ForwardShape, LLAMA31_8B, LLAMA31_70B, forward_cost};
 
     #[test]
     fn a_bad_term_is_named_and_the_neutral_terms_pass() {
@@ -514,10 +506,16 @@ mod tests {
                     n_new: n,
                 };
                 let cost = forward_cost(&cfg, &H100, shape, &dep).unwrap();
-                let t = pass_time_with_overlap(&cost, CostTerms::NEUTRAL.overlap).unwrap();
-                assert_eq!(t, cost.time(), "{} B={batch} n={n}", cfg.name);
+                let (c, m) = (cost.compute_time, cost.memory_time);
+                let t = overlapped_time(c, m, CostTerms::NEUTRAL.overlap).unwrap();
+                assert_eq!(
+                    t + cost.comm_time,
+                    cost.time(),
+                    "{} B={batch} n={n}",
+                    cfg.name
+                );
                 // And no overlap costs exactly the smaller of the two more.
-                let sum = pass_time_with_overlap(&cost, 0.0).unwrap();
+                let sum = overlapped_time(c, m, 0.0).unwrap();
                 let gap = cost.compute_time.min(cost.memory_time);
                 assert!((sum - t - gap).abs() <= 1e-15 * sum);
             }

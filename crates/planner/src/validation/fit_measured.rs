@@ -3,7 +3,7 @@
 use super::fast::FitRows;
 use super::{Calibration, Measurement, Role, measurements};
 use crate::Error;
-use llm_math::{AllReduceLatencies, CostTerms, DtypeEfficiency};
+use crate::{AllReduceLatencies, CostTerms, DtypeEfficiency};
 use once_cell::sync::Lazy;
 
 /// One free constant of [`super::MEASURED`]: its grid is `index · step` for `index` in
@@ -162,7 +162,6 @@ pub fn measured_at(ix: &Indices) -> Calibration {
         bandwidth_efficiency: v(0),
         overhead_target: v(1),
         overhead_draft: v(2),
-        verify_cost_per_token: 0.0,
         all_reduce_latency: 0.0,
         cost_terms: CostTerms {
             overlap: v(7),
@@ -183,9 +182,10 @@ pub fn measured_at(ix: &Indices) -> Calibration {
             },
             w8a16_bandwidth: v(15),
             int4_dequant_ops: v(16),
+            expert_latency: v(11),
+            verify_cost_per_token: 0.0,
         },
         verify_efficiency: (ix[8] > 0).then(|| v(8)),
-        expert_latency: v(11),
         compute_efficiency: v(13),
     }
 }

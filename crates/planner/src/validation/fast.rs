@@ -5,13 +5,12 @@
 //! fast path equal, bit for bit, to [`Measurement::predict`].
 
 use super::{Calibration, Measurement, Quantity};
-use crate::pass::{quantized_weights_per_card, with_cost_terms};
-use crate::{Error, Scenario, target_pass_cost};
-use hw_specs::Accelerator;
-use llm_math::{
-    Deployment, ModelConfig, WeightDtype, all_reduce_time, dequant_time, overlapped_time,
-    sequence_layer_time,
+use crate::{
+    Error, Plan, dequant_time, expert_reads, overlapped_time, quantized_weights_per_card,
+    sequence_layer_time, with_cost_terms,
 };
+use hw_specs::Accelerator;
+use llm_math::{Deployment, ModelConfig, WeightDtype, all_reduce_time};
 
 /// What a plain step's time is made of, before a profile's rates and fixed terms.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,42 +37,36 @@ impl StepParts {
         if m.quantity != Quantity::StepTime {
             return Ok(None);
         }
-        let s = Scenario {
+        let s = m.scenario(profile);
+        let plan = Plan {
             prefill: m.prefill(),
-            ..m.scenario(profile)
+            ..m.plan(profile)
         };
-        let unit = Scenario {
-            deployment: Deployment {
-                expert_latency: 1.0,
-                ..s.deployment
-            },
-            ..s
-        };
-        let cost = target_pass_cost(&unit, 1)?;
+        let cost = plan.target_pass_cost(&s, 1)?;
         cost.checked_time()?;
+        let tokens = s.batch + plan.prefill.tokens;
         Ok(Some(StepParts {
             hw: s.hw,
             target: s.target,
             weights: s.deployment.weights,
             tp: s.deployment.tp,
             batch: s.batch,
-            tokens: s.batch + s.prefill.tokens,
+            tokens,
             flops: cost.flops,
             bytes: cost.bytes,
-            expert_reads: cost.expert_time,
+            expert_reads: expert_reads(&s.target, tokens)?,
             int4_weights_read: match s.deployment.weights {
                 WeightDtype::Int4 => Some(quantized_weights_per_card(
                     &s.target,
                     s.deployment.tp,
-                    s.batch + s.prefill.tokens,
+                    tokens,
                 )?),
                 _ => None,
             },
         }))
     }
 
-    /// The step's time under `c`, seconds: as [`crate::target_pass_time`] of the row's
-    /// scenario under `c` computes it.
+    /// The step's time under `c`, seconds: as the row's [`Plan`] under `c` computes it.
     fn time(&self, c: &Calibration) -> Result<f64, Error> {
         let t = &c.cost_terms;
         let profile = Deployment {
@@ -89,7 +82,7 @@ impl StepParts {
         let memory = self.bytes / (self.hw.hbm_bandwidth * dep.bandwidth_efficiency);
         let comm = all_reduce_time(&self.target, &self.hw, self.tokens, &dep);
         let expert = match self.target.moe {
-            Some(_) if c.expert_latency > 0.0 => self.expert_reads * c.expert_latency,
+            Some(_) if t.expert_latency > 0.0 => self.expert_reads * t.expert_latency,
             _ => 0.0,
         };
         let per_sequence =
@@ -256,7 +249,7 @@ mod tests {
             let fast = fast_step(m, &c).unwrap();
             assert_eq!(fast, m.predict(&c).unwrap(), "{}", m.id);
             let without = Calibration {
-                cost_terms: llm_math::CostTerms {
+                cost_terms: crate::CostTerms {
                     int4_dequant_ops: 0.0,
                     ..c.cost_terms
                 },

@@ -2,9 +2,10 @@
 //! [`CostTerms`](crate::CostTerms) (`int4_dequant_ops`), priced at the card's FP32 vector
 //! peak.
 
-use crate::cost_terms::finite_time;
-use crate::{Error, WeightDtype};
+use crate::Error;
+use crate::units::finite_time;
 use hw_specs::Accelerator;
+use llm_math::WeightDtype;
 
 /// The most vector operations per weight [`dequant_time`] takes: far above the dozen a
 /// real INT4 kernel spends (unpack, convert, scale, zero point).
@@ -14,7 +15,7 @@ pub(crate) fn check_dequant_ops(ops: f64) -> Result<f64, Error> {
     if ops.is_finite() && (0.0..=MAX_DEQUANT_OPS).contains(&ops) {
         Ok(ops)
     } else {
-        Err(Error::Invalid(format!(
+        Err(Error::Argument(format!(
             "INT4 dequantization ops per weight must be from 0 to {MAX_DEQUANT_OPS}, got {ops}"
         )))
     }
@@ -23,7 +24,7 @@ pub(crate) fn check_dequant_ops(ops: f64) -> Result<f64, Error> {
 /// Time a pass spends dequantizing INT4 weights on the card's vector units, seconds:
 /// `weights_read · ops_per_weight / hw.peak_flops_fp32`, for INT4 weights only (0 for
 /// every other format, and for 0 ops). `weights_read` is the quantized weights one card
-/// reads in the pass ([`crate::ModelConfig::streamed_quantized_params`]: the 16-bit LM
+/// reads in the pass ([`llm_math::ModelConfig::streamed_quantized_params`]: the 16-bit LM
 /// head and norms are read as they are).
 ///
 /// Why: INT4 weight-only kernels unpack, convert and scale every weight on the vector
@@ -39,12 +40,13 @@ pub(crate) fn check_dequant_ops(ops: f64) -> Result<f64, Error> {
 /// on a card without a `peak_flops_fp32`.
 ///
 /// ```
-/// use llm_math::{WeightDtype, dequant_time};
+/// use llm_math::WeightDtype;
+/// use planner::dequant_time;
 /// // 7e9 weights at 6 ops each on an A100's 19.5 TFLOP/s: 2.15 ms; bf16 weights: none.
 /// let t = dequant_time(7e9, &hw_specs::A100, WeightDtype::Int4, 6.0)?;
 /// assert!((t - 7e9 * 6.0 / 19.5e12).abs() < 1e-15);
 /// assert_eq!(dequant_time(7e9, &hw_specs::A100, WeightDtype::Bf16, 6.0)?, 0.0);
-/// # Ok::<(), llm_math::Error>(())
+/// # Ok::<(), planner::Error>(())
 /// ```
 pub fn dequant_time(
     weights_read: f64,
@@ -53,9 +55,9 @@ pub fn dequant_time(
     ops_per_weight: f64,
 ) -> Result<f64, Error> {
     let ops = check_dequant_ops(ops_per_weight)?;
-    crate::pass::check_card(hw)?;
+    hw.validate().map_err(|e| Error::Argument(e.to_string()))?;
     if !(weights_read.is_finite() && weights_read >= 0.0) {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Argument(format!(
             "weights read must be a finite count ≥ 0, got {weights_read}"
         )));
     }
@@ -63,7 +65,7 @@ pub fn dequant_time(
         return Ok(0.0);
     }
     let Some(rate) = hw.peak_flops_fp32 else {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Argument(format!(
             "{} has no FP32 vector peak (peak_flops_fp32) to price INT4 dequantization at: \
              give the card one, or price INT4 without dequantization (0 ops per weight)",
             hw.name

@@ -1,7 +1,7 @@
 //! The grid search that fits a profile's constants on the calibration subset.
 
 use super::{Calibration, Measurement, Quantity, Role, SEED, measurements};
-use crate::Error;
+use crate::{CostTerms, Error};
 
 /// The grid [`fit_calibration`] searches: bandwidth efficiency 0.50–1.00 by 0.01; target
 /// overhead 0–3 ms by 0.05 ms; all-reduce latency 0–30 µs by 0.5 µs; draft overhead
@@ -63,7 +63,10 @@ pub fn fit_calibration() -> Result<Calibration, Error> {
         for v in 0..=80 {
             let c = Calibration {
                 overhead_draft: f64::from(od) * 0.01e-3,
-                verify_cost_per_token: f64::from(v) * 0.0025,
+                cost_terms: CostTerms {
+                    verify_cost_per_token: f64::from(v) * 0.0025,
+                    ..stage1.cost_terms
+                },
                 ..stage1
             };
             let l = loss(&c, false)?;

@@ -1,14 +1,14 @@
-//! `cargo bench -p decode_lab`: demo 5's computation without its once-per-process caches.
+//! `cargo bench -p planner`: demo 5's computation without its once-per-process caches.
 //! The pooled `measured` fit searched from the seed's values over every calibration row
 //! ([`fit_measured`]'s search), and the leave-one-publisher-out folds over every row, each
 //! refitting the pooled profile and the engines' from that fit.
 
-use decode_lab::validation::{
+use divan::Bencher;
+use divan::counter::ItemsCount;
+use planner::validation::{
     FitRows, Measurement, Moves, POOLED_AXES, Role, fit_measured, grid_start,
     leave_one_publisher_out_on, measurements, search,
 };
-use divan::Bencher;
-use divan::counter::ItemsCount;
 
 fn main() {
     divan::main();

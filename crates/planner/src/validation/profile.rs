@@ -2,8 +2,9 @@
 //! fitted on the first published measurements ([`super::fit_calibration`]), and the
 //! profile with every cost term fitted on all calibration rows ([`super::fit_measured()`]).
 
-use crate::{Error, Scenario};
-use llm_math::{CostTerms, Deployment, verify_time_per_token};
+use crate::{CostTerms, DtypeEfficiency, Error, Plan, Prefill, verify_time_per_token};
+use decode_lab::Scenario;
+use llm_math::Deployment;
 
 /// A named set of the roofline's free constants.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -18,23 +19,16 @@ pub struct Calibration {
     pub overhead_target: f64,
     /// Fixed cost of a draft step, seconds.
     pub overhead_draft: f64,
-    /// Extra cost per verified token beyond the first, fraction of a plain step
-    /// ([`Scenario::verify_cost_per_token`]).
-    pub verify_cost_per_token: f64,
     /// Fixed cost of one tensor-parallel all-reduce, seconds
     /// ([`Deployment::all_reduce_latency`]).
     pub all_reduce_latency: f64,
-    /// Fixed cost of each routed expert an MoE pass reads per layer, seconds
-    /// ([`Deployment::expert_latency`]; 0 for the seed and fitted profiles).
-    pub expert_latency: f64,
     /// The cost terms the seed leaves out ([`CostTerms`]); its `verify_per_batch_token`
     /// is replaced by the scenario's own figure when `verify_efficiency` is set.
     pub cost_terms: CostTerms,
     /// Fraction of the weights' dtype peak at which each extra verified token of the
     /// batch is multiplied by the target's weights on each card
-    /// ([`llm_math::verify_time_per_token`] of `n_params / tp`; times the FP8 compute
-    /// factor for FP8 weights), or `None` to keep
-    /// `cost_terms.verify_per_batch_token` as it is.
+    /// ([`verify_time_per_token`] of `n_params / tp`; times the FP8 compute factor for
+    /// FP8 weights), or `None` to keep `cost_terms.verify_per_batch_token` as it is.
     pub verify_efficiency: Option<f64>,
 }
 
@@ -46,10 +40,8 @@ pub const SEED: Calibration = Calibration {
     bandwidth_efficiency: Scenario::LECTURE.deployment.bandwidth_efficiency,
     overhead_target: Scenario::LECTURE.overhead_target,
     overhead_draft: Scenario::LECTURE.overhead_draft,
-    verify_cost_per_token: Scenario::LECTURE.verify_cost_per_token,
     all_reduce_latency: Scenario::LECTURE.deployment.all_reduce_latency,
-    expert_latency: Scenario::LECTURE.deployment.expert_latency,
-    cost_terms: Scenario::LECTURE.cost_terms,
+    cost_terms: Plan::SEED.terms,
     verify_efficiency: None,
 };
 
@@ -62,10 +54,11 @@ pub const FITTED: Calibration = Calibration {
     bandwidth_efficiency: 77.0 / 100.0,
     overhead_target: 9.0 * 0.05e-3,
     overhead_draft: 54.0 * 0.01e-3,
-    verify_cost_per_token: 4.0 * 0.0025,
     all_reduce_latency: 51.0 * 0.5e-6,
-    expert_latency: Scenario::LECTURE.deployment.expert_latency,
-    cost_terms: CostTerms::NEUTRAL,
+    cost_terms: CostTerms {
+        verify_cost_per_token: 4.0 * 0.0025,
+        ..CostTerms::NEUTRAL
+    },
     verify_efficiency: None,
 };
 
@@ -78,9 +71,7 @@ pub const MEASURED: Calibration = Calibration {
     bandwidth_efficiency: 85.0 * 0.01,
     overhead_target: 42.0 * 0.05e-3,
     overhead_draft: 30.0 * 0.02e-3,
-    verify_cost_per_token: 0.0,
     all_reduce_latency: 0.0,
-    expert_latency: 28.0 * 0.1e-6,
     cost_terms: CostTerms {
         overlap: 17.0 * 0.05,
         verify_per_batch_token: 0.0,
@@ -88,11 +79,11 @@ pub const MEASURED: Calibration = Calibration {
         round_per_sequence: 18.0 * 0.005e-3,
         draft_per_layer: 0.0,
         per_sequence_layer: 15.0 * 0.05e-6,
-        fp8: llm_math::DtypeEfficiency {
+        fp8: DtypeEfficiency {
             bandwidth: 89.0 * 0.01,
             compute: 14.0 * 0.05,
         },
-        all_reduce: llm_math::AllReduceLatencies {
+        all_reduce: crate::AllReduceLatencies {
             nvlink: 10.0 * 1e-6,
             infinity_fabric: 43.0 * 2e-6,
             pcie: 0.0,
@@ -100,6 +91,8 @@ pub const MEASURED: Calibration = Calibration {
         },
         w8a16_bandwidth: 65.0 * 0.01,
         int4_dequant_ops: 43.0 * 0.25,
+        expert_latency: 28.0 * 0.1e-6,
+        verify_cost_per_token: 0.0,
     },
     verify_efficiency: Some(35.0 * 0.02),
 };
@@ -124,45 +117,48 @@ pub fn calibration(name: &str) -> Result<&'static Calibration, Error> {
 }
 
 impl Calibration {
-    /// `s` with this profile's constants in place of its own (card, models, batch,
-    /// context, tensor parallelism and dtypes are kept). With `verify_efficiency` set, the
-    /// verification cost per token is computed for `s`'s target, card, `tp` and weights
-    /// (a bad efficiency gives a NaN the scenario's checks refuse).
+    /// `s` with this profile's constants in place of its own: efficiencies, overheads and
+    /// the all-reduce latency (card, models, batch, context, tensor parallelism and dtypes
+    /// are kept). Its cost terms price the scenario's passes: [`Calibration::plan`].
     pub fn apply(&self, s: Scenario) -> Scenario {
-        let mut out = Scenario {
-            cost_terms: self.cost_terms,
+        Scenario {
             deployment: Deployment {
                 compute_efficiency: self.compute_efficiency,
                 bandwidth_efficiency: self.bandwidth_efficiency,
                 all_reduce_latency: self.all_reduce_latency,
-                expert_latency: self.expert_latency,
                 ..s.deployment
             },
             overhead_target: self.overhead_target,
             overhead_draft: self.overhead_draft,
-            verify_cost_per_token: self.verify_cost_per_token,
             ..s
-        };
-        if let Some(v) = self.verify_per_batch_token(&out) {
-            out.cost_terms.verify_per_batch_token = v;
         }
-        out
     }
-}
 
-impl Calibration {
+    /// The plan that prices `s`'s passes under this profile: its cost terms, with the
+    /// verification cost per token of the batch computed for `s` when `verify_efficiency`
+    /// is set ([`Calibration::verify_per_batch_token`] at the profile's own FP8 factors);
+    /// no prompt tokens.
+    pub fn plan(&self, s: &Scenario) -> Plan {
+        let mut terms = self.cost_terms;
+        if let Some(v) = self.verify_per_batch_token(s, terms.fp8) {
+            terms.verify_per_batch_token = v;
+        }
+        Plan {
+            terms,
+            prefill: Prefill::NONE,
+        }
+    }
+
     /// The verification cost per token of the batch that this profile computes for `s`'s
-    /// target, card, `tp` and weights, at `s`'s FP8 compute factor (which applies to
-    /// verification as to every FP8 pass: [`Calibration::apply`] asks with the profile's
-    /// own, a caller that changes the factor afterwards asks again): `None` when the profile fixes the cost
-    /// instead (no `verify_efficiency`). A bad efficiency gives a NaN that the scenario's
-    /// checks refuse.
-    pub fn verify_per_batch_token(&self, s: &Scenario) -> Option<f64> {
+    /// target, card, `tp` and weights, at the FP8 compute factor `fp8` (which applies to
+    /// verification as to every FP8 pass: [`Calibration::plan`] asks with the profile's
+    /// own, a caller that changes the factor asks again with its own): `None` when the
+    /// profile fixes the cost instead (no `verify_efficiency`). A bad efficiency gives a
+    /// NaN that the plan's checks refuse.
+    pub fn verify_per_batch_token(&self, s: &Scenario, fp8: DtypeEfficiency) -> Option<f64> {
         let eta = self.verify_efficiency?;
         let dep = &s.deployment;
-        let (_, eta) = s
-            .cost_terms
-            .fp8
+        let (_, eta) = fp8
             .apply(dep.weights, 1.0, eta)
             .unwrap_or((f64::NAN, f64::NAN));
         let per_card = s.target.active_params() as f64 / dep.tp.max(1) as f64;
@@ -186,6 +182,7 @@ mod tests {
     #[test]
     fn the_seed_profile_applied_to_the_lecture_scenario_changes_nothing() {
         assert_eq!(SEED.apply(Scenario::LECTURE), Scenario::LECTURE);
+        assert_eq!(SEED.plan(&Scenario::LECTURE), Plan::SEED);
         // And it is the seed script's figures, by hand.
         assert_eq!(
             (SEED.compute_efficiency, SEED.bandwidth_efficiency),
