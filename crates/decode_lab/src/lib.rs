@@ -19,10 +19,10 @@
 //! - [`acceptance`]: acceptance measured on a real (toy) model — where the target's token ranks
 //!   among the draft's candidates ([`draft_ranks`]) and how many levels a chain or a tree
 //!   of drafts gets accepted ([`tree_accept_lengths`]).
-//! - [`speculative`]: the algorithm itself on the toy model — draft a chain or a tree,
-//!   verify it in one pass with a tree attention mask, roll the caches back to the
-//!   accepted path ([`speculative_generate`], or a whole batch at once with
-//!   [`speculative_generate_batch`]); lossless by construction, and tested so.
+//! - [`speculative`]: the algorithm itself on the toy model — a [`Proposer`] drafts a chain
+//!   or a tree, the target verifies it in one pass with a tree attention mask, the caches
+//!   roll back to the accepted path ([`speculative_generate_batch`], a whole batch at
+//!   once); lossless by construction, and tested so.
 //!
 //! The toy model itself lives in `transformer_lab`; [`TransformerLM`] and
 //! [`autoregressive_generate`] are re-exported here because lecture 6 uses them as the
@@ -56,9 +56,8 @@ pub use round::{
 };
 pub use scenario::Scenario;
 pub use speculative::{
-    Choice, DynamicTree, PromptLookup, Sampling, SpecStats, accept_among,
-    prompt_lookup_generate_batch, speculative_generate, speculative_generate_batch,
-    speculative_generate_dynamic_batch,
+    Choice, DynamicDraft, PromptLookup, Proposer, Sampling, SpecStats, TreeDraft, accept_among,
+    speculative_generate, speculative_generate_batch,
 };
 pub use transformer_lab::{TransformerLM, autoregressive_generate};
 pub use tree::{MAX_TREE_NODES, TreeShape};

@@ -1,10 +1,8 @@
 //! Dynamic trees (EAGLE-2) on the toy model: lossless, equal to their plain reference,
 //! within their budget, and shaped by the draft's confidence.
 
-use decode_lab::{
-    DynamicTree, TreeShape, speculative, speculative_generate_batch,
-    speculative_generate_dynamic_batch,
-};
+use decode_lab::speculative::DynamicDraft;
+use decode_lab::{Sampling, TreeDraft, TreeShape, speculative, speculative_generate_batch};
 use ndarray::Array2;
 use quant_lab::{QCFG, quantize_params, sample_tokens};
 use rand::SeedableRng;
@@ -31,6 +29,24 @@ fn toy() -> Toy {
     }
 }
 
+/// A dynamic draft of `draft` with `(depth, width, budget)`.
+fn dynamic<'d, 'p>(
+    draft: &'d TransformerLM<'p>,
+    (depth, width, budget): (u32, u32, u32),
+) -> DynamicDraft<'d, 'p> {
+    DynamicDraft {
+        draft,
+        depth,
+        width,
+        budget,
+    }
+}
+
+/// Greedy: no generator is drawn from.
+fn unused() -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(0)
+}
+
 fn rows(a: &Array2<u32>) -> Vec<Vec<u32>> {
     a.outer_iter().map(|r| r.to_vec()).collect()
 }
@@ -53,13 +69,16 @@ fn dynamic_trees_reproduce_the_target_and_their_reference() {
     ];
     let prompts = rows(&t.prompts);
     for draft in &drafts {
-        for tree in [
-            DynamicTree::new(4, 4, 10).unwrap(),
-            DynamicTree::new(3, 2, 4).unwrap(),
-            DynamicTree::new(6, 1, 6).unwrap(),
-        ] {
-            let out =
-                speculative_generate_dynamic_batch(&target, draft, &prompts, N_NEW, tree).unwrap();
+        for tree in [(4, 4, 10), (3, 2, 4), (6, 1, 6)] {
+            let out = speculative_generate_batch(
+                &target,
+                &dynamic(draft, tree),
+                &prompts,
+                N_NEW,
+                Sampling::Greedy,
+                &mut unused(),
+            )
+            .unwrap();
             for (i, (tokens, stats)) in out.iter().enumerate() {
                 assert_eq!(
                     tokens[..],
@@ -83,7 +102,7 @@ fn dynamic_trees_reproduce_the_target_and_their_reference() {
                     draft.name()
                 );
                 // A round accepts at most one node per level.
-                assert!(stats.accepted.iter().all(|&a| a <= tree.depth));
+                assert!(stats.accepted.iter().all(|&a| a <= tree.0));
             }
         }
     }
@@ -97,22 +116,25 @@ fn width_one_is_a_chain() {
     let target = TransformerLM::new(&t.target, QCFG, "t").unwrap();
     let draft = TransformerLM::new(&t.int4, QCFG, "int4").unwrap();
     let prompts = rows(&t.prompts);
-    let dynamic = speculative_generate_dynamic_batch(
+    let dynamic = speculative_generate_batch(
         &target,
-        &draft,
+        &dynamic(&draft, (4, 1, 4)),
         &prompts,
         N_NEW,
-        DynamicTree::new(4, 1, 4).unwrap(),
+        Sampling::Greedy,
+        &mut unused(),
     )
     .unwrap();
     let chain = speculative_generate_batch(
         &target,
-        &draft,
+        &TreeDraft {
+            draft: &draft,
+            shape: &TreeShape::chain(4).unwrap(),
+        },
         &prompts,
         N_NEW,
-        &TreeShape::chain(4).unwrap(),
-        decode_lab::Sampling::Greedy,
-        &mut ChaCha8Rng::seed_from_u64(0),
+        Sampling::Greedy,
+        &mut unused(),
     )
     .unwrap();
     for (d, c) in dynamic.iter().zip(&chain) {
@@ -121,17 +143,37 @@ fn width_one_is_a_chain() {
 }
 
 #[test]
-fn bad_knobs_are_refused() {
-    assert!(DynamicTree::new(0, 2, 4).is_err());
-    assert!(DynamicTree::new(2, 2, 0).is_err());
-    assert!(DynamicTree::new(2, 2, 1 << 20).is_err());
+fn bad_knobs_and_sampling_are_refused() {
     let t = toy();
     let target = TransformerLM::new(&t.target, QCFG, "t").unwrap();
     let draft = TransformerLM::new(&t.int4, QCFG, "int4").unwrap();
-    let zero = DynamicTree {
-        depth: 2,
-        width: 0,
-        budget: 4,
-    };
-    assert!(speculative_generate_dynamic_batch(&target, &draft, &[[1u32]], 4, zero).is_err());
+    for knobs in [
+        (0, 2, 4),
+        (2, 2, 0),
+        (2, 0, 4),
+        (2, 2, 1 << 20),
+        (4096, 2, 4),
+    ] {
+        assert!(dynamic(&draft, knobs).check_knobs().is_err(), "{knobs:?}");
+        let run = |sampling| {
+            let d = dynamic(&draft, knobs);
+            speculative_generate_batch(&target, &d, &[[1u32]], 4, sampling, &mut unused())
+        };
+        assert!(run(Sampling::Greedy).is_err(), "{knobs:?}");
+        let plain =
+            speculative::reference::speculative_generate_dynamic(&target, &draft, &[1], 4, knobs);
+        assert!(plain.is_err(), "{knobs:?}");
+    }
+    // Dynamic trees are verified greedily: a temperature is refused, with the reason.
+    let d = dynamic(&draft, (2, 2, 4));
+    let hot = speculative_generate_batch(
+        &target,
+        &d,
+        &[[1u32]],
+        4,
+        Sampling::Temperature(0.7),
+        &mut unused(),
+    );
+    let e = hot.unwrap_err().to_string();
+    assert!(e.contains("greedily"), "{e}");
 }

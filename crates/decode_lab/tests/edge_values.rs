@@ -141,7 +141,7 @@ fn a_good_share_of_drawn_scenarios_prices_a_round() {
 /// refused, or the target's own greedy tokens, in the vocabulary, as the plain reference.
 mod decoding {
     use decode_lab::speculative::reference;
-    use decode_lab::{Sampling, TreeShape, speculative_generate_batch};
+    use decode_lab::{Sampling, TreeDraft, TreeShape, speculative_generate_batch};
     use proptest::prelude::*;
     use rand::SeedableRng;
     use transformer_lab::{Config, TransformerLM, greedy_generate, init_params};
@@ -190,7 +190,15 @@ mod decoding {
         let sampling = Sampling::Temperature(*temperature);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
         let Ok(out) = speculative_generate_batch(
-            &target, &draft, prompts, *n_new, &shape, sampling, &mut rng,
+            &target,
+            &TreeDraft {
+                draft: &draft,
+                shape: &shape,
+            },
+            prompts,
+            *n_new,
+            sampling,
+            &mut rng,
         ) else {
             return Ok(false);
         };
@@ -213,7 +221,7 @@ mod decoding {
                     return Err(format!("{tokens:?} is not the target's own {own:?}"));
                 }
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
-                let plain = reference::speculative_generate(
+                let plain = reference::speculative_generate_tree(
                     &target, &draft, prompt, *n_new, &shape, sampling, &mut rng,
                 )
                 .map_err(|e| e.to_string())?;

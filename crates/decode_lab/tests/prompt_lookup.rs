@@ -3,7 +3,7 @@
 
 mod common;
 use common::{TINY, chi_square, chi_square_critical, sharpened};
-use decode_lab::{PromptLookup, Sampling, prompt_lookup_generate_batch, speculative};
+use decode_lab::{PromptLookup, Sampling, speculative, speculative_generate_batch};
 use ndarray::{Array2, s};
 use quant_lab::{QCFG, sample_tokens};
 use rand::SeedableRng;
@@ -32,7 +32,7 @@ fn greedy_lookup_is_the_targets_greedy_output_and_accepts_where_it_loops() {
     let rows: Vec<Vec<u32>> = prompts.outer_iter().map(|r| r.to_vec()).collect();
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let out =
-        prompt_lookup_generate_batch(&target, &rows, n_new, LOOKUP, Sampling::Greedy, &mut rng)
+        speculative_generate_batch(&target, &LOOKUP, &rows, n_new, Sampling::Greedy, &mut rng)
             .unwrap();
     let (mut rounds, mut generated) = (0, 0);
     for (i, (tokens, stats)) in out.iter().enumerate() {
@@ -55,11 +55,11 @@ fn greedy_lookup_is_the_targets_greedy_output_and_accepts_where_it_loops() {
     // The toy model's greedy output falls into loops: lookup finds them, where on the
     // same prompts' sampled output (T = 1) it finds far less.
     let tau = generated as f64 / rounds as f64;
-    let sampled = prompt_lookup_generate_batch(
+    let sampled = speculative_generate_batch(
         &target,
+        &LOOKUP,
         &rows,
         n_new,
-        LOOKUP,
         Sampling::Temperature(1.0),
         &mut rng,
     )
@@ -82,7 +82,7 @@ fn sampled_lookup_is_its_plain_reference_draw_for_draw() {
         let mut a = ChaCha8Rng::seed_from_u64(seed);
         let mut b = ChaCha8Rng::seed_from_u64(seed);
         let s = Sampling::Temperature(0.8);
-        let batched = prompt_lookup_generate_batch(&target, &[prompt], 10, LOOKUP, s, &mut a)
+        let batched = speculative_generate_batch(&target, &LOOKUP, &[prompt], 10, s, &mut a)
             .unwrap()
             .remove(0);
         let plain =
@@ -120,11 +120,11 @@ fn sampled_lookup_draws_exactly_from_the_target() {
         let (mut first, mut pair) = (vec![0usize; 8], vec![0usize; 64]);
         let prompts = vec![prompt.to_vec(); 100];
         for _ in 0..n / 100 {
-            let out = prompt_lookup_generate_batch(
+            let out = speculative_generate_batch(
                 &target,
+                &LOOKUP,
                 &prompts,
                 2,
-                LOOKUP,
                 Sampling::Temperature(t),
                 &mut rng,
             )
@@ -166,8 +166,7 @@ fn bad_knobs_are_refused() {
             gamma: 0,
         },
     ] {
-        let e =
-            prompt_lookup_generate_batch(&target, &[[1u32]], 3, bad, Sampling::Greedy, &mut rng);
+        let e = speculative_generate_batch(&target, &bad, &[[1u32]], 3, Sampling::Greedy, &mut rng);
         assert!(e.is_err(), "{bad:?}");
     }
 }

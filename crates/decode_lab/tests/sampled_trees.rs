@@ -11,7 +11,9 @@
 
 mod common;
 use common::{TINY, chi_square, chi_square_critical, sharpened};
-use decode_lab::{Choice, Sampling, TreeShape, accept_among, speculative, speculative_generate};
+use decode_lab::{
+    Choice, Sampling, TreeDraft, TreeShape, accept_among, speculative, speculative_generate,
+};
 use ndarray::{Array1, Array2, s};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -217,10 +219,12 @@ fn sampled_trees_on_the_tiny_model_draw_exactly_from_the_target() {
         for _ in 0..n {
             let (tokens, _) = speculative_generate(
                 &target,
-                &draft,
+                &TreeDraft {
+                    draft: &draft,
+                    shape: &shape,
+                },
                 &prompt,
                 2,
-                &shape,
                 Sampling::Temperature(t),
                 &mut rng,
             )
@@ -255,15 +259,25 @@ fn a_sampled_tree_is_token_for_token_its_plain_reference() {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed);
                 let s = Sampling::Temperature(0.8);
                 if reference {
-                    speculative::reference::speculative_generate(
+                    speculative::reference::speculative_generate_tree(
                         &target, &draft, prompt, 9, &shape, s, &mut rng,
                     )
                     .unwrap()
                     .0
                 } else {
-                    speculative_generate(&target, &draft, prompt, 9, &shape, s, &mut rng)
-                        .unwrap()
-                        .0
+                    speculative_generate(
+                        &target,
+                        &TreeDraft {
+                            draft: &draft,
+                            shape: &shape,
+                        },
+                        prompt,
+                        9,
+                        s,
+                        &mut rng,
+                    )
+                    .unwrap()
+                    .0
                 }
             };
             assert_eq!(run(false), run(true), "{levels:?}, seed {seed}");

@@ -3,7 +3,8 @@
 mod common;
 use common::{TINY, chi_square, chi_square_critical, sharpened};
 use decode_lab::{
-    Error, Sampling, TreeAcceptance, TreeShape, speculative_generate, speculative_generate_batch,
+    Error, Sampling, TreeAcceptance, TreeDraft, TreeShape, speculative_generate,
+    speculative_generate_batch,
 };
 use ndarray::{Array2, Axis, s};
 use once_cell::sync::Lazy;
@@ -75,10 +76,12 @@ fn greedy_speculation_reproduces_the_target_token_for_token() {
         let mut rng = ChaCha8Rng::seed_from_u64(0);
         let results = speculative_generate_batch(
             &target,
-            draft,
+            &TreeDraft {
+                draft,
+                shape: &shape,
+            },
             &prompts,
             48,
-            &shape,
             Sampling::Greedy,
             &mut rng,
         )
@@ -157,10 +160,12 @@ fn speculative_sampling_draws_exactly_from_the_target() {
     for _ in 0..n {
         let (tokens, stats) = speculative_generate(
             &target,
-            &draft,
+            &TreeDraft {
+                draft: &draft,
+                shape: &shape,
+            },
             &prompt,
             2,
-            &shape,
             Sampling::Temperature(1.0),
             &mut rng,
         )
@@ -204,10 +209,12 @@ fn greedy_speculation_with_the_tiny_model_matches_plain_greedy_to_the_end_of_max
     for levels in [&[3u32][..], &[2, 2, 2], &[1; 7]] {
         let (tokens, _) = speculative_generate(
             &target,
-            &draft,
+            &TreeDraft {
+                draft: &draft,
+                shape: &TreeShape::new(levels).unwrap(),
+            },
             &prompt,
             15,
-            &TreeShape::new(levels).unwrap(),
             Sampling::Greedy,
             &mut ChaCha8Rng::seed_from_u64(0),
         )
@@ -224,7 +231,17 @@ fn bad_input_is_an_error_not_a_panic() {
     let chain = TreeShape::chain(2).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let mut run = |prompt: &[u32], n_new, shape: &TreeShape, sampling| {
-        speculative_generate(&target, &draft, prompt, n_new, shape, sampling, &mut rng)
+        speculative_generate(
+            &target,
+            &TreeDraft {
+                draft: &draft,
+                shape,
+            },
+            prompt,
+            n_new,
+            sampling,
+            &mut rng,
+        )
     };
     assert!(matches!(TreeShape::chain(0), Err(Error::Argument(m)) if m.contains("γ ≥ 1")));
     assert!(matches!(TreeShape::new(&[2, 0, 1]), Err(Error::Argument(m)) if m.contains("level 2")));
@@ -268,7 +285,18 @@ fn bad_input_is_an_error_not_a_panic() {
     let other = init_params(&Config { vocab: 9, ..TINY }, 0).unwrap();
     let wide = TransformerLM::new(&other, Config { vocab: 9, ..TINY }, "w").unwrap();
     assert!(
-        speculative_generate(&target, &wide, &[1], 2, &chain, Sampling::Greedy, &mut rng).is_err()
+        speculative_generate(
+            &target,
+            &TreeDraft {
+                draft: &wide,
+                shape: &chain
+            },
+            &[1],
+            2,
+            Sampling::Greedy,
+            &mut rng
+        )
+        .is_err()
     );
 }
 
@@ -286,10 +314,12 @@ fn a_ragged_batch_gives_every_sequence_what_it_gets_alone() {
         let mut rng = ChaCha8Rng::seed_from_u64(0);
         let batch = speculative_generate_batch(
             &target,
-            &draft,
+            &TreeDraft {
+                draft: &draft,
+                shape: &shape,
+            },
             &prompts,
             9,
-            &shape,
             Sampling::Greedy,
             &mut rng,
         )
@@ -309,10 +339,12 @@ fn a_ragged_batch_gives_every_sequence_what_it_gets_alone() {
             assert_eq!(tokens, &plain.row(0).to_vec(), "{levels:?} {prompt:?}");
             let alone = speculative_generate(
                 &target,
-                &draft,
+                &TreeDraft {
+                    draft: &draft,
+                    shape: &shape,
+                },
                 prompt,
                 9,
-                &shape,
                 Sampling::Greedy,
                 &mut rng,
             )
@@ -327,10 +359,12 @@ fn a_ragged_batch_gives_every_sequence_what_it_gets_alone() {
     let none: [&[u32]; 0] = [];
     let empty = speculative_generate_batch(
         &target,
-        &draft,
+        &TreeDraft {
+            draft: &draft,
+            shape: &TreeShape::chain(1).unwrap(),
+        },
         &none,
         3,
-        &TreeShape::chain(1).unwrap(),
         Sampling::Greedy,
         &mut ChaCha8Rng::seed_from_u64(0),
     )
@@ -345,10 +379,12 @@ fn tau_is_one_without_a_round_like_tree_acceptance_without_a_position() {
     let draft = TransformerLM::new(&p, config_like(&TINY, 1), "d").unwrap();
     let (tokens, stats) = speculative_generate(
         &target,
-        &draft,
+        &TreeDraft {
+            draft: &draft,
+            shape: &TreeShape::chain(2).unwrap(),
+        },
         &[1, 2],
         0,
-        &TreeShape::chain(2).unwrap(),
         Sampling::Greedy,
         &mut ChaCha8Rng::seed_from_u64(0),
     )
@@ -377,10 +413,12 @@ fn speculative_sampling_over_a_batch_draws_every_sequence_from_the_target() {
     let mut rng = ChaCha8Rng::seed_from_u64(8);
     let out = speculative_generate_batch(
         &target,
-        &draft,
+        &TreeDraft {
+            draft: &draft,
+            shape: &TreeShape::chain(2).unwrap(),
+        },
         &prompts,
         2,
-        &TreeShape::chain(2).unwrap(),
         Sampling::Temperature(1.0),
         &mut rng,
     )

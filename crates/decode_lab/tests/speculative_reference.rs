@@ -14,7 +14,9 @@
 mod common;
 use common::{TINY, chi_square_critical, sharpened};
 use decode_lab::speculative::reference;
-use decode_lab::{Sampling, TreeShape, speculative_generate, speculative_generate_batch};
+use decode_lab::{
+    Sampling, TreeDraft, TreeShape, speculative_generate, speculative_generate_batch,
+};
 use ndarray::Array2;
 use quant_lab::{QCFG, Scheme, quantize_params, sample_tokens};
 use rand::{Rng, SeedableRng};
@@ -83,17 +85,19 @@ fn greedy_batches_give_the_references_tokens_and_accepted_lengths_round_for_roun
             let mut rng = ChaCha8Rng::seed_from_u64(0);
             let fast = speculative_generate_batch(
                 &target,
-                draft,
+                &TreeDraft {
+                    draft,
+                    shape: &shape,
+                },
                 &prompts,
                 n_new,
-                &shape,
                 Sampling::Greedy,
                 &mut rng,
             )
             .unwrap();
             let mut histogram = vec![0; levels.len() + 1];
             for (prompt, (tokens, stats)) in prompts.iter().zip(&fast) {
-                let (want, accepted) = reference::speculative_generate(
+                let (want, accepted) = reference::speculative_generate_tree(
                     &target,
                     draft,
                     prompt,
@@ -154,7 +158,7 @@ fn the_reference_is_lossless_on_its_own() {
         )
         .unwrap();
         let shape = TreeShape::new(SHAPES[i % SHAPES.len()]).unwrap();
-        let (tokens, accepted) = reference::speculative_generate(
+        let (tokens, accepted) = reference::speculative_generate_tree(
             &target,
             &draft,
             prompt,
@@ -187,16 +191,18 @@ fn on_lecture_6s_model_the_batch_and_the_reference_agree_round_for_round() {
             let mut rng = ChaCha8Rng::seed_from_u64(0);
             let fast = speculative_generate_batch(
                 &target,
-                &draft,
+                &TreeDraft {
+                    draft: &draft,
+                    shape: &shape,
+                },
                 &prompts,
                 16,
-                &shape,
                 Sampling::Greedy,
                 &mut rng,
             )
             .unwrap();
             for (prompt, (tokens, stats)) in prompts.iter().zip(&fast) {
-                let (want, accepted) = reference::speculative_generate(
+                let (want, accepted) = reference::speculative_generate_tree(
                     &target,
                     &draft,
                     prompt,
@@ -231,15 +237,17 @@ fn sampling_a_batch_of_one_draws_what_the_reference_draws_from_the_same_seed() {
                     let mut ref_rng = ChaCha8Rng::seed_from_u64(seed as u64);
                     let (tokens, stats) = speculative_generate(
                         &target,
-                        draft,
+                        &TreeDraft {
+                            draft,
+                            shape: &shape,
+                        },
                         prompt,
                         12,
-                        &shape,
                         sampling,
                         &mut fast_rng,
                     )
                     .unwrap();
-                    let (want, accepted) = reference::speculative_generate(
+                    let (want, accepted) = reference::speculative_generate_tree(
                         &target,
                         draft,
                         prompt,
@@ -304,10 +312,12 @@ fn sampling_a_ragged_batch_is_distributed_as_the_reference() {
     let mut rng = ChaCha8Rng::seed_from_u64(99);
     let fast = speculative_generate_batch(
         &target,
-        &draft,
+        &TreeDraft {
+            draft: &draft,
+            shape: &shape,
+        },
         &batch,
         2,
-        &shape,
         Sampling::Temperature(1.0),
         &mut rng,
     )
@@ -320,7 +330,7 @@ fn sampling_a_ragged_batch_is_distributed_as_the_reference() {
         let mut ref_counts = vec![0usize; 64 * 3];
         let mut rng = ChaCha8Rng::seed_from_u64(7 + which as u64);
         for _ in 0..n {
-            let (tokens, accepted) = reference::speculative_generate(
+            let (tokens, accepted) = reference::speculative_generate_tree(
                 &target,
                 &draft,
                 prompt,
@@ -357,8 +367,18 @@ fn the_reference_refuses_what_the_batched_decoder_refuses() {
         (&[1], 3, &chain, Sampling::Temperature(f64::NAN)),
     ];
     for (prompt, n_new, shape, sampling) in cases {
-        let fast = speculative_generate(&target, &draft, prompt, n_new, shape, sampling, &mut rng);
-        let plain = reference::speculative_generate(
+        let fast = speculative_generate(
+            &target,
+            &TreeDraft {
+                draft: &draft,
+                shape,
+            },
+            prompt,
+            n_new,
+            sampling,
+            &mut rng,
+        );
+        let plain = reference::speculative_generate_tree(
             &target, &draft, prompt, n_new, shape, sampling, &mut rng,
         );
         // As text: NaN ≠ NaN would fail an equality of the errors themselves.
@@ -369,7 +389,7 @@ fn the_reference_refuses_what_the_batched_decoder_refuses() {
         assert_eq!(fast, plain, "{prompt:?} {shape:?} {sampling:?}");
     }
     // Temperature 0 is greedy in both, trees included.
-    let greedy = reference::speculative_generate(
+    let greedy = reference::speculative_generate_tree(
         &target,
         &draft,
         &[1],
@@ -379,7 +399,7 @@ fn the_reference_refuses_what_the_batched_decoder_refuses() {
         &mut rng,
     )
     .unwrap();
-    let zero = reference::speculative_generate(
+    let zero = reference::speculative_generate_tree(
         &target,
         &draft,
         &[1],
@@ -391,13 +411,77 @@ fn the_reference_refuses_what_the_batched_decoder_refuses() {
     .unwrap();
     let fast_zero = speculative_generate(
         &target,
-        &draft,
+        &TreeDraft {
+            draft: &draft,
+            shape: &tree,
+        },
         &[1],
         6,
-        &tree,
         Sampling::Temperature(0.0),
         &mut rng,
     )
     .unwrap();
     assert_eq!((&zero, &fast_zero.0), (&greedy, &greedy.0));
+}
+
+/// The chain in one plain function (`reference::speculative_generate_chain`, the one a
+/// student reads first) against the batched chain, a batch of one: the same tokens, the
+/// same accepted drafts round for round, and the same draws from the same seed — greedy
+/// and at T = 0.7 and 1, for γ = 1 to 6, on a model with peaked distributions.
+#[test]
+fn the_plain_chain_is_the_batched_chain_draw_for_draw() {
+    let params = sharpened(&SMALL, 5, 40.0);
+    let target = TransformerLM::new(&params, SMALL, "t").unwrap();
+    let draft = TransformerLM::new(&params, config_like(&SMALL, 1), "d").unwrap();
+    let mut compared = 0;
+    for (i, prompt) in prompts(6, SMALL.vocab as u32, 11).iter().enumerate() {
+        for gamma in 1..=6u32 {
+            for sampling in [
+                Sampling::Greedy,
+                Sampling::Temperature(0.7),
+                Sampling::Temperature(1.0),
+            ] {
+                let seed = 100 * i as u64 + u64::from(gamma);
+                let shape = TreeShape::chain(gamma).unwrap();
+                let proposer = TreeDraft {
+                    draft: &draft,
+                    shape: &shape,
+                };
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                let (tokens, stats) =
+                    speculative_generate(&target, &proposer, prompt, 20, sampling, &mut rng)
+                        .unwrap();
+                let mut plain_rng = ChaCha8Rng::seed_from_u64(seed);
+                let (plain, accepted) = reference::speculative_generate_chain(
+                    &target,
+                    &draft,
+                    prompt,
+                    20,
+                    gamma as usize,
+                    sampling,
+                    &mut plain_rng,
+                )
+                .unwrap();
+                assert_eq!(plain, tokens, "γ {gamma} {sampling:?} {prompt:?}");
+                assert_eq!(accepted, stats.accepted, "γ {gamma} {sampling:?}");
+                assert_eq!(
+                    rng.random::<u64>(),
+                    plain_rng.random::<u64>(),
+                    "the same draws"
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, 6 * 6 * 3);
+    let none = reference::speculative_generate_chain(
+        &target,
+        &draft,
+        &[1],
+        4,
+        0,
+        Sampling::Greedy,
+        &mut ChaCha8Rng::seed_from_u64(0),
+    );
+    assert!(none.is_err(), "γ = 0 drafts nothing");
 }

@@ -1,6 +1,6 @@
-//! The batched path's rules for a round: the draft's top-k children of a node, and
-//! which path of a verified tree is accepted (greedy, or speculative sampling on a
-//! chain).
+//! How a token is chosen and a verified tree accepted: greedily, or by speculative
+//! sampling ([`accept_among`] at each node of the walk; on a chain, Leviathan et al.'s);
+//! and the draft's top-k children of a node.
 
 use ndarray::{Array1, ArrayView1, ArrayView2};
 use rand::Rng;
@@ -9,8 +9,35 @@ use transformer_lab::{argmax, draw_weighted, softmax_probs};
 use super::lane::Node;
 use crate::Error;
 
+/// How the next token is chosen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sampling {
+    /// The argmax (ties to the lowest id); trees or chains.
+    Greedy,
+    /// Drawn from `softmax(logits / T)`, T > 0: chains and trees (a tree's children drawn
+    /// from the draft, verified by [`accept_among`]). `Temperature(0.0)` is
+    /// [`Greedy`](Self::Greedy), as temperature 0 is everywhere in `transformer_lab`
+    /// (`rng` unused).
+    Temperature(f64),
+}
+
+impl Sampling {
+    /// The temperature: 0 for greedy.
+    ///
+    /// Errors: a negative or non-finite temperature.
+    pub fn temperature(&self) -> Result<f64, Error> {
+        match *self {
+            Sampling::Greedy => Ok(0.0),
+            Sampling::Temperature(t) if !t.is_finite() || t < 0.0 => {
+                Err(Error::Model(transformer_lab::Error::Temperature(t)))
+            }
+            Sampling::Temperature(t) => Ok(t),
+        }
+    }
+}
+
 /// The draft's `k` best tokens by logit, best first, ties to the lowest id.
-pub(super) fn top_k(logits: ArrayView1<f32>, k: usize) -> Vec<u32> {
+pub(crate) fn top_k(logits: ArrayView1<f32>, k: usize) -> Vec<u32> {
     let mut ids: Vec<u32> = (0..logits.len() as u32).collect();
     // A strict total order (no two ids compare equal), so the k best and their order
     // are unique: select them, then sort only those.
@@ -34,7 +61,7 @@ pub(super) fn top_k(logits: ArrayView1<f32>, k: usize) -> Vec<u32> {
 /// Greedy acceptance: the longest path from the root on which every node is the
 /// target's argmax after its parent, and the target's argmax after the path's last node
 /// (the bonus token). `logits [nodes, vocab]` are the target's, one row per node.
-pub(super) fn greedy_path(
+pub(crate) fn greedy_path(
     nodes: &[Node],
     logits: ArrayView2<f32>,
 ) -> Result<(Vec<usize>, u32), Error> {
@@ -52,12 +79,12 @@ pub(super) fn greedy_path(
 }
 
 /// `softmax(logits / t)` in f64, normalised. Errors on logits with no finite maximum.
-pub(super) fn probabilities(logits: ArrayView1<f32>, t: f64) -> Result<Array1<f64>, Error> {
+pub(crate) fn probabilities(logits: ArrayView1<f32>, t: f64) -> Result<Array1<f64>, Error> {
     Ok(Array1::from(softmax_probs(logits, t)?))
 }
 
 /// Draws an index with probability proportional to `p` (one uniform draw from `rng`).
-pub(super) fn draw<R: Rng + ?Sized>(p: &Array1<f64>, rng: &mut R) -> Result<u32, Error> {
+pub(crate) fn draw<R: Rng + ?Sized>(p: &Array1<f64>, rng: &mut R) -> Result<u32, Error> {
     let weights = p.as_slice().expect("a fresh array is contiguous");
     Ok(draw_weighted(weights, rng)? as u32)
 }
@@ -116,7 +143,7 @@ pub fn accept_among<R: Rng + ?Sized>(
 /// the accepted child, until a node emits a drawn token. On a chain this is Leviathan et
 /// al.'s speculative sampling. Returns the accepted path (node indices from the root) and
 /// that token.
-pub(super) fn sampled_path<R: Rng + ?Sized>(
+pub(crate) fn sampled_path<R: Rng + ?Sized>(
     nodes: &[Node],
     q: &[Option<Array1<f64>>],
     logits: ArrayView2<f32>,

@@ -2,27 +2,28 @@
 //! no tree mask, no batch. Every model call is a whole teacher-forced pass over the
 //! sequence so far ([`TransformerLM::full_logits`]), so nothing has to be rolled back.
 //!
-//! One round, as in Leviathan et al. (2023) and Chen et al. (2023) for chains and
-//! SpecInfer / Medusa / EAGLE for trees:
+//! Read [`speculative_generate_chain`] first: the whole algorithm of Leviathan et al.
+//! (2023) and Chen et al. (2023) on one screen, as gpt-fast's `generate.py` has it —
 //!
-//! 1. **Draft** the tree level by level: level j gives every node of level j − 1 the
-//!    draft's top-k_j next tokens as children (greedy); when sampling, k_j tokens drawn
-//!    independently from the draft's distribution q after the node instead.
-//! 2. **Verify** with the target. Greedy: starting at the root, the target's own next
-//!    token after the accepted path so far is accepted if the draft proposed it there,
-//!    and the walk goes on; the first token the draft did not propose is the target's
-//!    bonus token. Sampling: at each node of the walk, its children in order — child x is
-//!    accepted with probability min(1, p(x) / q(x)), and on a rejection p becomes
-//!    normalise(max(0, p − q)) for the next child; when every child is rejected, the
-//!    round's last token is drawn from that p; after a leaf, from p itself (SpecInfer's
-//!    multi-step speculative sampling; on a chain, Leviathan et al.'s).
-//! 3. **Commit** the accepted tokens and the target's token. The batched path rolls its
-//!    two KV caches back to the accepted path here; with no cache there is nothing to
-//!    roll back, the rejected nodes are simply dropped.
+//! 1. **Draft** γ tokens with the small model, one after another, each drawn from the
+//!    draft's distribution q after the sequence so far (greedy: its argmax).
+//! 2. **Verify** with the target: walk the drafts; draft x is accepted with probability
+//!    min(1, p(x) / q(x)), p the target's distribution at that position (greedy: when it
+//!    is the target's own argmax). On the first rejection the round's last token is drawn
+//!    from normalise(max(0, p − q)) (greedy: the target's argmax); when every draft is
+//!    accepted, a bonus token from the target's p after the last one.
+//! 3. **Commit** the accepted drafts and that last token.
+//!
+//! Every output token is then distributed exactly as the target's own sample (greedy:
+//! it is the target's own greedy token). Then trees ([`speculative_generate_tree`]: the
+//! draft proposes its top-k_j at each level j, or k_j draws; at each node of the walk its
+//! children are tried in order, p becoming the residual after each rejection — SpecInfer's
+//! multi-step speculative sampling), EAGLE-2's dynamic trees
+//! ([`speculative_generate_dynamic`]) and prompt lookup ([`prompt_lookup_generate`]).
 //!
 //! The batched path ([`speculative_generate_batch`](crate::speculative_generate_batch))
-//! scores every node of the tree in one pass with a tree mask; this walk asks the target
-//! only about the nodes it reaches. Both give the same answers: the target's token after a
+//! scores every node of a tree in one pass with a tree mask; these walks ask the target
+//! only about the nodes they reach. Both give the same answers: the target's token after a
 //! node depends only on the node's path. `Temperature(0.0)` is greedy in both. Random
 //! numbers are drawn in the batched path's order for a batch of one: the draft's tokens
 //! level by level (node after node, k draws each), then the acceptance tests in walk
@@ -32,11 +33,114 @@ use ndarray::{Array1, Array2};
 use rand::Rng;
 use transformer_lab::{TransformerLM, argmax, draw_weighted, softmax_probs};
 
-use super::{Sampling, check};
-use crate::{DynamicTree, Error, TreeShape};
+use super::accept::Sampling;
+use super::generate::check;
+use super::proposers::{PromptLookup, check_draft, lookup_proposal};
+use crate::{Error, MAX_TREE_NODES, TreeShape};
+
+/// Generates `n_new` tokens after `prompt` with `target`, drafting `gamma` tokens a round
+/// with `draft` (a chain), one sequence in plain loops (see the [module docs](self)).
+/// Returns the tokens and, per round, how many drafts were accepted (the round's last
+/// token not counted): what [`speculative_generate`](crate::speculative_generate) with a
+/// chain ([`TreeShape::chain`]) returns as its tokens and
+/// [`SpecStats::accepted`](crate::SpecStats::accepted).
+///
+/// Errors: those of [`speculative_generate`](crate::speculative_generate); γ = 0.
+pub fn speculative_generate_chain<R: Rng + ?Sized>(
+    target: &TransformerLM<'_>,
+    draft: &TransformerLM<'_>,
+    prompt: &[u32],
+    n_new: usize,
+    gamma: usize,
+    sampling: Sampling,
+    rng: &mut R,
+) -> Result<(Vec<u32>, Vec<u32>), Error> {
+    let t = check_pair(target, draft, prompt, n_new, sampling)?;
+    TreeShape::chain(u32::try_from(gamma).unwrap_or(u32::MAX))?;
+    let end = prompt.len() + n_new;
+    let mut seq = prompt.to_vec(); // committed tokens [T]
+    let mut accepted = Vec::new(); // drafts accepted, per round
+    while seq.len() < end {
+        // 1. Draft γ tokens (cut to the tokens still missing), keeping each one's q.
+        let mut drafts: Vec<u32> = Vec::new();
+        let mut qs: Vec<Vec<f64>> = Vec::new();
+        for _ in 0..gamma.min(end - seq.len() - 1) {
+            let logits = next_logits(draft, &[&seq[..], &drafts].concat())?; // [vocab]
+            let (x, q) = choose(&logits, t, rng)?;
+            drafts.push(x);
+            qs.push(q);
+        }
+        // 2. Verify: the target's p after the sequence and each accepted draft.
+        let mut n = 0; // drafts accepted so far
+        let next = loop {
+            let logits = next_logits(target, &[&seq[..], &drafts[..n]].concat())?;
+            let Some(&x) = drafts.get(n) else {
+                break choose(&logits, t, rng)?.0; // all accepted: the bonus token
+            };
+            if t == 0.0 {
+                let want = argmax(logits.view())? as u32;
+                if x != want {
+                    break want; // greedy: the target's own token instead
+                }
+            } else {
+                let p = softmax(&logits, t)?;
+                let q = &qs[n];
+                if rng.random::<f64>() >= (p[x as usize] / q[x as usize]).min(1.0) {
+                    break draw_weighted(&residual(&p, q), rng)? as u32; // rejected
+                }
+            }
+            n += 1;
+        };
+        // 3. Commit the accepted drafts and the round's last token.
+        accepted.push(n as u32);
+        seq.extend_from_slice(&drafts[..n]);
+        seq.push(next);
+    }
+    Ok((seq.split_off(prompt.len()), accepted))
+}
+
+/// The token chosen after `logits` at temperature `t` and the distribution it was drawn
+/// from: the argmax (ties to the lowest id) and no distribution when greedy.
+fn choose<R: Rng + ?Sized>(
+    logits: &Array1<f32>,
+    t: f64,
+    rng: &mut R,
+) -> Result<(u32, Vec<f64>), Error> {
+    if t == 0.0 {
+        return Ok((argmax(logits.view())? as u32, Vec::new()));
+    }
+    let q = softmax(logits, t)?;
+    Ok((draw_weighted(&q, rng)? as u32, q))
+}
+
+/// After a rejection, what the round's token is drawn from: max(0, p − q) (draws
+/// normalise it), or p itself where p = q leaves nothing.
+fn residual(p: &[f64], q: &[f64]) -> Vec<f64> {
+    let left: Vec<f64> = p.iter().zip(q).map(|(a, b)| (a - b).max(0.0)).collect();
+    if left.iter().sum::<f64>() > 0.0 {
+        left
+    } else {
+        p.to_vec()
+    }
+}
+
+/// The arguments of a run with a draft model, checked: the target's
+/// ([`speculative_generate`](crate::speculative_generate)'s errors) and the draft's
+/// vocabulary and context. Returns the temperature (0 = greedy).
+fn check_pair(
+    target: &TransformerLM<'_>,
+    draft: &TransformerLM<'_>,
+    prompt: &[u32],
+    n_new: usize,
+    sampling: Sampling,
+) -> Result<f64, Error> {
+    check_draft(target, draft, prompt.len().saturating_add(n_new))?;
+    check(target, &[prompt], n_new, sampling)
+}
 
 /// Generates `n_new` tokens after `prompt` with `target`, drafting with `draft` in rounds
-/// of `shape`, one sequence at a time in plain loops (see the [module docs](self)).
+/// of `shape` (a tree, or a chain as the tree `[1; γ]`), one sequence in plain loops (see
+/// the [module docs](self)).
 ///
 /// Returns the `n_new` tokens and, per round, how many draft tokens were accepted (the
 /// target's own token of each round not counted): what
@@ -45,7 +149,7 @@ use crate::{DynamicTree, Error, TreeShape};
 /// tokens still missing, so the last round cannot overshoot.
 ///
 /// Errors: those of [`speculative_generate`](crate::speculative_generate).
-pub fn speculative_generate<R: Rng + ?Sized>(
+pub fn speculative_generate_tree<R: Rng + ?Sized>(
     target: &TransformerLM<'_>,
     draft: &TransformerLM<'_>,
     prompt: &[u32],
@@ -54,7 +158,8 @@ pub fn speculative_generate<R: Rng + ?Sized>(
     sampling: Sampling,
     rng: &mut R,
 ) -> Result<(Vec<u32>, Vec<u32>), Error> {
-    let (levels, temperature) = check(target, draft, &[prompt], n_new, shape, sampling)?;
+    let temperature = check_pair(target, draft, prompt, n_new, sampling)?;
+    let levels = shape.levels_for("speculative decoding")?;
     let end = prompt.len() + n_new;
     let mut seq = prompt.to_vec(); // committed tokens [T]
     let mut accepted = Vec::new(); // draft tokens accepted, per round
@@ -74,33 +179,34 @@ pub fn speculative_generate<R: Rng + ?Sized>(
     Ok((seq.split_off(prompt.len()), accepted))
 }
 
-/// [`speculative_generate`] with dynamic trees ([`DynamicTree`], EAGLE-2), greedy, in
-/// plain loops: what [`speculative_generate_dynamic_batch`](crate::speculative_generate_dynamic_batch)
-/// gives a batch of one. Returns the tokens and the draft tokens accepted per round.
+/// [`speculative_generate_tree`] with dynamic trees (EAGLE-2) of `depth` levels, `width`
+/// nodes expanded per level and `budget` nodes in all, greedy, in plain loops: what a
+/// [`DynamicDraft`](crate::speculative::DynamicDraft) gives a batch of one. Returns the
+/// tokens and the draft tokens accepted per round.
 ///
-/// Errors: those of [`speculative_generate`], and a zero knob of `tree`.
+/// Errors: those of [`speculative_generate_tree`]; a zero knob, or a budget or a drafted
+/// tree above [`MAX_TREE_NODES`].
 pub fn speculative_generate_dynamic(
     target: &TransformerLM<'_>,
     draft: &TransformerLM<'_>,
     prompt: &[u32],
     n_new: usize,
-    tree: DynamicTree,
+    (depth, width, budget): (u32, u32, u32),
 ) -> Result<(Vec<u32>, Vec<u32>), Error> {
-    let tree = DynamicTree::new(tree.depth, tree.width, tree.budget)?;
-    check(
-        target,
-        draft,
-        &[prompt],
-        n_new,
-        &TreeShape::chain(1)?,
-        Sampling::Greedy,
-    )?;
+    let drafted = u64::from(depth) * u64::from(width);
+    if depth == 0 || width == 0 || budget == 0 || drafted.max(budget.into()) > MAX_TREE_NODES {
+        return Err(Error::Argument(format!(
+            "a dynamic tree needs depth, width and budget from 1 to {MAX_TREE_NODES} nodes, \
+             got {depth}, {width}, {budget}"
+        )));
+    }
+    check_pair(target, draft, prompt, n_new, Sampling::Greedy)?;
     let end = prompt.len() + n_new;
     let mut seq = prompt.to_vec();
     let mut accepted = Vec::new();
     while seq.len() < end {
-        let depth = (tree.depth as usize).min(end - seq.len() - 1);
-        let levels = confident_tree(draft, &seq, tree, depth)?;
+        let levels = (depth as usize).min(end - seq.len() - 1);
+        let levels = confident_tree(draft, &seq, (width, budget), levels)?;
         let (path, next) = greedy_verify(target, &seq, &levels)?;
         accepted.push(path.len() as u32);
         seq.extend(&path);
@@ -109,38 +215,30 @@ pub fn speculative_generate_dynamic(
     Ok((seq.split_off(prompt.len()), accepted))
 }
 
-/// Prompt-lookup speculative decoding for one sequence in plain loops: what
-/// [`prompt_lookup_generate_batch`](crate::prompt_lookup_generate_batch) gives a batch of
-/// one. Each round proposes what followed the latest earlier occurrence of the last n
-/// tokens (longest n first, [`lookup_proposal`](crate::speculative::lookup_proposal));
+/// Prompt-lookup speculative decoding for one sequence in plain loops: what a
+/// [`PromptLookup`] proposer gives a batch of one. Each round proposes what followed the
+/// latest earlier occurrence of the last n tokens (longest n first, [`lookup_proposal`]);
 /// greedy accepts while the target's argmax is the proposal, sampling accepts proposed x
 /// with probability p(x) and, on a rejection, draws from p with x removed. Returns the
 /// tokens and the proposed tokens accepted per round.
 ///
-/// Errors: those of [`speculative_generate`], and bad knobs.
+/// Errors: those of [`speculative_generate_tree`], and bad knobs.
 pub fn prompt_lookup_generate<R: Rng + ?Sized>(
     target: &TransformerLM<'_>,
     prompt: &[u32],
     n_new: usize,
-    lookup: crate::PromptLookup,
+    lookup: PromptLookup,
     sampling: Sampling,
     rng: &mut R,
 ) -> Result<(Vec<u32>, Vec<u32>), Error> {
-    lookup.check()?;
-    let (_, t) = check(
-        target,
-        target,
-        &[prompt],
-        n_new,
-        &TreeShape::chain(1)?,
-        sampling,
-    )?;
+    lookup.check_knobs()?;
+    let t = check(target, &[prompt], n_new, sampling)?;
     let end = prompt.len() + n_new;
     let mut seq = prompt.to_vec();
     let mut accepted = Vec::new();
     while seq.len() < end {
         let gamma = (lookup.gamma as usize).min(end - seq.len() - 1);
-        let proposal = crate::speculative::lookup_proposal(&seq, lookup.max_ngram as usize, gamma);
+        let proposal = lookup_proposal(&seq, lookup.max_ngram as usize, gamma);
         let mut taken = 0;
         let next = loop {
             let logits = next_logits(target, &[&seq[..], &proposal[..taken]].concat())?;
@@ -185,7 +283,7 @@ pub fn prompt_lookup_generate<R: Rng + ?Sized>(
 fn confident_tree(
     draft: &TransformerLM<'_>,
     seq: &[u32],
-    tree: DynamicTree,
+    (width, budget): (u32, u32),
     depth: usize,
 ) -> Result<Vec<Vec<Vec<u32>>>, Error> {
     let mut drafted: Vec<(Vec<u32>, f64)> = Vec::new(); // in the order drafted
@@ -195,15 +293,15 @@ fn confident_tree(
         for (path, score) in &frontier {
             let logits = next_logits(draft, &[seq, path].concat())?;
             let q = softmax(&logits, 1.0)?;
-            for token in top_k(&logits, tree.width) {
+            for token in top_k(&logits, width) {
                 let child = [path.as_slice(), &[token]].concat();
                 candidates.push((child, score * q[token as usize]));
             }
         }
-        frontier = best(&candidates, tree.width as usize);
+        frontier = best(&candidates, width as usize);
         drafted.extend(frontier.iter().cloned());
     }
-    let kept = best(&drafted, tree.budget as usize);
+    let kept = best(&drafted, budget as usize);
     Ok((1..=depth)
         .map(|d| {
             kept.iter()

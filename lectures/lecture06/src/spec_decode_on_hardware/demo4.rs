@@ -4,7 +4,7 @@
 //! figure `measured.svg`.
 
 use decode_lab::tree_accept_lengths_per_sequence;
-use decode_lab::{Sampling, SpecStats, TreeShape, speculative_generate_batch};
+use decode_lab::{Sampling, SpecStats, TreeDraft, TreeShape, speculative_generate_batch};
 use lecture_kit::{Axis, Block, Cell, Column, Error, Figure, Out, Panel, Series, Table};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -88,12 +88,15 @@ pub fn figures(run: &ToyRun) -> Result<Demo4, Error> {
             .map(|&levels| -> Result<MeasuredShape, Error> {
                 let shape = TreeShape::new(levels)?;
                 let mut rng = ChaCha8Rng::seed_from_u64(0); // greedy: never drawn from
+                let proposer = TreeDraft {
+                    draft,
+                    shape: &shape,
+                };
                 let results = speculative_generate_batch(
                     &target,
-                    draft,
+                    &proposer,
                     &prompts,
                     toy_model::N_NEW,
-                    &shape,
                     Sampling::Greedy,
                     &mut rng,
                 )?;

@@ -1,10 +1,11 @@
-//! Demo 7's figures: every drafter run on the toy model, τ measured, and the conversions
-//! to the lecture's card.
+//! Demo 7's figures: every drafter run on the toy model through the one decoding loop
+//! (`decode_lab::speculative_generate_batch` with each drafter's proposer), τ measured, and
+//! the conversions to the lecture's card.
 
+use decode_lab::speculative::{DynamicDraft, MAX_NGRAM, PromptLookup, TreeDraft, lookup_proposal};
 use decode_lab::{
-    Draft, DynamicTree, PromptLookup, Sampling, Scenario, Seed, SpecStats, TreeShape,
-    cost_coefficient, prompt_lookup_generate_batch, speculative_generate_batch,
-    speculative_generate_dynamic_batch, tree_speedup,
+    Draft, Sampling, Scenario, Seed, SpecStats, TreeShape, cost_coefficient,
+    speculative_generate_batch, tree_speedup,
 };
 use lecture_kit::Error;
 use quant_lab::QCFG;
@@ -18,6 +19,47 @@ use super::{
     DYNAMIC_DEPTH, DYNAMIC_WIDTH, Demo7, GAMMA, LookupRow, PROMPTS, SAMPLED, STATIC, SampledRow,
     SkipRow, TEMPERATURES, TreeRow,
 };
+
+/// One drafter of the lecture, as demo 7 runs it.
+enum Drafter<'d, 'p> {
+    /// A draft model's static tree (or chain): a smaller model, or the target's first
+    /// layers.
+    Tree(&'d TransformerLM<'p>, TreeShape),
+    /// A draft model's dynamic trees (EAGLE-2).
+    Dynamic(DynamicDraft<'d, 'p>),
+    /// Prompt lookup, no model.
+    Lookup(PromptLookup),
+}
+
+/// What one drafter's run gave: each prompt's tokens and statistics.
+type Outputs = Vec<(Vec<u32>, SpecStats)>;
+
+impl Drafter<'_, '_> {
+    /// The drafter's run over `prompts`, `n_new` tokens each, at `sampling`, drawing from
+    /// `rng` (greedy draws nothing).
+    fn run(
+        &self,
+        target: &TransformerLM<'_>,
+        prompts: &[Vec<u32>],
+        n_new: usize,
+        sampling: Sampling,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<Outputs, Error> {
+        let out = match self {
+            Drafter::Tree(draft, shape) => {
+                let proposer = TreeDraft { draft, shape };
+                speculative_generate_batch(target, &proposer, prompts, n_new, sampling, rng)
+            }
+            Drafter::Dynamic(proposer) => {
+                speculative_generate_batch(target, proposer, prompts, n_new, sampling, rng)
+            }
+            Drafter::Lookup(proposer) => {
+                speculative_generate_batch(target, proposer, prompts, n_new, sampling, rng)
+            }
+        };
+        Ok(out?)
+    }
+}
 
 fn tau(results: &[(Vec<u32>, SpecStats)]) -> f64 {
     let (rounds, generated) = results
@@ -55,51 +97,46 @@ pub fn figures(run: &toy_model::ToyRun) -> Result<Demo7, Error> {
         ..Scenario::LECTURE
     };
     let drafts = run.drafts()?;
-    let identical = |r: &[(Vec<u32>, SpecStats)]| {
-        r.iter()
-            .enumerate()
-            .all(|(i, (t, _))| run.generated.row(i).iter().eq(t))
+    let greedy = |drafter: &Drafter<'_, '_>, seed: u64| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        drafter.run(&target, &prompts, n_new, Sampling::Greedy, &mut rng)
     };
     let mut trees = Vec::new();
     for draft in &drafts {
         let rows = STATIC
             .par_iter()
-            .map(|&levels| -> Result<[TreeRow; 2], Error> {
+            .map(|&levels| -> Result<Vec<TreeRow>, Error> {
                 let shape = TreeShape::new(levels)?;
-                let mut rng = ChaCha8Rng::seed_from_u64(0);
-                let fixed = speculative_generate_batch(
-                    &target,
-                    draft,
-                    &prompts,
-                    n_new,
-                    &shape,
-                    Sampling::Greedy,
-                    &mut rng,
-                )?;
                 let nodes = shape.nodes();
                 // Wide enough that the rerank has `nodes` candidates to choose from.
                 let width = DYNAMIC_WIDTH.max((nodes as u32).div_ceil(DYNAMIC_DEPTH));
-                let dynamic = DynamicTree::new(DYNAMIC_DEPTH, width, nodes as u32)?;
-                let grown =
-                    speculative_generate_dynamic_batch(&target, draft, &prompts, n_new, dynamic)?;
-                let row = |label, depth, r: &[(Vec<u32>, SpecStats)]| -> Result<TreeRow, Error> {
+                let dynamic = DynamicDraft {
+                    draft,
+                    depth: DYNAMIC_DEPTH,
+                    width,
+                    budget: nodes as u32,
+                };
+                let label = format!("动态 {}", dynamic.label());
+                let runs = [
+                    (
+                        shape_label(levels),
+                        levels.len() as u64,
+                        Drafter::Tree(draft, shape),
+                    ),
+                    (label, u64::from(DYNAMIC_DEPTH), Drafter::Dynamic(dynamic)),
+                ];
+                let row = |(label, depth, drafter): (String, u64, Drafter<'_, '_>)| {
+                    let r = greedy(&drafter, 0)?;
                     Ok(TreeRow {
                         draft: draft_name(draft),
                         label,
                         nodes,
-                        tau: tau(r),
-                        speedup: speedups(&card, depth, nodes, tau(r))?,
-                        identical: identical(r),
+                        tau: tau(&r),
+                        speedup: speedups(&card, depth, nodes, tau(&r))?,
+                        identical: identical_to(run, &r),
                     })
                 };
-                Ok([
-                    row(shape_label(levels), levels.len() as u64, &fixed)?,
-                    row(
-                        format!("动态 {}", dynamic.label()),
-                        u64::from(DYNAMIC_DEPTH),
-                        &grown,
-                    )?,
-                ])
+                runs.into_iter().map(row).collect()
             })
             .collect::<Result<Vec<_>, Error>>()?;
         trees.extend(rows.into_iter().flatten());
@@ -108,16 +145,10 @@ pub fn figures(run: &toy_model::ToyRun) -> Result<Demo7, Error> {
     for draft in &drafts {
         for &t in &TEMPERATURES {
             for &levels in &SAMPLED {
+                let drafter = Drafter::Tree(draft, TreeShape::new(levels)?);
                 let mut rng = ChaCha8Rng::seed_from_u64(349);
-                let r = speculative_generate_batch(
-                    &target,
-                    draft,
-                    &prompts,
-                    n_new,
-                    &TreeShape::new(levels)?,
-                    Sampling::Temperature(t),
-                    &mut rng,
-                )?;
+                let r =
+                    drafter.run(&target, &prompts, n_new, Sampling::Temperature(t), &mut rng)?;
                 sampled.push(SampledRow {
                     draft: draft_name(draft),
                     label: shape_label(levels),
@@ -167,40 +198,23 @@ fn lookups(
     let start = std::time::Instant::now();
     let mut found = 0usize;
     for _ in 0..reps {
-        found += decode_lab::speculative::lookup_proposal(
-            std::hint::black_box(&probe),
-            decode_lab::speculative::MAX_NGRAM as usize,
-            GAMMA as usize,
-        )
-        .len();
+        let probe = std::hint::black_box(&probe);
+        found += lookup_proposal(probe, MAX_NGRAM as usize, GAMMA as usize).len();
     }
     std::hint::black_box(found);
     let seconds = start.elapsed().as_secs_f64() / f64::from(reps);
     let t_base = decode_lab::target_pass_time(card, 1)?;
     let c = (seconds / t_base).min(decode_lab::MAX_DRAFT_COST);
     let mut rows = Vec::new();
-    for max_ngram in 1..=decode_lab::speculative::MAX_NGRAM {
-        let lookup = PromptLookup {
+    for max_ngram in 1..=MAX_NGRAM {
+        let drafter = Drafter::Lookup(PromptLookup {
             max_ngram,
             gamma: GAMMA,
-        };
+        });
+        // One generator for both runs: greedy draws nothing from it.
         let mut rng = ChaCha8Rng::seed_from_u64(349);
-        let greedy = prompt_lookup_generate_batch(
-            target,
-            prompts,
-            n_new,
-            lookup,
-            Sampling::Greedy,
-            &mut rng,
-        )?;
-        let hot = prompt_lookup_generate_batch(
-            target,
-            prompts,
-            n_new,
-            lookup,
-            Sampling::Temperature(1.0),
-            &mut rng,
-        )?;
+        let greedy = drafter.run(target, prompts, n_new, Sampling::Greedy, &mut rng)?;
+        let hot = drafter.run(target, prompts, n_new, Sampling::Temperature(1.0), &mut rng)?;
         let at_c = Scenario {
             draft: Draft::FixedCost(c),
             ..*card
@@ -229,16 +243,9 @@ fn layer_skip(
         .into_par_iter()
         .map(|k| -> Result<SkipRow, Error> {
             let draft = TransformerLM::new(&run.params, config_like(&QCFG, k), "前 k 层")?;
+            let drafter = Drafter::Tree(&draft, TreeShape::chain(GAMMA)?);
             let mut rng = ChaCha8Rng::seed_from_u64(0);
-            let r = speculative_generate_batch(
-                target,
-                &draft,
-                prompts,
-                n_new,
-                &TreeShape::chain(GAMMA)?,
-                Sampling::Greedy,
-                &mut rng,
-            )?;
+            let r = drafter.run(target, prompts, n_new, Sampling::Greedy, &mut rng)?;
             let layers = ((k as u64 * card_layers) as f64 / toy_layers as f64).round() as u64;
             let layers = layers.clamp(1, card_layers - 1);
             let mut c = Vec::new();
@@ -259,11 +266,15 @@ fn layer_skip(
                 tau: tau(&r),
                 c,
                 speedup,
-                identical: r
-                    .iter()
-                    .enumerate()
-                    .all(|(i, (t, _))| run.generated.row(i).iter().eq(t)),
+                identical: identical_to(run, &r),
             })
         })
         .collect()
+}
+
+/// Whether every output of `r` equals the target's greedy one (`run.generated`).
+fn identical_to(run: &toy_model::ToyRun, r: &[(Vec<u32>, SpecStats)]) -> bool {
+    r.iter()
+        .enumerate()
+        .all(|(i, (t, _))| run.generated.row(i).iter().eq(t))
 }

@@ -1,0 +1,14 @@
+//! The proposers, one per drafter: [`TreeDraft`] (a draft model's chain or static tree),
+//! [`DynamicDraft`] (EAGLE-2's dynamic trees) and [`PromptLookup`] (n-gram lookup), with
+//! the draft model's caches the first two share ([`DraftCaches`]).
+
+mod draft_caches;
+mod dynamic;
+mod lookup;
+mod tree;
+
+pub use draft_caches::DraftCaches;
+pub(crate) use draft_caches::check_draft;
+pub use dynamic::{DynamicDraft, DynamicState};
+pub use lookup::{MAX_NGRAM, PromptLookup, lookup_proposal};
+pub use tree::TreeDraft;
