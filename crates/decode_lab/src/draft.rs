@@ -113,9 +113,9 @@ impl Draft {
 ///
 /// ```
 /// use decode_lab::{check_tokenizers, LLAMA32_1B};
-/// use llm_math::{LLAMA31_8B, MISTRAL_7B};
+/// use llm_math::LLAMA31_8B;
 /// assert!(check_tokenizers(&LLAMA31_8B, &LLAMA32_1B).is_ok());
-/// let e = check_tokenizers(&MISTRAL_7B, &LLAMA32_1B).unwrap_err().to_string();
+/// let e = check_tokenizers(llm_math::model("Mistral-7B-v0.3").unwrap(), &LLAMA32_1B).unwrap_err().to_string();
 /// assert!(e.contains("Mistral v3") && e.contains("Llama 3"), "{e}");
 /// ```
 pub fn check_tokenizers(target: &ModelConfig, draft: &ModelConfig) -> Result<(), Error> {
@@ -133,13 +133,22 @@ pub fn check_tokenizers(target: &ModelConfig, draft: &ModelConfig) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
-    use llm_math::{LLAMA32_1B, LLAMA33_70B, MISTRAL_7B, QWEN3_0_6B, QWEN3_32B, QWEN25_7B};
+    use llm_math::LLAMA32_1B;
 
     #[test]
     fn different_tokenizers_cannot_speculate_together() {
-        assert!(check_tokenizers(&QWEN3_32B, &QWEN3_0_6B).is_ok());
-        assert!(check_tokenizers(&LLAMA33_70B, &LLAMA32_1B).is_ok());
-        for target in [MISTRAL_7B, QWEN25_7B] {
+        assert!(
+            check_tokenizers(
+                llm_math::model("Qwen3-32B").unwrap(),
+                llm_math::model("Qwen3-0.6B").unwrap()
+            )
+            .is_ok()
+        );
+        assert!(check_tokenizers(llm_math::model("Llama-3.3-70B").unwrap(), &LLAMA32_1B).is_ok());
+        for target in [
+            *llm_math::model("Mistral-7B-v0.3").unwrap(),
+            *llm_math::model("Qwen2.5-7B").unwrap(),
+        ] {
             let msg = check_tokenizers(&target, &LLAMA32_1B)
                 .unwrap_err()
                 .to_string();
@@ -150,6 +159,12 @@ mod tests {
             assert!(msg.contains("tokenizer"), "{msg}");
         }
         // Qwen2.5's embedding is padded to 152,064 rows, Qwen3's to 151,936: same tokenizer.
-        assert!(check_tokenizers(&QWEN25_7B, &QWEN3_0_6B).is_ok());
+        assert!(
+            check_tokenizers(
+                llm_math::model("Qwen2.5-7B").unwrap(),
+                llm_math::model("Qwen3-0.6B").unwrap()
+            )
+            .is_ok()
+        );
     }
 }

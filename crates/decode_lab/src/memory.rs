@@ -22,7 +22,8 @@ pub struct MemoryPlan {
     /// The draft's own weights, bytes (0 for fixed-cost and self-speculation; one layer
     /// for a draft head, which shares the target's LM head).
     pub draft_weights: f64,
-    /// One sequence's target KV cache at `ctx` over all cards, copies included, bytes.
+    /// One sequence's target KV cache at `ctx` over all cards, copies included, bytes
+    /// ([`llm_math::Deployment::kv_bytes_held_at`]: a sliding layer holds its window).
     pub target_kv_per_seq: f64,
     /// One sequence's draft KV cache at `ctx` over all cards, copies included, bytes.
     pub draft_kv_per_seq: f64,
@@ -65,11 +66,14 @@ impl Scenario {
             m.validate()?;
         }
         let w = dep.weights;
-        let (draft_weights, draft_kv_per_token) = match &self.draft {
-            Draft::Model(m) => (m.weight_bytes(w), dep.kv_bytes_held_per_token(m) as f64),
+        let ctx = self.ctx as f64;
+        let (draft_weights, draft_kv_per_seq) = match &self.draft {
+            Draft::Model(m) => (m.weight_bytes(w), dep.kv_bytes_held_at(m, self.ctx)),
+            // One full-attention layer of the target's shape.
             Draft::Head => (
                 w.bytes() * self.target.params_per_layer() as f64,
-                dep.kv_bytes_held_per_token(&self.target) as f64 / self.target.n_layers as f64,
+                ctx * dep.kv_bytes_held_per_token(&self.target) as f64
+                    / self.target.n_layers as f64,
             ),
             // Layer-skip shares the target's weights and its first layers' cache.
             Draft::FixedCost(_) | Draft::SelfSpec { .. } | Draft::FirstLayers { .. } => (0.0, 0.0),
@@ -82,8 +86,8 @@ impl Scenario {
             capacity: dep.tp as f64 * self.hw.memory_bytes,
             target_weights: self.target.weight_bytes(w),
             draft_weights,
-            target_kv_per_seq: self.ctx as f64 * dep.kv_bytes_held_per_token(&self.target) as f64,
-            draft_kv_per_seq: self.ctx as f64 * draft_kv_per_token,
+            target_kv_per_seq: dep.kv_bytes_held_at(&self.target, self.ctx),
+            draft_kv_per_seq,
             max_batch,
         })
     }

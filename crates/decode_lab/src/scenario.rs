@@ -82,10 +82,10 @@ impl Scenario {
     ///
     /// ```
     /// use decode_lab::{Draft, Scenario, LLAMA32_1B};
-    /// let s = Scenario { target: llm_math::MISTRAL_7B, ..Scenario::LECTURE };
+    /// let s = Scenario { target: *llm_math::model("Mistral-7B-v0.3").unwrap(), ..Scenario::LECTURE };
     /// let e = s.validate().unwrap_err().to_string();
     /// assert!(e.contains("Llama-3.2-1B cannot draft for Mistral-7B-v0.3"), "{e}");
-    /// let big = Scenario { target: LLAMA32_1B, draft: Draft::Model(llm_math::LLAMA31_405B), ..Scenario::LECTURE };
+    /// let big = Scenario { target: LLAMA32_1B, draft: Draft::Model(*llm_math::model("Llama-3.1-405B").unwrap()), ..Scenario::LECTURE };
     /// let e = big.validate().unwrap_err().to_string();
     /// assert!(e.starts_with("the draft Llama-3.1-405B does not fit"), "{e}");
     /// # Ok::<(), decode_lab::Error>(())
@@ -125,7 +125,7 @@ impl Scenario {
     /// ```
     /// use decode_lab::Scenario;
     /// // The default draft (Llama 3) cannot draft for Mistral; the target alone is fine.
-    /// let s = Scenario { target: llm_math::MISTRAL_7B, ..Scenario::LECTURE };
+    /// let s = Scenario { target: *llm_math::model("Mistral-7B-v0.3").unwrap(), ..Scenario::LECTURE };
     /// assert!(s.validate().is_err() && s.validate_target().is_ok());
     /// let long = Scenario { ctx: 40_000, ..s };
     /// assert!(long.validate_target().unwrap_err().to_string().contains("maximum of 32768"));

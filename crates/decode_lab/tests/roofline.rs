@@ -127,8 +127,8 @@ fn a_fixed_gamma_of_8_at_batch_512_is_a_slow_down() {
 #[test]
 fn tp2_splits_the_70b_and_pays_for_the_all_reduces() {
     let one = Scenario {
-        target: llm_math::LLAMA33_70B,
-        hw: hw_specs::H200,
+        target: *llm_math::model("Llama-3.3-70B").unwrap(),
+        hw: *hw_specs::accelerator("H200").unwrap(),
         ..Scenario::LECTURE
     };
     let two = Scenario {
@@ -141,7 +141,7 @@ fn tp2_splits_the_70b_and_pays_for_the_all_reduces() {
     // One H200: 141.1 GB of weights fill 141 GB. Two: per card 70.55 GB of weights.
     assert!(target_pass_time(&one, 1).is_err());
     let t = target_pass_time(&two, 1).unwrap();
-    let p = llm_math::LLAMA33_70B.streamed_params() as f64;
+    let p = llm_math::model("Llama-3.3-70B").unwrap().streamed_params() as f64;
     let kv = 327_680.0; // 2·80·8·128·2
     let bytes = p + 1025.0 * kv / 2.0;
     let comm = 160.0 * (8192.0 * 2.0) / 450e9; // 2·80 all-reduces, ring over 2
@@ -218,7 +218,10 @@ fn draft_kinds_cost_what_they_read() {
 
 #[test]
 fn a_vocabulary_mismatch_is_an_error_naming_both_tokenizers() {
-    for target in [llm_math::MISTRAL_7B, llm_math::QWEN25_7B] {
+    for target in [
+        *llm_math::model("Mistral-7B-v0.3").unwrap(),
+        *llm_math::model("Qwen2.5-7B").unwrap(),
+    ] {
         let s = Scenario {
             target,
             ..Scenario::LECTURE
@@ -232,8 +235,8 @@ fn a_vocabulary_mismatch_is_an_error_naming_both_tokenizers() {
         );
     }
     let qwen = Scenario {
-        target: llm_math::QWEN3_32B,
-        draft: Draft::Model(llm_math::QWEN3_0_6B),
+        target: *llm_math::model("Qwen3-32B").unwrap(),
+        draft: Draft::Model(*llm_math::model("Qwen3-0.6B").unwrap()),
         ..Scenario::LECTURE
     };
     assert_eq!(qwen.validate(), Ok(()));
@@ -245,7 +248,7 @@ fn a_draft_that_does_not_fit_is_reported_as_data_and_as_an_error() {
     // A 405B draft (811.7 GB of bf16 weights) for a 1B target on one 80 GB card.
     let s = Scenario {
         target: LLAMA32_1B,
-        draft: Draft::Model(llm_math::LLAMA31_405B),
+        draft: Draft::Model(*llm_math::model("Llama-3.1-405B").unwrap()),
         ..Scenario::LECTURE
     };
     let m = s.memory().unwrap();
@@ -283,7 +286,7 @@ fn a_draft_with_no_weights_or_kv_leaves_the_largest_batch_as_the_target_alone_ha
     // Over every model, card count and context: counting a fixed-cost draft (nothing in
     // memory) must give llm_math's max_batch_on, KV copies included past the KV heads
     // (Llama-3.1-70B at tp 16 keeps every KV head twice: it used to count it once).
-    for target in llm_math::MODELS {
+    for target in llm_math::catalog::all_models() {
         for tp in [1, 2, 4, 8, 16, 32] {
             let deployment = Deployment {
                 tp,
@@ -314,7 +317,7 @@ fn a_draft_with_no_weights_or_kv_leaves_the_largest_batch_as_the_target_alone_ha
     // By hand: 16 H100s hold 1280 GB; Llama-3.1-70B's weights 141,107,412,992 B; each
     // token 327,680 B of KV twice over → ⌊1,138,892,587,008 / (4096 · 655,360)⌋ = 424.
     let s = Scenario {
-        target: llm_math::LLAMA31_70B,
+        target: *llm_math::model("Llama-3.1-70B").unwrap(),
         draft: Draft::FixedCost(0.05),
         deployment: Deployment {
             tp: 16,
@@ -465,10 +468,12 @@ fn speedup_never_exceeds_expected_tokens_and_verify_never_beats_a_step() {
 fn the_draft_is_not_held_to_the_memory_budget() {
     // A 3B draft's KV at 32K context does not fit 64 sequences next to its weights,
     // but only the 1B target's memory counts.
-    assert!(llm_math::max_batch(&llm_math::LLAMA32_3B, &H100, 32768).unwrap() < 64);
+    assert!(
+        llm_math::max_batch(llm_math::model("Llama-3.2-3B").unwrap(), &H100, 32768).unwrap() < 64
+    );
     let s = Scenario {
         target: LLAMA32_1B,
-        draft: Draft::Model(llm_math::LLAMA32_3B),
+        draft: Draft::Model(*llm_math::model("Llama-3.2-3B").unwrap()),
         batch: 64,
         ctx: 32768,
         ..Scenario::LECTURE
@@ -560,8 +565,8 @@ fn the_best_speedup_falls_as_the_batch_grows() {
 fn no_setup_of_the_registries_gives_nan_or_inf() {
     let drafts = [
         Draft::Model(LLAMA32_1B),
-        Draft::Model(llm_math::QWEN3_0_6B),
-        Draft::Model(llm_math::LLAMA31_405B),
+        Draft::Model(*llm_math::model("Qwen3-0.6B").unwrap()),
+        Draft::Model(*llm_math::model("Llama-3.1-405B").unwrap()),
         Draft::Head,
         Draft::FixedCost(0.0),
         Draft::FixedCost(0.3),
@@ -569,8 +574,10 @@ fn no_setup_of_the_registries_gives_nan_or_inf() {
         Draft::SelfSpec { kv_window: 512 },
     ];
     let (mut ok, mut err) = (0, 0);
-    for hw in hw_specs::ACCELERATORS {
-        for target in llm_math::MODELS {
+    // The first seven cards and thirteen models listed: the lecture's and those its
+    // what-ifs name most (every one is checked by the edge-value tests).
+    for hw in hw_specs::catalog::all_accelerators().take(7) {
+        for target in llm_math::catalog::all_models().take(13) {
             for draft in drafts {
                 for tp in [1, 2, 8] {
                     for weights in [WeightDtype::Bf16, WeightDtype::Fp8, WeightDtype::Int4] {

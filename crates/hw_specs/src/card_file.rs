@@ -25,6 +25,8 @@ use crate::{Accelerator, Interconnect, InvalidAccelerator};
 #[serde(deny_unknown_fields)]
 struct CardFile {
     name: String,
+    #[serde(default)]
+    aliases: Vec<String>,
     peak_flops_bf16: f64,
     peak_flops_fp8: Option<f64>,
     peak_ops_int8: Option<f64>,
@@ -69,7 +71,7 @@ impl Accelerator {
         })?;
         let card = Accelerator {
             name: Box::leak(file.name.into_boxed_str()),
-            aliases: &[],
+            aliases: leak_names(file.aliases),
             peak_flops_bf16: file.peak_flops_bf16,
             peak_flops_fp8: file.peak_flops_fp8,
             peak_ops_int8: file.peak_ops_int8,
@@ -90,6 +92,15 @@ impl Accelerator {
 
 /// The key of the `key = value` line a TOML error points into, if it points into one: the
 /// reader's own message for a value of the wrong type does not name its field.
+/// `names` for the life of the process, as a card's aliases (a card is read once).
+fn leak_names(names: Vec<String>) -> &'static [&'static str] {
+    let names: Vec<&'static str> = names
+        .into_iter()
+        .map(|n| &*Box::leak(n.into_boxed_str()))
+        .collect();
+    Box::leak(names.into_boxed_slice())
+}
+
 fn field_at<'t>(text: &'t str, e: &toml::de::Error) -> Option<&'t str> {
     let before = text.get(..e.span()?.start)?;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);

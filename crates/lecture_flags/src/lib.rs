@@ -189,7 +189,10 @@ mod tests {
         let m = models(&["--hw", "mi300x", "--target", "llama-3.1-70b"]).unwrap();
         assert_eq!(
             (m.card.hw, m.target.target),
-            (hw_specs::MI300X, llm_math::LLAMA31_70B)
+            (
+                *hw_specs::accelerator("MI300X").unwrap(),
+                *llm_math::model("Llama-3.1-70B").unwrap()
+            )
         );
         assert_eq!(
             models(&["--hw", "H100-SXM5"]).unwrap().card.hw,

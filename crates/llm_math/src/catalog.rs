@@ -1,50 +1,69 @@
-//! The models shipped as data (`data/models/*.json`, one per model, each with the source
-//! of its `config.json` and its published parameter count), beside the ones built in
-//! ([`MODELS`]); [`all_models`] is both, the registry `model` and `--list` read.
+//! The models: the seed's two built in ([`crate::MODELS`]: `LLAMA31_8B`, `LLAMA32_1B`),
+//! every other one shipped as one data file (`data/models/*.json`, with the source of its
+//! `config.json` and its published parameter count), in one catalogue
+//! ([`hw_specs::catalog::Catalog`], the cards' loader); [`all_models`] is the registry
+//! [`crate::model`] and `--list` read.
 
-use once_cell::sync::Lazy;
+use hw_specs::catalog::{Catalog, Entry};
 use serde::Deserialize;
 
-use crate::{MODELS, ModelConfig, Tokenizer};
+use crate::{LLAMA31_8B, LLAMA32_1B, ModelConfig, Tokenizer};
 
-/// The shipped files, in the order `--list` shows them.
-const MODEL_FILES: [&str; 35] = [
-    include_str!("../data/models/llama-2-7b.json"),
-    include_str!("../data/models/llama-2-13b.json"),
-    include_str!("../data/models/llama-2-70b.json"),
-    include_str!("../data/models/vicuna-7b-v1_5.json"),
-    include_str!("../data/models/vicuna-13b-v1_5.json"),
-    include_str!("../data/models/vicuna-33b-v1_3.json"),
-    include_str!("../data/models/codellama-34b.json"),
-    include_str!("../data/models/tinyllama-1_1b.json"),
-    include_str!("../data/models/mistral-7b-v0_1.json"),
-    include_str!("../data/models/zephyr-7b-beta.json"),
-    include_str!("../data/models/mixtral-8x7b.json"),
-    include_str!("../data/models/qwen2_5-0_5b.json"),
-    include_str!("../data/models/qwen2_5-1_5b.json"),
-    include_str!("../data/models/qwen2_5-3b.json"),
-    include_str!("../data/models/qwen2_5-14b.json"),
-    include_str!("../data/models/qwen2_5-32b.json"),
-    include_str!("../data/models/qwq-32b.json"),
-    include_str!("../data/models/qwen2_5-72b.json"),
-    include_str!("../data/models/gemma-2b.json"),
-    include_str!("../data/models/gemma-7b.json"),
-    include_str!("../data/models/qwen3-4b.json"),
-    include_str!("../data/models/qwen3-14b.json"),
-    include_str!("../data/models/qwen3-235b-a22b.json"),
-    include_str!("../data/models/qwen2-57b-a14b.json"),
-    include_str!("../data/models/qwen1_5-moe-a2_7b.json"),
-    include_str!("../data/models/phi-3-mini-4k.json"),
-    include_str!("../data/models/phi-4.json"),
-    include_str!("../data/models/internlm-20b.json"),
-    include_str!("../data/models/internlm2_5-7b.json"),
-    include_str!("../data/models/gemma-2-9b.json"),
-    include_str!("../data/models/gemma-2-27b.json"),
-    include_str!("../data/models/deepseek-v2-lite.json"),
-    include_str!("../data/models/deepseek-v3.json"),
-    include_str!("../data/models/gpt-oss-20b.json"),
-    include_str!("../data/models/gpt-oss-120b.json"),
-];
+/// The models: the seed's Llama-3.1-8B and Llama-3.2-1B built in, every other model one
+/// data file, in the order `--list` shows them.
+static MODELS_CATALOG: Catalog<ModelConfig> = Catalog::new(
+    &[
+        Entry::Built(&LLAMA31_8B),
+        Entry::File(include_str!("../data/models/llama-3.1-70b.json")),
+        Entry::File(include_str!("../data/models/llama-3.1-405b.json")),
+        Entry::Built(&LLAMA32_1B),
+        Entry::File(include_str!("../data/models/llama-3.2-3b.json")),
+        Entry::File(include_str!("../data/models/mistral-7b-v0_3.json")),
+        Entry::File(include_str!("../data/models/qwen2_5-7b.json")),
+        Entry::File(include_str!("../data/models/llama-3.3-70b.json")),
+        Entry::File(include_str!("../data/models/qwen3-8b.json")),
+        Entry::File(include_str!("../data/models/qwen3-32b.json")),
+        Entry::File(include_str!("../data/models/qwen3-0_6b.json")),
+        Entry::File(include_str!("../data/models/qwen3-1_7b.json")),
+        Entry::File(include_str!("../data/models/qwen3-30b-a3b.json")),
+        Entry::File(include_str!("../data/models/llama-2-7b.json")),
+        Entry::File(include_str!("../data/models/llama-2-13b.json")),
+        Entry::File(include_str!("../data/models/llama-2-70b.json")),
+        Entry::File(include_str!("../data/models/vicuna-7b-v1_5.json")),
+        Entry::File(include_str!("../data/models/vicuna-13b-v1_5.json")),
+        Entry::File(include_str!("../data/models/vicuna-33b-v1_3.json")),
+        Entry::File(include_str!("../data/models/codellama-34b.json")),
+        Entry::File(include_str!("../data/models/tinyllama-1_1b.json")),
+        Entry::File(include_str!("../data/models/mistral-7b-v0_1.json")),
+        Entry::File(include_str!("../data/models/zephyr-7b-beta.json")),
+        Entry::File(include_str!("../data/models/mixtral-8x7b.json")),
+        Entry::File(include_str!("../data/models/qwen2_5-0_5b.json")),
+        Entry::File(include_str!("../data/models/qwen2_5-1_5b.json")),
+        Entry::File(include_str!("../data/models/qwen2_5-3b.json")),
+        Entry::File(include_str!("../data/models/qwen2_5-14b.json")),
+        Entry::File(include_str!("../data/models/qwen2_5-32b.json")),
+        Entry::File(include_str!("../data/models/qwq-32b.json")),
+        Entry::File(include_str!("../data/models/qwen2_5-72b.json")),
+        Entry::File(include_str!("../data/models/gemma-2b.json")),
+        Entry::File(include_str!("../data/models/gemma-7b.json")),
+        Entry::File(include_str!("../data/models/qwen3-4b.json")),
+        Entry::File(include_str!("../data/models/qwen3-14b.json")),
+        Entry::File(include_str!("../data/models/qwen3-235b-a22b.json")),
+        Entry::File(include_str!("../data/models/qwen2-57b-a14b.json")),
+        Entry::File(include_str!("../data/models/qwen1_5-moe-a2_7b.json")),
+        Entry::File(include_str!("../data/models/phi-3-mini-4k.json")),
+        Entry::File(include_str!("../data/models/phi-4.json")),
+        Entry::File(include_str!("../data/models/internlm-20b.json")),
+        Entry::File(include_str!("../data/models/internlm2_5-7b.json")),
+        Entry::File(include_str!("../data/models/gemma-2-9b.json")),
+        Entry::File(include_str!("../data/models/gemma-2-27b.json")),
+        Entry::File(include_str!("../data/models/deepseek-v2-lite.json")),
+        Entry::File(include_str!("../data/models/deepseek-v3.json")),
+        Entry::File(include_str!("../data/models/gpt-oss-20b.json")),
+        Entry::File(include_str!("../data/models/gpt-oss-120b.json")),
+    ],
+    read_model,
+);
 
 /// One shipped model file.
 #[derive(Debug, Deserialize)]
@@ -63,28 +82,26 @@ pub struct ModelFile {
     pub config: serde_json::Value,
 }
 
-/// The shipped files, read once. A file that does not read is a bug in the data (the
-/// crate's tests read every one), so it panics with the file's name.
-pub static MODEL_DATA: Lazy<Vec<ModelFile>> = Lazy::new(|| {
-    MODEL_FILES
-        .iter()
-        .map(|text| {
-            serde_json::from_str(text)
-                .unwrap_or_else(|e| panic!("a shipped model file does not read: {e}"))
-        })
-        .collect()
-});
+/// A model file's text as its model: its `config.json` read by
+/// [`ModelConfig::from_hf_config`] under its name and tokenizer family.
+fn read_model(text: &'static str) -> Result<ModelConfig, String> {
+    let file = model_file(text)?;
+    let family = family(file.tokenizer);
+    ModelConfig::from_hf_config(&file.config.to_string(), file.name, family)
+        .map_err(|e| format!("{}: {e}", file.name))
+}
 
-static SHIPPED: Lazy<Vec<ModelConfig>> = Lazy::new(|| {
-    MODEL_DATA
-        .iter()
-        .map(|f| {
-            let family = family(f.tokenizer);
-            ModelConfig::from_hf_config(&f.config.to_string(), f.name, family)
-                .unwrap_or_else(|e| panic!("{}: {e}", f.name))
-        })
-        .collect()
-});
+/// A model file's fields.
+///
+/// Errors: text that is not a model file, with serde's message.
+pub fn model_file(text: &'static str) -> Result<ModelFile, String> {
+    serde_json::from_str(text).map_err(|e| format!("a model file: {e}"))
+}
+
+/// The shipped model files' texts, in order.
+pub fn model_files() -> impl Iterator<Item = &'static str> {
+    MODELS_CATALOG.files()
+}
 
 /// A family's name as a [`Tokenizer`]: the built-in families by their names, any other
 /// as [`Tokenizer::Declared`].
@@ -95,9 +112,15 @@ pub fn family(name: &'static str) -> Tokenizer {
         .unwrap_or(Tokenizer::Declared(name))
 }
 
-/// Every model the registry knows: the built-in ones ([`MODELS`]), then the shipped files.
+/// Every model the registry knows, in the order `--list` shows them: what
+/// [`crate::model`] looks names up in.
 pub fn all_models() -> impl Iterator<Item = &'static ModelConfig> {
-    MODELS.iter().chain(SHIPPED.iter())
+    MODELS_CATALOG.all()
+}
+
+/// The model whose name is `name` (any case, spaces, `-` and `_` ignored).
+pub(crate) fn find_model(name: &str) -> Option<&'static ModelConfig> {
+    MODELS_CATALOG.find(name, |m| vec![m.name])
 }
 
 #[cfg(test)]
@@ -106,8 +129,11 @@ mod tests {
 
     #[test]
     fn every_shipped_shape_gives_its_published_parameter_count() {
-        assert_eq!(MODEL_DATA.len(), MODEL_FILES.len());
-        for (file, model) in MODEL_DATA.iter().zip(SHIPPED.iter()) {
+        let shipped = all_models().filter(|m| !crate::MODELS.contains(m));
+        let mut files = 0;
+        for (text, model) in model_files().zip(shipped) {
+            files += 1;
+            let file = model_file(text).unwrap();
             assert_eq!(model.n_params(), file.published_params, "{}", file.name);
             assert!(
                 file.source.starts_with("https://huggingface.co/")
@@ -118,6 +144,7 @@ mod tests {
             );
             assert_eq!(crate::model(file.name), Ok(model), "found by its name");
         }
+        assert_eq!(files, 46, "every file read and compared");
     }
 
     #[test]
@@ -132,7 +159,7 @@ mod tests {
         let qwq = crate::model("QwQ-32B").unwrap();
         assert_eq!(
             qwq.tokenizer,
-            crate::QWEN3_0_6B.tokenizer,
+            crate::model("Qwen3-0.6B").unwrap().tokenizer,
             "one Qwen family"
         );
         let mistral = crate::model("Mistral-7B-v0.1").unwrap();

@@ -99,50 +99,6 @@ pub const LLAMA31_8B: ModelConfig = ModelConfig {
     arch: Arch::LLAMA,
 };
 
-/// Llama-3.1-70B.
-///
-/// Source: `config.json` of meta-llama/Llama-3.1-70B (80 layers, hidden 8192, 64 heads,
-/// 8 KV heads, intermediate 28672, vocab 128256, untied). Published: 70,553,706,496.
-pub const LLAMA31_70B: ModelConfig = ModelConfig {
-    name: "Llama-3.1-70B",
-    n_layers: 80,
-    d_model: 8192,
-    n_heads: 64,
-    n_kv_heads: 8,
-    head_dim: 128,
-    d_ff: 28672,
-    vocab: 128_256,
-    tied_embeddings: false,
-    qkv_bias: false,
-    qk_norm: false,
-    tokenizer: Tokenizer::Llama3,
-    max_context: 131_072,
-    moe: None,
-    arch: Arch::LLAMA,
-};
-
-/// Llama-3.1-405B.
-///
-/// Source: `config.json` of meta-llama/Llama-3.1-405B (126 layers, hidden 16384, 128 heads,
-/// 8 KV heads, intermediate 53248, vocab 128256, untied). Published: 405,853,388,800.
-pub const LLAMA31_405B: ModelConfig = ModelConfig {
-    name: "Llama-3.1-405B",
-    n_layers: 126,
-    d_model: 16384,
-    n_heads: 128,
-    n_kv_heads: 8,
-    head_dim: 128,
-    d_ff: 53248,
-    vocab: 128_256,
-    tied_embeddings: false,
-    qkv_bias: false,
-    qk_norm: false,
-    tokenizer: Tokenizer::Llama3,
-    max_context: 131_072,
-    moe: None,
-    arch: Arch::LLAMA,
-};
-
 /// Llama-3.2-1B, the lecture's draft model.
 ///
 /// Source: `config.json` of meta-llama/Llama-3.2-1B (16 layers, hidden 2048, 32 heads,
@@ -166,199 +122,10 @@ pub const LLAMA32_1B: ModelConfig = ModelConfig {
     arch: Arch::LLAMA,
 };
 
-/// Llama-3.2-3B.
-///
-/// Source: `config.json` of meta-llama/Llama-3.2-3B (28 layers, hidden 3072, 24 heads,
-/// 8 KV heads, head_dim 128, intermediate 8192, vocab 128256, tied). Published: 3,212,749,824.
-pub const LLAMA32_3B: ModelConfig = ModelConfig {
-    name: "Llama-3.2-3B",
-    n_layers: 28,
-    d_model: 3072,
-    n_heads: 24,
-    n_kv_heads: 8,
-    head_dim: 128,
-    d_ff: 8192,
-    vocab: 128_256,
-    tied_embeddings: true,
-    qkv_bias: false,
-    qk_norm: false,
-    tokenizer: Tokenizer::Llama3,
-    max_context: 131_072,
-    moe: None,
-    arch: Arch::LLAMA,
-};
-
-/// Mistral-7B-v0.3.
-///
-/// Source: `config.json` of mistralai/Mistral-7B-v0.3 (32 layers, hidden 4096, 32 heads,
-/// 8 KV heads, intermediate 14336, vocab 32768, untied). Published: 7,248,023,552.
-pub const MISTRAL_7B: ModelConfig = ModelConfig {
-    name: "Mistral-7B-v0.3",
-    n_layers: 32,
-    d_model: 4096,
-    n_heads: 32,
-    n_kv_heads: 8,
-    head_dim: 128,
-    d_ff: 14336,
-    vocab: 32_768,
-    tied_embeddings: false,
-    qkv_bias: false,
-    qk_norm: false,
-    tokenizer: Tokenizer::MistralV3,
-    // max_position_embeddings 32768.
-    max_context: 32_768,
-    moe: None,
-    arch: Arch::LLAMA,
-};
-
-/// Qwen2.5-7B.
-///
-/// Source: `config.json` of Qwen/Qwen2.5-7B (28 layers, hidden 3584, 28 heads, 4 KV heads,
-/// intermediate 18944, vocab 152064, untied, biases on q, k and v). Published: 7,615,616,512.
-pub const QWEN25_7B: ModelConfig = ModelConfig {
-    name: "Qwen2.5-7B",
-    n_layers: 28,
-    d_model: 3584,
-    n_heads: 28,
-    n_kv_heads: 4,
-    head_dim: 128,
-    d_ff: 18944,
-    vocab: 152_064,
-    tied_embeddings: false,
-    qkv_bias: true,
-    qk_norm: false,
-    tokenizer: Tokenizer::Qwen,
-    // max_position_embeddings 131072.
-    max_context: 131_072,
-    moe: None,
-    arch: Arch::LLAMA,
-};
-
-/// Llama-3.3-70B-Instruct: Llama-3.1-70B's architecture, retrained.
-///
-/// Source: `config.json` of meta-llama/Llama-3.3-70B-Instruct (num_hidden_layers 80,
-/// hidden_size 8192, num_attention_heads 64, num_key_value_heads 8, intermediate_size
-/// 28672, vocab_size 128256, tie_word_embeddings false, max_position_embeddings 131072).
-/// Published: 70,553,706,496 parameters (the safetensors total of the Hub page, as 3.1-70B).
-pub const LLAMA33_70B: ModelConfig = ModelConfig {
-    name: "Llama-3.3-70B",
-    ..LLAMA31_70B
-};
-
-/// Qwen3-8B (dense).
-///
-/// Source: `config.json` of Qwen/Qwen3-8B (num_hidden_layers 36, hidden_size 4096,
-/// num_attention_heads 32, num_key_value_heads 8, head_dim 128, intermediate_size 12288,
-/// vocab_size 151936, tie_word_embeddings false, attention_bias false,
-/// max_position_embeddings 40960; Qwen3Attention has `q_norm`/`k_norm` RMSNorms of
-/// head_dim). Published: 8,190,735,360 (safetensors total, BF16).
-pub const QWEN3_8B: ModelConfig = ModelConfig {
-    name: "Qwen3-8B",
-    n_layers: 36,
-    d_model: 4096,
-    n_heads: 32,
-    n_kv_heads: 8,
-    head_dim: 128,
-    d_ff: 12288,
-    vocab: 151_936,
-    tied_embeddings: false,
-    qkv_bias: false,
-    qk_norm: true,
-    tokenizer: Tokenizer::Qwen,
-    max_context: 40_960,
-    moe: None,
-    arch: Arch::LLAMA,
-};
-
-/// Qwen3-32B (dense).
-///
-/// Source: `config.json` of Qwen/Qwen3-32B (64 layers, hidden 5120, 64 heads, 8 KV heads,
-/// head_dim 128, intermediate 25600, vocab 151936, untied, max_position_embeddings 40960,
-/// q/k norms). Published: 32,762,123,264 (safetensors total, BF16).
-pub const QWEN3_32B: ModelConfig = ModelConfig {
-    name: "Qwen3-32B",
-    n_layers: 64,
-    d_model: 5120,
-    n_heads: 64,
-    n_kv_heads: 8,
-    head_dim: 128,
-    d_ff: 25600,
-    vocab: 151_936,
-    tied_embeddings: false,
-    qkv_bias: false,
-    qk_norm: true,
-    tokenizer: Tokenizer::Qwen,
-    max_context: 40_960,
-    moe: None,
-    arch: Arch::LLAMA,
-};
-
-/// Qwen3-0.6B, a draft for the Qwen3 targets.
-///
-/// Source: `config.json` of Qwen/Qwen3-0.6B (28 layers, hidden 1024, 16 heads, 8 KV heads,
-/// head_dim 128 — so q is 2048 wide, wider than d_model —, intermediate 3072, vocab 151936,
-/// tie_word_embeddings true, max_position_embeddings 40960, q/k norms). Published: the
-/// model card's "0.6B, 0.44B non-embedding" = 596,049,920 unique parameters; the Hub's
-/// safetensors total, 751,632,384, also counts the tied LM head's stored copy
-/// (+151,936 × 1024).
-pub const QWEN3_0_6B: ModelConfig = ModelConfig {
-    name: "Qwen3-0.6B",
-    n_layers: 28,
-    d_model: 1024,
-    n_heads: 16,
-    n_kv_heads: 8,
-    head_dim: 128,
-    d_ff: 3072,
-    vocab: 151_936,
-    tied_embeddings: true,
-    qkv_bias: false,
-    qk_norm: true,
-    tokenizer: Tokenizer::Qwen,
-    max_context: 40_960,
-    moe: None,
-    arch: Arch::LLAMA,
-};
-
-/// Qwen3-1.7B, a larger draft for the Qwen3 targets.
-///
-/// Source: `config.json` of Qwen/Qwen3-1.7B (28 layers, hidden 2048, 16 heads, 8 KV heads,
-/// head_dim 128, intermediate 6144, vocab 151936, tied, max_position_embeddings 40960,
-/// q/k norms). Published: model card "1.7B, 1.4B non-embedding" = 1,720,574,976 unique
-/// parameters; safetensors total 2,031,739,904 with the tied head's stored copy.
-pub const QWEN3_1_7B: ModelConfig = ModelConfig {
-    name: "Qwen3-1.7B",
-    n_layers: 28,
-    d_model: 2048,
-    n_heads: 16,
-    n_kv_heads: 8,
-    head_dim: 128,
-    d_ff: 6144,
-    vocab: 151_936,
-    tied_embeddings: true,
-    qkv_bias: false,
-    qk_norm: true,
-    tokenizer: Tokenizer::Qwen,
-    max_context: 40_960,
-    moe: None,
-    arch: Arch::LLAMA,
-};
-
-/// Every model [`model`] knows, in the order `--list` shows them.
-pub const MODELS: &[ModelConfig] = &[
-    LLAMA31_8B,
-    LLAMA31_70B,
-    LLAMA31_405B,
-    LLAMA32_1B,
-    LLAMA32_3B,
-    MISTRAL_7B,
-    QWEN25_7B,
-    LLAMA33_70B,
-    QWEN3_8B,
-    QWEN3_32B,
-    QWEN3_0_6B,
-    QWEN3_1_7B,
-    crate::moe::QWEN3_30B_A3B,
-];
+/// The models built in as constants: the seed's Llama-3.1-8B (the target) and Llama-3.2-1B
+/// (the draft). Every other model is a data file ([`crate::catalog`]);
+/// [`crate::catalog::all_models`] lists them all.
+pub const MODELS: &[ModelConfig] = &[LLAMA31_8B, LLAMA32_1B];
 
 /// Looks a model up by name, ignoring case, spaces, `-` and `_` (`"llama-3.1-70b"`,
 /// `"Llama 3.1 70B"` both work). A name with a `/` or `\\` is a path or a Hugging Face
@@ -374,10 +141,7 @@ pub fn model(name: &str) -> Result<&'static ModelConfig, crate::Error> {
     if name.contains(['/', '\\']) {
         return Err(crate::Error::UnknownModel(name.to_string()));
     }
-    let key = hw_specs::normalize(name);
-    crate::catalog::all_models()
-        .find(|m| hw_specs::normalize(m.name) == key)
-        .ok_or_else(|| crate::Error::UnknownModel(name.to_string()))
+    crate::catalog::find_model(name).ok_or_else(|| crate::Error::UnknownModel(name.to_string()))
 }
 
 impl ModelConfig {
@@ -493,7 +257,12 @@ mod tests {
             // Checked against the model card's 30.5B in `moe`'s tests.
             ("Qwen3-30B-A3B", 30_532_122_624),
         ];
-        assert_eq!(MODELS.len(), want.len());
+        let listed: Vec<&str> = crate::catalog::all_models().map(|m| m.name).collect();
+        assert_eq!(
+            listed[..want.len()],
+            want.map(|(name, _)| name),
+            "the first listed"
+        );
         for (name, n) in want {
             assert_eq!(model(name).unwrap().n_params(), n, "{name}");
         }
@@ -508,7 +277,10 @@ mod tests {
             "a repository, not a name"
         );
         assert!(model("../Llama-3.1-8B").is_err(), "a path, not a name");
-        assert_eq!(model("llama 3.2 3b").unwrap(), &LLAMA32_3B);
+        assert_eq!(
+            model("llama 3.2 3b").unwrap(),
+            crate::model("Llama-3.2-3B").unwrap()
+        );
         let e = model("Llama-3.1-8b-instruct").unwrap_err().to_string();
         assert!(
             e.starts_with("unknown model \"Llama-3.1-8b-instruct\"; the closest: Llama-3.1-8B,"),
@@ -533,23 +305,26 @@ mod tests {
     #[test]
     fn tied_small_qwen3_models_match_the_hub_totals_once_the_stored_head_copy_is_added() {
         // The Hub's safetensors totals store the tied LM head a second time.
-        for (m, hub) in [(QWEN3_0_6B, 751_632_384), (QWEN3_1_7B, 2_031_739_904)] {
+        for (m, hub) in [
+            (*crate::model("Qwen3-0.6B").unwrap(), 751_632_384),
+            (*crate::model("Qwen3-1.7B").unwrap(), 2_031_739_904),
+        ] {
             assert_eq!(m.n_params() + m.vocab * m.d_model, hub, "{}", m.name);
         }
         // And the model cards' non-embedding figures: 0.44B and 1.4B.
         let non_embedding = |m: &ModelConfig| (m.n_params() - m.vocab * m.d_model) as f64 / 1e9;
-        assert!((non_embedding(&QWEN3_0_6B) - 0.44).abs() < 0.005);
-        assert!((non_embedding(&QWEN3_1_7B) - 1.41).abs() < 0.005);
+        assert!((non_embedding(crate::model("Qwen3-0.6B").unwrap()) - 0.44).abs() < 0.005);
+        assert!((non_embedding(crate::model("Qwen3-1.7B").unwrap()) - 1.41).abs() < 0.005);
     }
 
     #[test]
     fn qk_norm_adds_two_head_dim_gains_per_layer() {
         let without = ModelConfig {
             qk_norm: false,
-            ..QWEN3_8B
+            ..*crate::model("Qwen3-8B").unwrap()
         };
         assert_eq!(
-            QWEN3_8B.params_per_layer() - without.params_per_layer(),
+            crate::model("Qwen3-8B").unwrap().params_per_layer() - without.params_per_layer(),
             256
         );
         // Without them Qwen3-8B would miss its published count by 36 · 256.

@@ -69,10 +69,10 @@ impl Deployment {
     /// (0, 1]; a finite latency ≥ 0. Errors say which knob and why.
     ///
     /// ```
-    /// use llm_math::{Deployment, QWEN25_7B};
+    /// use llm_math::Deployment;
     /// let tp7 = Deployment { tp: 7, ..Deployment::LECTURE };
     /// // 28 query heads split 7 ways, but 4 KV heads cannot be.
-    /// let e = tp7.check(&QWEN25_7B).unwrap_err().to_string();
+    /// let e = tp7.check(llm_math::model("Qwen2.5-7B").unwrap()).unwrap_err().to_string();
     /// assert!(e.contains("4 KV heads"), "{e}");
     /// ```
     pub fn check(&self, cfg: &ModelConfig) -> Result<(), Error> {
@@ -145,14 +145,29 @@ impl Deployment {
     /// `kv_bytes_per_token` is what a pass reads.
     ///
     /// ```
-    /// use llm_math::{Deployment, LLAMA31_70B};
+    /// use llm_math::Deployment;
     /// let tp = |n| Deployment { tp: n, ..Deployment::LECTURE };
     /// // 8 KV heads: up to 8 cards split them, 16 cards hold each twice.
-    /// assert_eq!(tp(8).kv_bytes_held_per_token(&LLAMA31_70B), 327_680);
-    /// assert_eq!(tp(16).kv_bytes_held_per_token(&LLAMA31_70B), 2 * 327_680);
+    /// assert_eq!(tp(8).kv_bytes_held_per_token(llm_math::model("Llama-3.1-70B").unwrap()), 327_680);
+    /// assert_eq!(tp(16).kv_bytes_held_per_token(llm_math::model("Llama-3.1-70B").unwrap()), 2 * 327_680);
     /// ```
     pub fn kv_bytes_held_per_token(&self, cfg: &ModelConfig) -> u64 {
         self.kv_bytes_per_token(cfg) * (self.tp / self.kv_shards(cfg)).max(1)
+    }
+
+    /// Bytes of memory one sequence at context `ctx` takes over all the cards: its KV
+    /// cache at this KV dtype ([`ModelConfig::kv_bytes_at`]: a sliding-window layer holds
+    /// at most its window) times the copies kept when `tp` exceeds the KV heads. What a
+    /// batch is counted in against memory ([`crate::max_batch_on`]).
+    ///
+    /// ```
+    /// use llm_math::{Deployment, LLAMA31_8B};
+    /// // 32 layers · 32768 tokens · 8 KV heads · 128 · 2 (K, V) · 2 bytes: 4 GiB.
+    /// assert_eq!(Deployment::LECTURE.kv_bytes_held_at(&LLAMA31_8B, 32768), 4.0 * 1024f64.powi(3));
+    /// ```
+    pub fn kv_bytes_held_at(&self, cfg: &ModelConfig, ctx: u64) -> f64 {
+        let copies = (self.tp / self.kv_shards(cfg)).max(1) as f64;
+        cfg.kv_bytes_at(ctx, self.kv) * copies
     }
 }
 
@@ -166,7 +181,7 @@ impl Default for Deployment {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{LLAMA31_8B, LLAMA31_70B, LLAMA32_3B};
+    use crate::LLAMA31_8B;
 
     fn tp(n: u64) -> Deployment {
         Deployment {
@@ -178,11 +193,18 @@ mod tests {
     #[test]
     fn tensor_parallelism_must_split_heads_kv_heads_and_the_mlp() {
         // Llama-3.2-3B: 24 heads, 8 KV heads, d_ff 8192: 3 divides 24 but not 8.
-        let e = tp(3).check(&LLAMA32_3B).unwrap_err().to_string();
+        let e = tp(3)
+            .check(crate::model("Llama-3.2-3B").unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("8 KV heads"), "{e}");
         // 70B: 8 KV heads; TP 16 replicates each KV head twice (allowed), TP 2/4/8 split them.
         for n in [1, 2, 4, 8, 16] {
-            assert_eq!(tp(n).check(&LLAMA31_70B), Ok(()), "tp {n}");
+            assert_eq!(
+                tp(n).check(crate::model("Llama-3.1-70B").unwrap()),
+                Ok(()),
+                "tp {n}"
+            );
         }
         // 8B: 32 heads; TP 64 does not divide them.
         assert!(
@@ -244,13 +266,16 @@ mod tests {
 
     #[test]
     fn the_kv_cache_splits_up_to_the_kv_heads() {
-        assert_eq!(tp(4).kv_shards(&LLAMA31_70B), 4);
-        assert_eq!(tp(16).kv_shards(&LLAMA31_70B), 8);
+        assert_eq!(tp(4).kv_shards(crate::model("Llama-3.1-70B").unwrap()), 4);
+        assert_eq!(tp(16).kv_shards(crate::model("Llama-3.1-70B").unwrap()), 8);
         // 2 · 80 layers · 8 KV heads · 128 · 1 byte at FP8.
         let fp8 = Deployment {
             kv: KvDtype::Fp8,
             ..Deployment::LECTURE
         };
-        assert_eq!(fp8.kv_bytes_per_token(&LLAMA31_70B), 163_840);
+        assert_eq!(
+            fp8.kv_bytes_per_token(crate::model("Llama-3.1-70B").unwrap()),
+            163_840
+        );
     }
 }

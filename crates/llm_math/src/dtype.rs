@@ -68,9 +68,9 @@ impl WeightDtype {
     /// ```
     /// use llm_math::WeightDtype;
     /// assert!(WeightDtype::Fp8.check_card(&hw_specs::H100).is_ok());
-    /// let e = WeightDtype::Fp8.check_card(&hw_specs::A100).unwrap_err().to_string();
+    /// let e = WeightDtype::Fp8.check_card(hw_specs::accelerator("A100").unwrap()).unwrap_err().to_string();
     /// assert!(e.contains("A100 has no FP8 tensor cores"), "{e}");
-    /// assert!(WeightDtype::W8A16.check_card(&hw_specs::A100).is_ok());
+    /// assert!(WeightDtype::W8A16.check_card(hw_specs::accelerator("A100").unwrap()).is_ok());
     /// ```
     pub fn check_card(self, hw: &Accelerator) -> Result<(), Error> {
         if self == WeightDtype::Fp8 && hw.peak_flops_fp8.is_none() {
@@ -240,11 +240,21 @@ mod tests {
     /// FP8 and W8A8 only where the card has their tensor cores; the peaks they run at.
     #[test]
     fn each_format_runs_at_its_cards_peak_or_is_refused_with_the_reason() {
-        use hw_specs::{A100, H100};
+        use hw_specs::H100;
         assert_eq!(WeightDtype::Fp8.peak_flops(&H100), 1979e12);
-        assert_eq!(WeightDtype::W8A8.peak_flops(&A100), 624e12);
-        assert_eq!(WeightDtype::W8A16.peak_flops(&A100), A100.peak_flops_bf16);
-        assert!(WeightDtype::W8A8.check_card(&A100).is_ok());
+        assert_eq!(
+            WeightDtype::W8A8.peak_flops(hw_specs::accelerator("A100").unwrap()),
+            624e12
+        );
+        assert_eq!(
+            WeightDtype::W8A16.peak_flops(hw_specs::accelerator("A100").unwrap()),
+            hw_specs::accelerator("A100").unwrap().peak_flops_bf16
+        );
+        assert!(
+            WeightDtype::W8A8
+                .check_card(hw_specs::accelerator("A100").unwrap())
+                .is_ok()
+        );
         let v100 = hw_specs::accelerator("V100-SXM2-32GB").unwrap();
         let e = WeightDtype::W8A8.check_card(v100).unwrap_err().to_string();
         assert!(
@@ -252,7 +262,7 @@ mod tests {
             "{e}"
         );
         for w in WeightDtype::ALL {
-            let ok = w.check_card(&A100).is_ok();
+            let ok = w.check_card(hw_specs::accelerator("A100").unwrap()).is_ok();
             assert_eq!(ok, w != WeightDtype::Fp8, "{w} on an A100");
         }
     }

@@ -43,16 +43,13 @@ pub use attention::{Arch, Mla, Sliding};
 pub use validate::MAX_PARAMS;
 mod weights;
 
-pub use config::{
-    LLAMA31_8B, LLAMA31_70B, LLAMA31_405B, LLAMA32_1B, LLAMA32_3B, LLAMA33_70B, MISTRAL_7B, MODELS,
-    ModelConfig, QWEN3_0_6B, QWEN3_1_7B, QWEN3_8B, QWEN3_32B, QWEN25_7B, Tokenizer, model,
-};
+pub use config::{LLAMA31_8B, LLAMA32_1B, MODELS, ModelConfig, Tokenizer, model};
 pub use deployment::{
     BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment, MAX_SECONDS, MIN_EFFICIENCY,
 };
 pub use dtype::{KvDtype, WeightDtype};
 pub use memory::{max_batch, max_batch_on};
-pub use moe::{Experts, QWEN3_30B_A3B, expected_experts_read};
+pub use moe::{Experts, expected_experts_read};
 pub use pass::{
     ForwardCost, ForwardShape, MAX_PASS_TOKENS, all_reduce_time, critical_tokens,
     critical_tokens_at, forward_cost, roofline,

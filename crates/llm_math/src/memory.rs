@@ -31,12 +31,12 @@ pub fn max_batch(cfg: &ModelConfig, hw: &Accelerator, ctx: u64) -> Result<u64, E
 /// latent): `floor((tp · memory − W) / (ctx · k · tp / S))`. Errors: `ctx` 0, a bad knob.
 ///
 /// ```
-/// use llm_math::{max_batch_on, Deployment, LLAMA31_70B};
+/// use llm_math::{max_batch_on, Deployment};
 /// use hw_specs::H100;
 /// let tp = |n| Deployment { tp: n, ..Deployment::LECTURE };
-/// assert_eq!(max_batch_on(&LLAMA31_70B, &H100, 8192, &tp(1))?, 0); // 141 GB of weights
+/// assert_eq!(max_batch_on(llm_math::model("Llama-3.1-70B").unwrap(), &H100, 8192, &tp(1))?, 0); // 141 GB of weights
 /// // (2 · 80e9 − 141,107,412,992) / (8192 · 327,680) = 7.04 → 7.
-/// assert_eq!(max_batch_on(&LLAMA31_70B, &H100, 8192, &tp(2))?, 7);
+/// assert_eq!(max_batch_on(llm_math::model("Llama-3.1-70B").unwrap(), &H100, 8192, &tp(2))?, 7);
 /// # Ok::<(), llm_math::Error>(())
 /// ```
 pub fn max_batch_on(
@@ -56,16 +56,15 @@ pub fn max_batch_on(
         return Ok(0);
     }
     // Split `kv_shards` ways, so held `tp / kv_shards` times when `tp` exceeds the KV
-    // heads (as `Deployment::kv_bytes_held_per_token`; MLA's one latent: by every card).
-    let copies = (dep.tp / dep.kv_shards(cfg)).max(1) as f64;
-    let per_seq = cfg.kv_bytes_at(ctx, dep.kv) * copies;
+    // heads (MLA's one latent: by every card).
+    let per_seq = dep.kv_bytes_held_at(cfg, ctx);
     Ok((free / per_seq).floor() as u64)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{KvDtype, LLAMA31_8B, LLAMA31_70B};
+    use crate::{KvDtype, LLAMA31_8B};
     use hw_specs::H100;
 
     #[test]
@@ -127,12 +126,18 @@ mod tests {
             ..Deployment::LECTURE
         };
         // TP=2 on H100: (160e9 − 141,107,412,992) / (4096 · 327,680) = 14.08 → 14.
-        assert_eq!(max_batch_on(&LLAMA31_70B, &H100, 4096, &tp(2)).unwrap(), 14);
-        assert_eq!(max_batch(&LLAMA31_70B, &H100, 4096).unwrap(), 0);
+        assert_eq!(
+            max_batch_on(crate::model("Llama-3.1-70B").unwrap(), &H100, 4096, &tp(2)).unwrap(),
+            14
+        );
+        assert_eq!(
+            max_batch(crate::model("Llama-3.1-70B").unwrap(), &H100, 4096).unwrap(),
+            0
+        );
         // TP=16 over 8 KV heads: each sequence's KV is stored twice.
         // (16 · 80e9 − 141,107,412,992) / (4096 · 327,680 · 2) = 424.3 → 424.
         assert_eq!(
-            max_batch_on(&LLAMA31_70B, &H100, 4096, &tp(16)).unwrap(),
+            max_batch_on(crate::model("Llama-3.1-70B").unwrap(), &H100, 4096, &tp(16)).unwrap(),
             424
         );
     }

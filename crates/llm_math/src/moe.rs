@@ -13,9 +13,9 @@
 //! threads of one user, batch 1–64 at TP 2 and TP 4), where a 3B-active model's step time
 //! grows with batch far faster than a 3B dense model's would.
 
+use crate::Error;
 use crate::attention::{Count, n};
-use crate::config::{ModelConfig, Tokenizer};
-use crate::{Arch, Error};
+use crate::config::ModelConfig;
 
 /// The experts of a mixture-of-experts MLP, per sparse layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,31 +126,6 @@ pub fn expected_experts_read(e: u64, k: u64, tokens: u64) -> Result<f64, Error> 
     Ok(e as f64 * (1.0 - miss.powf(tokens as f64)))
 }
 
-/// Qwen3-30B-A3B, from its `config.json` (as mirrored in the slime repository's
-/// `scripts/models/qwen3-30B-A3B.sh`): 48 layers, hidden 2048, 32 query / 4 KV heads of
-/// 128 with q/k norms, every layer sparse (`decoder_sparse_step` 1, no `mlp_only_layers`:
-/// the config's dense `intermediate_size` 6144 is used by no layer, so `d_ff` is 0), 128
-/// experts of width 768 (`moe_intermediate_size`), top-8, no shared expert, vocabulary
-/// 151,936, untied, `max_position_embeddings` 40,960. The model card gives 30.5B total and
-/// 3.3B activated parameters (a test checks both).
-pub const QWEN3_30B_A3B: ModelConfig = ModelConfig {
-    name: "Qwen3-30B-A3B",
-    n_layers: 48,
-    d_model: 2048,
-    n_heads: 32,
-    n_kv_heads: 4,
-    head_dim: 128,
-    d_ff: 0,
-    vocab: 151_936,
-    tied_embeddings: false,
-    qkv_bias: false,
-    qk_norm: true,
-    tokenizer: Tokenizer::Qwen,
-    max_context: 40_960,
-    moe: Some(Experts::routed(128, 8, 768)),
-    arch: Arch::LLAMA,
-};
-
 impl ModelConfig {
     /// Parameters one token is multiplied by, as model cards count "activated" parameters:
     /// [`ModelConfig::n_params`] less the routed experts a token does not use,
@@ -203,10 +178,10 @@ impl ModelConfig {
     /// Errors: an MoE model whose experts break [`Experts::check`].
     ///
     /// ```
-    /// use llm_math::{QWEN3_30B_A3B, LLAMA31_8B};
+    /// use llm_math::LLAMA31_8B;
     /// assert_eq!(LLAMA31_8B.streamed_params_for(64)?, LLAMA31_8B.streamed_params() as f64);
     /// // Two tokens read 15.5 experts per layer instead of 8: 48 · 7.5 · 3 · 2048 · 768 more.
-    /// let more = QWEN3_30B_A3B.streamed_params_for(2)? - QWEN3_30B_A3B.streamed_params() as f64;
+    /// let more = llm_math::model("Qwen3-30B-A3B").unwrap().streamed_params_for(2)? - llm_math::model("Qwen3-30B-A3B").unwrap().streamed_params() as f64;
     /// assert_eq!(more, 48.0 * 7.5 * 3.0 * 2048.0 * 768.0);
     /// # Ok::<(), llm_math::Error>(())
     /// ```
@@ -237,8 +212,8 @@ mod tests {
 
     #[test]
     fn qwen3_30b_a3b_has_the_model_cards_total_and_active_counts() {
-        let total = QWEN3_30B_A3B.n_params() as f64;
-        let active = QWEN3_30B_A3B.active_params() as f64;
+        let total = crate::model("Qwen3-30B-A3B").unwrap().n_params() as f64;
+        let active = crate::model("Qwen3-30B-A3B").unwrap().active_params() as f64;
         assert!((total / 30.5e9 - 1.0).abs() < 0.01, "{total}");
         assert!((active / 3.3e9 - 1.0).abs() < 0.02, "{active}");
         // By hand, per layer: attention 2·2048·4096 + 2·2048·512 + q/k norms 256 + norms
@@ -246,9 +221,12 @@ mod tests {
         let layer = 2 * 2048 * 4096 + 2 * 2048 * 512 + 256 + 2 * 2048 + 2048 * 128;
         let experts = 128 * 3 * 2048 * 768;
         let embed = 2 * 151_936 * 2048 + 2048;
-        assert_eq!(QWEN3_30B_A3B.n_params(), 48 * (layer + experts) + embed);
         assert_eq!(
-            QWEN3_30B_A3B.active_params(),
+            crate::model("Qwen3-30B-A3B").unwrap().n_params(),
+            48 * (layer + experts) + embed
+        );
+        assert_eq!(
+            crate::model("Qwen3-30B-A3B").unwrap().active_params(),
             48 * (layer + 8 * 3 * 2048 * 768) + embed
         );
     }
@@ -277,7 +255,13 @@ mod tests {
             ctx: 512,
             n_new: 1,
         };
-        let c = forward_cost(&QWEN3_30B_A3B, &H100, shape, &Deployment::LECTURE).unwrap();
+        let c = forward_cost(
+            crate::model("Qwen3-30B-A3B").unwrap(),
+            &H100,
+            shape,
+            &Deployment::LECTURE,
+        )
+        .unwrap();
         let bytes = 2.0
             * (48.0
                 * (2.0 * 2048.0 * 4096.0
@@ -313,10 +297,16 @@ mod tests {
             ctx: 512,
             n_new: 1,
         };
-        let c = forward_cost(&QWEN3_30B_A3B, &H100, shape, &Deployment::LECTURE).unwrap();
+        let c = forward_cost(
+            crate::model("Qwen3-30B-A3B").unwrap(),
+            &H100,
+            shape,
+            &Deployment::LECTURE,
+        )
+        .unwrap();
         let read = expected_experts_read(128, 8, 256).unwrap();
         assert!((read - 127.99999145).abs() < 1e-7, "{read}");
-        let all = (QWEN3_30B_A3B.n_params() - 151_936 * 2048) as f64;
+        let all = (crate::model("Qwen3-30B-A3B").unwrap().n_params() - 151_936 * 2048) as f64;
         assert_eq!(all, 30_220_957_696.0);
         let upper = (2.0 * all + 256.0 * 513.0 * 98_304.0) / (3.35e12 * 0.8);
         assert!(
@@ -334,9 +324,9 @@ mod tests {
         let bad = ModelConfig {
             moe: Some(Experts {
                 top_k: 129,
-                ..QWEN3_30B_A3B.moe.unwrap()
+                ..crate::model("Qwen3-30B-A3B").unwrap().moe.unwrap()
             }),
-            ..QWEN3_30B_A3B
+            ..*crate::model("Qwen3-30B-A3B").unwrap()
         };
         let e = bad.streamed_params_for(1).unwrap_err().to_string();
         assert!(e.contains("k = 129"), "{e}");
@@ -350,6 +340,6 @@ mod tests {
             tp: 3,
             ..Deployment::LECTURE
         };
-        assert!(forward_cost(&QWEN3_30B_A3B, &H100, shape, &tp3).is_err());
+        assert!(forward_cost(crate::model("Qwen3-30B-A3B").unwrap(), &H100, shape, &tp3).is_err());
     }
 }

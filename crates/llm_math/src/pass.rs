@@ -240,11 +240,11 @@ pub(crate) fn check_card(hw: &Accelerator) -> Result<(), Error> {
 /// Total: `2 · layers` of them.
 ///
 /// ```
-/// use llm_math::{all_reduce_time, Deployment, LLAMA31_70B};
+/// use llm_math::{all_reduce_time, Deployment};
 /// use hw_specs::H100;
 /// let tp2 = Deployment { tp: 2, ..Deployment::LECTURE };
 /// // Batch 1: 8192 · 2 = 16 KiB per all-reduce; 2·(1/2)·16384 B / 450 GB/s = 36.4 ns; × 160.
-/// let t = all_reduce_time(&LLAMA31_70B, &H100, 1, &tp2);
+/// let t = all_reduce_time(llm_math::model("Llama-3.1-70B").unwrap(), &H100, 1, &tp2);
 /// assert!((t - 160.0 * 16384.0 / 450e9).abs() < 1e-15);
 /// ```
 pub fn all_reduce_time(cfg: &ModelConfig, hw: &Accelerator, tokens: u64, dep: &Deployment) -> f64 {
@@ -295,7 +295,7 @@ pub fn critical_tokens_at(peak: f64, bandwidth: f64, bytes_per_weight: f64) -> f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{KvDtype, LLAMA31_8B, LLAMA31_70B, LLAMA31_405B, WeightDtype};
+    use crate::{KvDtype, LLAMA31_8B, WeightDtype};
     use hw_specs::H100;
 
     const BW: f64 = 3.35e12 * 0.8;
@@ -422,7 +422,13 @@ mod tests {
                 .contains("weights alone")
         );
         let d = dep(2, WeightDtype::Bf16, KvDtype::Bf16);
-        let e = forward_cost(&LLAMA31_405B, &H100, shape(1, 1024, 1), &d).unwrap();
+        let e = forward_cost(
+            crate::model("Llama-3.1-405B").unwrap(),
+            &H100,
+            shape(1, 1024, 1),
+            &d,
+        )
+        .unwrap();
         assert!(
             e.checked_time()
                 .unwrap_err()
@@ -471,7 +477,14 @@ mod tests {
         );
         // A100 has no FP8 tensor cores: FP8 weights are refused there, with the reason;
         // the weight-only 8-bit format runs at its bf16 peak.
-        let on_a100 = |w| forward_cost(&LLAMA31_8B, &hw_specs::A100, s, &dep(1, w, KvDtype::Bf16));
+        let on_a100 = |w| {
+            forward_cost(
+                &LLAMA31_8B,
+                hw_specs::accelerator("A100").unwrap(),
+                s,
+                &dep(1, w, KvDtype::Bf16),
+            )
+        };
         let e = on_a100(WeightDtype::Fp8).unwrap_err().to_string();
         assert!(e.contains("A100 has no FP8 tensor cores"), "{e}");
         let a = on_a100(WeightDtype::W8A16).unwrap();
@@ -489,8 +502,14 @@ mod tests {
     fn past_the_kv_heads_the_kv_read_stops_splitting() {
         // TP=16 > 8 KV heads: each KV head lives on two cards, so the KV costs twice as much.
         let d16 = dep(16, WeightDtype::Bf16, KvDtype::Bf16);
-        let c = forward_cost(&LLAMA31_70B, &H100, shape(1, 1000, 1), &d16).unwrap();
-        let p = LLAMA31_70B.streamed_params() as f64;
+        let c = forward_cost(
+            crate::model("Llama-3.1-70B").unwrap(),
+            &H100,
+            shape(1, 1000, 1),
+            &d16,
+        )
+        .unwrap();
+        let p = crate::model("Llama-3.1-70B").unwrap().streamed_params() as f64;
         assert_eq!(
             c.bytes,
             2.0 * p / 16.0 + 1000.0 * 327_680.0 / 8.0 + 327_680.0 / 8.0

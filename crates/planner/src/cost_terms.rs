@@ -432,8 +432,8 @@ impl AllReduceLatencies {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hw_specs::{H100, H100_PCIE, MI300X};
-    use llm_math::{Deployment, ForwardShape, LLAMA31_8B, LLAMA31_70B, forward_cost};
+    use hw_specs::H100;
+    use llm_math::{Deployment, ForwardShape, LLAMA31_8B, forward_cost};
 
     #[test]
     fn a_bad_term_is_named_and_the_neutral_terms_pass() {
@@ -494,7 +494,10 @@ mod tests {
     /// lecture's passes, on one card and under tensor parallelism.
     #[test]
     fn full_overlap_reproduces_the_seeds_pass_time() {
-        for (cfg, tp) in [(LLAMA31_8B, 1), (LLAMA31_70B, 4)] {
+        for (cfg, tp) in [
+            (LLAMA31_8B, 1),
+            (*llm_math::model("Llama-3.1-70B").unwrap(), 4),
+        ] {
             for (batch, n) in [(1, 1), (1, 5), (64, 8), (256, 1)] {
                 let dep = Deployment {
                     tp,
@@ -625,8 +628,16 @@ mod tests {
             ethernet: 80e-6,
         };
         assert_eq!(l.for_card(&H100).unwrap(), 25e-6);
-        assert_eq!(l.for_card(&MI300X).unwrap(), 40e-6);
-        assert_eq!(l.for_card(&H100_PCIE).unwrap(), 60e-6);
+        assert_eq!(
+            l.for_card(hw_specs::accelerator("MI300X").unwrap())
+                .unwrap(),
+            40e-6
+        );
+        assert_eq!(
+            l.for_card(hw_specs::accelerator("H100-PCIe").unwrap())
+                .unwrap(),
+            60e-6
+        );
         let gaudi3 = hw_specs::accelerator("Gaudi3").unwrap();
         assert_eq!(l.for_card(gaudi3).unwrap(), 80e-6);
         // Every card, built in or shipped, has a family, and the neutral latencies are the

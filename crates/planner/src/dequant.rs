@@ -43,9 +43,9 @@ pub(crate) fn check_dequant_ops(ops: f64) -> Result<f64, Error> {
 /// use llm_math::WeightDtype;
 /// use planner::dequant_time;
 /// // 7e9 weights at 6 ops each on an A100's 19.5 TFLOP/s: 2.15 ms; bf16 weights: none.
-/// let t = dequant_time(7e9, &hw_specs::A100, WeightDtype::Int4, 6.0)?;
+/// let t = dequant_time(7e9, hw_specs::accelerator("A100").unwrap(), WeightDtype::Int4, 6.0)?;
 /// assert!((t - 7e9 * 6.0 / 19.5e12).abs() < 1e-15);
-/// assert_eq!(dequant_time(7e9, &hw_specs::A100, WeightDtype::Bf16, 6.0)?, 0.0);
+/// assert_eq!(dequant_time(7e9, hw_specs::accelerator("A100").unwrap(), WeightDtype::Bf16, 6.0)?, 0.0);
 /// # Ok::<(), planner::Error>(())
 /// ```
 pub fn dequant_time(
@@ -83,7 +83,7 @@ mod tests {
     /// refused on a card without an FP32 vector peak, and a bad count named.
     #[test]
     fn int4_dequantization_costs_its_vector_work_by_hand() {
-        let a100 = hw_specs::A100;
+        let a100 = *hw_specs::accelerator("A100").unwrap();
         let t = dequant_time(1e9, &a100, WeightDtype::Int4, 4.0).unwrap();
         assert!((t - 4e9 / 19.5e12).abs() < 1e-18, "{t}");
         for w in WeightDtype::ALL {

@@ -424,7 +424,7 @@ mod tests {
     /// (neutral) the pass is the plain one; a dense model has none.
     #[test]
     fn the_expert_latency_adds_per_expert_read_by_hand() {
-        let moe = llm_math::QWEN3_30B_A3B;
+        let moe = *llm_math::model("Qwen3-30B-A3B").unwrap();
         assert!((expert_time(&moe, 1, 3e-6).unwrap() - 1.152e-3).abs() < 1e-15);
         assert!((expert_time(&moe, 2, 3e-6).unwrap() - 2.232e-3).abs() < 1e-15);
         assert_eq!(expert_time(&moe, 1, 0.0).unwrap(), 0.0);

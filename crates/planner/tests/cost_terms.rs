@@ -5,8 +5,8 @@
 use decode_lab::{
     Draft, Pricing, Scenario, Seed, TreeShape, round_plan, tree_round_time, tree_speedup,
 };
-use hw_specs::{H100, MI300X};
-use llm_math::{Deployment, ForwardShape, LLAMA31_70B, WeightDtype, forward_cost};
+use hw_specs::H100;
+use llm_math::{Deployment, ForwardShape, WeightDtype, forward_cost};
 use planner::{AllReduceLatencies, CostTerms, DtypeEfficiency, Plan, Prefill};
 
 /// The seed's pass: `max(compute, memory) + all-reduces` of the one roofline, plus an overhead.
@@ -242,7 +242,7 @@ fn int4_dequantization_adds_its_vector_time_by_hand() {
         ..CostTerms::NEUTRAL
     });
     let int4 = |tp, draft_tp| Scenario {
-        hw: hw_specs::A100,
+        hw: *hw_specs::accelerator("A100").unwrap(),
         deployment: Deployment {
             weights: WeightDtype::Int4,
             tp,
@@ -287,10 +287,13 @@ fn all_reduce_latency_is_the_cards_familys_by_hand() {
         },
         ..CostTerms::NEUTRAL
     });
-    for (hw, extra) in [(H100, 3.2e-3), (MI300X, 6.4e-3)] {
+    for (hw, extra) in [
+        (H100, 3.2e-3),
+        (*hw_specs::accelerator("MI300X").unwrap(), 6.4e-3),
+    ] {
         let s = Scenario {
             hw,
-            target: LLAMA31_70B,
+            target: *llm_math::model("Llama-3.1-70B").unwrap(),
             draft: Draft::Head,
             deployment: Deployment {
                 tp: 2,

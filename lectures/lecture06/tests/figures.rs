@@ -10,7 +10,7 @@ use lecture_kit::Figure;
 use lecture_kit::render::svg::color_hex;
 use lecture06::spec_decode_on_hardware::demo4::{Demo4, MeasuredDraft, MeasuredShape};
 use lecture06::spec_decode_on_hardware::{demo2, demo3, demo4};
-use llm_math::{LLAMA31_70B, max_batch};
+use llm_math::max_batch;
 use svg_read::{Svg, width};
 
 /// The default setup, and one whose target does not fit on the card (as flags).
@@ -19,7 +19,7 @@ fn default_setup() -> Vec<&'static str> {
 }
 
 fn too_big() -> Vec<&'static str> {
-    vec!["--target", LLAMA31_70B.name]
+    vec!["--target", llm_math::model("Llama-3.1-70B").unwrap().name]
 }
 
 /// knee, batch and trees for `setup`, as the lecture prints them.

@@ -247,7 +247,10 @@ fn every_setup_prints_finite_figures_and_marks_default_only_wording() {
     use lecture06::DEFAULT_ONLY;
     for hw in hw_specs::ACCELERATORS {
         for target in llm_math::MODELS {
-            for draft in [llm_math::LLAMA32_1B, llm_math::LLAMA32_3B] {
+            for draft in [
+                llm_math::LLAMA32_1B,
+                *llm_math::model("Llama-3.2-3B").unwrap(),
+            ] {
                 for alpha in [0.6, 0.8, 1.0] {
                     let label = format!("{} {} {} {alpha}", hw.name, target.name, draft.name);
                     let alpha_text = alpha.to_string();

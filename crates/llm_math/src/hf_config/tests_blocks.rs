@@ -3,13 +3,13 @@
 
 use serde_json::{Value, json};
 
-use crate::catalog::MODEL_DATA;
+use crate::catalog::{model_file, model_files};
 use crate::{Error, ModelConfig, Sliding, Tokenizer};
 
 /// The shipped `config` of the model named `name`, as JSON to change.
 fn shipped(name: &str) -> Value {
-    let file = MODEL_DATA.iter().find(|f| f.name == name).unwrap();
-    file.config.clone()
+    let mut files = model_files().map(|text| model_file(text).unwrap());
+    files.find(|f| f.name == name).unwrap().config
 }
 
 fn read(doc: &Value) -> Result<ModelConfig, Error> {

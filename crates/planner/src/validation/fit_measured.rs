@@ -381,8 +381,13 @@ mod tests {
             ctx: 2500,
             n_new: 5000,
         };
-        let c =
-            llm_math::forward_cost(&llm_math::LLAMA33_70B, &hw_specs::H100, shape, &dep).unwrap();
+        let c = llm_math::forward_cost(
+            llm_math::model("Llama-3.3-70B").unwrap(),
+            &hw_specs::H100,
+            shape,
+            &dep,
+        )
+        .unwrap();
         assert!(c.is_compute_bound());
         let r = c.compute_time / 0.40677;
         assert!((r - 1.0).abs() < 0.1, "{r}");

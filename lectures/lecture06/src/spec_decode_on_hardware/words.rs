@@ -287,7 +287,7 @@ mod tests {
             ("4 块 H100".into(), "4 块 H100".into())
         );
         let big = Scenario {
-            target: llm_math::LLAMA31_70B,
+            target: *llm_math::model("Llama-3.1-70B").unwrap(),
             ..Scenario::LECTURE
         };
         // 70.55 B parameters · 2 bytes = 141.1 GB > 80 GB: nothing fits, batch 0.
