@@ -11,7 +11,7 @@
 //! | `attention` | [`Arch`] (what a block adds to Llama's: [`Sliding`] windows, [`Mla`] latent attention, extra norms and biases), the attention's parameters, KV per token, cached tokens read and FLOPs |
 //! | `catalog` | the models shipped as data (`data/models/`), [`catalog::all_models`] |
 //! | `config` | [`ModelConfig`], the registry of published models ([`MODELS`], [`model`]) |
-//! | `hf_config` | [`ModelConfig::from_hf_config`]: a model from its Hugging Face `config.json` |
+//! | `hf_config` | [`ModelConfig::from_hf_config`]: a model from its Hugging Face `config.json`, read through derived structs |
 //! | `moe` | [`Experts`]: mixture-of-experts MLPs, total against active parameters, [`expected_experts_read`] |
 //! | `dtype` | [`WeightDtype`], [`KvDtype`]: bytes per element, names |
 //! | `deployment` | [`Deployment`]: tensor parallelism, dtypes, efficiencies; [`Deployment::LECTURE`] |
