@@ -88,19 +88,37 @@ pub struct Out {
     last_line: Option<String>,
 }
 
-/// The table just printed, to give it an id or a caption of its own.
-pub struct TableRef<'a>(&'a mut Table);
+/// The table just printed, to give it an id, a caption or left-aligned columns of its own.
+pub struct TableRef<'a> {
+    table: &'a mut Table,
+    errors: &'a mut Vec<String>,
+}
 
 impl TableRef<'_> {
     /// Names the table (its CSV file name), instead of `demo{N}_table{k}`.
     pub fn id(self, id: impl Into<String>) -> Self {
-        self.0.id = id.into();
+        self.table.id = id.into();
         self
     }
 
     /// Gives the table a caption (its Markdown heading), instead of the line before it.
     pub fn caption(self, caption: impl Into<String>) -> Self {
-        self.0.caption = caption.into();
+        self.table.caption = caption.into();
+        self
+    }
+
+    /// Left-aligns the columns under `headers` in the terminal whatever their cells look
+    /// like (names, of which some start with a digit), and says so in the export
+    /// ([`Column::left`]). A header the table does not have is the demo's error.
+    pub fn left<'h>(self, headers: impl IntoIterator<Item = &'h str>) -> Self {
+        for header in headers {
+            match self.table.columns.iter_mut().find(|c| c.header == header) {
+                Some(column) => column.left = true,
+                None => self
+                    .errors
+                    .push(format!("table {}: no column {header:?}", self.table.id)),
+            }
+        }
         self
     }
 }
@@ -200,7 +218,10 @@ impl Out {
         };
         self.pieces.push(Piece::Block(Block::Table(table)));
         match self.pieces.last_mut() {
-            Some(Piece::Block(Block::Table(t))) => TableRef(t),
+            Some(Piece::Block(Block::Table(table))) => TableRef {
+                table,
+                errors: &mut self.errors,
+            },
             _ => unreachable!("a table was just pushed"),
         }
     }
@@ -235,11 +256,6 @@ impl Out {
             Err(e) => self.errors.push(format!("its data is not JSON: {e}")),
         }
         self.typed = Some(Box::new(data));
-    }
-
-    /// Any block as is (for what the calls above do not cover).
-    pub fn block(&mut self, block: Block) {
-        self.pieces.push(Piece::Block(block));
     }
 
     /// The typed figures the demo attached ([`Out::data`]), taken out.

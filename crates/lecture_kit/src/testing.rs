@@ -20,7 +20,9 @@
 use std::process::Command;
 
 use crate::cli::{Lecture, MASK_ENV, Options};
-use crate::report::Report;
+use crate::error::Error;
+use crate::out::Out;
+use crate::report::{Block, Report};
 
 /// What one run of a lecture's command line printed, and its exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,4 +202,19 @@ fn first_difference(a: &str, b: &str) -> String {
             b.lines().count()
         ),
     }
+}
+
+/// What `print` puts on demo `number`'s output, as blocks (observations as written): for a
+/// claim test that prints figures built by hand, e.g. a demo's figures with one value
+/// changed to see the sentence that says so.
+///
+/// Errs as [`crate::run_demo`] does: a table that does not fit its headers, a number that
+/// is not finite.
+pub fn blocks(
+    number: u8,
+    print: impl FnOnce(&mut Out) -> Result<(), Error>,
+) -> Result<Vec<Block>, Error> {
+    let mut out = Out::new(number);
+    print(&mut out)?;
+    Ok(out.finish(true, "")?.blocks)
 }

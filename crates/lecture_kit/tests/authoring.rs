@@ -157,6 +157,39 @@ fn a_table_that_does_not_fit_its_headers_is_an_error_naming_it() {
     assert_eq!(e.exit_code(), 1);
 }
 
+#[test]
+fn a_column_of_names_is_left_aligned_by_header_and_a_header_it_lacks_is_an_error() {
+    use lecture_kit::value::{boolean, label, number};
+    fn demo(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
+        let rows = [
+            lecture_kit::row![label("8B"), number("12.50 ms", 0.0125), boolean("是", true)],
+            lecture_kit::row![label("70B"), number("3.00 ms", 0.003), boolean("否", false)],
+        ];
+        out.table(["模型", "时间", "相同"], rows).left(["模型"]);
+        Ok(())
+    }
+    let ran = run_demo(4, demo, &NoInputs {}, "").unwrap();
+    let lecture_kit::Block::Table(t) = &ran.section.blocks[0] else {
+        panic!("{:?}", ran.section.blocks)
+    };
+    // Names that start with a digit would be right-aligned as numbers were they not marked.
+    assert_eq!(t.lefts(), [true, false, false]);
+    assert_eq!(t.rows[1][1].values, [Datum::Number(0.003)]);
+    assert_eq!(t.rows[1][2].values, [Datum::Bool(false)]);
+    assert_eq!(t.texts()[0], ["8B", "12.50 ms", "是"]);
+
+    fn typo(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
+        out.table(["模型"], [lecture_kit::row![label("8B")]])
+            .left(["型号"]);
+        Ok(())
+    }
+    let e = run_demo(4, typo, &NoInputs {}, "").err().unwrap();
+    assert_eq!(
+        e.to_string(),
+        "demo 4: table demo4_table1: no column \"型号\""
+    );
+}
+
 /// Demo 2's checksum column, by hand: Σ_{k<20000} (k xor 1) = Σ k = 199,990,000 =
 /// 7 × 28,570,000, so 0 (for the first run; it is computed, not measured).
 #[test]

@@ -1,39 +1,24 @@
-//! The runner and the renderers on a two-demo lecture made up for the test, its demos
-//! built by hand from blocks (the shared command-line check runs on `tests/measured.rs`).
+//! The runner and the renderers on a two-demo lecture made up for the test (the shared command-line check runs on `tests/measured.rs`).
 
 use std::io::{self, Write};
 
 use lecture_kit::figure::{Axis, Figure, Panel, RefLine, Series};
 use lecture_kit::testing::run;
-use lecture_kit::{
-    Block, Cell, Column, Datum, Demo, Error, Lecture, NoInputs, Options, Out, Script, Table,
-};
+use lecture_kit::value::{int, missing, parts, speedup};
+use lecture_kit::{Demo, Error, Lecture, NoInputs, Options, Out, Script, row};
 
 #[derive(Debug, Clone, clap::Parser)]
 #[command(name = "lecture99")]
 struct Toy {}
 
 /// Demo `d`: a table with a two-value cell and a missing one, observations, and for demo 2
-/// a figure — built from blocks.
+/// a figure.
 fn demo(out: &mut Out, d: u8) -> Result<(), Error> {
-    let table = Table::new(
-        format!("demo{d}"),
-        format!("演示 {d}"),
-        vec![
-            Column::number("n", ""),
-            Column::with_fields("γ, 加速", &[("γ", ""), ("加速", "×")]),
-        ],
-    )
-    .row(vec![
-        Cell::int(1),
-        Cell::values("γ=4, 1.93×", vec![Datum::Int(4), Datum::Number(1.93)]),
-    ])
-    .row(vec![Cell::int(2), Cell::missing("放不下", 2)]);
-    let mut blocks = vec![
-        Block::Header(format!("演示 {d}")),
-        Block::Table(table),
-        Block::Observations(vec!["看".into()]),
-    ];
+    out.header(format!("演示 {d}"));
+    let two = parts("γ={}, {}", [int(4).named("γ"), speedup(1.93).named("加速")]);
+    out.table(["n", "γ, 加速"], [row![1, two], row![2, missing("放不下")]])
+        .id(format!("demo{d}"));
+    out.observations(["看"]);
     if d == 2 {
         let mut panel = Panel::new("", Axis::log("n"), Axis::linear("加速").times());
         panel.series.push(Series::line(
@@ -44,13 +29,12 @@ fn demo(out: &mut Out, d: u8) -> Result<(), Error> {
             y: 1.0,
             label: "1.0×".into(),
         });
-        blocks.push(Block::Figure(Figure {
+        out.figure(Figure {
             id: "fig".into(),
             title: "图".into(),
             panels: vec![panel],
-        }));
+        });
     }
-    blocks.into_iter().for_each(|b| out.block(b));
     out.data(d);
     Ok(())
 }

@@ -286,7 +286,7 @@ fn demo4_is_lossless_and_measures_tau_just_below_the_rank_estimate() {
             "{name}: the big tree accepts more in practice too"
         );
     }
-    let text = text_of(demo4::blocks(figures));
+    let text = text_of(demo4_blocks(figures));
     assert!(
         text.contains("与目标模型逐字相同") && !text.contains("| 否"),
         "{text}"
@@ -298,7 +298,7 @@ fn demo4_is_lossless_and_measures_tau_just_below_the_rank_estimate() {
 fn demo4_says_so_when_an_output_differs_from_the_target() {
     let mut figures = DEMO4.clone();
     figures.drafts[1].shapes[3].identical_to_target = false;
-    let text = text_of(demo4::blocks(&figures));
+    let text = text_of(demo4_blocks(&figures));
     assert!(text.contains("| 否"), "{text}");
     assert!(!text.contains("投机解码是无损的"), "{text}");
     assert!(text.contains("这是实现的错误"), "{text}");
@@ -307,7 +307,7 @@ fn demo4_says_so_when_an_output_differs_from_the_target() {
 #[test]
 fn demo4_draws_its_figure_so_plot_is_honoured_for_it_alone() {
     // `--demo 4 --plot DIR` used to write nothing; the runner writes every figure block.
-    let blocks = demo4::blocks(&DEMO4);
+    let blocks = demo4_blocks(&DEMO4);
     let figures: Vec<&lecture_kit::Figure> = blocks
         .iter()
         .filter_map(|b| match b {
@@ -322,4 +322,9 @@ fn demo4_draws_its_figure_so_plot_is_honoured_for_it_alone() {
         let drawn: Vec<f64> = panel.series[0].points.iter().map(|p| p.1).collect();
         assert_eq!(drawn, measured, "{}", draft.name);
     }
+}
+
+/// What demo 4 prints for `figures`, as blocks.
+fn demo4_blocks(figures: &demo4::Demo4) -> Vec<Block> {
+    lecture_kit::testing::blocks(4, |out| demo4::print(out, figures)).unwrap()
 }

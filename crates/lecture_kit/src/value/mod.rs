@@ -20,6 +20,8 @@
 //! | `f"{x:,.0f}"` | [`thousands`]`(x)` | `1,234,567` | `1234567.0` |
 //! | `f"{x:,.2f}"` | [`thousands_fixed`]`(x, 2)` | `1,234,567.89` | `1234567.891` |
 //! | `f"{x}"` (a float) | [`py`]`(x)` | `0.8` | `0.8` |
+//! | `f"{t*1e3:.2f} ms"` (any other format) | [`number`]`(text, x)` | the text | `x` |
+//! | `"是" if ok else "否"` | [`boolean`]`(text, ok)` | `是` | `true` |
 //! | `"放不下"` (nothing to compute) | [`missing`]`(s)` | `放不下` | empty / `null` |
 //! | `f"γ={g}, {s:.2f}×"` | [`parts`]`("γ={}, {}", [int(g), speedup(s)])` | `γ=4, 1.93×` | one field per part |
 //!
@@ -112,6 +114,17 @@ pub fn thousands_fixed(x: f64, digits: usize) -> Value {
 /// A float as Python prints it with `f"{x}"` or `print(x)`: `0.8`, `1.0`, `1e-05`.
 pub fn py(x: f64) -> Value {
     Value::one(pyfmt::repr(x), Datum::Number(x), "")
+}
+
+/// A number printed as the demo writes it (`number(format!("{:.2} ms", t * 1e3), t)`), for a
+/// format the constructors above do not cover; its value is `x`.
+pub fn number(text: impl Into<String>, x: f64) -> Value {
+    Value::one(text.into(), Datum::Number(x), "")
+}
+
+/// A yes/no printed as `text` ("是" / "否"); its value is `b` (`true` / `false` in JSON).
+pub fn boolean(text: impl Into<String>, b: bool) -> Value {
+    Value::one(text.into(), Datum::Bool(b), "")
 }
 
 /// Words where there is nothing to compute ("放不下"): no value behind it (an empty CSV

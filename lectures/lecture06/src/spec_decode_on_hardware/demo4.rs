@@ -5,7 +5,8 @@
 
 use decode_lab::tree_accept_lengths_per_sequence;
 use decode_lab::{Sampling, SpecStats, TreeDraft, TreeShape, speculative_generate_batch};
-use lecture_kit::{Axis, Block, Cell, Column, Error, Figure, Out, Panel, Series, Table};
+use lecture_kit::value::{boolean, fixed, label};
+use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -18,6 +19,10 @@ use lecture_kit::NoInputs;
 /// Prompts demo 4 runs speculative decoding on: the first 16 of demo 3's 64, so the demo
 /// takes seconds, not a minute (the test suite checks all 64).
 pub const DEMO4_PROMPTS: usize = 16;
+/// The column of the draft's shape.
+const SHAPE: &str = "草稿形状";
+/// The column saying whether the output is the target's own.
+const IDENTICAL: &str = "与目标模型逐字相同";
 /// The column and legend of demo 3's rank-based τ, computed here on demo 4's prompts (not
 /// demo 3's 64, so it differs a little from demo 3's table).
 const ESTIMATE: &str = "演示 3 的估计 τ（同这些提示）";
@@ -66,7 +71,7 @@ pub struct MeasuredShape {
 /// 实测: speculative decoding for real on the toy model, shared with demo 3.
 pub fn run(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
     let d = figures(toy_model::shared()?)?;
-    blocks(&d).into_iter().for_each(|b| out.block(b));
+    print(out, &d)?;
     out.data(d);
     Ok(())
 }
@@ -136,73 +141,73 @@ pub fn figures(run: &ToyRun) -> Result<Demo4, Error> {
     })
 }
 
-/// Demo 4 as blocks: header, a table per draft, the footnote, observations, the figure.
-pub fn blocks(d: &Demo4) -> Vec<Block> {
-    let mut blocks = vec![Block::Header(format!(
+/// Prints demo 4: the header, a table per draft, the footnote, the observations, the
+/// figure.
+pub fn print(out: &mut Out, d: &Demo4) -> Result<(), Error> {
+    out.header(format!(
         "演示 4（实测）：真的跑一遍投机解码——草稿出树、目标一次前向验证、KV cache 回滚到接受的路径（前 {} 条提示，贪心）",
         d.prompts
-    ))];
+    ));
     for (i, draft) in d.drafts.iter().enumerate() {
         let name = draft.name;
-        blocks.push(Block::Text(format!("\n草稿：{name}")));
-        let mut table = Table::new(
-            format!("demo4_draft{}", i + 1),
-            format!(
+        out.print(format!("\n草稿：{name}"));
+        let rows = draft.shapes.iter().map(|r| {
+            let identical = match r.identical_to_target {
+                true => "是",
+                false => "否",
+            };
+            row![
+                label(r.label.clone()),
+                r.rounds,
+                r.target_forwards,
+                r.draft_forwards,
+                fixed(r.tau_measured, 2).unit("tokens"),
+                fixed(r.tau_ranks, 2).unit("tokens"),
+                boolean(identical, r.identical_to_target),
+            ]
+        });
+        let headers = [
+            SHAPE,
+            "轮数",
+            "目标前向",
+            "草稿前向",
+            "实测 τ",
+            ESTIMATE,
+            IDENTICAL,
+        ];
+        out.table(headers, rows)
+            .id(format!("demo4_draft{}", i + 1))
+            .caption(format!(
                 "演示 4：草稿「{name}」实测（前 {} 条提示，各生成 {} 个 token）",
                 d.prompts, d.n_new
-            ),
-            vec![
-                Column::text("草稿形状"),
-                Column::number("轮数", ""),
-                Column::number("目标前向", ""),
-                Column::number("草稿前向", ""),
-                Column::number("实测 τ", "tokens"),
-                Column::number(ESTIMATE, "tokens"),
-                Column::text("与目标模型逐字相同"),
-            ],
-        );
-        for r in &draft.shapes {
-            table = table.row(vec![
-                Cell::text(r.label.clone()),
-                Cell::int(r.rounds as i64),
-                Cell::int(r.target_forwards as i64),
-                Cell::int(r.draft_forwards as i64),
-                Cell::number(format!("{:.2}", r.tau_measured), r.tau_measured),
-                Cell::number(format!("{:.2}", r.tau_ranks), r.tau_ranks),
-                Cell::boolean(
-                    if r.identical_to_target { "是" } else { "否" },
-                    r.identical_to_target,
-                ),
-            ]);
-        }
-        blocks.push(Block::Table(table));
+            ))
+            .left([SHAPE, IDENTICAL]);
     }
-    blocks.push(Block::Text(
-        "\n（实测 τ = 产出的 token 数 / 验证轮数；目标前向 = 每条提示一次预填充 + 每轮一次验证。）"
-            .into(),
-    ));
+    out.print(
+        "\n（实测 τ = 产出的 token 数 / 验证轮数；目标前向 = 每条提示一次预填充 + 每轮一次验证。）",
+    );
     let all_identical = d
         .drafts
         .iter()
         .all(|dr| dr.shapes.iter().all(|s| s.identical_to_target));
     let lossless = if all_identical {
         "每一种形状的输出都和目标模型自己贪心解码逐字相同：投机解码是无损的——草稿只决定每轮能多走几步，不改变结果。"
-            .to_string()
     } else {
         "有的形状的输出和目标模型自己贪心解码不同（表中\"否\"）：这是实现的错误——投机解码应当无损。"
-            .to_string()
     };
-    blocks.push(Block::Observations(vec![
-        lossless,
-        "实测 τ 一般比演示 3 的估计低一些：演示 3 把每个位置都当作一轮的起点来平均，真实的一轮只能从上一轮停下的地方开始，\
-         而停下的地方往往正是草稿猜错的难处；序列末尾的最后一轮也只需要几个 token。"
-            .into(),
-        "目标前向次数 = 轮数（加上预填充），树越大轮数越少；草稿前向次数 = 树的层数 × 轮数（外加追赶），\
-         这就是演示 3 里\"树有几层就草稿几次\"的来历。"
-            .into(),
-    ]));
-    blocks.push(Block::Figure(figure(d)));
-    blocks
+    out.observations([
+        always(lossless),
+        always(
+            "实测 τ 一般比演示 3 的估计低一些：演示 3 把每个位置都当作一轮的起点来平均，真实的一轮只能从上一轮停下的地方开始，\
+             而停下的地方往往正是草稿猜错的难处；序列末尾的最后一轮也只需要几个 token。",
+        ),
+        always(
+            "目标前向次数 = 轮数（加上预填充），树越大轮数越少；草稿前向次数 = 树的层数 × 轮数（外加追赶），\
+             这就是演示 3 里\"树有几层就草稿几次\"的来历。",
+        ),
+    ]);
+    out.figure(figure(d));
+    Ok(())
 }
 
 /// Figure `measured.svg`: for each draft, the measured τ beside demo 3's rank-based τ,

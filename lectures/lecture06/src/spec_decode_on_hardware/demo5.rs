@@ -8,7 +8,8 @@ pub mod commands;
 pub mod cross;
 pub mod validation_doc;
 
-use lecture_kit::{Axis, Block, Cell, Column, Datum, Error, Figure, Out, Panel, Series, Table};
+use lecture_kit::value::{boolean, fixed, label, number, parts};
+use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, Value, always, row};
 use planner::validation::{
     self, BatchSeries, CALIBRATIONS, Kind, MEASURED, PROFILES, Prediction, Quantity, Role,
 };
@@ -87,7 +88,7 @@ pub struct Summary {
 /// 模型 vs 实测: the roofline against published measurements.
 pub fn run(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
     let d = figures()?;
-    blocks(&d).into_iter().for_each(|b| out.block(b));
+    print(out, &d)?;
     out.data(d);
     Ok(())
 }
@@ -243,94 +244,83 @@ fn quantity_of(r: &Row) -> Quantity {
     }
 }
 
-fn predicted_cell(r: &Row, x: f64) -> Cell {
-    Cell::values(
-        format!("{}（{:.2}）", shown(&quantity_of(r), x), x / r.measured),
-        vec![Datum::Number(x), Datum::Number(x / r.measured)],
+/// A prediction `x` and its ratio to the row's measurement, in one cell.
+fn predicted(r: &Row, x: f64) -> Value {
+    let ratio = x / r.measured;
+    parts(
+        "{}（{}）",
+        [
+            number(shown(&quantity_of(r), x), x)
+                .unit(UNITS)
+                .named("预测"),
+            fixed(ratio, 2).named("预测/实测"),
+        ],
     )
 }
 
-/// Demo 5 as blocks: header, the table, the held-out summary per kind, the figure, the
-/// sources with commands, the observations.
-pub fn blocks(d: &Demo5) -> Vec<Block> {
-    let mut blocks = vec![Block::Header(
-        "演示 5（模型 vs 实测）：屋顶线模型的预测与公开的实测数字".into(),
-    )];
-    let mut table = Table::new(
-        "demo5_validation",
-        "演示 5：预测 / 实测（种子假设、fitted 校准、measured 校准）",
-        vec![
-            Column::text("编号"),
-            Column::text("实测的是"),
-            Column::with_fields("实测", &[("实测", "s, ratio or ×")]),
-            Column::with_fields("种子假设", &[("预测", "s, ratio or ×"), ("预测/实测", "")]),
-            Column::with_fields(
-                "校准 fitted",
-                &[("预测", "s, ratio or ×"), ("预测/实测", "")],
-            ),
-            Column::with_fields(
-                "校准 measured",
-                &[("预测", "s, ratio or ×"), ("预测/实测", "")],
-            ),
-            Column::text("用途"),
-        ],
-    );
-    for r in &d.rows {
+/// The unit of a column mixing times, ratios and speedups.
+const UNITS: &str = "s, ratio or ×";
+
+/// Prints demo 5: the header, the table, the held-out summary per kind, the
+/// cross-validation, the figure, the sources with commands, the observations.
+pub fn print(out: &mut Out, d: &Demo5) -> Result<(), Error> {
+    out.header("演示 5（模型 vs 实测）：屋顶线模型的预测与公开的实测数字");
+    let rows = d.rows.iter().map(|r| {
         let what = match r.quantity {
             "step_s" => "decode 一步",
             "round_s" => "投机一轮",
             "verify_ratio" => "验证 / 一步",
             _ => "投机加速比",
         };
-        table = table.row(vec![
-            Cell::text(r.id),
-            Cell::text(what),
-            Cell::number(shown(&quantity_of(r), r.measured), r.measured),
-            predicted_cell(r, r.seed),
-            predicted_cell(r, r.fitted),
-            predicted_cell(r, r.measured_profile),
-            Cell::boolean(
-                if r.calibration {
-                    "拟合用"
-                } else {
-                    "检验用"
-                },
-                r.calibration,
-            ),
-        ]);
-    }
-    blocks.push(Block::Table(table));
-    blocks.push(Block::Text(
-        "（括号里是\"预测 / 实测\"：时间小于 1、加速比大于 1 表示模型乐观。\"拟合用\"的行决定了校准的常数，\"检验用\"的行只用来检验。）"
-            .into(),
-    ));
-    blocks.push(Block::Table(kind_table(d)));
-    blocks.extend(cross::blocks(&d.cross));
-    blocks.push(Block::Figure(figure(d)));
-    blocks.push(Block::Text(
-        "\n来源与设置（每一行都能用命令行重算）：".into(),
-    ));
+        let role = match r.calibration {
+            true => "拟合用",
+            false => "检验用",
+        };
+        row![
+            label(r.id),
+            label(what),
+            number(shown(&quantity_of(r), r.measured), r.measured).unit(UNITS),
+            predicted(r, r.seed),
+            predicted(r, r.fitted),
+            predicted(r, r.measured_profile),
+            boolean(role, r.calibration),
+        ]
+    });
+    let headers = [
+        "编号",
+        "实测的是",
+        "实测",
+        "种子假设",
+        "校准 fitted",
+        "校准 measured",
+        "用途",
+    ];
+    out.table(headers, rows)
+        .id("demo5_validation")
+        .caption("演示 5：预测 / 实测（种子假设、fitted 校准、measured 校准）")
+        .left(["编号", "实测的是", "用途"]);
+    out.print(
+        "（括号里是\"预测 / 实测\"：时间小于 1、加速比大于 1 表示模型乐观。\"拟合用\"的行决定了校准的常数，\"检验用\"的行只用来检验。）",
+    );
+    kind_table(out, d);
+    cross::print(out, &d.cross);
+    out.figure(figure(d));
+    out.print("\n来源与设置（每一行都能用命令行重算）：");
     for r in &d.rows {
-        blocks.push(Block::Text(format!(
+        out.print(format!(
             "  {}：{}，{}，{}（{}）。实测 {}。\n      {}",
             r.id, r.publisher, r.source, r.url, r.setup, r.published, r.command
-        )));
+        ));
     }
-    blocks.push(Block::Observations(observations(d)));
-    blocks
+    out.observations(observations(d).into_iter().map(always));
+    Ok(())
 }
 
 /// The held-out rows per kind: median and worst ratio of each profile.
-fn kind_table(d: &Demo5) -> Table {
-    let mut columns = vec![Column::text("实测的是"), Column::number("检验用行数", "")];
-    for c in CALIBRATIONS {
-        columns.push(Column::with_fields(c.name, &[("中位数", ""), ("最差", "")]));
-    }
-    let mut table = Table::new(
-        "demo5_held_out_by_kind",
-        "演示 5：检验用的行，按种类的预测 / 实测（中位数、最差）",
-        columns,
-    );
+fn kind_table(out: &mut Out, d: &Demo5) {
+    let mut headers = vec!["实测的是", "检验用行数"];
+    headers.extend(CALIBRATIONS.iter().map(|c| c.name));
+    let mut rows = Vec::new();
     for kind in Kind::ALL {
         let of: Vec<&KindSummary> = d
             .held_out_by_kind
@@ -338,16 +328,22 @@ fn kind_table(d: &Demo5) -> Table {
             .filter(|k| k.kind == kind.name())
             .collect();
         let Some(first) = of.first() else { continue };
-        let mut cells = vec![Cell::text(kind_label(kind)), Cell::int(first.count as i64)];
+        let mut cells = row![label(kind_label(kind)), first.count];
         for k in of {
-            cells.push(Cell::values(
-                format!("{:.2} / {:.2}", k.median_ratio, k.worst_ratio),
-                vec![Datum::Number(k.median_ratio), Datum::Number(k.worst_ratio)],
+            cells.push(parts(
+                "{} / {}",
+                [
+                    fixed(k.median_ratio, 2).named("中位数"),
+                    fixed(k.worst_ratio, 2).named("最差"),
+                ],
             ));
         }
-        table = table.row(cells);
+        rows.push(cells);
     }
-    table
+    out.table(headers, rows)
+        .id("demo5_held_out_by_kind")
+        .caption("演示 5：检验用的行，按种类的预测 / 实测（中位数、最差）")
+        .left(["实测的是"]);
 }
 
 /// Figure `validation.svg`: the EAGLE-3 paper's Table 3 speedups against batch, measured

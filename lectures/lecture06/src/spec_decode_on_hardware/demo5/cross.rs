@@ -3,8 +3,8 @@
 //! engine, each plain-step batch series' log-slope — and the engine profiles with the
 //! terms each engine's rows fix.
 
-use super::validation_doc;
-use lecture_kit::{Block, Cell, Column, Datum, Error, Table};
+use lecture_kit::value::{fixed, label, number, percent};
+use lecture_kit::{Error, Out, Value, row};
 use planner::validation::{
     self, BatchBand, CrossPrediction, CrossSummary, ENGINE_AXES, ENGINES, Kind, MEASURED_GRID,
 };
@@ -178,30 +178,27 @@ fn kind_label(kind: &str) -> &'static str {
     }
 }
 
-fn ratio_cells(r: &CrossRow) -> Vec<Cell> {
-    vec![
-        Cell::int(r.count as i64),
-        Cell::number(format!("{:.2}", r.median_ratio), r.median_ratio),
-        Cell::number(format!("{:.2}", r.worst_ratio), r.worst_ratio),
-        Cell::number(format!("{:.0}%", r.within_25 * 100.0), r.within_25),
+/// A subset's row of a ratio table: kind, subset, rows, median, worst, share within ±25%.
+fn ratio_row(r: &CrossRow) -> Vec<Value> {
+    row![
+        label(kind_label(r.kind)),
+        label(r.subset),
+        r.count,
+        fixed(r.median_ratio, 2),
+        fixed(r.worst_ratio, 2),
+        percent(r.within_25),
     ]
 }
 
-fn ratio_columns(first: &'static str, second: &'static str) -> Vec<Column> {
-    vec![
-        Column::text(first),
-        Column::text(second),
-        Column::number("行数", ""),
-        Column::number("中位数", ""),
-        Column::number("最差", ""),
-        Column::number("±25% 以内", ""),
-    ]
+/// The headers of a ratio table whose second column is `second`.
+fn ratio_headers(second: &'static str) -> [&'static str; 6] {
+    ["实测的是", second, "行数", "中位数", "最差", "±25% 以内"]
 }
 
 /// A term's value as the engine table prints it.
-fn term_cell(axis: usize, v: Option<f64>) -> Cell {
+fn term(axis: usize, v: Option<f64>) -> Value {
     let Some(v) = v else {
-        return Cell::text("（沿用合并拟合）");
+        return label("（沿用合并拟合）");
     };
     let name = MEASURED_GRID[axis].name;
     let text = if name.ends_with("(s)") {
@@ -213,103 +210,73 @@ fn term_cell(axis: usize, v: Option<f64>) -> Cell {
     } else {
         format!("{v:.2}")
     };
-    Cell::values(text, vec![Datum::Number(v)])
+    number(text, v)
 }
 
-/// The cross-validation as blocks: by band, by engine, slopes, engine profiles.
-pub fn blocks(c: &Cross) -> Vec<Block> {
-    let mut out = vec![Block::Text(format!(
+/// Prints the cross-validation: by band, by engine, slopes, publishers, engine profiles.
+pub fn print(out: &mut Out, c: &Cross) {
+    out.print(format!(
         "\n留一个发布者（{} 家、{} 行）：每次拿掉一家的全部行，用其余各家拟合（合并的 measured 常数，\
          再按引擎重拟合它的固定开销、带宽效率、all-reduce 延迟和每序列每层的开销），\
          再预测拿掉的那一家。",
         c.publishers, c.rows
-    ))];
-    let mut t = Table::new(
-        "demo5_cross_by_band",
-        "演示 5：留一个发布者，按种类和批大小的预测 / 实测",
-        ratio_columns("实测的是", "批大小"),
-    );
-    for r in &c.by_band {
-        let mut cells = vec![Cell::text(kind_label(r.kind)), Cell::text(r.subset)];
-        cells.extend(ratio_cells(r));
-        t = t.row(cells);
-    }
-    out.push(Block::Table(t));
-    let mut t = Table::new(
-        "demo5_cross_by_engine",
-        "演示 5：留一个发布者，decode 一步按引擎的预测 / 实测",
-        ratio_columns("实测的是", "引擎"),
-    );
-    for r in &c.by_engine {
-        let mut cells = vec![Cell::text(kind_label(r.kind)), Cell::text(r.subset)];
-        cells.extend(ratio_cells(r));
-        t = t.row(cells);
-    }
-    out.push(Block::Table(t));
-    let mut t = Table::new(
-        "demo5_cross_slopes",
-        "演示 5：decode 一步随批大小的斜率 d ln t / d ln 批（留一个发布者）",
-        vec![
-            Column::text("序列"),
-            Column::text("批大小"),
-            Column::number("实测斜率", ""),
-            Column::number("预测斜率", ""),
-            Column::number("预测 / 实测", ""),
-        ],
-    );
-    for s in &c.slopes {
-        let r = s.predicted / s.measured;
-        t = t.row(vec![
-            Cell::text(s.series),
-            Cell::text(format!("{}–{}", s.from, s.to)),
-            Cell::number(format!("{:.3}", s.measured), s.measured),
-            Cell::number(format!("{:.3}", s.predicted), s.predicted),
-            Cell::number(format!("{r:.2}"), r),
-        ]);
-    }
-    out.push(Block::Table(t));
-    let mut t = Table::new(
-        "demo5_cross_publishers",
-        "演示 5：decode 一步按发布者（留一个发布者）：整体偏差是预测 / 实测的几何平均",
-        vec![
-            Column::text("发布者"),
-            Column::number("行数", ""),
-            Column::number("整体偏差", ""),
-            Column::number("±25% 以内", ""),
-            Column::number("去掉整体偏差后 ±25% 以内", ""),
-        ],
-    );
-    for o in &c.offsets {
-        t = t.row(vec![
-            Cell::text(o.publisher),
-            Cell::int(o.rows as i64),
-            Cell::number(format!("{:.2}", o.offset), o.offset),
-            Cell::number(format!("{:.0}%", o.within_25 * 100.0), o.within_25),
-            Cell::number(
-                format!("{:.0}%", o.within_25_own_offset * 100.0),
-                o.within_25_own_offset,
-            ),
-        ]);
-    }
-    out.push(Block::Table(t));
-    let mut columns = vec![Column::text("引擎"), Column::number("拟合用行数", "")];
-    for &a in &ENGINE_AXES {
-        columns.push(Column::text(MEASURED_GRID[a].name));
-    }
-    let mut t = Table::new(
-        "demo5_engine_profiles",
-        "演示 5：各引擎的常数（--engine NAME；没有行能定下的项沿用合并拟合）",
-        columns,
-    );
-    for e in &c.engines {
-        let mut cells = vec![Cell::text(e.engine), Cell::int(e.rows as i64)];
-        for (&a, &v) in ENGINE_AXES.iter().zip(&e.terms) {
-            cells.push(term_cell(a, v));
-        }
-        t = t.row(cells);
-    }
-    out.push(Block::Table(t));
-    out
+    ));
+    let headers = ratio_headers("批大小");
+    out.table(headers, c.by_band.iter().map(ratio_row))
+        .id("demo5_cross_by_band")
+        .caption("演示 5：留一个发布者，按种类和批大小的预测 / 实测")
+        .left(headers[..2].iter().copied());
+    let headers = ratio_headers("引擎");
+    out.table(headers, c.by_engine.iter().map(ratio_row))
+        .id("demo5_cross_by_engine")
+        .caption("演示 5：留一个发布者，decode 一步按引擎的预测 / 实测")
+        .left(headers[..2].iter().copied());
+    let rows = c.slopes.iter().map(|s| {
+        row![
+            label(s.series),
+            label(format!("{}–{}", s.from, s.to)),
+            fixed(s.measured, 3),
+            fixed(s.predicted, 3),
+            fixed(s.predicted / s.measured, 2),
+        ]
+    });
+    let headers = ["序列", "批大小", "实测斜率", "预测斜率", "预测 / 实测"];
+    out.table(headers, rows)
+        .id("demo5_cross_slopes")
+        .caption("演示 5：decode 一步随批大小的斜率 d ln t / d ln 批（留一个发布者）")
+        .left(["序列", "批大小"]);
+    let rows = c.offsets.iter().map(|o| {
+        row![
+            label(o.publisher),
+            o.rows,
+            fixed(o.offset, 2),
+            percent(o.within_25),
+            percent(o.within_25_own_offset),
+        ]
+    });
+    let headers = [
+        "发布者",
+        "行数",
+        "整体偏差",
+        "±25% 以内",
+        "去掉整体偏差后 ±25% 以内",
+    ];
+    out.table(headers, rows)
+        .id("demo5_cross_publishers")
+        .caption("演示 5：decode 一步按发布者（留一个发布者）：整体偏差是预测 / 实测的几何平均")
+        .left(["发布者"]);
+    let terms: Vec<&str> = ENGINE_AXES.iter().map(|&a| MEASURED_GRID[a].name).collect();
+    let mut headers = vec!["引擎", "拟合用行数"];
+    headers.extend(&terms);
+    let rows = c.engines.iter().map(|e| {
+        let mut cells = row![label(e.engine), e.rows];
+        cells.extend(ENGINE_AXES.iter().zip(&e.terms).map(|(&a, &v)| term(a, v)));
+        cells
+    });
+    out.table(headers, rows)
+        .id("demo5_engine_profiles")
+        .caption("演示 5：各引擎的常数（--engine NAME；没有行能定下的项沿用合并拟合）")
+        .left(std::iter::once("引擎").chain(terms.iter().copied()));
 }
 
 /// The cross-validation in one sentence per kind, for the observations.
@@ -362,91 +329,4 @@ pub fn offset_range(c: &Cross) -> Option<(f64, f64)> {
     let lowest = c.offsets.iter().map(|o| o.offset).min_by(f64::total_cmp)?;
     let highest = c.offsets.iter().map(|o| o.offset).max_by(f64::total_cmp)?;
     Some((lowest, highest))
-}
-
-/// The leave-one-publisher-out tables of `docs/validation.md`: by kind and batch band,
-/// plain steps by engine, each plain-step series' log-slope, and the engine profiles.
-pub fn markdown(s: &mut String, c: &Cross) {
-    s.push_str(&format!(
-        "\n### Leave one publisher out ({} publishers, {} rows)\n\n\
-         | kind | batch | rows | median | worst | within ±25% |\n|---|---|---|---|---|---|\n",
-        c.publishers, c.rows
-    ));
-    let line = |s: &mut String, r: &CrossRow, label: &str| {
-        s.push_str(&format!(
-            "| {} | {} | {} | {:.3} | {:.3} | {:.0}% |\n",
-            label,
-            r.subset,
-            r.count,
-            r.median_ratio,
-            r.worst_ratio,
-            r.within_25 * 100.0
-        ));
-    };
-    for r in &c.by_band {
-        let kind = Kind::ALL.into_iter().find(|k| k.name() == r.kind);
-        line(s, r, kind.map_or(r.kind, validation_doc::kind_label));
-    }
-    s.push_str(
-        "\nPlain steps by engine:\n\n| kind | engine | rows | median | worst | within ±25% |\n\
-         |---|---|---|---|---|---|\n",
-    );
-    for r in &c.by_engine {
-        line(s, r, validation_doc::kind_label(Kind::StepTime));
-    }
-    s.push_str(
-        "\nPlain-step batch series, log-slope d ln t / d ln batch (predicted with the \
-         series' publisher left out):\n\n| series | batches | measured | predicted | ratio |\n\
-         |---|---|---|---|---|\n",
-    );
-    for r in &c.slopes {
-        s.push_str(&format!(
-            "| {} | {}–{} | {:.3} | {:.3} | {:.2} |\n",
-            r.series,
-            r.from,
-            r.to,
-            r.measured,
-            r.predicted,
-            r.predicted / r.measured
-        ));
-    }
-    s.push_str(
-        "\nPlain steps by publisher: the offset is the geometric mean of its rows' ratios, \
-         what no fit without the publisher can know:\n\n\
-         | publisher | rows | offset | within ±25% | within ±25%, offset set aside |\n\
-         |---|---|---|---|---|\n",
-    );
-    for o in &c.offsets {
-        s.push_str(&format!(
-            "| {} | {} | {:.3} | {:.0}% | {:.0}% |\n",
-            o.publisher,
-            o.rows,
-            o.offset,
-            o.within_25 * 100.0,
-            o.within_25_own_offset * 100.0
-        ));
-    }
-    s.push_str(&format!(
-        "| all | {} | | {:.0}% | {:.0}% |\n",
-        c.offsets.iter().map(|o| o.rows).sum::<usize>(),
-        c.shares_within_25.0 * 100.0,
-        c.shares_within_25.1 * 100.0
-    ));
-    s.push_str("\nEngine profiles (`--engine NAME`; a term its rows do not fix keeps the pooled value, \"pooled\"):\n\n| engine | calibration rows |");
-    for &a in &validation::ENGINE_AXES {
-        s.push_str(&format!(" {} |", validation::MEASURED_GRID[a].name));
-    }
-    s.push_str("\n|---|---|");
-    s.push_str(&"---|".repeat(validation::ENGINE_AXES.len()));
-    s.push('\n');
-    for e in &c.engines {
-        s.push_str(&format!("| {} | {} |", e.engine, e.rows));
-        for v in &e.terms {
-            match v {
-                Some(v) => s.push_str(&format!(" {v:.9} |")),
-                None => s.push_str(" pooled |"),
-            }
-        }
-        s.push('\n');
-    }
 }

@@ -4,6 +4,7 @@
 //! figures as text; a test checks the page is current.
 
 pub use super::commands::{command, explicit_command, left_out};
+use super::cross::{Cross, CrossRow};
 use lecture_kit::Error;
 use planner::validation::{self, CALIBRATIONS, Kind, MEASURED, Prediction, Quantity, Role};
 
@@ -72,7 +73,7 @@ pub fn markdown() -> Result<String, Error> {
             s.push('\n');
         }
     }
-    super::cross::markdown(&mut s, &super::cross::figures()?);
+    cross_markdown(&mut s, &super::cross::figures()?);
     s.push_str(
         "\n### Batch series: last / first (largest batch over smallest)\n\n\
          | series | batches | measured |",
@@ -161,6 +162,93 @@ pub fn markdown() -> Result<String, Error> {
         }
     }
     Ok(s)
+}
+
+/// The leave-one-publisher-out tables of `docs/validation.md`: by kind and batch band,
+/// plain steps by engine, each plain-step series' log-slope, and the engine profiles.
+fn cross_markdown(s: &mut String, c: &Cross) {
+    s.push_str(&format!(
+        "\n### Leave one publisher out ({} publishers, {} rows)\n\n\
+         | kind | batch | rows | median | worst | within ±25% |\n|---|---|---|---|---|---|\n",
+        c.publishers, c.rows
+    ));
+    let line = |s: &mut String, r: &CrossRow, label: &str| {
+        s.push_str(&format!(
+            "| {} | {} | {} | {:.3} | {:.3} | {:.0}% |\n",
+            label,
+            r.subset,
+            r.count,
+            r.median_ratio,
+            r.worst_ratio,
+            r.within_25 * 100.0
+        ));
+    };
+    for r in &c.by_band {
+        let kind = Kind::ALL.into_iter().find(|k| k.name() == r.kind);
+        line(s, r, kind.map_or(r.kind, kind_label));
+    }
+    s.push_str(
+        "\nPlain steps by engine:\n\n| kind | engine | rows | median | worst | within ±25% |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    for r in &c.by_engine {
+        line(s, r, kind_label(Kind::StepTime));
+    }
+    s.push_str(
+        "\nPlain-step batch series, log-slope d ln t / d ln batch (predicted with the \
+         series' publisher left out):\n\n| series | batches | measured | predicted | ratio |\n\
+         |---|---|---|---|---|\n",
+    );
+    for r in &c.slopes {
+        s.push_str(&format!(
+            "| {} | {}–{} | {:.3} | {:.3} | {:.2} |\n",
+            r.series,
+            r.from,
+            r.to,
+            r.measured,
+            r.predicted,
+            r.predicted / r.measured
+        ));
+    }
+    s.push_str(
+        "\nPlain steps by publisher: the offset is the geometric mean of its rows' ratios, \
+         what no fit without the publisher can know:\n\n\
+         | publisher | rows | offset | within ±25% | within ±25%, offset set aside |\n\
+         |---|---|---|---|---|\n",
+    );
+    for o in &c.offsets {
+        s.push_str(&format!(
+            "| {} | {} | {:.3} | {:.0}% | {:.0}% |\n",
+            o.publisher,
+            o.rows,
+            o.offset,
+            o.within_25 * 100.0,
+            o.within_25_own_offset * 100.0
+        ));
+    }
+    s.push_str(&format!(
+        "| all | {} | | {:.0}% | {:.0}% |\n",
+        c.offsets.iter().map(|o| o.rows).sum::<usize>(),
+        c.shares_within_25.0 * 100.0,
+        c.shares_within_25.1 * 100.0
+    ));
+    s.push_str("\nEngine profiles (`--engine NAME`; a term its rows do not fix keeps the pooled value, \"pooled\"):\n\n| engine | calibration rows |");
+    for &a in &validation::ENGINE_AXES {
+        s.push_str(&format!(" {} |", validation::MEASURED_GRID[a].name));
+    }
+    s.push_str("\n|---|---|");
+    s.push_str(&"---|".repeat(validation::ENGINE_AXES.len()));
+    s.push('\n');
+    for e in &c.engines {
+        s.push_str(&format!("| {} | {} |", e.engine, e.rows));
+        for v in &e.terms {
+            match v {
+                Some(v) => s.push_str(&format!(" {v:.9} |")),
+                None => s.push_str(" pooled |"),
+            }
+        }
+        s.push('\n');
+    }
 }
 
 #[cfg(test)]
