@@ -437,7 +437,7 @@ fn a_function_body_ends_at_its_own_closing_brace() {
 pub const UNSAFE_FILES: [&str; 3] = [
     "crates/transformer_lab/src/cpu.rs",
     "crates/host_lab/src/int4.rs",
-    "crates/host_lab/src/int4_avx2.rs",
+    "crates/host_lab/src/int4/avx2.rs",
 ];
 
 /// The lines of `src` (tests included, comment lines not) that open an `unsafe` block or

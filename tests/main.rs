@@ -3,13 +3,15 @@
 //!
 //! Each lecture's own tests (snapshot, claims, command line) live in its folder; these
 //! check what every lecture must share: the layout, the thin `main`, the snapshot test,
-//! files short enough to read, and no import cycles between a script's modules.
+//! files short enough to read; and over the whole repository, the crate floors
+//! (`floors.rs`) and no import cycle between files (`imports.rs`).
 
 mod architecture;
 mod floors;
+mod imports;
 mod porting_table;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -97,120 +99,6 @@ fn no_file_in_a_lecture_is_longer_than_500_lines() {
             assert!(n <= MAX_LINES, "{}: {n} lines", file.display());
         }
     }
-}
-
-/// The sibling modules a module file refers to (`super::NAME`), in a script folder.
-fn sibling_refs(src: &str, siblings: &BTreeSet<String>) -> BTreeSet<String> {
-    let mut refs = BTreeSet::new();
-    for (i, _) in src.match_indices("super::") {
-        let rest = &src[i + "super::".len()..];
-        let names: Vec<&str> = if let Some(group) = rest.strip_prefix('{') {
-            let end = group.find('}').unwrap_or(group.len());
-            group[..end]
-                .split(',')
-                .map(|s| s.trim().split("::").next().unwrap_or("").trim())
-                .collect()
-        } else {
-            vec![
-                rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .next()
-                    .unwrap_or(""),
-            ]
-        };
-        for n in names {
-            assert!(
-                siblings.contains(n) || n == "self" || n.is_empty(),
-                "`super::{n}` reaches into the parent module; import from a sibling module"
-            );
-            if siblings.contains(n) {
-                refs.insert(n.to_string());
-            }
-        }
-    }
-    refs
-}
-
-#[test]
-fn no_two_modules_of_a_script_import_each_other() {
-    for dir in lectures() {
-        for folder in fs::read_dir(dir.join("src")).unwrap() {
-            let folder = folder.unwrap().path();
-            if !folder.is_dir() {
-                continue;
-            }
-            let modules: BTreeMap<String, String> = files(&folder, "rs")
-                .into_iter()
-                .filter(|f| f.parent() == Some(folder.as_path()))
-                .filter(|f| f.file_stem().unwrap() != "mod")
-                .map(|f| {
-                    let stem = f.file_stem().unwrap().to_str().unwrap().to_string();
-                    let code: Vec<String> = fs::read_to_string(&f)
-                        .unwrap()
-                        .lines()
-                        .filter(|l| !l.trim_start().starts_with("//"))
-                        .map(String::from)
-                        .collect();
-                    (stem, code.join("\n"))
-                })
-                .collect();
-            let names: BTreeSet<String> = modules.keys().cloned().collect();
-            let graph: BTreeMap<&String, BTreeSet<String>> = modules
-                .iter()
-                .map(|(m, src)| (m, sibling_refs(src, &names)))
-                .collect();
-            if let Some(cycle) = find_cycle(&graph) {
-                panic!("import cycle: {}", cycle.join(" → "));
-            }
-        }
-    }
-}
-
-/// A cycle in a module graph (module → the sibling modules it imports), if there is one,
-/// as the path that closes it (`a → b → a`).
-fn find_cycle(graph: &BTreeMap<&String, BTreeSet<String>>) -> Option<Vec<String>> {
-    fn visit(
-        m: &str,
-        graph: &BTreeMap<&String, BTreeSet<String>>,
-        path: &mut Vec<String>,
-    ) -> Option<Vec<String>> {
-        if let Some(start) = path.iter().position(|p| p == m) {
-            let mut cycle = path[start..].to_vec();
-            cycle.push(m.to_string());
-            return Some(cycle);
-        }
-        path.push(m.to_string());
-        let next = graph.get(&m.to_string()).into_iter().flatten();
-        for n in next {
-            if let Some(c) = visit(n, graph, path) {
-                return Some(c);
-            }
-        }
-        path.pop();
-        None
-    }
-    graph.keys().find_map(|m| visit(m, graph, &mut Vec::new()))
-}
-
-#[test]
-fn the_cycle_check_finds_a_cycle_and_passes_a_tree() {
-    let names: BTreeSet<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
-    assert_eq!(
-        sibling_refs("use super::{b::X, b};", &names),
-        BTreeSet::from(["b".to_string()])
-    );
-    let r = std::panic::catch_unwind(|| sibling_refs("use super::Round;", &names));
-    assert!(r.is_err(), "a parent item is refused");
-    let (a, b, c) = ("a".to_string(), "b".to_string(), "c".to_string());
-    let set = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
-    // a imports b and c, b imports c: no cycle.
-    let tree = BTreeMap::from([(&a, set(&["b", "c"])), (&b, set(&["c"])), (&c, set(&[]))]);
-    assert_eq!(find_cycle(&tree), None);
-    // ... and c importing a closes a → b → c → a.
-    let cyclic = BTreeMap::from([(&a, set(&["b"])), (&b, set(&["c"])), (&c, set(&["a"]))]);
-    assert_eq!(
-        find_cycle(&cyclic),
-        Some(vec![a.clone(), b.clone(), c.clone(), a.clone()])
-    );
 }
 
 /// The relative links of a Markdown text: the targets of `](…)` that are not a web address

@@ -126,7 +126,8 @@ if __name__ == "__main__":
     from hw_specs import H100
     from llm_math import LLAMA31_8B
 
-    assert LLAMA32_1B.n_params() == 1_235_814_400
+    assert LLAMA32_1B.n_params() == 1_235_814_400, LLAMA32_1B.n_params()
+    assert LLAMA32_1B.streamed_params() == 1_235_814_400, LLAMA32_1B.streamed_params()  # tied
     assert LLAMA31_8B.n_params() == 8_030_261_248
     assert expected_tokens(1.0, 4) == 5.0 and abs(expected_tokens(0.5, 1) - 1.5) < 1e-12
     acc, nodes = tree_accept_lengths(np.array([0, 1, 0, 3, 0]), (2, 1))

@@ -8,12 +8,6 @@
 //! code, and per group of [`GROUP`] consecutive input rows of one output column a bf16
 //! scale — 4 + 16/64 = 4.25 bits per weight, 0.133 of f32 (about an eighth).
 //!
-//! # Quantization
-//! Symmetric abs-max per group, as `quant_lab`'s `int4-gN` scheme: `s = absmax / 7`,
-//! `q = clamp(round_half_even(w / s), −8, 7)`, stored as the nibble `q + 8`. The scale is
-//! stored rounded to bf16 (`s'`), so a weight reads back as `(nibble − 8) · s'`, which is
-//! `quant_lab`'s dequantized value to within bf16 rounding of the scale (2⁻⁹ relative).
-//!
 //! # The product (W4A8)
 //! Turning every 4-bit code into a float costs more instructions than the multiply-add it
 //! feeds, so at one row of input the product would be bound by unpacking, not by memory.
@@ -24,219 +18,24 @@
 //! f32 rounding of the fold) the product of the int8-dequantized activations with the
 //! INT4-dequantized weights ([`matmul_reference`] computes that in f64 for the tests).
 //!
-//! # Layout
-//! Columns are cut into panels of [`PANEL`] = 8 (one 8-lane register of sums). In a panel,
-//! each *octet* of 8 input rows is 32 bytes: byte `4c + i` holds column `c`'s code of row
-//! `i` in its low nibble and of row `4 + i` in its high nibble. One 32-byte load, a mask
-//! and a shift give two registers of 32 codes (4 rows × 8 columns), each multiplied with 4
-//! broadcast activation bytes by `vpmaddubsw` + `vpmaddwd` (AVX2) into the 8 column sums.
-//! The portable twin ([`portable`](self)) runs the same integer arithmetic in plain loops
-//! and gives the same bits.
+//! The codes and their layout are `int4/matrix.rs`'s; the kernels are `int4/kernel.rs`
+//! (portable) and `int4/avx2.rs`, which give the same bits.
 
-use std::fmt;
+mod avx2;
+mod kernel;
+mod matrix;
+
 use std::ops::Range;
 
 use ndarray::parallel::prelude::*;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis};
 
 use crate::Error;
+use kernel::{QuantRows, product_portable, quantize_rows};
+pub use matrix::{GROUP, Int4Matrix, PANEL};
 
-/// Input rows sharing one scale (per output column).
-pub const GROUP: usize = 64;
-/// Columns per panel.
-pub const PANEL: usize = 8;
-/// Input rows per octet (32 bytes of codes per panel).
-const OCTET: usize = 8;
-/// Rows of the input per register block of the AVX2 kernel (at most).
-#[cfg(target_arch = "x86_64")]
-pub(crate) const ROWS: usize = 4;
 /// Panels per parallel piece, at least.
 const PANELS_PER_PIECE: usize = 8;
-
-/// A weight matrix `W [k, n]` of `y = x · W`, stored as 4-bit codes with one bf16 scale
-/// per [`GROUP`] input rows of each column (see the module documentation).
-#[derive(Clone)]
-pub struct Int4Matrix {
-    pub(crate) k: usize,
-    n: usize,
-    /// Panel p, octet o: 32 bytes at `(p · k/8 + o) · 32`.
-    pub(crate) codes: Vec<u8>,
-    /// Panel p, group g: 8 bf16 scales at `(p · groups + g) · 8`.
-    pub(crate) scales: Vec<u16>,
-}
-
-impl fmt::Debug for Int4Matrix {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Int4Matrix [{} × {}], g{GROUP}", self.k, self.n)
-    }
-}
-
-/// `x.round_ties_even()` by two additions (|x| < 2²²), as `quant_lab` rounds.
-fn round_half_even(x: f32) -> f32 {
-    const MAGIC: f32 = 12_582_912.0;
-    ((x + MAGIC) - MAGIC).copysign(x)
-}
-
-/// f32 → bf16, round to nearest even (finite inputs).
-fn to_bf16(x: f32) -> u16 {
-    let bits = x.to_bits();
-    let round = 0x7fff + ((bits >> 16) & 1);
-    (bits.wrapping_add(round) >> 16) as u16
-}
-
-/// bf16 → f32 (exact).
-#[inline(always)]
-pub(crate) fn from_bf16(b: u16) -> f32 {
-    f32::from_bits(u32::from(b) << 16)
-}
-
-/// Where column `c`'s code of input row `r` lives: (byte index, high nibble?).
-fn code_at(k: usize, r: usize, c: usize) -> (usize, bool) {
-    let (p, lane) = (c / PANEL, c % PANEL);
-    let (o, i) = (r / OCTET, r % OCTET);
-    ((p * (k / OCTET) + o) * 32 + 4 * lane + i % 4, i >= 4)
-}
-
-impl Int4Matrix {
-    /// Quantizes the columns of `parts` (matrices with the same number of rows, side by
-    /// side, as `W_q | W_k | W_v`). Errors: no parts, parts of different row counts, a row
-    /// count that [`GROUP`] does not divide, a weight that is not finite.
-    pub fn quantize(parts: &[ArrayView2<f32>]) -> Result<Self, Error> {
-        let Some(first) = parts.first() else {
-            return Err(Error::Argument(
-                "nothing to quantize: no matrices given".into(),
-            ));
-        };
-        let k = first.nrows();
-        if parts.iter().any(|p| p.nrows() != k) {
-            return Err(Error::Argument(
-                "matrices quantized side by side need the same number of rows".into(),
-            ));
-        }
-        if k == 0 || k % GROUP != 0 {
-            return Err(Error::Argument(format!(
-                "INT4 groups of {GROUP} rows do not divide an input dimension of {k}"
-            )));
-        }
-        if parts.iter().any(|p| p.iter().any(|x| !x.is_finite())) {
-            return Err(Error::Argument(
-                "cannot quantize a weight that is not finite".into(),
-            ));
-        }
-        let n: usize = parts.iter().map(|p| p.ncols()).sum();
-        let panels = n.div_ceil(PANEL);
-        let groups = k / GROUP;
-        let mut codes = vec![0x88u8; panels * k / OCTET * 32]; // padding columns: code 8 = 0
-        let mut scales = vec![0u16; panels * groups * PANEL];
-        let mut c0 = 0;
-        for part in parts {
-            for j in 0..part.ncols() {
-                let c = c0 + j;
-                let col = part.column(j);
-                for g in 0..groups {
-                    let rows = g * GROUP..(g + 1) * GROUP;
-                    let absmax = rows.clone().map(|r| col[r].abs()).fold(0.0f32, f32::max);
-                    let s = absmax / 7.0;
-                    scales[((c / PANEL) * groups + g) * PANEL + c % PANEL] = to_bf16(s);
-                    for r in rows {
-                        let q = if s == 0.0 {
-                            0.0
-                        } else {
-                            round_half_even((col[r] / s).clamp(-8.0, 7.0))
-                        };
-                        let nib = (q as i32 + 8) as u8;
-                        let (at, high) = code_at(k, r, c);
-                        let byte = &mut codes[at];
-                        *byte = if high {
-                            (*byte & 0x0f) | (nib << 4)
-                        } else {
-                            (*byte & 0xf0) | nib
-                        };
-                    }
-                }
-            }
-            c0 += part.ncols();
-        }
-        Ok(Int4Matrix {
-            k,
-            n,
-            codes,
-            scales,
-        })
-    }
-
-    /// Rows of `W` (the inner dimension of the product).
-    pub fn nrows(&self) -> usize {
-        self.k
-    }
-
-    /// Columns of `W`.
-    pub fn ncols(&self) -> usize {
-        self.n
-    }
-
-    /// Bytes a product reads from this matrix: the codes and the scales, padding included.
-    pub fn bytes(&self) -> usize {
-        self.codes.len() + 2 * self.scales.len()
-    }
-
-    /// The weights as they read back, `(nibble − 8) · scale`, as an f32 matrix `[k, n]`.
-    pub fn dequantize(&self) -> Array2<f32> {
-        let groups = self.k / GROUP;
-        Array2::from_shape_fn((self.k, self.n), |(r, c)| {
-            let (at, high) = code_at(self.k, r, c);
-            let byte = self.codes[at];
-            let nib = if high { byte >> 4 } else { byte & 0x0f };
-            let s = from_bf16(self.scales[((c / PANEL) * groups + r / GROUP) * PANEL + c % PANEL]);
-            (f32::from(nib) - 8.0) * s
-        })
-    }
-
-    fn panels(&self) -> usize {
-        self.n.div_ceil(PANEL)
-    }
-}
-
-/// Activations quantized per row and group to int8 for [`matmul`].
-pub(crate) struct QuantRows {
-    /// `[m, k]` codes in −127..=127.
-    pub(crate) q: Vec<i8>,
-    /// `[m, groups]` scales.
-    pub(crate) scale: Vec<f32>,
-    /// `[m, groups]`: Σ of the codes of each group.
-    pub(crate) sum: Vec<i32>,
-}
-
-/// Quantizes each row of `a` (contiguous, `k` floats per row) per group of [`GROUP`].
-pub(crate) fn quantize_rows(a: &[f32]) -> QuantRows {
-    let groups = a.len() / GROUP;
-    let mut out = QuantRows {
-        q: vec![0; a.len()],
-        scale: vec![0.0; groups],
-        sum: vec![0; groups],
-    };
-    for (g, (src, dst)) in a
-        .chunks_exact(GROUP)
-        .zip(out.q.chunks_exact_mut(GROUP))
-        .enumerate()
-    {
-        let absmax = src.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-        let s = absmax / 127.0;
-        out.scale[g] = s;
-        if s == 0.0 || !s.is_finite() {
-            continue;
-        }
-        let inv = 1.0 / s;
-        let mut sum = 0i32;
-        for (d, &x) in dst.iter_mut().zip(src) {
-            let q = round_half_even((x * inv).clamp(-127.0, 127.0)) as i32;
-            *d = q as i8;
-            sum += q;
-        }
-        out.sum[g] = sum;
-    }
-    out
-}
 
 /// `out = a · W` for `a [m, k]`, `out [m, n]`, on all threads of rayon's pool: the W4A8
 /// product of the module documentation (activations quantized to int8 per group).
@@ -366,50 +165,9 @@ fn product(a: &QuantRows, w: &Int4Matrix, panels: Range<usize>, rows: &mut [&mut
         // SAFETY: the AVX2 kernel needs nothing but a CPU with AVX2 and FMA, which was
         // checked on the line above.
         #[allow(unsafe_code)]
-        return unsafe { crate::int4_avx2::product(a, w, panels, rows) };
+        return unsafe { avx2::product(a, w, panels, rows) };
     }
     product_portable(a, w, panels, rows);
-}
-
-/// The kernel in plain loops: per panel, row and group, the integer sums of
-/// `a_q · nibble` over the group's octets, folded into f32 as the module documentation says.
-pub(crate) fn product_portable(
-    a: &QuantRows,
-    w: &Int4Matrix,
-    panels: Range<usize>,
-    rows: &mut [&mut [f32]],
-) {
-    let (k, groups) = (w.k, w.k / GROUP);
-    let c0 = panels.start * PANEL;
-    let n_out = rows.first().map_or(0, |r| r.len());
-    for p in panels {
-        let col = p * PANEL - c0;
-        let width = PANEL.min(n_out - col);
-        for (r, row) in rows.iter_mut().enumerate() {
-            let mut total = [0.0f32; PANEL];
-            for g in 0..groups {
-                let mut acc = [0i32; PANEL];
-                for o in g * GROUP / OCTET..(g + 1) * GROUP / OCTET {
-                    let bytes = &w.codes[(p * (k / OCTET) + o) * 32..][..32];
-                    let act = &a.q[r * k + o * OCTET..][..OCTET];
-                    for (c, acc) in acc.iter_mut().enumerate() {
-                        for i in 0..4 {
-                            let b = i32::from(bytes[4 * c + i]);
-                            *acc +=
-                                (b & 0x0f) * i32::from(act[i]) + (b >> 4) * i32::from(act[4 + i]);
-                        }
-                    }
-                }
-                let sa = a.scale[r * groups + g];
-                let shift = 8 * a.sum[r * groups + g];
-                for (c, t) in total.iter_mut().enumerate() {
-                    let sw = from_bf16(w.scales[(p * groups + g) * PANEL + c]);
-                    *t = ((acc[c] - shift) as f32).mul_add(sw * sa, *t);
-                }
-            }
-            row[col..col + width].copy_from_slice(&total[..width]);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -545,16 +303,5 @@ mod tests {
         assert!(matmul(matrix(2, 64, 0).view(), &one, out.view_mut()).is_err());
         let mut wide = Array2::zeros((2, 60));
         assert!(matmul(matrix(2, 64, 0).view(), &one, wide.slice_mut(s![.., ..;2])).is_err());
-    }
-
-    #[test]
-    fn bf16_rounds_to_nearest_even() {
-        assert_eq!(from_bf16(to_bf16(1.0)), 1.0);
-        // 1 + 2⁻⁸ is halfway between bf16 neighbours 1 and 1 + 2⁻⁷: ties to even (1).
-        assert_eq!(from_bf16(to_bf16(1.0 + 2f32.powi(-8))), 1.0);
-        assert_eq!(
-            from_bf16(to_bf16(1.0 + 3.0 * 2f32.powi(-8))),
-            1.0 + 2f32.powi(-6)
-        );
     }
 }

@@ -40,7 +40,6 @@ mod figure_data;
 pub mod figures;
 pub mod host;
 pub mod int4;
-mod int4_avx2;
 mod int4_lm;
 mod lm;
 pub mod machine;

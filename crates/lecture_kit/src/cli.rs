@@ -29,7 +29,7 @@ mod messages;
 pub use choose::pick_demos;
 use choose::{choices, choose};
 pub use lecture::{Lecture, Script, command};
-pub(crate) use messages::{error_line, lecture_name, one_line, parse_error_line, usage_line};
+pub(crate) use messages::{error_line, lecture_name, parse_error_line, usage_line};
 
 use crate::chrome;
 use crate::error::Error;

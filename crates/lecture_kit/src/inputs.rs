@@ -77,7 +77,7 @@ fn command<I: Inputs>() -> Command {
 pub fn parse<I: Inputs>(args: &[&str]) -> Result<I, Error> {
     let matches = command::<I>()
         .try_get_matches_from(args)
-        .map_err(|e| Error::Usage(crate::cli::one_line(&e.render().to_string())))?;
+        .map_err(|e| Error::Usage(crate::error::one_line(&e.render().to_string())))?;
     I::from_arg_matches(&matches).map_err(|e| Error::Usage(e.to_string()))
 }
 

@@ -61,6 +61,6 @@ pub use error::Error;
 pub use figure::{Axis, Figure, Panel, RefLine, Region, Series};
 pub use inputs::{Inputs, NoInputs};
 pub use out::{Observation, Out, TableRef, always, seed, what_if};
-pub use report::{Block, Cell, Column, Datum, Line, Report, Section, Table};
+pub use report::{Block, Cell, Column, Line, Report, Section, Table};
 pub use sweep::{cut_at, log_sweep, try_map};
-pub use value::Value;
+pub use value::{Datum, Value};

@@ -9,8 +9,8 @@ use serde::Serialize;
 use crate::chrome;
 use crate::error::Error;
 use crate::figure::Figure;
-use crate::report::{Block, Cell, Column, Datum, Field, Line, Section, Table};
-use crate::value::Value;
+use crate::report::{Block, Cell, Column, Field, Line, Section, Table};
+use crate::value::{Datum, Value};
 
 /// One sentence of a demo's observations, and for which setups it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]

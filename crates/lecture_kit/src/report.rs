@@ -10,8 +10,9 @@
 
 use serde::Serialize;
 
+use crate::chrome::MASKED;
 use crate::figure::Figure;
-use crate::value::MASKED;
+use crate::value::Datum;
 
 /// Everything one run of a lecture script produced, in print order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -456,20 +457,4 @@ impl Cell {
             self.values.iter_mut().for_each(|v| *v = Datum::Missing);
         }
     }
-}
-
-/// One raw value behind a cell.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Datum {
-    /// An integer (a count, a batch size, γ).
-    Int(i64),
-    /// A real number in the field's unit.
-    Number(f64),
-    /// A label.
-    Text(String),
-    /// A yes/no.
-    Bool(bool),
-    /// Nothing (e.g. "放不下"): an empty CSV field, `null` in JSON.
-    Missing,
 }

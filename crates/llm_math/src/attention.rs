@@ -1,90 +1,11 @@
-//! What a block adds to, or changes in, the Llama block ([`Arch`]), and the attention
-//! side of the counts: the attention's parameters, the KV one token caches, the cached
-//! tokens a query reads (all of them, or a window on sliding layers) and the FLOPs it
+//! The attention side of the counts, for the block a model's [`Arch`](crate::Arch) describes: the
+//! attention's parameters, the KV one token caches, the cached tokens a query reads (all of them, or a window on sliding layers) and the FLOPs it
 //! spends on each. These are the one home of those formulas; [`crate::forward_cost`] and
 //! [`crate::max_batch_on`] price them.
-//!
-//! Counts are made in saturating arithmetic: on a shape that [validates](ModelConfig::validate)
-//! (at most [`crate::MAX_PARAMS`] parameters) they are exact, on any other they stop at
-//! `u64::MAX` instead of overflowing.
+//! Counts are made in saturating arithmetic (`count.rs`).
 
-use std::num::Saturating;
-
+use crate::count::{Count, n};
 use crate::{KvDtype, ModelConfig};
-
-/// A count that saturates at `u64::MAX` instead of overflowing.
-pub(crate) type Count = Saturating<u64>;
-
-/// `x` as a [`Count`].
-pub(crate) const fn n(x: u64) -> Count {
-    Saturating(x)
-}
-
-/// What a model's blocks add to the Llama block (GQA attention without an output bias,
-/// two RMSNorms, every layer attending to the whole context); [`Arch::LLAMA`] adds nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Arch {
-    /// Whether the output projection carries a bias too (`d_model` per layer): Llama's,
-    /// Qwen3's, Gemma 2's and gpt-oss's `attention_bias` set q, k, v *and* o biases,
-    /// InternLM2's `bias` its `wqkv` and `wo`; Qwen2's q/k/v biases come without one.
-    pub o_bias: bool,
-    /// Gemma 2's sandwich norms (`model_type` `gemma2`): besides the two pre-norms, a
-    /// post-attention and a post-feedforward RMSNorm, 4 gains of `d_model` per layer.
-    pub sandwich_norms: bool,
-    /// gpt-oss's attention sinks (`model_type` `gpt_oss`): one learned logit per query
-    /// head per layer.
-    pub attention_sinks: bool,
-    /// Layers that attend to a window of the last tokens only, among full ones
-    /// ([`Sliding`]); `None` when every layer reads the whole context.
-    pub sliding: Option<Sliding>,
-    /// DeepSeek's multi-head latent attention instead of GQA ([`Mla`]).
-    pub mla: Option<Mla>,
-}
-
-impl Arch {
-    /// The Llama block: nothing added.
-    pub const LLAMA: Arch = Arch {
-        o_bias: false,
-        sandwich_norms: false,
-        attention_sinks: false,
-        sliding: None,
-        mla: None,
-    };
-}
-
-/// Sliding-window layers among full-attention ones (Gemma 2: every other layer, from
-/// the first; gpt-oss: the `sliding_attention` entries of `layer_types`). Such a layer
-/// reads, and an engine with a hybrid cache (vLLM's, SGLang's, `transformers`'
-/// `HybridCache`) keeps, at most `window` cached tokens per sequence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sliding {
-    /// Tokens a sliding layer attends to (`sliding_window`).
-    pub window: u64,
-    /// How many of the layers slide (at most `n_layers` count).
-    pub layers: u64,
-}
-
-/// DeepSeek's multi-head latent attention (MLA), with the up-projections absorbed as
-/// inference engines run it: each token caches one latent of `kv_lora_rank` plus a
-/// shared RoPE key of `qk_rope_head_dim` per layer, which every query head reads —
-/// multi-query attention over the latent, so a model with MLA has `n_kv_heads` 1 and
-/// tensor parallelism does not split its cache (every card holds all of it).
-/// `head_dim` is then the query/key width, `qk_nope_head_dim + qk_rope_head_dim`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Mla {
-    /// Rank of the query's low-rank projection (`q_lora_rank`; 0 when `null`: a full
-    /// `d_model × heads · (nope + rope)` query projection, as DeepSeek-V2-Lite has).
-    pub q_lora_rank: u64,
-    /// Width of the compressed KV latent, cached per token and layer (`kv_lora_rank`).
-    pub kv_lora_rank: u64,
-    /// Per-head query/key width without position (`qk_nope_head_dim`).
-    pub qk_nope_head_dim: u64,
-    /// Per-head query/key width with RoPE (`qk_rope_head_dim`); the key's is shared by
-    /// the heads and cached beside the latent.
-    pub qk_rope_head_dim: u64,
-    /// Per-head value width (`v_head_dim`).
-    pub v_head_dim: u64,
-}
 
 impl ModelConfig {
     /// Weight matrices of one layer's attention. GQA: q, k, v and o,

@@ -112,6 +112,23 @@ pub fn family(name: &'static str) -> Tokenizer {
         .unwrap_or(Tokenizer::Declared(name))
 }
 
+/// Looks a model up by name, ignoring case, spaces, `-` and `_` (`"llama-3.1-70b"`,
+/// `"Llama 3.1 70B"` both work). A name with a `/` or `\\` is a path or a Hugging Face
+/// repository (`"meta-llama/Llama-3.1-70B"`, `"../Llama-3.1-8B"`), not a name: refused, so
+/// that it is never taken for the bare name at its end.
+///
+/// ```
+/// assert_eq!(llm_math::model("qwen2.5-7b")?.n_params(), 7_615_616_512);
+/// assert!(llm_math::model("GPT-4").is_err());
+/// # Ok::<(), llm_math::Error>(())
+/// ```
+pub fn model(name: &str) -> Result<&'static ModelConfig, crate::Error> {
+    if name.contains(['/', '\\']) {
+        return Err(crate::Error::UnknownModel(name.to_string()));
+    }
+    find_model(name).ok_or_else(|| crate::Error::UnknownModel(name.to_string()))
+}
+
 /// Every model the registry knows, in the order `--list` shows them: what
 /// [`crate::model`] looks names up in.
 pub fn all_models() -> impl Iterator<Item = &'static ModelConfig> {

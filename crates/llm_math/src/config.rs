@@ -1,8 +1,8 @@
 //! Model shapes and the parameter / KV-cache counts that follow from them.
 
 use crate::Arch;
-use crate::attention::n;
-use crate::moe::Experts;
+use crate::count::n;
+use crate::experts::Experts;
 
 /// The shape of a decoder-only, Llama-style transformer (GQA attention, SwiGLU MLP,
 /// RMSNorm), as far as the roofline needs it, and what a model's blocks change in that
@@ -127,23 +127,6 @@ pub const LLAMA32_1B: ModelConfig = ModelConfig {
 /// [`crate::catalog::all_models`] lists them all.
 pub const MODELS: &[ModelConfig] = &[LLAMA31_8B, LLAMA32_1B];
 
-/// Looks a model up by name, ignoring case, spaces, `-` and `_` (`"llama-3.1-70b"`,
-/// `"Llama 3.1 70B"` both work). A name with a `/` or `\\` is a path or a Hugging Face
-/// repository (`"meta-llama/Llama-3.1-70B"`, `"../Llama-3.1-8B"`), not a name: refused, so
-/// that it is never taken for the bare name at its end.
-///
-/// ```
-/// assert_eq!(llm_math::model("qwen2.5-7b")?.n_params(), 7_615_616_512);
-/// assert!(llm_math::model("GPT-4").is_err());
-/// # Ok::<(), llm_math::Error>(())
-/// ```
-pub fn model(name: &str) -> Result<&'static ModelConfig, crate::Error> {
-    if name.contains(['/', '\\']) {
-        return Err(crate::Error::UnknownModel(name.to_string()));
-    }
-    crate::catalog::find_model(name).ok_or_else(|| crate::Error::UnknownModel(name.to_string()))
-}
-
 impl ModelConfig {
     /// Parameters of one transformer block (of a sparse one in an MoE model): the
     /// attention's projections (GQA's q, k, v, o or MLA's) and their biases and norms
@@ -221,6 +204,7 @@ impl ModelConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model;
 
     #[test]
     fn llama31_8b_has_its_published_parameter_count() {

@@ -8,11 +8,14 @@
 //!
 //! | module | idea |
 //! |---|---|
-//! | `attention` | [`Arch`] (what a block adds to Llama's: [`Sliding`] windows, [`Mla`] latent attention, extra norms and biases), the attention's parameters, KV per token, cached tokens read and FLOPs |
+//! | `arch` | [`Arch`]: what a block adds to Llama's ([`Sliding`] windows, [`Mla`] latent attention, extra norms and biases) |
+//! | `attention` | the attention's parameters, KV per token, cached tokens read and FLOPs |
+//! | `count` | counts in saturating arithmetic |
 //! | `catalog` | the models shipped as data (`data/models/`), [`catalog::all_models`] |
 //! | `config` | [`ModelConfig`], the registry of published models ([`MODELS`], [`model`]) |
 //! | `hf_config` | [`ModelConfig::from_hf_config`]: a model from its Hugging Face `config.json`, read through derived structs |
-//! | `moe` | [`Experts`]: mixture-of-experts MLPs, total against active parameters, [`expected_experts_read`] |
+//! | `experts` | [`Experts`]: one mixture-of-experts layer's experts, their parameters, [`expected_experts_read`] |
+//! | `moe` | what the experts add to a model: total against active parameters, the experts a pass streams |
 //! | `dtype` | [`WeightDtype`], [`KvDtype`]: bytes per element, names |
 //! | `deployment` | [`Deployment`]: tensor parallelism, dtypes, efficiencies; [`Deployment::LECTURE`] |
 //! | `pass` | [`forward_cost`]: a pass's FLOPs and bytes; [`ForwardCost::time`], the seed's `max` (checked against memory: [`ForwardCost::checked_time`]) |
@@ -29,27 +32,31 @@
 
 #[cfg(feature = "arbitrary")]
 pub mod arbitrary;
+mod arch;
 mod attention;
 pub mod catalog;
 mod config;
+mod count;
 mod deployment;
 mod dtype;
+mod experts;
 pub mod hf_config;
 mod memory;
 mod moe;
 mod pass;
 mod validate;
-pub use attention::{Arch, Mla, Sliding};
+pub use arch::{Arch, Mla, Sliding};
 pub use validate::MAX_PARAMS;
 mod weights;
 
-pub use config::{LLAMA31_8B, LLAMA32_1B, MODELS, ModelConfig, Tokenizer, model};
+pub use catalog::model;
+pub use config::{LLAMA31_8B, LLAMA32_1B, MODELS, ModelConfig, Tokenizer};
 pub use deployment::{
     BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, Deployment, MAX_SECONDS, MIN_EFFICIENCY,
 };
 pub use dtype::{KvDtype, WeightDtype};
+pub use experts::{Experts, expected_experts_read};
 pub use memory::{max_batch, max_batch_on};
-pub use moe::{Experts, expected_experts_read};
 pub use pass::{
     ForwardCost, ForwardShape, MAX_PASS_TOKENS, all_reduce_time, critical_tokens,
     critical_tokens_at, forward_cost, roofline,

@@ -49,7 +49,7 @@ pub fn max_batch_on(
         return Err(Error::Zero("context length"));
     }
     dep.check(cfg)?;
-    crate::pass::check_card(hw)?;
+    crate::validate::check_card(hw)?;
     let weights = cfg.weight_bytes(dep.weights);
     let free = dep.tp as f64 * hw.memory_bytes - weights;
     if free <= 0.0 {

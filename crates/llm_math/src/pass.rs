@@ -188,7 +188,7 @@ pub fn forward_cost(
 ) -> Result<ForwardCost, Error> {
     shape.check()?;
     dep.check(cfg)?;
-    check_card(hw)?;
+    crate::validate::check_card(hw)?;
     dep.weights.check_card(hw)?;
     if dep.tp > 1 && hw.interconnect.all_reduce_bandwidth(dep.tp) < 1.0 {
         return Err(Error::Invalid(format!(
@@ -223,11 +223,6 @@ pub fn forward_cost(
         hw: hw.name,
         cards: dep.tp,
     })
-}
-
-/// [`Accelerator::validate`], as this crate's error.
-pub(crate) fn check_card(hw: &Accelerator) -> Result<(), Error> {
-    hw.validate().map_err(|e| Error::Invalid(e.to_string()))
 }
 
 /// Time of the tensor-parallel all-reduces of one pass, seconds: 0 on one card.

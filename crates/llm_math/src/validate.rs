@@ -1,5 +1,5 @@
-//! Whether a model's shape can exist ([`ModelConfig::validate`]), asked by every pass and
-//! capacity before any count is made.
+//! Whether a model's shape ([`ModelConfig::validate`]) and a card can exist, asked by every
+//! pass and capacity before any count is made.
 
 use crate::ModelConfig;
 
@@ -87,4 +87,10 @@ impl ModelConfig {
         }
         Ok(())
     }
+}
+
+/// [`Accelerator::validate`](hw_specs::Accelerator::validate), as this crate's error.
+pub(crate) fn check_card(hw: &hw_specs::Accelerator) -> Result<(), crate::Error> {
+    hw.validate()
+        .map_err(|e| crate::Error::Invalid(e.to_string()))
 }

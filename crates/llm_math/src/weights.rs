@@ -2,7 +2,7 @@
 //! weights are served in, everything else (embedding, LM head, norms, biases, an MoE
 //! router) at 16 bits, as engines serve FP8 and INT4 checkpoints.
 
-use crate::attention::n;
+use crate::count::n;
 use crate::{Error, ModelConfig, WeightDtype};
 
 impl ModelConfig {

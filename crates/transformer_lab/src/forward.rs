@@ -3,12 +3,13 @@
 //! own cache under its own mask.
 
 use ndarray::parallel::prelude::*;
-use ndarray::{Array2, ArrayView1, ArrayViewMut2, ArrayViewMut3, Axis};
+use ndarray::{Array2, ArrayViewMut2, ArrayViewMut3, Axis};
 
 use crate::TransformerLM;
 use crate::kernels::{attend, attend_tree, rope_row};
 use crate::ops::{rms_norm_into, swiglu_into};
 use crate::scratch::{Scratch, matrix, split_rows, split_slice};
+use crate::seq::Seq;
 use crate::tree_mask::Mask;
 
 /// Rows (sequences × new tokens) a chunk of the batch aims for: big enough that the
@@ -21,21 +22,6 @@ const ROWS_PER_CHUNK: usize = 256;
 /// matrix product; with packed weights, one chunk of 64 was measured again and was no
 /// faster).
 pub(crate) const MAX_SEQS_PER_CHUNK: usize = 32;
-
-/// One sequence of a forward pass: its new tokens, where they go and what they see.
-pub(crate) struct Seq<'a> {
-    /// The new tokens `[n]`.
-    pub(crate) tokens: ArrayView1<'a, u32>,
-    /// The cache slot of the first new token (0 without a cache).
-    pub(crate) pos0: usize,
-    /// The RoPE position of each new token `[n]`.
-    pub(crate) positions: &'a [usize],
-    /// Which slots each new token attends to.
-    pub(crate) mask: Mask<'a>,
-    /// Per layer, its keys *transposed* `[heads, head_dim, capacity]` and values `[heads, capacity,
-    /// head_dim]`; empty without a cache (teacher forcing).
-    pub(crate) kv: Vec<(ArrayViewMut3<'a, f32>, ArrayViewMut3<'a, f32>)>,
-}
 
 /// What one sequence's attention in one layer works on: its attention output rows, its
 /// q, k, v rows, its K and V caches, scratch space for its scores, and where its tokens

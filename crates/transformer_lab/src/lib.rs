@@ -46,6 +46,7 @@ mod params;
 pub mod reference;
 mod sample;
 mod scratch;
+mod seq;
 mod tree_mask;
 
 pub use cache::KvCache;

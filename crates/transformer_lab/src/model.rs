@@ -5,10 +5,10 @@
 use ndarray::parallel::prelude::*;
 use ndarray::{Array2, Array3, ArrayView1, ArrayView2, Axis};
 
-use crate::forward::Seq;
 use crate::gemm::PackedMatrix;
 use crate::linear::Linear;
 use crate::ops::rope_tables;
+use crate::seq::Seq;
 use crate::tree_mask::{Mask, check_tree};
 use crate::{Config, Error, Feed, KvCache, Params};
 

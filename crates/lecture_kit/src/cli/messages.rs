@@ -2,7 +2,7 @@
 //! runner prints (and the browser page shows, `crate::web`).
 
 use super::{Lecture, command};
-use crate::error::Error;
+use crate::error::{Error, one_line};
 
 /// The line the runner prints for a command line clap refuses:
 /// "lecture06: invalid value … ; see --help".
@@ -96,34 +96,9 @@ pub(crate) fn shortened(line: &str) -> String {
     out
 }
 
-/// Folds clap's multi-line message into one line: a bracketed line (the possible values)
-/// continues the one before it, any other (a tip) is a clause of its own.
-pub(crate) fn one_line(rendered: &str) -> String {
-    let lines = rendered.lines().map(str::trim).filter(|l| {
-        !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
-    });
-    let mut out = String::new();
-    for l in lines.map(|l| l.strip_prefix("error: ").unwrap_or(l)) {
-        if !out.is_empty() {
-            out.push_str(if l.starts_with('[') { " " } else { "; " });
-        }
-        out.push_str(l);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn clap_messages_fold_into_one_line() {
-        let msg = "error: invalid value 'xml' for '--format <FORMAT>'\n  [possible values: text, markdown, csv, json]\n\nFor more information, try '--help'.\n";
-        assert_eq!(
-            one_line(msg),
-            "invalid value 'xml' for '--format <FORMAT>' [possible values: text, markdown, csv, json]"
-        );
-    }
 
     #[test]
     fn long_quoted_values_are_cut_and_prose_is_left_alone() {

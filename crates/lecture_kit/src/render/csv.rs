@@ -8,7 +8,8 @@
 
 use std::io::{self, Write};
 
-use crate::report::{Datum, Table};
+use crate::report::Table;
+use crate::value::Datum;
 
 /// The CSV header row of `table`: one name per field, `name [unit]` where it has a unit.
 pub fn headers(table: &Table) -> Vec<String> {
@@ -47,7 +48,7 @@ pub fn field(d: &Datum) -> String {
 /// Writes `table` as one CSV table (header row, then one row per table row).
 ///
 /// ```
-/// use lecture_kit::report::{Cell, Column, Datum, Table};
+/// use lecture_kit::{Cell, Column, Datum, Table};
 /// let t = Table::new("grid", "演示 2", vec![
 ///     Column::number("批大小", ""),
 ///     Column::with_fields("上下文 512", &[("γ", ""), ("加速比", "×")]),

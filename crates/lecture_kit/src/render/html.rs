@@ -17,7 +17,8 @@ use std::io::{self, Write};
 use crate::chrome;
 use crate::figure::Figure;
 use crate::render::svg;
-use crate::report::{Block, Cell, Datum, Report, Table};
+use crate::report::{Block, Cell, Report, Table};
+use crate::value::Datum;
 
 /// The page's style sheet: screen first, then what changes on paper.
 const STYLE: &str = r#"

@@ -34,9 +34,25 @@ pub mod pyfmt;
 
 use std::fmt;
 
-use crate::report::Datum;
+use serde::Serialize;
 
 pub use crate::chrome::MASKED;
+
+/// One raw value behind a cell.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Datum {
+    /// An integer (a count, a batch size, γ).
+    Int(i64),
+    /// A real number in the field's unit.
+    Number(f64),
+    /// A label.
+    Text(String),
+    /// A yes/no.
+    Bool(bool),
+    /// Nothing (e.g. "放不下"): an empty CSV field, `null` in JSON.
+    Missing,
+}
 
 /// One typed value: its printed text, its raw value and unit (see the [module docs](self)).
 #[derive(Debug, Clone, PartialEq)]

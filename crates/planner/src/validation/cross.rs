@@ -4,7 +4,8 @@
 //! share their setup's habits (the context they assume, how they count a token), so
 //! holding out rows one by one would judge the fit on rows it has all but seen.
 
-use super::engine::{ENGINES, engine_profile_on};
+use super::engine::engine_profile_on;
+use super::engines::ENGINES;
 use super::fast::FitRows;
 use super::fit_measured::{Indices, Moves, POOLED_AXES, search};
 use super::summary::{RatioSummary, summarize};

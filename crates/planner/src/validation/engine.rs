@@ -2,30 +2,12 @@
 //! (bandwidth efficiency, fixed cost per step, all-reduce latency per interconnect family,
 //! cost per sequence per layer) refitted on that engine's own rows.
 
+use super::engines::{ENGINES, engine_name};
 use super::fast::FitRows;
 use super::fit_measured::{AXES, ENGINE_AXES, Indices, MEASURED_GRID, Moves, measured_at, search};
 use super::{Calibration, Measurement, Role, fit_measured, measurements};
 use crate::Error;
 use once_cell::sync::Lazy;
-
-/// The serving engines a measurement names, as `--engine` takes them. `other` is a research
-/// engine or one named only once (its rows are pooled, never refitted).
-pub const ENGINES: &[&str] = &[
-    "vllm",
-    "sglang",
-    "tensorrt-llm",
-    "tgi",
-    "lmdeploy",
-    "gpt-fast",
-    "mlc-llm",
-    "deepspeed-mii",
-    "lightllm",
-    "autoawq",
-    "tinychat",
-    "transformers",
-    "optimum-habana",
-    "other",
-];
 
 /// The fewest rows of one engine a refit is made on; with fewer, the engine keeps the
 /// pooled profile (and says so: [`EngineProfile::fixed`] is all false).
@@ -36,22 +18,6 @@ pub const MIN_ENGINE_ROWS: usize = 3;
 /// engine, a context it never reached), and a refit on them would carry those to every
 /// other use of the engine.
 pub const MIN_ENGINE_PUBLISHERS: usize = 3;
-
-/// `name` as one of [`ENGINES`] (any case).
-///
-/// Errors: an unknown engine, with the list.
-pub fn engine_name(name: &str) -> Result<&'static str, Error> {
-    ENGINES
-        .iter()
-        .copied()
-        .find(|e| e.eq_ignore_ascii_case(name.trim()))
-        .ok_or_else(|| {
-            Error::Argument(format!(
-                "unknown engine \"{name}\"; choose one of: {}",
-                ENGINES.join(", ")
-            ))
-        })
-}
 
 /// One engine's profile and what fixed it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -146,13 +112,6 @@ const _: () = assert!(ENGINE_AXES[ENGINE_AXES.len() - 1] < AXES);
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn engines_are_found_by_name_and_an_unknown_one_is_refused_with_the_list() {
-        assert_eq!(engine_name("vLLM").unwrap(), "vllm");
-        let e = engine_name("magic").unwrap_err().to_string();
-        assert!(e.contains("vllm, sglang, tensorrt-llm"), "{e}");
-    }
 
     /// An engine's refit is fitted on its own rows only: moving a row of another engine
     /// changes nothing of it.

@@ -9,6 +9,7 @@ use once_cell::sync::Lazy;
 use serde::Deserialize;
 
 use super::Calibration;
+use super::engines::engine_name;
 
 /// Whether a measurement was used to fit a profile or is held out to judge it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -374,7 +375,7 @@ impl Row {
         let target = *llm_math::model(&self.target).map_err(|e| e.to_string())?;
         let weights: WeightDtype = self.weights.parse().map_err(|e| format!("{e}"))?;
         let kv: KvDtype = self.kv.parse().map_err(|e| format!("{e}"))?;
-        let engine = super::engine_name(&self.engine).map_err(|e| e.to_string())?;
+        let engine = engine_name(&self.engine).map_err(|e| e.to_string())?;
         let quantity = match (
             self.quantity.as_str(),
             self.acceptance_length,

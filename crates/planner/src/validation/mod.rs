@@ -17,6 +17,8 @@
 //!   once ([`measurements`]), the scenario each one runs in, and the prompt tokens a step
 //!   read from a closed-loop serving benchmark also carries ([`ClosedLoop`],
 //!   [`step_time_with_prefill`]).
+//! - [`engines`]: the serving engines a measurement names ([`ENGINES`], [`engine_name`]);
+//!   [`engine`]: each engine's profile, refitted on its own rows ([`engine_profiles`]).
 //! - [`fit`]: the grid search that finds [`FITTED`] ([`fit_calibration`]).
 //! - [`fit_measured`](mod@fit_measured): the coordinate grid search that finds [`MEASURED`]
 //!   ([`fit_measured()`], on [`MEASURED_GRID`]).
@@ -33,6 +35,7 @@
 
 pub mod cross;
 pub mod engine;
+pub mod engines;
 pub mod fast;
 pub mod fit;
 pub mod fit_measured;
@@ -46,9 +49,10 @@ pub use cross::{
     shares_within_25, step_series_slopes,
 };
 pub use engine::{
-    ENGINES, EngineProfile, MIN_ENGINE_ROWS, engine_axis_names, engine_name, engine_profile,
-    engine_profile_on, engine_profiles,
+    EngineProfile, MIN_ENGINE_ROWS, engine_axis_names, engine_profile, engine_profile_on,
+    engine_profiles,
 };
+pub use engines::{ENGINES, engine_name};
 pub use fast::FitRows;
 pub use fit::{FIT_GRID, FITTED_ROWS, fit_calibration};
 pub use fit_measured::{

@@ -1,20 +1,22 @@
 //! The AVX2 kernel of [`crate::int4::matmul`]: the same integer arithmetic as
-//! `int4::product_portable`, 8 columns per register (see the `int4` module documentation
-//! for the layout). Up to four rows of the input share each load and unpacking of the
+//! `kernel::product_portable`, 8 columns per register (see `matrix.rs` for the layout). Up to four rows of the input share each load and unpacking of the
 //! codes. Same bits as the portable kernel (tested): integer sums are exact, and the
 //! fold is the same fused multiply-add in the same order.
 //!
-//! This file and the dispatch in `int4` are the crate's `unsafe` code besides
-//! [`crate::cpu`]: `std::arch` intrinsics and unaligned loads from checked slices.
+//! This file and the dispatch in `int4` are the crate's `unsafe` code: `std::arch` intrinsics and unaligned loads from checked slices.
 
 #![cfg(target_arch = "x86_64")]
 
 use std::arch::x86_64::*;
 use std::ops::Range;
 
-use crate::int4::{GROUP, Int4Matrix, PANEL, QuantRows, ROWS};
+use super::kernel::QuantRows;
+use super::matrix::{GROUP, Int4Matrix, PANEL};
 
-/// `rows = a · W[:, panels]` (see `int4::product_portable`).
+/// Rows of the input per register block (at most).
+const ROWS: usize = 4;
+
+/// `rows = a · W[:, panels]` (see `kernel::product_portable`).
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA.
