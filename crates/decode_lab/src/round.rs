@@ -200,31 +200,85 @@ pub fn round_plan(s: &Scenario, p: &dyn Pricing, gamma: u32) -> Result<RoundPlan
 /// The time of one speculative round, seconds: `γ · t_draft + t_verify + extra` — γ draft
 /// steps, one verification of the γ + 1 tokens, and what a round costs beyond its passes.
 ///
+/// Errors: a time that is negative or not finite, a verification that takes no time, a
+/// round too long to be finite.
+///
 /// ```
-/// assert_eq!(decode_lab::round_time(4, 1e-3, 7e-3, 0.5e-3), 11.5e-3);
+/// assert_eq!(decode_lab::round_time(4, 1e-3, 7e-3, 0.5e-3)?, 11.5e-3);
+/// assert!(decode_lab::round_time(4, f64::NAN, 7e-3, 0.0).is_err());
+/// # Ok::<(), decode_lab::Error>(())
 /// ```
-pub fn round_time(gamma: u32, t_draft: f64, t_verify: f64, extra: f64) -> f64 {
-    f64::from(gamma) * t_draft + t_verify + extra
+pub fn round_time(gamma: u32, t_draft: f64, t_verify: f64, extra: f64) -> Result<f64, Error> {
+    check_time("a draft step", t_draft)?;
+    check_time("what a round costs beyond its passes", extra)?;
+    check_time("a verification", t_verify)?;
+    if t_verify == 0.0 {
+        return Err(Error::Argument(
+            "a verification must take some time, got 0 s".into(),
+        ));
+    }
+    let t = f64::from(gamma) * t_draft + t_verify + extra;
+    if !t.is_finite() {
+        return Err(Error::Argument(format!(
+            "a round of {gamma} drafts of {t_draft} s and a {t_verify} s verification takes \
+             longer than any finite time"
+        )));
+    }
+    Ok(t)
+}
+
+/// Checks that `t`, the time of `what`, is a finite number of seconds, at least 0.
+fn check_time(what: &str, t: f64) -> Result<(), Error> {
+    if t.is_finite() && t >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::Argument(format!(
+            "the time of {what} must be a finite number of seconds, at least 0, got {t}"
+        )))
+    }
 }
 
 /// The speedup of speculative decoding over plain decoding (Leviathan et al.'s
 /// accounting): a round of `t_round` seconds yields `tokens` tokens, plain decoding one
 /// token per `t_base`: `tokens · t_base / t_round`.
 ///
+/// Errors: tokens that are negative or not finite, a time that is not a positive finite
+/// number of seconds.
+///
 /// ```
 /// // 3.36 tokens a round of 12.4 ms against one token per 6.65 ms: 1.80×.
-/// let s = decode_lab::round_speedup(3.36, 6.65e-3, 12.4e-3);
+/// let s = decode_lab::round_speedup(3.36, 6.65e-3, 12.4e-3)?;
 /// assert!((s - 1.802).abs() < 1e-3);
+/// assert!(decode_lab::round_speedup(3.36, 6.65e-3, 0.0).is_err());
+/// # Ok::<(), decode_lab::Error>(())
 /// ```
-pub fn round_speedup(tokens: f64, t_base: f64, t_round: f64) -> f64 {
-    tokens * t_base / t_round
+pub fn round_speedup(tokens: f64, t_base: f64, t_round: f64) -> Result<f64, Error> {
+    if !(tokens.is_finite() && tokens >= 0.0) {
+        return Err(Error::Argument(format!(
+            "tokens per round must be a finite number, at least 0, got {tokens}"
+        )));
+    }
+    for (what, t) in [("a plain step", t_base), ("a round", t_round)] {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(Error::Argument(format!(
+                "the time of {what} must be a positive finite number of seconds, got {t}"
+            )));
+        }
+    }
+    let speedup = tokens * t_base / t_round;
+    if !speedup.is_finite() {
+        return Err(Error::Argument(format!(
+            "a speedup of {tokens} tokens in {t_round} s against {t_base} s a token is not finite"
+        )));
+    }
+    Ok(speedup)
 }
 
 /// The figures of a round of `gamma` drafts at acceptance rate `alpha` from its times,
 /// seconds: a plain target step `t_base`, a draft step `t_draft`, the verification of
 /// γ + 1 tokens `t_verify`, and what the round costs beyond its passes `extra`.
 ///
-/// Errors: α outside [0, 1].
+/// Errors: α outside [0, 1]; a time [`round_time`] or [`round_speedup`] refuses.
 ///
 /// ```
 /// // γ = 4 at α = 0.8: 3.3616 tokens from a round of 4 · 1 + 7 ms against 6.65 ms a token.
@@ -240,14 +294,23 @@ pub fn plan_of(
     t_verify: f64,
     extra: f64,
 ) -> Result<RoundPlan, Error> {
-    let t_round = round_time(gamma, t_draft, t_verify, extra);
+    let t_round = round_time(gamma, t_draft, t_verify, extra)?;
     let tokens = expected_tokens(alpha, gamma)?;
+    let speedup = round_speedup(tokens, t_base, t_round)?;
+    let verify_ratio = t_verify / t_base;
+    let c = t_draft / t_base;
+    if !(verify_ratio.is_finite() && c.is_finite()) {
+        return Err(Error::Argument(format!(
+            "a round of {t_draft} s drafts and a {t_verify} s verification against a {t_base} s \
+             step has no finite ratio"
+        )));
+    }
     Ok(RoundPlan {
         gamma,
         expected_tokens: tokens,
-        speedup: round_speedup(tokens, t_base, t_round),
-        verify_ratio: t_verify / t_base,
-        c: t_draft / t_base,
+        speedup,
+        verify_ratio,
+        c,
         t_base,
         t_draft,
         t_verify,
@@ -350,7 +413,7 @@ pub fn tree_speedup(
         )));
     }
     let (t_base, t_round) = tree_round_time(s, p, tree)?;
-    Ok(round_speedup(tau, t_base, t_round))
+    round_speedup(tau, t_base, t_round)
 }
 
 /// One plain target step and one round of tree (or chain) verification in scenario `s`

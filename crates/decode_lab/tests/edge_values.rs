@@ -6,8 +6,8 @@
 use decode_lab::arbitrary::scenario;
 use decode_lab::{
     Seed, TreeShape, best_round, cost_coefficient, draft_ranks, draft_step_time, expected_tokens,
-    round, round_plan, target_pass_time, tree_accept_lengths, tree_round_time, tree_speedup,
-    verify_time,
+    plan_of, round, round_plan, round_speedup, round_time, target_pass_time, tree_accept_lengths,
+    tree_round_time, tree_speedup, verify_time,
 };
 use hw_specs::arbitrary::{accelerator, extreme_f64};
 use llm_math::arbitrary::{extreme_u64, model_config};
@@ -252,5 +252,29 @@ mod decoding {
             .filter(|_| decode(&strategy.new_tree(&mut runner).unwrap().current()) == Ok(true))
             .count();
         assert!(decoded >= 40, "only {decoded} of 200 drawn inputs decoded");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn a_round_from_its_times_is_refused_or_finite(
+        alpha in extreme_f64(),
+        gamma in prop_oneof![1u32..16, any::<u32>()],
+        times in prop::array::uniform4(extreme_f64()),
+        tokens in extreme_f64(),
+    ) {
+        let [t_base, t_draft, t_verify, extra] = times;
+        if let Ok(t) = round_time(gamma, t_draft, t_verify, extra) {
+            prop_assert!(finite(t) && t > 0.0);
+        }
+        if let Ok(x) = round_speedup(tokens, t_base, t_verify) {
+            prop_assert!(finite(x));
+        }
+        if let Ok(p) = plan_of(alpha, gamma, t_base, t_draft, t_verify, extra) {
+            let figures = [p.expected_tokens, p.speedup, p.verify_ratio, p.c, p.t_round];
+            prop_assert!(figures.into_iter().all(finite), "{p:?}");
+        }
     }
 }

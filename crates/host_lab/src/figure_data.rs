@@ -63,24 +63,20 @@ impl MachineFigures {
     /// weights at the kernel's peak of that many rows, from the machine's median peak, and
     /// the median bandwidth of the reads paired with the slowdowns); interpolated between
     /// the measured counts in log rows and held at the ends ([`crate::predict::overlap_at`]).
-    /// NaN if none was measured.
+    /// NaN if none was measured (or none with a positive peak and bandwidth).
     pub fn host_overlap(&self, rows: usize) -> f64 {
         let peak = self.machine.peak_flops();
         let points: Vec<(usize, f64)> = self
             .streamed
             .iter()
-            .map(|s| {
+            .filter_map(|s| {
                 let peak = self.f32_peak(peak, s.rows);
-                let critical = llm_math::critical_tokens_at(
-                    peak,
-                    s.bandwidth.median(),
-                    crate::F32_BYTES as f64,
-                );
+                let bandwidth = s.bandwidth.median();
+                let f32_bytes = crate::F32_BYTES as f64;
+                let critical = llm_math::critical_tokens_at(peak, bandwidth, f32_bytes).ok()?;
                 let ratio = s.rows as f64 / critical;
-                (
-                    s.rows,
-                    crate::predict::overlap_from_slowdown(s.slowdown.median(), ratio),
-                )
+                let overlap = crate::predict::overlap_from_slowdown(s.slowdown.median(), ratio);
+                Some((s.rows, overlap))
             })
             .collect();
         crate::predict::overlap_at(&points, rows)

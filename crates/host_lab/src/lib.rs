@@ -96,6 +96,18 @@ impl From<transformer_lab::Error> for Error {
     }
 }
 
+impl From<llm_math::Error> for Error {
+    fn from(e: llm_math::Error) -> Self {
+        Error::Roofline(e.to_string())
+    }
+}
+
+impl From<decode_lab::Error> for Error {
+    fn from(e: decode_lab::Error) -> Self {
+        Error::Roofline(e.to_string())
+    }
+}
+
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::Io(e)

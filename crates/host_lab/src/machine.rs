@@ -74,8 +74,16 @@ impl Machine {
     /// memory take equally long at `peak · bytes_per_weight / (2 · bandwidth)`
     /// (`llm_math::critical_tokens_at`, with this machine's achieved figures and so no
     /// efficiencies; attention and KV traffic ignored).
-    pub fn critical_tokens(&self, bytes_per_weight: f64) -> f64 {
-        llm_math::critical_tokens_at(self.peak_flops(), self.bandwidth_bytes(), bytes_per_weight)
+    ///
+    /// Errors: a machine or weight size whose figures are not positive and finite.
+    pub fn critical_tokens(&self, bytes_per_weight: f64) -> Result<f64, Error> {
+        let peak = self.peak_flops();
+        let bandwidth = self.bandwidth_bytes();
+        Ok(llm_math::critical_tokens_at(
+            peak,
+            bandwidth,
+            bytes_per_weight,
+        )?)
     }
 
     /// This machine as an [`Accelerator`]: peak = the measured f32 kernel peak (in the
@@ -142,10 +150,10 @@ pub(crate) mod tests {
         let m = fake();
         let hw = m.accelerator();
         // llm_math with this machine's deployment: bf16 weights, efficiencies 1.0.
-        let theirs = llm_math::critical_tokens(&hw, &Machine::deployment());
-        assert!((m.critical_tokens(2.0) - theirs).abs() < 1e-9 * theirs);
+        let theirs = llm_math::critical_tokens(&hw, &Machine::deployment()).unwrap();
+        assert!((m.critical_tokens(2.0).unwrap() - theirs).abs() < 1e-9 * theirs);
         // By hand: 138e9 · 4 / (2 · 22e9) = 12.545 tokens for f32 weights.
-        assert!((m.critical_tokens(4.0) - 12.545_454_545).abs() < 1e-6);
+        assert!((m.critical_tokens(4.0).unwrap() - 12.545_454_545).abs() < 1e-6);
         assert!((m.ridge_point() - 138.0 / 22.0).abs() < 1e-12);
     }
 

@@ -10,7 +10,7 @@
 //! - **roofline**: `max(flops / peak, bytes / bandwidth)` — compute hidden under memory,
 //!   the optimistic bound `llm_math` uses;
 //! - **planner**: between the bounds, as the planner prices a pass on a GPU:
-//!   `llm_math::overlapped_time` at the overlap of decode_lab's `measured` calibration
+//!   `planner::overlapped_time` at the overlap of the planner's `measured` calibration
 //!   ([`planner_overlap`], fitted on engines' published rows, never on this machine);
 //! - **host**: the planner's formula at the overlap this machine's kernel reaches when its
 //!   weights stream from memory, measured on products of the kernel alone
@@ -26,7 +26,7 @@
 //! its efficiency measured at 1 … 5 rows ([`crate::measure::kernel_at`]); the lecture's
 //! figures predict every f32 pass at that peak.
 
-use crate::Lm;
+use crate::{Error, Lm};
 
 /// The cost of one pass as the roofline counts it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -72,7 +72,7 @@ impl PassPrediction {
     }
 
     /// The planner's time, seconds: `max(compute, memory) + (1 − overlap) · min(compute,
-    /// memory) + overhead` (`llm_math::overlapped_time`) at [`planner_overlap`]. NaN only
+    /// memory) + overhead` (`planner::overlapped_time`) at [`planner_overlap`]. NaN only
     /// for a prediction whose times are negative or not finite, which [`predict`] never
     /// makes from a positive peak and bandwidth.
     ///
@@ -114,7 +114,7 @@ impl PassPrediction {
     }
 }
 
-/// The overlap of compute and memory in decode_lab's `measured` calibration (0.60): the
+/// The overlap of compute and memory in the planner's `measured` calibration (0.60): the
 /// planner's fit on engines' published rows (`planner::validation::profile::MEASURED`),
 /// which never saw this machine; 1 is the roofline's `max`, 0 the additive sum.
 pub fn planner_overlap() -> f64 {
@@ -123,7 +123,7 @@ pub fn planner_overlap() -> f64 {
 
 /// The overlap of compute and memory a product reaches when it takes `slowdown` times its
 /// memory time and its compute alone would take `compute_over_memory` times that
-/// (`llm_math::implied_overlap` of the two, in units of the memory time): what
+/// (`planner::implied_overlap` of the two, in units of the memory time): what
 /// [`crate::measure::streamed_slowdown`] measures, as the planner's formula takes it. For
 /// the kernel multiplying `r` rows by f32 weights, `compute_over_memory` is `2 r / 4` FLOPs
 /// per byte over the ridge point at the peak of `r` rows. NaN for a slowdown or ratio that
@@ -298,10 +298,14 @@ pub fn predicted_knee(n_max: usize, time: impl Fn(usize) -> f64) -> Option<f64> 
 /// steps and one target pass over γ + 1 tokens (nothing beyond them), against one target
 /// step per token (`decode_lab::round_speedup` of `decode_lab::round_time`).
 ///
+/// Errors: what those refuse (a time that is not a positive finite number of seconds), or
+/// a γ above `u32::MAX`.
+///
 /// ```
 /// // τ = 3 at γ = 4, draft 0.2 of a step, verification 1.3 steps: 3 / 2.1.
-/// let s = host_lab::predict::speculative_speedup(3.0, 4, 1.0, 0.2, 1.3);
+/// let s = host_lab::predict::speculative_speedup(3.0, 4, 1.0, 0.2, 1.3)?;
 /// assert!((s - 3.0 / 2.1).abs() < 1e-12);
+/// # Ok::<(), host_lab::Error>(())
 /// ```
 pub fn speculative_speedup(
     tau: f64,
@@ -309,13 +313,11 @@ pub fn speculative_speedup(
     t_step: f64,
     t_draft: f64,
     t_verify: f64,
-) -> f64 {
-    let gamma = u32::try_from(gamma).unwrap_or(u32::MAX);
-    decode_lab::round_speedup(
-        tau,
-        t_step,
-        decode_lab::round_time(gamma, t_draft, t_verify, 0.0),
-    )
+) -> Result<f64, Error> {
+    let gamma = u32::try_from(gamma)
+        .map_err(|_| Error::Argument(format!("γ = {gamma} drafts is more than a round has")))?;
+    let t_round = decode_lab::round_time(gamma, t_draft, t_verify, 0.0)?;
+    Ok(decode_lab::round_speedup(tau, t_step, t_round)?)
 }
 
 /// The per-token acceptance rate α at which `decode_lab::expected_tokens(α, γ)` is `tau`

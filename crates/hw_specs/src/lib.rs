@@ -44,7 +44,7 @@ pub struct Accelerator {
     pub peak_flops_fp4: Option<f64>,
     /// Peak FP32 throughput of the non-tensor (vector, CUDA-core) units, FLOP/s: where a
     /// kernel that dequantizes weights on the way to its products does that work
-    /// (`llm_math::CostTerms::int4_dequant_ops`). `None` where no source prints it.
+    /// (`planner::CostTerms::int4_dequant_ops`). `None` where no source prints it.
     pub peak_flops_fp32: Option<f64>,
     /// Peak HBM bandwidth, bytes/s.
     pub hbm_bandwidth: f64,

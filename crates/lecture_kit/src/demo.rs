@@ -164,9 +164,10 @@ pub fn run_demo<I: Inputs>(
     inputs: &I,
     default_only: &str,
 ) -> Result<Ran, Error> {
+    // Whether the script's sentences hold is the inputs' to say, before the demo runs.
+    let as_written = inputs.is_default();
     let mut out = Out::new(number);
     run(&mut out, inputs)?;
-    let as_written = inputs.is_default();
     let typed = out.take_data();
     Ok(Ran {
         section: out.finish(as_written, default_only)?,

@@ -63,6 +63,23 @@ impl Deployment {
         Deployment { weights, ..self }
     }
 
+    /// Checks that both efficiencies are fractions of peak from [`MIN_EFFICIENCY`] to 1.
+    ///
+    /// Errors: the efficiency out of range, named.
+    pub(crate) fn check_efficiencies(&self) -> Result<(), Error> {
+        for (what, e) in [
+            ("compute efficiency", self.compute_efficiency),
+            ("bandwidth efficiency", self.bandwidth_efficiency),
+        ] {
+            if !(MIN_EFFICIENCY..=1.0).contains(&e) {
+                return Err(Error::Invalid(format!(
+                    "{what} must be a fraction of peak from {MIN_EFFICIENCY} to 1, got {e}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Checks every knob against `cfg`: `tp ≥ 1`, dividing the query heads, the MLP's
     /// hidden width `d_ff` and `d_model`, and either dividing the KV heads or a multiple of
     /// them (past the KV heads each KV head is replicated, as vLLM does); efficiencies in
@@ -106,16 +123,7 @@ impl Deployment {
             split("expert hidden units", x.d_ff)?;
         }
         split("model dimensions (d_model)", cfg.d_model)?;
-        for (what, e) in [
-            ("compute efficiency", self.compute_efficiency),
-            ("bandwidth efficiency", self.bandwidth_efficiency),
-        ] {
-            if !(MIN_EFFICIENCY..=1.0).contains(&e) {
-                return Err(Error::Invalid(format!(
-                    "{what} must be a fraction of peak from {MIN_EFFICIENCY} to 1, got {e}"
-                )));
-            }
-        }
+        self.check_efficiencies()?;
         let latency = self.all_reduce_latency;
         if !(latency.is_finite() && (0.0..=MAX_SECONDS).contains(&latency)) {
             return Err(Error::Invalid(format!(

@@ -261,12 +261,19 @@ pub fn all_reduce_time(cfg: &ModelConfig, hw: &Accelerator, tokens: u64, dep: &D
 /// `tokens = peak · compute_efficiency · w / (2 · bandwidth · bandwidth_efficiency)`
 /// (lecture 1 §3.6; attention and KV traffic ignored).
 ///
+/// Errors: a card that cannot exist ([`Accelerator::validate`]), efficiencies out of range,
+/// weights the card cannot run ([`WeightDtype::check_card`](crate::WeightDtype::check_card)).
+///
 /// ```
 /// use llm_math::{critical_tokens, Deployment};
 /// // H100 at 60% / 80% in bf16: 989e12 · 0.6 · 2 / (2 · 3.35e12 · 0.8) ≈ 221 tokens.
-/// assert!((critical_tokens(&hw_specs::H100, &Deployment::LECTURE) - 221.4).abs() < 0.1);
+/// assert!((critical_tokens(&hw_specs::H100, &Deployment::LECTURE)? - 221.4).abs() < 0.1);
+/// # Ok::<(), llm_math::Error>(())
 /// ```
-pub fn critical_tokens(hw: &Accelerator, dep: &Deployment) -> f64 {
+pub fn critical_tokens(hw: &Accelerator, dep: &Deployment) -> Result<f64, Error> {
+    crate::validate::check_card(hw)?;
+    dep.check_efficiencies()?;
+    dep.weights.check_card(hw)?;
     critical_tokens_at(
         dep.weights.peak_flops(hw) * dep.compute_efficiency,
         hw.hbm_bandwidth * dep.bandwidth_efficiency,
@@ -278,13 +285,36 @@ pub fn critical_tokens(hw: &Accelerator, dep: &Deployment) -> f64 {
 /// bandwidth)` tokens, for `peak` FLOP/s and `bandwidth` bytes/s as reached (efficiencies
 /// applied, or measured) and weights of `bytes_per_weight` bytes.
 ///
+/// Errors: a rate or a weight size that is not a positive finite number, or a quotient too
+/// large to be finite.
+///
 /// ```
 /// // 138 GFLOP/s, 22 GB/s, f32 weights: 138e9 · 4 / 44e9 ≈ 12.5 tokens.
-/// let t = llm_math::critical_tokens_at(138e9, 22e9, 4.0);
+/// let t = llm_math::critical_tokens_at(138e9, 22e9, 4.0)?;
 /// assert!((t - 12.545).abs() < 1e-3);
+/// assert!(llm_math::critical_tokens_at(138e9, 0.0, 4.0).is_err());
+/// # Ok::<(), llm_math::Error>(())
 /// ```
-pub fn critical_tokens_at(peak: f64, bandwidth: f64, bytes_per_weight: f64) -> f64 {
-    peak * bytes_per_weight / (2.0 * bandwidth)
+pub fn critical_tokens_at(peak: f64, bandwidth: f64, bytes_per_weight: f64) -> Result<f64, Error> {
+    let inputs = [
+        ("peak", peak),
+        ("bandwidth", bandwidth),
+        ("bytes per weight", bytes_per_weight),
+    ];
+    for (name, x) in inputs {
+        if !(x.is_finite() && x > 0.0) {
+            return Err(Error::Invalid(format!(
+                "the critical batch needs a positive finite {name}, got {x}"
+            )));
+        }
+    }
+    let tokens = peak * bytes_per_weight / (2.0 * bandwidth);
+    if !tokens.is_finite() {
+        return Err(Error::Invalid(format!(
+            "the critical batch of {peak} FLOP/s over {bandwidth} B/s is not finite"
+        )));
+    }
+    Ok(tokens)
 }
 
 #[cfg(test)]
@@ -513,10 +543,13 @@ mod tests {
 
     #[test]
     fn the_critical_batch_on_h100_is_about_220_tokens() {
-        let t = critical_tokens(&H100, &Deployment::LECTURE);
+        let t = critical_tokens(&H100, &Deployment::LECTURE).unwrap();
         assert!((t - PEAK / BW).abs() < 1e-9);
         // FP8 weights: twice the peak and half the bytes per weight: the same 221 tokens.
-        let fp8 = critical_tokens(&H100, &dep(1, WeightDtype::Fp8, KvDtype::Bf16));
+        let fp8 = critical_tokens(&H100, &dep(1, WeightDtype::Fp8, KvDtype::Bf16)).unwrap();
         assert!((fp8 - 1979e12 * 0.6 / (2.0 * BW)).abs() < 1e-9, "{fp8}");
+        // FP8 weights on a card without FP8 tensor cores: refused, not a made-up figure.
+        let a100 = hw_specs::accelerator("A100").unwrap();
+        assert!(critical_tokens(a100, &dep(1, WeightDtype::Fp8, KvDtype::Bf16)).is_err());
     }
 }

@@ -3,9 +3,11 @@
 //! not negative. Run by `cargo test` with the dev profile's overflow checks, so an integer
 //! overflow is a failure too.
 
-use hw_specs::arbitrary::accelerator;
+use hw_specs::arbitrary::{accelerator, extreme_f64};
 use llm_math::arbitrary::{deployment, extreme_u64, model_config, shape, size};
-use llm_math::{critical_tokens, expected_experts_read, forward_cost, max_batch_on, model};
+use llm_math::{
+    critical_tokens, critical_tokens_at, expected_experts_read, forward_cost, max_batch_on, model,
+};
 use proptest::prelude::*;
 
 fn finite(x: f64) -> bool {
@@ -57,8 +59,19 @@ proptest! {
                 prop_assert!(finite(b));
             }
         }
-        if hw.validate().is_ok() && dep.check(&llm_math::LLAMA31_8B).is_ok() {
-            prop_assert!(finite(critical_tokens(&hw, &dep)));
+        if let Ok(t) = critical_tokens(&hw, &dep) {
+            prop_assert!(finite(t) && hw.validate().is_ok());
+        }
+    }
+
+    #[test]
+    fn a_critical_batch_is_refused_or_finite(
+        peak in extreme_f64(),
+        bandwidth in extreme_f64(),
+        bytes in extreme_f64(),
+    ) {
+        if let Ok(t) = critical_tokens_at(peak, bandwidth, bytes) {
+            prop_assert!(finite(t) && peak > 0.0 && bandwidth > 0.0 && bytes > 0.0);
         }
     }
 

@@ -27,10 +27,12 @@ use lecture_kit::{Block, Lecture, Script};
                   the toy model; 4 (opt-in) speculative decoding for real on the toy model \
                   (实测); 5 (opt-in) the roofline against published measurements (模型 vs \
                   实测); 6 (opt-in; --release recommended, a quick plan in the dev profile) this \
-                  machine's roofline measured and speculative decoding timed on it. Figures: \
-                  knee.svg (1), batch.svg (2), trees.svg (3), measured.svg (4), \
-                  validation.svg (5), host.svg (6). A demo says which flags given it ignores; a \
-                  flag no chosen demo reads is refused."
+                  machine's roofline measured and speculative decoding timed on it; 7 (opt-in) \
+                  every drafter the lecture names run for real on the toy model (dynamic \
+                  trees, sampled trees, prompt lookup, layer skip). Figures: knee.svg (1), \
+                  batch.svg (2), trees.svg (3), measured.svg (4), validation.svg (5), host.svg \
+                  (6), drafters.svg (7). A demo says which flags given it ignores; a flag no \
+                  chosen demo reads is refused."
 )]
 pub struct Cli {}
 

@@ -355,6 +355,26 @@ fn list_shows_the_scripts_and_registries() {
     }
 }
 
+/// `--help` fits a terminal (clap wraps it to 100 columns when the output is not one) and
+/// its summary names every demo of the script, by its figure.
+#[test]
+fn the_help_is_wrapped_and_names_every_demo() {
+    use unicode_width::UnicodeWidthStr;
+    let help = lecture_kit::testing::run::<lecture06::Cli>(&["--help"]).stdout;
+    for line in help.lines() {
+        assert!(line.width() <= 100, "{} columns: {line}", line.width());
+    }
+    let summary = help.split("Which demo reads which flag:").next().unwrap();
+    let summary = summary.split_whitespace().collect::<Vec<_>>().join(" ");
+    for demo in &lecture06::spec_decode_on_hardware::script().demos {
+        let n = demo.number();
+        assert!(
+            summary.contains(&format!(".svg ({n})")),
+            "demo {n}: {summary}"
+        );
+    }
+}
+
 /// `--help` states the defaults of the flags whose value stays unset unless given (so that
 /// a calibration profile's constants can take their place): they must be the library's.
 #[test]

@@ -40,7 +40,7 @@ pub fn demo1(out: &mut Out, m: &TargetOnCard) -> Result<(), Error> {
     out.header(format!(
         "演示 1：{target} 在一块 {hw} 上 decode 一步（上下文 {CTX}）"
     ));
-    let crit = fixed(critical_tokens(m.hw(), &Deployment::LECTURE), 0);
+    let crit = fixed(critical_tokens(m.hw(), &Deployment::LECTURE)?, 0);
     let ops = py(peak / m.hw().hbm_bandwidth);
     out.print(format!(
         "{hw} 的算力 / 带宽 = {ops} FLOP/字节；按 60% / 80% 的效率，临界批大小约 {crit} 个 token。"

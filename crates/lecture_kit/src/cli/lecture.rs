@@ -79,10 +79,21 @@ pub trait Lecture: clap::CommandFactory + 'static {
 /// The whole command line of lecture `L`: its words, [`CommonArgs`], and every flag a demo
 /// of one of its scripts reads, each once (a flag several demos read is one group of
 /// `lecture_flags` or of the lecture, flattened into each of their inputs). `--help` ends
-/// with which demo reads which flag.
+/// with which demo reads which flag; it is wrapped to the terminal (100 columns when the
+/// output is not one).
 pub fn command<L: Lecture>() -> clap::Command {
     use clap::Args;
-    let mut command = CommonArgs::augment_args(L::command());
+    let lecture = L::command();
+    // The lecture's own words stay its summary: the flags added below bring none.
+    let about = lecture.get_about().cloned();
+    let long_about = lecture.get_long_about().cloned();
+    let mut command = CommonArgs::augment_args(lecture);
+    if let Some(about) = about {
+        command = command.about(about);
+    }
+    if let Some(long_about) = long_about {
+        command = command.long_about(long_about);
+    }
     let mut reads = Vec::new();
     for script in L::scripts() {
         for demo in &script.demos {

@@ -176,7 +176,7 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         },
     )?;
 
-    let critical_tokens = critical_tokens(&s.hw, &setup.plan.deployment(&s)?);
+    let critical_tokens = critical_tokens(&s.hw, &setup.plan.deployment(&s)?)?;
     out.observations([
         what_if(summary(&s, &ctxs, &max_batch, &grid, critical_tokens)?),
         seed(
