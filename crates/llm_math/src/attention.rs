@@ -84,7 +84,7 @@ impl ModelConfig {
 
     /// Cached tokens summed over the layers that one query at context `ctx` reads:
     /// `layers · ctx` when every layer attends to everything, and with sliding layers
-    /// `full · ctx + sliding · min(ctx, window)` ([`Sliding`]). Each is one layer's K and
+    /// `full · ctx + sliding · min(ctx, window)` ([`Sliding`](crate::Sliding)). Each is one layer's K and
     /// V of one token ([`kv_elements_per_layer`](Self::kv_elements_per_layer)); an engine
     /// with a hybrid cache keeps just as many per sequence.
     ///
