@@ -45,7 +45,30 @@ struct LinkFile {
     mesh_link_per_direction: Option<f64>,
 }
 
+/// The largest card file read: a card is a dozen lines.
+pub const MAX_CARD_BYTES: u64 = 64 << 10;
+
 impl Accelerator {
+    /// [`Accelerator::from_toml`] of the file at `path`. Only a regular file of at most
+    /// [`MAX_CARD_BYTES`] is read.
+    ///
+    /// Errors: a file that cannot be read, is not a regular file or is too big, and as
+    /// [`Accelerator::from_toml`]; the message starts with the path.
+    pub fn from_toml_file(path: &std::path::Path) -> Result<Accelerator, InvalidAccelerator> {
+        let shown = path.display();
+        let text =
+            crate::user_file::read(path, MAX_CARD_BYTES, "a card file").map_err(|reason| {
+                InvalidAccelerator {
+                    name: format!("{shown}"),
+                    reason,
+                }
+            })?;
+        Accelerator::from_toml(&text).map_err(|e| InvalidAccelerator {
+            name: format!("{shown}: {}", e.name),
+            reason: e.reason,
+        })
+    }
+
     /// A card from the text of a TOML file (see [the module](crate::card_file)), its name
     /// and link kind kept for the rest of the program (leaked, a few bytes: this is for a
     /// command line, once per card), [validated](Accelerator::validate).
@@ -64,10 +87,7 @@ impl Accelerator {
     pub fn from_toml(text: &str) -> Result<Accelerator, InvalidAccelerator> {
         let file: CardFile = toml::from_str(text).map_err(|e| InvalidAccelerator {
             name: "card file".into(),
-            reason: match field_at(text, &e) {
-                Some(key) if !e.message().contains(key) => format!("{key}: {}", e.message()),
-                _ => e.message().to_string(),
-            },
+            reason: reason(text, &e),
         })?;
         let card = Accelerator {
             name: Box::leak(file.name.into_boxed_str()),
@@ -90,8 +110,6 @@ impl Accelerator {
     }
 }
 
-/// The key of the `key = value` line a TOML error points into, if it points into one: the
-/// reader's own message for a value of the wrong type does not name its field.
 /// `names` for the life of the process, as a card's aliases (a card is read once).
 fn leak_names(names: Vec<String>) -> &'static [&'static str] {
     let names: Vec<&'static str> = names
@@ -101,6 +119,30 @@ fn leak_names(names: Vec<String>) -> &'static [&'static str] {
     Box::leak(names.into_boxed_slice())
 }
 
+/// What is wrong with a card file, its field named: a missing field's message names it; a
+/// value's points into its `key = value` line.
+fn reason(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message();
+    if message.starts_with("missing field") {
+        // Its span is the whole table, which starts at some other key.
+        return message.to_string();
+    }
+    let message = match message.split_once(" as i128, expected") {
+        // An integer beyond i64 (TOML's integers), which the reader then offers as i128.
+        Some((value, _)) => format!(
+            "{} is beyond a TOML integer's range; write it with an exponent (e.g. 1e20)",
+            value.trim_start_matches("invalid type: integer ")
+        ),
+        None => message.to_string(),
+    };
+    match field_at(text, e) {
+        Some(key) if !message.contains(key) => format!("{key}: {message}"),
+        _ => message,
+    }
+}
+
+/// The key of the `key = value` line a TOML error points into, if it points into one: the
+/// reader's own message for a value of the wrong type does not name its field.
 fn field_at<'t>(text: &'t str, e: &toml::de::Error) -> Option<&'t str> {
     let before = text.get(..e.span()?.start)?;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
@@ -115,6 +157,21 @@ mod tests {
 
     const MINE: &str = "name = 'mine'\npeak_flops_bf16 = 1e15\nhbm_bandwidth = 3e12\n\
                         memory_bytes = 80e9\n[interconnect]\nkind = 'PCIe'\nper_direction = 32e9\n";
+
+    #[test]
+    fn a_missing_field_and_a_too_big_integer_are_named_as_they_are() {
+        // A missing field's error spans the whole table: it once blamed the first key.
+        let missing = MINE.replace("hbm_bandwidth = 3e12\n", "");
+        let e = Accelerator::from_toml(&missing).unwrap_err().to_string();
+        assert_eq!(e, "card file: missing field `hbm_bandwidth`");
+        let huge = MINE.replace("memory_bytes = 80e9", "memory_bytes = 99999999999999999999");
+        let e = Accelerator::from_toml(&huge).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "card file: memory_bytes: `99999999999999999999` is beyond a TOML integer's \
+             range; write it with an exponent (e.g. 1e20)"
+        );
+    }
 
     #[test]
     fn a_card_file_reads_as_the_fields_say_and_is_validated() {

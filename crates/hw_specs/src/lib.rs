@@ -18,6 +18,7 @@ mod builtin;
 pub use builtin::{ACCELERATORS, H100};
 pub mod card_file;
 pub mod catalog;
+pub mod user_file;
 
 /// One accelerator as the roofline model sees it.
 ///

@@ -105,35 +105,49 @@ impl TargetOnCard {
 }
 
 /// `--hw NAME`: an accelerator of the registry, by name or alias, any case; or `PATH`, a
-/// card of one's own as a TOML file ([`hw_specs::card_file`]; a value naming an existing
-/// file, or one with a `/`, a `\\` or a `.toml` ending, is a path).
+/// card of one's own as a TOML file ([`hw_specs::card_file`]). A value is a path when it
+/// looks like one (a `/`, a `\\` or a `.toml` ending), whatever files the
+/// current folder holds: a file named `H200` there never hijacks `--hw H200`.
 pub fn parse_hw(text: &str) -> Result<Accelerator, String> {
     if let Some(path) = as_path(text, ".toml") {
-        let file = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        return Accelerator::from_toml(&file).map_err(|e| format!("{}: {e}", path.display()));
+        lecture_kit::files::note_input(path);
+        return Accelerator::from_toml_file(path).map_err(|e| e.to_string());
     }
     hw_specs::accelerator(text)
         .copied()
-        .map_err(|e| e.to_string())
+        .map_err(|e| with_file_hint(e.to_string(), text))
 }
 
 /// `--target NAME`, `--draft NAME`: a model of the registry, any case; or `PATH`, a
-/// Hugging Face `config.json` (a value naming an existing file, or one with a `/`, a `\\`
-/// or a `.json` ending, is a path: a missing file is an error, never a name).
+/// Hugging Face `config.json`. A value is a path when it looks like one (a
+/// `/`, a `\\` or a `.json` ending; a missing file is then an error, never a name),
+/// whatever files the current folder holds.
 pub fn parse_model(text: &str) -> Result<ModelConfig, String> {
     if let Some(path) = as_path(text, ".json") {
+        lecture_kit::files::note_input(path);
         return ModelConfig::from_hf_config_file(path).map_err(|e| e.to_string());
     }
-    llm_math::model(text).copied().map_err(|e| e.to_string())
+    llm_math::model(text)
+        .copied()
+        .map_err(|e| with_file_hint(e.to_string(), text))
 }
 
-/// `text` as a path when it is one: it names an existing file, holds a `/` or a `\\`, or
-/// ends with `extension` (so a mistyped path is an error about the file, never a name).
+/// `text` as a path when it looks like one: it holds a `/` or a `\\`, or ends with
+/// `extension`. Nothing else is: the current folder's files are not asked, so a name means
+/// the same in every folder (write `./NAME` for a file without the ending), and a
+/// mistyped path is an error about the file, never a name.
 fn as_path<'a>(text: &'a str, extension: &str) -> Option<&'a std::path::Path> {
-    let path = std::path::Path::new(text);
     let looks_like_one = text.contains(['/', '\\']) || text.ends_with(extension);
-    (looks_like_one || path.is_file()).then_some(path)
+    looks_like_one.then_some(std::path::Path::new(text))
+}
+
+/// An unknown name's error, with how to read the file of that name when there is one.
+fn with_file_hint(error: String, text: &str) -> String {
+    if std::path::Path::new(text).is_file() {
+        format!("{error} (a file of that name is here: write ./{text} to read it)")
+    } else {
+        error
+    }
 }
 
 /// A card in the JSON export's setup: its name.

@@ -143,6 +143,7 @@ pub fn run<L: Lecture>(
     options: Options,
 ) -> u8 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    files::forget_inputs();
     let matches = match command::<L>().try_get_matches_from(&args) {
         Ok(m) => m,
         Err(e) if !e.use_stderr() => {
@@ -175,6 +176,7 @@ pub fn run<L: Lecture>(
 /// script's name. Refuses what [`run`] refuses.
 pub fn report<L: Lecture>(args: &[&str]) -> Result<Report, Error> {
     let argv = std::iter::once("lecture").chain(args.iter().copied());
+    files::forget_inputs();
     let matches = command::<L>()
         .try_get_matches_from(argv)
         .map_err(|e| Error::Usage(usage_line::<L>(&e)))?;
@@ -275,6 +277,7 @@ pub fn write(
             )));
         }
     }
+    refuse_overlaps(common.format, out_path, &report, figures.as_ref())?;
     if let Some((dir, _)) = &figures {
         files::make_folder(dir).map_err(Error::Output)?;
     }
@@ -327,6 +330,48 @@ pub fn write(
     }
     if let Some((dir, svgs)) = figures {
         files::write_folder(dir, &svgs).map_err(Error::Output)?;
+    }
+    Ok(())
+}
+
+/// Refuses a run whose files overlap: an output that is a file the run reads (a card, a
+/// `config.json`: [`files::note_input`]), or two outputs that are one file (`--plot d
+/// --out d/knee.svg`). Checked before a byte is written.
+fn refuse_overlaps(
+    format: Format,
+    out_path: Option<&std::path::Path>,
+    report: &Report,
+    figures: Option<&(&PathBuf, Vec<files::NamedFile>)>,
+) -> Result<(), Error> {
+    let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
+    match (format, out_path) {
+        (Format::Csv, Some(dir)) => {
+            let tables = report.tables().map(|t| dir.join(format!("{}.csv", t.id)));
+            outputs.extend(tables.map(|p| ("--out", p)));
+        }
+        (_, Some(path)) => outputs.push(("--out", path.to_path_buf())),
+        (_, None) => {}
+    }
+    if let Some((dir, svgs)) = figures {
+        outputs.extend(svgs.iter().map(|(name, _)| ("--plot", dir.join(name))));
+    }
+    let inputs = files::inputs();
+    for (i, (flag, path)) in outputs.iter().enumerate() {
+        if let Some(input) = inputs.iter().find(|input| files::same_file(path, input)) {
+            return Err(Error::Usage(format!(
+                "{flag} would write {} over {}, which this run reads: write the output \
+                 elsewhere",
+                path.display(),
+                input.display()
+            )));
+        }
+        let earlier = outputs[..i].iter().find(|(_, p)| files::same_file(path, p));
+        if let Some((other, _)) = earlier {
+            return Err(Error::Usage(format!(
+                "{other} and {flag} both write {}: give them different places",
+                path.display()
+            )));
+        }
     }
     Ok(())
 }

@@ -8,21 +8,25 @@
 //! | at the path | written how |
 //! |---|---|
 //! | nothing, or a regular file | a temporary with a random name, created exclusively in the same folder (never following a link planted at its name), flushed to disk and renamed over the path; the old file's mode and owner are kept |
-//! | a regular file with other names (hard links), or one whose owner the new file cannot be given | in place, truncated and rewritten, so every name sees the new bytes and the owner stays |
+//! | a regular file with other names (hard links), or one whose owner the new file cannot be given | in place, so every name sees the new bytes and the owner stays: the old content is first copied aside (`.NAME.XXXXXX.old`, readable by its owner only), put back if the write fails part way, and removed once the new content is whole; where no copy can be made, nothing is written |
 //! | a symbolic link | the file it leads to, by these rules (the link stays a link; a link that leads nowhere creates the file it names) |
 //! | a FIFO, a device, a descriptor's link (`/dev/null`, `/dev/stdout`, `/dev/fd/N`) | straight through, opened to append (a pipe stays a pipe, a file redirected with `>>` keeps what it held); a full device is an error |
 //! | a folder, a socket | refused, nothing written |
 //!
 //! A folder of files ([`write_folder`]) is written whole or not at all, under a lock, and
 //! keeps no stale file of an earlier run (see [`MANIFEST`]). A temporary is removed on
-//! error and when the run is interrupted (SIGINT, SIGTERM, SIGHUP).
+//! error and when the run is interrupted (SIGINT, SIGTERM, SIGHUP); the interruption
+//! waits while files are put in place (a folder's renames, a rewrite in place), so it
+//! never leaves some of them new and some old. A run killed outright (SIGKILL) while it
+//! rewrites a file in place leaves the old content in its `.old` copy.
 
 mod cleanup;
 mod folder;
 mod place;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 pub use folder::{LOCK, MANIFEST, write_folder};
 
@@ -53,6 +57,60 @@ pub fn same_folder(a: &Path, b: &Path) -> Result<bool, String> {
         fs::canonicalize(p).map_err(|e| format!("cannot read the folder {}: {e}", p.display()))
     };
     Ok(a == b || on_disk(a)? == on_disk(b)?)
+}
+
+/// The files this run has read (a card's TOML, a model's `config.json`), noted by the
+/// flags' readers ([`note_input`]), so that no output is written over one of them.
+static INPUTS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Notes that this run reads the file at `path` (a value parser that reads a file calls
+/// it): [`crate::cli::run`] then refuses an `--out` or `--plot` file that is this file,
+/// however spelled (`m/config.json`, `./m/../m/config.json`, a link, another hard link).
+pub fn note_input(path: &Path) {
+    let mut inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
+    inputs.push(path.to_path_buf());
+}
+
+/// The files noted as read since the last [`forget_inputs`].
+pub(crate) fn inputs() -> Vec<PathBuf> {
+    INPUTS.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// Starts a run: no file noted as read yet.
+pub(crate) fn forget_inputs() {
+    INPUTS.lock().unwrap_or_else(|p| p.into_inner()).clear();
+}
+
+/// Whether `a` and `b` are one file, however spelled: the same device and inode when
+/// both exist (links, hard links, `x/../x`), else the same absolute path once the folder
+/// that holds each is resolved on disk.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    if let (Ok(ma), Ok(mb)) = (fs::metadata(a), fs::metadata(b))
+        && let (Some(ia), Some(ib)) = (file_identity(&ma), file_identity(&mb))
+    {
+        return ia == ib;
+    }
+    resolved(a) == resolved(b)
+}
+
+/// `path` made absolute, its folder resolved on disk where it exists.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    let absolute = std::path::absolute(path).ok()?;
+    let (Some(dir), Some(name)) = (absolute.parent(), absolute.file_name()) else {
+        return Some(absolute);
+    };
+    Some(fs::canonicalize(dir).map_or(absolute.clone(), |d| d.join(name)))
+}
+
+#[cfg(unix)]
+fn file_identity(m: &fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_identity(_: &fs::Metadata) -> Option<(u64, u64)> {
+    None
 }
 
 #[cfg(test)]

@@ -308,3 +308,128 @@ fn sigterm_mid_write_leaves_no_temporary() {
     assert!(size == 0 || size == 512 << 20, "{size} bytes");
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// The child of the tests below: writes what `KIT_FILES_CHILD` asks, slowly enough to be
+/// interrupted.
+#[test]
+fn child_writing_on_request() {
+    let Ok(what) = std::env::var("KIT_FILES_CHILD") else {
+        return;
+    };
+    let path = std::env::var("KIT_FILES_CHILD_AT").unwrap();
+    match what.as_str() {
+        // Rounds of 16 MiB, each round's bytes all one letter.
+        "rewrite" => {
+            for round in 0..20u8 {
+                let _ = write_file(Path::new(&path), &vec![b'a' + round; 16 << 20]);
+            }
+        }
+        "folder" => {
+            let files = [
+                file("a.csv", "new"),
+                file("b.csv", "new"),
+                file("c.csv", "new"),
+            ];
+            write_folder(Path::new(&path), &files).unwrap();
+        }
+        _ => unreachable!("{what}"),
+    }
+}
+
+fn child(what: &str, at: &Path) -> Command {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args(["--exact", "child_writing_on_request", "--nocapture"])
+        .env("KIT_FILES_CHILD", what)
+        .env("KIT_FILES_CHILD_AT", at);
+    c
+}
+
+/// A file with a second name is rewritten in place; the old code truncated it first, so a
+/// signal part way left both names holding a part. Now the signal waits until the file is
+/// whole, and the copy of the old content kept meanwhile is gone.
+#[test]
+fn sigterm_while_a_hard_linked_file_is_rewritten_leaves_it_whole() {
+    let d = scratch("rewrite");
+    let out = d.join("o.json");
+    fs::write(&out, "old").unwrap();
+    fs::hard_link(&out, d.join("second-name.json")).unwrap();
+    let mut running = child("rewrite", &out).spawn().unwrap();
+    // Wait until the file is part way through its rewrite (its old content copied aside,
+    // the file truncated and not yet whole), then interrupt.
+    let started = std::time::Instant::now();
+    let part_way = || {
+        let size = fs::metadata(&out).map_or(0, |m| m.len());
+        let copied = names(&d).iter().any(|n| n.ends_with(".old"));
+        copied && size != 3 && size != 16 << 20
+    };
+    while !part_way() && started.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    assert!(part_way(), "the child never started writing");
+    let killed = Command::new("kill")
+        .args(["-TERM", &running.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = running.wait().unwrap();
+    assert!(!status.success(), "ended by the signal: {status:?}");
+    assert_eq!(
+        names(&d),
+        ["o.json", "second-name.json"],
+        "nothing left beside"
+    );
+    let bytes = fs::read(&out).unwrap();
+    let whole =
+        bytes == b"old" || (bytes.len() == 16 << 20 && bytes.iter().all(|&b| b == bytes[0]));
+    assert!(whole, "a part: {} bytes", bytes.len());
+    assert_eq!(fs::read(d.join("second-name.json")).unwrap(), bytes);
+    fs::remove_dir_all(&d).unwrap();
+}
+
+/// A SIGTERM delivered at the third rename of a folder's write (strace injects it: the
+/// list first, then a.csv, then b.csv) once left a.csv new and b.csv and c.csv old, the
+/// list naming files that were not there. Now the renames land together.
+#[test]
+fn sigterm_between_a_folders_renames_lands_all_of_them() {
+    let traced = Command::new("strace").arg("-V").output();
+    if !traced.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIPPED: strace is not installed (it injects the signal)");
+        return;
+    }
+    let d = scratch("renames");
+    let dir = d.join("tables");
+    write_folder(
+        &dir,
+        &[
+            file("a.csv", "old"),
+            file("b.csv", "old"),
+            file("c.csv", "old"),
+        ],
+    )
+    .unwrap();
+    let mut traced = Command::new("strace");
+    traced.args([
+        "-f",
+        "-qq",
+        "-o",
+        "/dev/null",
+        "-e",
+        "trace=rename,renameat,renameat2",
+        "-e",
+        "inject=rename,renameat,renameat2:signal=TERM:when=3",
+    ]);
+    let inner = child("folder", &dir);
+    traced.arg(inner.get_program()).args(inner.get_args());
+    traced.envs(inner.get_envs().filter_map(|(k, v)| Some((k, v?))));
+    let status = traced.status().unwrap();
+    assert!(!status.success(), "ended by the signal: {status:?}");
+    let held: Vec<String> = ["a.csv", "b.csv", "c.csv"]
+        .iter()
+        .map(|n| fs::read_to_string(dir.join(n)).unwrap())
+        .collect();
+    assert_eq!(held, ["new", "new", "new"], "the renames landed together");
+    assert_eq!(names(&dir), [MANIFEST, "a.csv", "b.csv", "c.csv"]);
+    let list = fs::read_to_string(dir.join(MANIFEST)).unwrap();
+    assert_eq!(list.lines().count(), 3, "{list}");
+    fs::remove_dir_all(&d).unwrap();
+}

@@ -205,7 +205,8 @@ impl ModelConfig {
     /// [`ModelConfig::from_hf_config`].
     pub fn from_hf_config_file(path: &std::path::Path) -> Result<ModelConfig, Error> {
         let shown = path.display();
-        let text = read_capped(path).map_err(|e| Error::Invalid(format!("{shown}: {e}")))?;
+        let text = hw_specs::user_file::read(path, MAX_CONFIG_BYTES, "a config.json")
+            .map_err(|e| Error::Invalid(format!("{shown}: {e}")))?;
         let stem = match path.file_name().and_then(|n| n.to_str()) {
             Some("config.json") => path.parent().and_then(|p| p.file_name()),
             _ => path.file_stem(),
@@ -226,28 +227,6 @@ impl ModelConfig {
         let family: &'static str = Box::leak(family.into_boxed_str());
         cfg.to_config(name, Tokenizer::Declared(family))
     }
-}
-
-/// The text of the regular file at `path`, at most [`MAX_CONFIG_BYTES`] long.
-fn read_capped(path: &std::path::Path) -> Result<String, String> {
-    use std::io::Read;
-    // Asked before opening: opening a FIFO waits for a writer.
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read it: {e}"))?;
-    if !meta.is_file() {
-        return Err("not a regular file (a config.json is one)".into());
-    }
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let mut text = String::new();
-    let read = file
-        .take(MAX_CONFIG_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    if read as u64 > MAX_CONFIG_BYTES {
-        return Err(format!(
-            "more than {MAX_CONFIG_BYTES} bytes, far more than any config.json"
-        ));
-    }
-    Ok(text)
 }
 
 /// The text of a `config.json` as its fields.

@@ -1,7 +1,8 @@
 //! A full disk never leaves a half-written or clobbered file: `--out`, `--format csv --out`
 //! and `--plot` into a 64 KiB tmpfs (mounted for the test where the machine allows it, as
 //! root on Linux; the test says SKIPPED otherwise) exit 1 naming the file, and leave the
-//! folder as it was.
+//! folder as it was (a file with a second name, rewritten in place, with its old content
+//! put back).
 
 mod run;
 
@@ -97,6 +98,16 @@ fn a_full_disk_leaves_no_partial_or_clobbered_file() {
     let out = page.to_str().unwrap();
     fails_cleanly(&["--format", "json", "--out", out], root, "page.html");
     fails_cleanly(&["--format", "html", "--out", out], root, "page.html");
+    // A file with a second name is rewritten in place (both names see the new bytes):
+    // the old code truncated it first, and a full disk left both names holding 61,440
+    // bytes of broken JSON. Its old content is now put back.
+    let linked = root.join("h");
+    fs::write(&linked, "old\n").unwrap();
+    fs::hard_link(&linked, root.join("h2")).unwrap();
+    let h = linked.to_str().unwrap();
+    fails_cleanly(&["--format", "json", "--out", h], root, "put back");
+    fs::remove_file(root.join("h2")).unwrap();
+    fs::remove_file(&linked).unwrap();
     let csv = root.join("csv");
     fs::create_dir(&csv).unwrap();
     // Leave 8 KiB (two tmpfs pages): five CSV files and their list do not fit.

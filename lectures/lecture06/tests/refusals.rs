@@ -456,7 +456,7 @@ fn a_card_of_ones_own_is_read_validated_and_priced() {
     refused(&["--hw", p], &["hbm_bandwith"]);
     refused(
         &["--hw", "no/such/card.toml"],
-        &["cannot read no/such/card.toml"],
+        &["no/such/card.toml: cannot read it"],
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

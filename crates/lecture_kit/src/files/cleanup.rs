@@ -6,23 +6,47 @@
 //! temporary is made, a thread starts that waits for those signals, removes every
 //! registered temporary, and then lets the signal do what it would have done (the process
 //! ends by it, its exit status saying which). A signal the process ignores (SIGHUP under
-//! `nohup`) stays ignored. Elsewhere than Unix there is no such thread; a temporary left
-//! by an interrupted run is a hidden `.NAME.XXXXXX.tmp` beside the file.
+//! `nohup`) stays ignored. While files are put in place ([`commit`]: a folder's renames,
+//! a file rewritten in place) the sweep waits, so the signal ends the run after them.
+//! Elsewhere than Unix there is no such thread; a temporary left by an interrupted run is
+//! a hidden `.NAME.XXXXXX.tmp` beside the file.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 /// The temporaries alive now.
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// Held while files are put in place (a folder's renames, a file rewritten in place): a
+/// signal's sweep waits for it, so an interrupted run ends with all of them in place or
+/// none, never some.
+static COMMIT: Mutex<()> = Mutex::new(());
+
+/// Holds off SIGINT, SIGTERM and SIGHUP until the returned guard is dropped: take it
+/// before the first of several steps that must all happen (a few renames, a rewrite), and
+/// keep it short. Lock order: this before the temporaries' list.
+pub(super) fn commit() -> std::sync::MutexGuard<'static, ()> {
+    watch_signals();
+    COMMIT
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// A registered temporary; unregistered when dropped.
 pub(super) struct Registered(PathBuf);
 
-/// Registers `path` until the returned value is dropped.
-pub(super) fn register(path: &Path) -> Registered {
+/// A temporary made by `make` and registered until the returned value is dropped: made
+/// while the list is held, so that a signal's sweep finds it either not yet made or
+/// registered, never unlisted on disk.
+pub(super) fn made(
+    make: impl FnOnce() -> std::io::Result<tempfile::NamedTempFile>,
+) -> std::io::Result<(tempfile::NamedTempFile, Registered)> {
     watch_signals();
-    live().push(path.to_path_buf());
-    Registered(path.to_path_buf())
+    let mut live = live();
+    let tmp = make()?;
+    live.push(tmp.path().to_path_buf());
+    let registered = Registered(tmp.path().to_path_buf());
+    Ok((tmp, registered))
 }
 
 impl Drop for Registered {
@@ -57,7 +81,11 @@ pub(super) fn watch_signals() {
         };
         std::thread::spawn(move || {
             if let Some(signal) = signals.forever().next() {
-                // Held until the process ends: no temporary is registered after the sweep.
+                // Both held until the process ends: what is being put in place is first
+                // put in place, and no temporary is registered after the sweep.
+                let _commit = COMMIT
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
                 let mut live = live();
                 for path in live.drain(..) {
                     let _ = std::fs::remove_file(path);

@@ -70,8 +70,7 @@ pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
     let mut temporaries = Vec::new();
     for (name, bytes) in files {
         let path = dir.join(name);
-        let written = temporary_beside(&path).and_then(|mut tmp| {
-            let live = cleanup::register(tmp.path());
+        let written = temporary_beside(&path).and_then(|(mut tmp, live)| {
             tmp.write_all(bytes)?;
             tmp.as_file().sync_all()?;
             // A rename keeps the inode: the temporary's is the file's.
@@ -93,6 +92,8 @@ pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
     let mut both = ours.clone();
     both.extend(stale.clone());
     write_manifest(&manifest_path, &both)?;
+    // The renames and the final list land together: a signal waits for them.
+    let _commit = cleanup::commit();
     for (tmp, _live, path) in temporaries {
         tmp.persist(&path)
             .map_err(|e| format!("cannot write {}: {}", path.display(), e.error))?;

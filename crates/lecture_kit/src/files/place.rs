@@ -1,7 +1,7 @@
 //! One output file, written by what stands at its path (see [the module](super)).
 
 use std::fs::{self, File, Metadata, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use super::cleanup;
@@ -113,14 +113,13 @@ enum Replaced {
 /// name created exclusively beside it (it never follows or reuses what stands at its
 /// name), flushed to disk and renamed over `path`.
 fn replace(path: &Path, existing: Option<&Metadata>, bytes: &[u8]) -> io::Result<Replaced> {
-    let mut tmp = match temporary_beside(path) {
+    let (mut tmp, _live) = match temporary_beside(path) {
         // A file the user may write in a folder they may not: rewritten, as `>` would.
         Err(e) if e.kind() == io::ErrorKind::PermissionDenied && existing.is_some() => {
             return Ok(Replaced::InPlaceOnly);
         }
         other => other?,
     };
-    let _live = cleanup::register(tmp.path());
     if let Some(old) = existing
         && !keep_owner_and_mode(tmp.as_file(), old)?
     {
@@ -133,36 +132,110 @@ fn replace(path: &Path, existing: Option<&Metadata>, bytes: &[u8]) -> io::Result
 }
 
 /// A temporary file in `path`'s folder, named after it (`.NAME.XXXXXX.tmp`), created
-/// with `O_EXCL` and the mode a new file gets (0666 less the umask); removed when dropped.
-pub(super) fn temporary_beside(path: &Path) -> io::Result<tempfile::NamedTempFile> {
-    let dir = match path.parent() {
+/// with `O_EXCL` and the mode a new file gets (0666 less the umask); removed when dropped
+/// and, while registered, on a signal.
+pub(super) fn temporary_beside(
+    path: &Path,
+) -> io::Result<(tempfile::NamedTempFile, cleanup::Registered)> {
+    cleanup::made(|| temporary_in(path, folder_of(path), ".tmp", 0o666))
+}
+
+/// The folder that holds `path` (`.` for a bare name).
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
-    };
+    }
+}
+
+/// A temporary file in `dir`, named after `path` (`.NAME.XXXXXX` and `suffix`), created
+/// with `O_EXCL` and `mode` less the umask (where modes exist).
+fn temporary_in(
+    path: &Path,
+    dir: &Path,
+    suffix: &str,
+    mode: u32,
+) -> io::Result<tempfile::NamedTempFile> {
     // At most 100 characters of the name: a temporary must fit where the file's name fits.
     let name: String = path
         .file_name()
         .map(|n| n.to_string_lossy().chars().take(100).collect())
         .unwrap_or_default();
-    cleanup::watch_signals();
     let prefix = format!(".{name}.");
     let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
+    builder.prefix(&prefix).suffix(suffix);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        builder.permissions(fs::Permissions::from_mode(0o666));
+        builder.permissions(fs::Permissions::from_mode(mode));
     }
+    #[cfg(not(unix))]
+    let _ = mode;
     builder.tempfile_in(dir)
 }
 
-/// `bytes` into the file at `path` itself (truncated first), flushed to disk. The one
-/// write that is not whole-or-nothing: an error part way (a full disk) leaves the file
-/// truncated, and says so.
+/// `bytes` into the file at `path` itself, so that every name of it sees them and its
+/// owner stays. The old content is first copied aside ([`backup_of`]); the file is then
+/// truncated and rewritten, a signal waiting until it is whole. On success the copy is
+/// removed; on an error part way (a full disk) the old content is put back, or, where
+/// even that fails, left in the copy, which the error names. Where no copy can be made,
+/// nothing is written: the file is never the only place its old bytes were.
 fn in_place(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let in_place_why = "it is rewritten in place because other names link to it or its \
+                        owner could not be kept";
+    let (mut backup, live) = backup_of(path).map_err(|e| {
+        io::Error::other(format!(
+            "{in_place_why}, and a copy of its old content could not be made first ({e}); \
+             nothing was written"
+        ))
+    })?;
+    // Until the file is truncated the copy is only a copy, removed on a signal like any
+    // temporary; from then on a signal waits for the commit, and a copy that must stay
+    // is unregistered first.
+    let _commit = cleanup::commit();
     let mut f = OpenOptions::new().write(true).truncate(true).open(path)?;
-    let written = f.write_all(bytes).and_then(|()| f.sync_all());
-    written.map_err(|e| io::Error::other(format!("{e}; it was rewritten in place (other names link to it, or its owner could not be kept) and is now incomplete")))
+    let Err(e) = f.write_all(bytes).and_then(|()| f.sync_all()) else {
+        return Ok(());
+    };
+    let restored = f
+        .set_len(0)
+        .and_then(|()| f.rewind())
+        .and_then(|()| backup.rewind())
+        .and_then(|_| io::copy(&mut backup, &mut f))
+        .and_then(|_| f.sync_all());
+    match restored {
+        Ok(()) => Err(io::Error::other(format!(
+            "{e}; {in_place_why}, and its old content was put back"
+        ))),
+        Err(_) => {
+            drop(live);
+            let kept = backup.into_temp_path().keep().map_err(|k| k.error)?;
+            Err(io::Error::other(format!(
+                "{e}; {in_place_why}: it is now incomplete, and its old content is kept in {}",
+                kept.display()
+            )))
+        }
+    }
+}
+
+/// A copy of the file at `path`, flushed to disk: a temporary beside it
+/// (`.NAME.XXXXXX.old`) or, where its folder cannot take one, in the system's temporary
+/// folder, registered for removal on a signal. It is removed when dropped; a run killed
+/// outright (SIGKILL) while it rewrites the file leaves the old content there.
+fn backup_of(path: &Path) -> io::Result<(tempfile::NamedTempFile, cleanup::Registered)> {
+    let mut old = File::open(path)?;
+    // Readable by its owner only, whatever the file's mode: the copy must not show
+    // anyone what the file did not.
+    let beside = cleanup::made(|| temporary_in(path, folder_of(path), ".old", 0o600));
+    let (mut copy, live) = match beside {
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            cleanup::made(|| temporary_in(path, &std::env::temp_dir(), ".old", 0o600))?
+        }
+        other => other?,
+    };
+    io::copy(&mut old, &mut copy)?;
+    copy.as_file().sync_all()?;
+    Ok((copy, live))
 }
 
 /// Whether `path` is an open descriptor's link (`/dev/stdout`, `/dev/fd/N`,
