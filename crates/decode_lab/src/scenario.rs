@@ -166,7 +166,7 @@ impl Scenario {
             return Err(llm_math::Error::Zero("context length").into());
         }
         check_alpha(self.alpha)?;
-        self.deployment.weights.check_card(&self.hw)?;
+        self.deployment.check_card(&self.hw)?;
         check_overhead(self.overhead_target)?;
         check_overhead(self.overhead_draft)?;
         self.draft.check()?;

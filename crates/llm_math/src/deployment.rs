@@ -1,6 +1,8 @@
 //! How a model is served: tensor parallelism, dtypes, and the fractions of peak a real
 //! kernel reaches. [`Deployment::LECTURE`] is lecture 1's (and lecture 6's) setup.
 
+use hw_specs::Accelerator;
+
 use crate::{Error, KvDtype, ModelConfig, WeightDtype};
 
 /// Fraction of peak FLOP/s a real decode kernel reaches (lecture 1's assumption).
@@ -76,6 +78,30 @@ impl Deployment {
                     "{what} must be a fraction of peak from {MIN_EFFICIENCY} to 1, got {e}"
                 )));
             }
+        }
+        Ok(())
+    }
+
+    /// Whether the card can run this deployment: it runs the weights' format
+    /// ([`WeightDtype::check_card`](crate::WeightDtype::check_card)), and more than one
+    /// card needs a link that carries something between them.
+    ///
+    /// ```
+    /// use llm_math::Deployment;
+    /// let mut lone = hw_specs::H100;
+    /// lone.interconnect.per_direction = 0.0;
+    /// let tp2 = Deployment { tp: 2, ..Deployment::LECTURE };
+    /// assert!(tp2.check_card(&lone).unwrap_err().to_string().contains("carries nothing"));
+    /// assert!(Deployment::LECTURE.check_card(&lone).is_ok());
+    /// ```
+    pub fn check_card(&self, hw: &Accelerator) -> Result<(), Error> {
+        self.weights.check_card(hw)?;
+        if self.tp > 1 && hw.interconnect.all_reduce_bandwidth(self.tp) < 1.0 {
+            return Err(Error::Invalid(format!(
+                "tensor parallelism over {} cards needs a link between them, and {}'s \
+                 interconnect carries nothing",
+                self.tp, hw.name
+            )));
         }
         Ok(())
     }

@@ -537,6 +537,19 @@ mod tests {
         assert!(e.contains("duplicate field `vocab_size`"), "{e}");
     }
 
+    /// A MoE of 32 layers with `first_k_dense_replace: 1000000` was once priced as dense.
+    #[test]
+    fn more_dense_layers_than_layers_are_refused() {
+        let moe = LLAMA2_7B.replace(
+            "{",
+            "{\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"first_k_dense_replace\": 1000000,",
+        );
+        let e = read(&moe).unwrap_err().to_string();
+        assert!(e.contains("fewer than its 1000000 dense layers"), "{e}");
+        let fits = moe.replace("1000000", "1");
+        assert_eq!(read(&fits).unwrap().moe.unwrap().dense_layers, 1);
+    }
+
     /// A path to what is not a config file is refused before it is read whole: a device, a
     /// FIFO (opening one would wait for a writer), a file bigger than any config.
     #[test]

@@ -189,14 +189,7 @@ pub fn forward_cost(
     shape.check()?;
     dep.check(cfg)?;
     crate::validate::check_card(hw)?;
-    dep.weights.check_card(hw)?;
-    if dep.tp > 1 && hw.interconnect.all_reduce_bandwidth(dep.tp) < 1.0 {
-        return Err(Error::Invalid(format!(
-            "tensor parallelism over {} cards needs a link between them, and {}'s \
-             interconnect carries nothing",
-            dep.tp, hw.name
-        )));
-    }
+    dep.check_card(hw)?;
     let n = dep.tp as f64;
     let shards = dep.kv_shards(cfg) as f64;
     // Per token multiplied (its k experts for an MoE model); per pass read.

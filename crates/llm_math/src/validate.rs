@@ -10,9 +10,10 @@ pub const MAX_PARAMS: f64 = 1e15;
 impl ModelConfig {
     /// Whether the shape can exist: every size at least 1 (a dense MLP width of 0 only
     /// beside experts, unless some layers are dense), the query heads a multiple of the KV
-    /// heads, an MoE block that checks ([`crate::Experts::check`]), a latent attention of
-    /// non-zero widths over one KV head ([`crate::Mla`]), a sliding window of at least one
-    /// token, at most [`MAX_PARAMS`] parameters. Every pass
+    /// heads, an MoE block that checks ([`crate::Experts::check`]) with no more dense
+    /// layers than layers, a latent attention of non-zero widths over one KV head
+    /// ([`crate::Mla`]), a sliding window of at least one token over no more layers than
+    /// there are, at most [`MAX_PARAMS`] parameters. Every pass
     /// and capacity asks this first, so a hand-built model with no layers or heads is an
     /// error, never an unbounded batch or a made-up speedup.
     ///
@@ -21,6 +22,11 @@ impl ModelConfig {
     /// assert!(LLAMA31_8B.validate().is_ok());
     /// let e = ModelConfig { n_layers: 0, ..LLAMA31_8B }.validate().unwrap_err();
     /// assert_eq!(e.to_string(), "Llama-3.1-8B's number of layers must be at least 1, got 0");
+    /// // More sliding-window layers than layers: refused, never priced.
+    /// let gemma = *llm_math::model("Gemma-2-9B").unwrap();
+    /// let mut arch = gemma.arch;
+    /// arch.sliding = arch.sliding.map(|s| llm_math::Sliding { layers: 43, ..s });
+    /// assert!(ModelConfig { arch, ..gemma }.validate().unwrap_err().to_string().contains("43 sliding"));
     /// ```
     pub fn validate(&self) -> Result<(), crate::Error> {
         let sizes = [
@@ -53,6 +59,12 @@ impl ModelConfig {
         }
         if let Some(x) = self.moe {
             x.check()?;
+            if x.dense_layers > self.n_layers {
+                return Err(crate::Error::Invalid(format!(
+                    "{name} has {} layers, fewer than its {} dense layers",
+                    self.n_layers, x.dense_layers
+                )));
+            }
             if x.dense_layers > 0 && self.d_ff == 0 {
                 return Err(crate::Error::Invalid(format!(
                     "{name}'s {} dense layers need an MLP width (d_ff) of at least 1",
@@ -72,10 +84,18 @@ impl ModelConfig {
                 )));
             }
         }
-        if self.arch.sliding.is_some_and(|s| s.window == 0) {
-            return Err(crate::Error::Invalid(format!(
-                "{name}'s sliding window must be at least 1 token, got 0"
-            )));
+        if let Some(sliding) = self.arch.sliding {
+            if sliding.window == 0 {
+                return Err(crate::Error::Invalid(format!(
+                    "{name}'s sliding window must be at least 1 token, got 0"
+                )));
+            }
+            if sliding.layers > self.n_layers {
+                return Err(crate::Error::Invalid(format!(
+                    "{name} has {} layers, fewer than its {} sliding-window layers",
+                    self.n_layers, sliding.layers
+                )));
+            }
         }
         // Counted in saturating arithmetic: a shape too big to count is `u64::MAX`.
         let params = self.n_params();

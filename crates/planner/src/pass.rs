@@ -49,6 +49,28 @@ impl Prefill {
         }
         Ok(())
     }
+
+    /// [`Prefill::check`], and a prompt context that `model` can hold: at most its
+    /// maximum context, as a decode step's context is.
+    ///
+    /// Errors: a bound broken, named.
+    ///
+    /// ```
+    /// let long = planner::Prefill { tokens: 512, ctx: 10_000_000 };
+    /// let e = long.check_for(&llm_math::LLAMA31_8B).unwrap_err().to_string();
+    /// assert!(e.contains("maximum of 131072"), "{e}");
+    /// ```
+    pub fn check_for(&self, model: &ModelConfig) -> Result<(), Error> {
+        self.check()?;
+        if self.tokens > 0 && self.ctx > model.max_context {
+            return Err(Error::Argument(format!(
+                "a prefill's prompt context of {} tokens is longer than {}'s maximum of {} \
+                 tokens",
+                self.ctx, model.name, model.max_context
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// A scenario's passes priced by the seed's roofline plus the planner's cost terms, with
@@ -161,7 +183,7 @@ impl Pricing for Plan {
             s.deployment.weights,
             self.terms.int4_dequant_ops,
         )?;
-        self.prefill.check()
+        self.prefill.check_for(&s.target)
     }
 
     /// A target pass over `n` new tokens per sequence, seconds: the roofline time of
@@ -279,7 +301,7 @@ pub fn mixed_pass(
     if prefill.tokens == 0 {
         return Ok(decode);
     }
-    prefill.check()?;
+    prefill.check_for(cfg)?;
     let prompt_shape = ForwardShape {
         batch: 1,
         ctx: prefill.ctx,
