@@ -68,20 +68,13 @@ impl Draft {
             // One layer of the target's shape, and the target's (untied) LM head.
             Draft::Head => Some((
                 ModelConfig {
-                    n_layers: 1,
                     tied_embeddings: false,
-                    ..*target
+                    ..target.first_layers(1)
                 },
                 ctx,
             )),
             Draft::SelfSpec { kv_window } => Some((*target, ctx.min(kv_window))),
-            Draft::FirstLayers { layers } => Some((
-                ModelConfig {
-                    n_layers: layers,
-                    ..*target
-                },
-                ctx,
-            )),
+            Draft::FirstLayers { layers } => Some((target.first_layers(layers), ctx)),
             Draft::FixedCost(_) => None,
         }
     }

@@ -158,6 +158,23 @@ mod tests {
     const MINE: &str = "name = 'mine'\npeak_flops_bf16 = 1e15\nhbm_bandwidth = 3e12\n\
                         memory_bytes = 80e9\n[interconnect]\nkind = 'PCIe'\nper_direction = 32e9\n";
 
+    /// An ESC in a card's name once reached the terminal and made `--plot` write an SVG
+    /// that is not XML; a newline split a table's header.
+    #[test]
+    fn a_control_character_in_a_cards_text_is_refused_and_named_escaped() {
+        for (from, to) in [
+            ("name = 'mine'", "name = \"mi\\u001bne\""),
+            ("name = 'mine'", "name = \"mi\\nne\""),
+            ("kind = 'PCIe'", "kind = \"PC\\u0000Ie\""),
+        ] {
+            let e = Accelerator::from_toml(&MINE.replace(from, to))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("control character"), "{e}");
+            assert!(!e.chars().any(char::is_control), "{e:?}");
+        }
+    }
+
     #[test]
     fn a_missing_field_and_a_too_big_integer_are_named_as_they_are() {
         // A missing field's error spans the whole table: it once blamed the first key.

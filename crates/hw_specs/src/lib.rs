@@ -143,7 +143,8 @@ impl Accelerator {
 
     /// Whether the card can exist: every peak (the optional FP8, INT8, FP4 and FP32 ones when
     /// present), the bandwidth and the memory from 1 (FLOP/s or op/s, byte/s, byte) to
-    /// [`MAX_FIGURE`], the interconnect's bandwidths from 0 to it. Every pass and capacity in
+    /// [`MAX_FIGURE`], the interconnect's bandwidths from 0 to it, and no control character
+    /// in its name, aliases or link's kind. Every pass and capacity in
     /// the course's libraries asks this first, so a hand-built card with a NaN, negative
     /// or infinite figure is an error, never a NaN or negative time.
     ///
@@ -183,6 +184,21 @@ impl Accelerator {
         for (what, v) in at_least_zero {
             if !(0.0..=MAX_FIGURE).contains(&v) {
                 return Err(bad(what, v, "from 0"));
+            }
+        }
+        let texts = [("name", self.name), ("interconnect kind", link.kind)];
+        let aliases = self.aliases.iter().map(|a| ("alias", *a));
+        for (what, text) in texts.into_iter().chain(aliases) {
+            if text.chars().any(char::is_control) {
+                // Named escaped: the text itself would move the terminal's cursor.
+                return Err(InvalidAccelerator {
+                    name: self.name.escape_debug().to_string(),
+                    reason: format!(
+                        "the {what} {:?} holds a control character (a terminal, an SVG \
+                         and a table header cannot show one)",
+                        text
+                    ),
+                });
             }
         }
         Ok(())

@@ -109,27 +109,38 @@ pub fn wild_model_config() -> BoxedStrategy<ModelConfig> {
         prop_oneof![Just(Arch::LLAMA), arch()],
     )
         .prop_map(
-            |(shape, widths, (tied, bias, qk_norm, moe), arch)| ModelConfig {
-                name: "probe",
-                n_layers: shape.0,
-                d_model: shape.1,
-                n_heads: shape.2,
-                // Latent attention reads one KV head; half the time keep what was drawn.
-                n_kv_heads: if arch.mla.is_some() && shape.3 % 2 == 0 {
-                    1
-                } else {
-                    shape.3
-                },
-                head_dim: widths.0,
-                d_ff: widths.1,
-                vocab: widths.2,
-                max_context: widths.3,
-                tied_embeddings: tied,
-                qkv_bias: bias,
-                qk_norm,
-                moe,
-                arch,
-                ..LLAMA31_8B
+            |(shape, widths, (tied, bias, qk_norm, mut moe), mut arch)| {
+                // Sliding and dense layers among the layers drawn (more is refused, and
+                // would leave few models to price).
+                let n_layers = shape.0;
+                if let Some(s) = arch.sliding.as_mut() {
+                    s.layers %= n_layers.saturating_add(1);
+                }
+                if let Some(x) = moe.as_mut() {
+                    x.dense_layers %= n_layers.saturating_add(1);
+                }
+                ModelConfig {
+                    name: "probe",
+                    n_layers: shape.0,
+                    d_model: shape.1,
+                    n_heads: shape.2,
+                    // Latent attention reads one KV head; half the time keep what was drawn.
+                    n_kv_heads: if arch.mla.is_some() && shape.3 % 2 == 0 {
+                        1
+                    } else {
+                        shape.3
+                    },
+                    head_dim: widths.0,
+                    d_ff: widths.1,
+                    vocab: widths.2,
+                    max_context: widths.3,
+                    tied_embeddings: tied,
+                    qkv_bias: bias,
+                    qk_norm,
+                    moe,
+                    arch,
+                    ..LLAMA31_8B
+                }
             },
         )
         .boxed()

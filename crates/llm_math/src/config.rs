@@ -128,6 +128,39 @@ pub const LLAMA32_1B: ModelConfig = ModelConfig {
 pub const MODELS: &[ModelConfig] = &[LLAMA31_8B, LLAMA32_1B];
 
 impl ModelConfig {
+    /// The model's first `layers` layers as a model of their own (a draft that runs them,
+    /// or a one-layer head of the target's shape): the same widths, with the dense layers
+    /// among them (an MoE model's dense layers come first, as DeepSeek's
+    /// `first_k_dense_replace` says) and its share of sliding-window layers, rounded up
+    /// (Gemma-2 and gpt-oss alternate from a sliding first layer).
+    ///
+    /// ```
+    /// let gemma = llm_math::model("Gemma-2-9B").unwrap(); // 21 of 42 layers slide
+    /// assert_eq!(gemma.first_layers(1).arch.sliding.unwrap().layers, 1);
+    /// assert_eq!(gemma.first_layers(10).arch.sliding.unwrap().layers, 5);
+    /// let v3 = llm_math::model("DeepSeek-V3").unwrap(); // its first 3 layers are dense
+    /// assert_eq!(v3.first_layers(1).moe.unwrap().dense_layers, 1);
+    /// assert!(v3.first_layers(1).validate().is_ok());
+    /// ```
+    pub fn first_layers(&self, layers: u64) -> ModelConfig {
+        let mut arch = self.arch;
+        if let Some(sliding) = arch.sliding.as_mut() {
+            let share = u128::from(sliding.layers) * u128::from(layers);
+            let rounded_up = share.div_ceil(u128::from(self.n_layers.max(1)));
+            sliding.layers = u64::try_from(rounded_up).unwrap_or(u64::MAX).min(layers);
+        }
+        let mut moe = self.moe;
+        if let Some(x) = moe.as_mut() {
+            x.dense_layers = x.dense_layers.min(layers);
+        }
+        ModelConfig {
+            n_layers: layers,
+            arch,
+            moe,
+            ..*self
+        }
+    }
+
     /// Parameters of one transformer block (of a sparse one in an MoE model): the
     /// attention's projections (GQA's q, k, v, o or MLA's) and their biases and norms
     /// (Qwen3's per-head q and k gains, `2 · head_dim`), the three SwiGLU matrices or an

@@ -195,9 +195,11 @@ impl ModelConfig {
 
     /// [`ModelConfig::from_hf_config`] of the file at `path`, named after its folder (a
     /// downloaded model's `…/Llama-2-7b-hf/config.json` is `Llama-2-7b-hf`) or, for a file
-    /// of another name, after the file; its tokenizer family is named by the file's
-    /// `model_type` and `vocab_size` (two configs that declare the same are taken to share
-    /// token ids: check before drafting across them). The name and family are kept for
+    /// of another name, after the file; its tokenizer family is a built-in one where the
+    /// file's `model_type` and `vocab_size` name one (`built_in_family`: a Llama-3 config
+    /// drafts with the built-in Llama 3 models), else named by those two fields (two
+    /// configs that declare the same are taken to share token ids: check before drafting
+    /// across them). The name and family are kept for
     /// the rest of the program (leaked, a few bytes): this is for a command line, once per
     /// model. Only a regular file of at most [`MAX_CONFIG_BYTES`] is read.
     ///
@@ -211,22 +213,58 @@ impl ModelConfig {
             Some("config.json") => path.parent().and_then(|p| p.file_name()),
             _ => path.file_stem(),
         };
-        let name = stem.map_or("config.json".into(), |s| s.to_string_lossy().into_owned());
+        let name = stem.map_or("config.json".into(), |s| printable(&s.to_string_lossy()));
         let name: &'static str = Box::leak(name.into_boxed_str());
         let cfg = parse(&text, name)?;
         let model_type = match &cfg.model_type {
-            Some(Text::Str(t)) => t.as_str(),
-            _ => "unnamed",
+            Some(Text::Str(t)) => printable(t),
+            _ => "unnamed".to_string(),
         };
         let vocab = match &cfg.vocab_size {
             Some(Num::Whole(n)) => n.to_string(),
             Some(Num::Other(v)) => v.to_string(),
             None => "null".to_string(),
         };
-        let family = format!("{model_type} ({vocab} tokens)");
-        let family: &'static str = Box::leak(family.into_boxed_str());
-        cfg.to_config(name, Tokenizer::Declared(family))
+        let tokenizer = match built_in_family(&model_type, &cfg.vocab_size) {
+            Some(known) => known,
+            None => {
+                let family = format!("{model_type} ({vocab} tokens)");
+                Tokenizer::Declared(Box::leak(family.into_boxed_str()))
+            }
+        };
+        cfg.to_config(name, tokenizer)
     }
+}
+
+/// The built-in tokenizer family a `config.json` of `model_type` with `vocab` embedding
+/// rows reads, where the pair names exactly one: `llama` with 128,256 rows is Llama 3 (Llama
+/// 2's 32,000 is not), `mistral` with 32,768 is Mistral v3 (v0.1's 32,000 is not), Qwen2
+/// and Qwen3 (dense or MoE) with 151,936 or 152,064 are Qwen. So a downloaded Llama-3
+/// target takes the built-in Llama-3.2-1B as its draft.
+fn built_in_family(model_type: &str, vocab: &Option<Num>) -> Option<Tokenizer> {
+    let Some(Num::Whole(rows)) = vocab else {
+        return None;
+    };
+    match (model_type, *rows) {
+        ("llama", 128_256) => Some(Tokenizer::Llama3),
+        ("mistral", 32_768) => Some(Tokenizer::MistralV3),
+        ("qwen2" | "qwen3" | "qwen2_moe" | "qwen3_moe", 151_936 | 152_064) => Some(Tokenizer::Qwen),
+        _ => None,
+    }
+}
+
+/// `text` with each control character written as its escape (`\u{1b}` for ESC): a
+/// folder's name or a file's field goes to a terminal, an SVG and a table header, which
+/// cannot show one.
+fn printable(text: &str) -> String {
+    let shown = |c: char| {
+        if c.is_control() {
+            c.escape_unicode().to_string()
+        } else {
+            c.to_string()
+        }
+    };
+    text.chars().map(shown).collect()
 }
 
 /// The text of a `config.json` as its fields.
@@ -535,6 +573,39 @@ mod tests {
         let twice = LLAMA2_7B.replace("{", "{\"vocab_size\": 1,");
         let e = read(&twice).unwrap_err().to_string();
         assert!(e.contains("duplicate field `vocab_size`"), "{e}");
+    }
+
+    /// An ESC in a model's folder name once reached the terminal and made `--plot` write
+    /// an SVG that is not XML.
+    #[cfg(unix)]
+    #[test]
+    fn a_control_character_in_a_folder_name_is_written_as_its_escape() {
+        let dir = std::env::temp_dir().join(format!("llm_math_ctl_{}", std::process::id()));
+        let folder = dir.join("bad\u{1b}[31mname\nx");
+        std::fs::create_dir_all(&folder).unwrap();
+        let path = folder.join("config.json");
+        std::fs::write(&path, LLAMA2_7B.replace("llama", "lla\\u001bma")).unwrap();
+        let m = ModelConfig::from_hf_config_file(&path).unwrap();
+        assert_eq!(m.name, "bad\\u{1b}[31mname\\u{a}x");
+        assert!(!m.tokenizer.name().chars().any(char::is_control));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A config.json target once never took a built-in draft ("another tokenizer family").
+    #[test]
+    fn a_config_of_a_built_in_family_shares_its_tokenizer() {
+        let dir = std::env::temp_dir().join(format!("llm_math_fam_{}", std::process::id()));
+        let path = dir.join("Meta-Llama-3-8B").join("config.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let llama3 = LLAMA2_7B.replace("\"vocab_size\": 32000", "\"vocab_size\": 128256");
+        std::fs::write(&path, &llama3).unwrap();
+        let m = ModelConfig::from_hf_config_file(&path).unwrap();
+        assert_eq!(m.tokenizer, Tokenizer::Llama3);
+        // Llama 2's 32,000 rows are another tokenizer, named by the file.
+        std::fs::write(&path, LLAMA2_7B).unwrap();
+        let m = ModelConfig::from_hf_config_file(&path).unwrap();
+        assert_eq!(m.tokenizer.name(), "llama (32000 tokens)");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A MoE of 32 layers with `first_k_dense_replace: 1000000` was once priced as dense.

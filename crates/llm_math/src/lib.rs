@@ -79,8 +79,11 @@ pub enum Error {
         batch: u64,
         /// Requested context length, tokens.
         ctx: u64,
-        /// The largest batch that fits at this context (0: not even the weights fit).
+        /// The largest batch that fits at this context (0: not one sequence).
         max_batch: u64,
+        /// Whether the weights alone fit (when they do and `max_batch` is 0, one
+        /// sequence's KV does not fit beside them).
+        weights_fit: bool,
         /// Cards the model is split over (tensor parallelism; 1 for one card).
         cards: u64,
     },
@@ -101,6 +104,7 @@ impl fmt::Display for Error {
                 batch,
                 ctx,
                 max_batch: 0,
+                weights_fit: false,
                 cards,
             } => write!(
                 f,
@@ -113,8 +117,23 @@ impl fmt::Display for Error {
                 hw,
                 batch,
                 ctx,
+                max_batch: 0,
+                cards,
+                ..
+            } => write!(
+                f,
+                "batch {batch} at context {ctx} does not fit: {model} on {} holds its \
+                 weights but not one sequence of {ctx} tokens beside them",
+                on_cards(*cards, hw)
+            ),
+            Error::DoesNotFit {
+                model,
+                hw,
+                batch,
+                ctx,
                 max_batch,
                 cards,
+                ..
             } => write!(
                 f,
                 "batch {batch} at context {ctx} does not fit: {model} on {} holds at most \

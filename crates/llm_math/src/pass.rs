@@ -84,6 +84,9 @@ pub struct ForwardCost {
     pub comm_time: f64,
     /// The largest batch the cards hold at this pass's context ([`max_batch_on`]).
     pub max_batch: u64,
+    /// Whether the weights alone fit in the cards' memory (when they do and `max_batch`
+    /// is 0, it is one sequence's KV that does not fit beside them).
+    pub weights_fit: bool,
     /// The pass's shape.
     pub shape: ForwardShape,
     /// The model's name (for [`ForwardCost::checked_time`]'s error).
@@ -110,7 +113,7 @@ impl ForwardCost {
     /// [`ForwardCost::time`] when the batch fits next to the weights at this context.
     ///
     /// Errors: [`Error::DoesNotFit`] when `batch > max_batch` (with `max_batch` 0 when
-    /// the weights alone do not fit).
+    /// not one sequence fits, and whether the weights alone do).
     pub fn checked_time(&self) -> Result<f64, Error> {
         if self.shape.batch > self.max_batch {
             return Err(Error::DoesNotFit {
@@ -119,6 +122,7 @@ impl ForwardCost {
                 batch: self.shape.batch,
                 ctx: self.shape.ctx,
                 max_batch: self.max_batch,
+                weights_fit: self.weights_fit,
                 cards: self.cards,
             });
         }
@@ -211,6 +215,7 @@ pub fn forward_cost(
         memory_time: bytes / (hw.hbm_bandwidth * dep.bandwidth_efficiency),
         comm_time: all_reduce_time(cfg, hw, shape.tokens(), dep),
         max_batch: max_batch_on(cfg, hw, shape.ctx, dep)?,
+        weights_fit: cfg.weight_bytes(dep.weights) < dep.tp as f64 * hw.memory_bytes,
         shape,
         model: cfg.name,
         hw: hw.name,
@@ -423,6 +428,7 @@ mod tests {
                 batch: 15,
                 ctx: 32768,
                 max_batch: 14,
+                weights_fit: true,
                 cards: 1
             }
         );
@@ -452,6 +458,20 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("2 × H100")
+        );
+        // Llama-3.1-70B's 141 GB of weights fit on 2 H100s; one sequence of 131,072
+        // tokens (43 GB of KV) does not fit beside them: the KV is to blame, not them.
+        let f = forward_cost(
+            crate::model("Llama-3.1-70B").unwrap(),
+            &H100,
+            shape(1, 131_072, 1),
+            &d,
+        )
+        .unwrap();
+        let e = f.checked_time().unwrap_err().to_string();
+        assert!(
+            !e.contains("weights alone") && e.contains("not one sequence of 131072"),
+            "{e}"
         );
     }
 

@@ -13,7 +13,7 @@ impl ModelConfig {
     /// heads, an MoE block that checks ([`crate::Experts::check`]) with no more dense
     /// layers than layers, a latent attention of non-zero widths over one KV head
     /// ([`crate::Mla`]), a sliding window of at least one token over no more layers than
-    /// there are, at most [`MAX_PARAMS`] parameters. Every pass
+    /// there are, at most [`MAX_PARAMS`] parameters, no control character in its name. Every pass
     /// and capacity asks this first, so a hand-built model with no layers or heads is an
     /// error, never an unbounded batch or a made-up speedup.
     ///
@@ -44,6 +44,12 @@ impl ModelConfig {
             ("maximum context", self.max_context),
         ];
         let name = self.name;
+        if name.chars().any(char::is_control) {
+            return Err(crate::Error::Invalid(format!(
+                "the model name {name:?} holds a control character (a terminal, an SVG and a \
+                 table header cannot show one)"
+            )));
+        }
         for (what, v) in sizes {
             if v == 0 {
                 return Err(crate::Error::Invalid(format!(

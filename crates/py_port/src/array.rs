@@ -9,11 +9,11 @@
 //! use py_port::array::{argmax, argmax_rows, first_mismatch, mean_axis};
 //!
 //! let logits = array![[0.1, 0.9, 0.9], [2.0, -1.0, 0.5]];
-//! assert_eq!(argmax_rows(logits.view()), [1, 0]);           // logits.argmax(-1)
+//! assert_eq!(argmax_rows(logits.view())?, [1, 0]);          // logits.argmax(-1)
 //! // logits.mean(0): NumPy prints [1.05, -0.05, 0.7]; its float64s are these.
 //! assert_eq!(mean_axis(logits.view(), 0)?, [1.05, -0.04999999999999999, 0.7]);
 //! let cube = array![[[0.0, 1.0], [3.0, 2.0]]];                 // [1, 2, 2]
-//! assert_eq!(argmax(cube.view()), array![[1, 0]]);          // cube.argmax(-1), [1, 2]
+//! assert_eq!(argmax(cube.view())?, array![[1, 0]]);         // cube.argmax(-1), [1, 2]
 //! let a = array![[1, 2, 3], [1, 2, 3]];
 //! let b = array![[1, 5, 3], [1, 2, 3]];
 //! assert_eq!(first_mismatch(a.view(), b.view())?, [1, 3]); // row 2 never differs: its length
@@ -26,19 +26,29 @@ use crate::Error;
 use crate::stats;
 
 /// `a.argmax(-1)`: in each row the index of the largest value, the first of equal ones;
-/// a NaN is NumPy's largest (the first NaN wins). A row of no values has none: NumPy
-/// raises, so an array with zero columns gives an empty result only when it has no rows
-/// either (use [`first_mismatch`]'s `Result` style for checked input).
+/// a NaN is NumPy's largest (the first NaN wins).
+///
+/// Errors: rows of no values (zero columns), which have no largest value (NumPy raises
+/// "attempt to get argmax of an empty sequence").
 ///
 /// ```
 /// use py_port::array::argmax_rows;
 /// let x = ndarray::array![[1.0, f64::NAN, 3.0, f64::NAN]];
-/// assert_eq!(argmax_rows(x.view()), [1]); // np.argmax gives the first NaN
+/// assert_eq!(argmax_rows(x.view())?, [1]); // np.argmax gives the first NaN
+/// assert!(argmax_rows(ndarray::Array2::<f64>::zeros((2, 0)).view()).is_err());
+/// # Ok::<(), py_port::Error>(())
 /// ```
-pub fn argmax_rows<T: Copy + PartialOrd>(a: ArrayView2<T>) -> Vec<usize> {
+pub fn argmax_rows<T: Copy + PartialOrd>(a: ArrayView2<T>) -> Result<Vec<usize>, Error> {
+    if a.ncols() == 0 {
+        return Err(Error::invalid(
+            "ndarray.argmax",
+            "attempt to get argmax of an empty sequence",
+        ));
+    }
     #[allow(clippy::eq_op)] // x != x: NaN, for any float type
     let is_nan = |x: T| x != x;
-    a.outer_iter()
+    let best = a
+        .outer_iter()
         .map(|row| {
             let mut best = 0;
             for (i, &x) in row.iter().enumerate() {
@@ -51,30 +61,36 @@ pub fn argmax_rows<T: Copy + PartialOrd>(a: ArrayView2<T>) -> Vec<usize> {
             }
             best
         })
-        .collect()
+        .collect();
+    Ok(best)
 }
 
 /// `a.argmax(-1)` of an array of any rank ≥ 1: for each position of the other axes, the
 /// index of the largest value along the last one ([`argmax_rows`]'s rule: the first of
 /// equal values, the first NaN). The result has the other axes' shape.
 ///
-/// Panics if the last axis has length 0 (NumPy raises: there is no largest value).
-pub fn argmax<T, D>(a: ArrayView<T, D>) -> Array<usize, D::Smaller>
+/// Errors: a last axis of length 0 (NumPy raises: there is no largest value).
+pub fn argmax<T, D>(a: ArrayView<T, D>) -> Result<Array<usize, D::Smaller>, Error>
 where
     T: Copy + PartialOrd,
     D: Dimension + RemoveAxis,
 {
     let last = Axis(a.ndim() - 1);
     let len = a.len_of(last);
-    assert!(len > 0, "argmax of an empty axis");
+    if len == 0 {
+        return Err(Error::invalid(
+            "ndarray.argmax",
+            "attempt to get argmax of an empty sequence",
+        ));
+    }
     let rows = a.len() / len;
     let shape = a.raw_dim().remove_axis(last);
     let flat = a
         .to_owned()
         .into_shape_with_order((rows, len))
         .expect("a standard layout");
-    let best = argmax_rows(flat.view());
-    Array::from_shape_vec(shape, best).expect("one index per row")
+    let best = argmax_rows(flat.view())?;
+    Ok(Array::from_shape_vec(shape, best).expect("one index per row"))
 }
 
 /// `a.mean(axis)` of a float64 array, as NumPy sums it: along the rows (`axis = 1`, the
@@ -157,9 +173,9 @@ mod tests {
             [f32::NAN, 5.0, f32::NAN],
             [-1.0, 2.0, f32::NAN]
         ];
-        assert_eq!(argmax_rows(a.view()), [0, 0, 2]);
+        assert_eq!(argmax_rows(a.view()).unwrap(), [0, 0, 2]);
         let ints = array![[1, 7, 7], [9, 0, 9]];
-        assert_eq!(argmax_rows(ints.view()), [1, 0]);
+        assert_eq!(argmax_rows(ints.view()).unwrap(), [1, 0]);
     }
 
     #[test]
@@ -167,10 +183,16 @@ mod tests {
         let a = ndarray::Array3::from_shape_fn((2, 3, 4), |(i, j, k)| {
             ((i * 7 + j * 5 + k * 3) % 4) as f64
         });
-        let by_rows = argmax_rows(a.view().into_shape_with_order((6, 4)).unwrap());
-        assert_eq!(argmax(a.view()).into_raw_vec_and_offset().0, by_rows);
-        assert_eq!(argmax(a.view()).dim(), (2, 3));
-        assert_eq!(argmax(array![5.0, 9.0, 9.0].view()).into_scalar(), 1);
+        let by_rows = argmax_rows(a.view().into_shape_with_order((6, 4)).unwrap()).unwrap();
+        let all = argmax(a.view()).unwrap();
+        assert_eq!(all.clone().into_raw_vec_and_offset().0, by_rows);
+        assert_eq!(all.dim(), (2, 3));
+        assert_eq!(
+            argmax(array![5.0, 9.0, 9.0].view()).unwrap().into_scalar(),
+            1
+        );
+        let empty = ndarray::Array3::<f64>::zeros((2, 3, 0));
+        assert!(argmax(empty.view()).is_err());
     }
 
     #[test]

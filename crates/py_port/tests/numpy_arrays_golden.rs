@@ -25,7 +25,11 @@ fn argmax_and_means_match_numpy_bit_for_bit() {
             }
         }
         let text = |v: Vec<String>| v.join(" ");
-        let argmax = argmax_rows(a.view()).iter().map(usize::to_string).collect();
+        let argmax = argmax_rows(a.view())
+            .unwrap()
+            .iter()
+            .map(usize::to_string)
+            .collect();
         let mean0 = mean_axis(a.view(), 0)
             .unwrap()
             .iter()

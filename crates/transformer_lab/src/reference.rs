@@ -76,13 +76,7 @@ pub fn forward(params: &Params, cfg: &Config, tokens: &[u32]) -> Result<Array2<f
             max: cfg.max_seq,
         });
     }
-    if let Some(&token) = tokens.iter().find(|&&t| t as usize >= cfg.vocab) {
-        return Err(Error::TokenOutOfRange {
-            token,
-            vocab: cfg.vocab,
-        });
-    }
-    let mut x = embed(&params.embed, tokens); // [T, d_model]
+    let mut x = embed(&params.embed, tokens)?; // [T, d_model]
     for layer in &params.layers[..cfg.n_layers] {
         x = block(layer, cfg, &x); // [T, d_model]
     }
@@ -91,13 +85,27 @@ pub fn forward(params: &Params, cfg: &Config, tokens: &[u32]) -> Result<Array2<f
 }
 
 /// The embedding: row `tokens[t]` of the table `[vocab, d_model]` for each position t,
-/// `[T, d_model]`. Token ids must be below the vocabulary size.
-pub fn embed(table: &Array2<f32>, tokens: &[u32]) -> Array2<f32> {
+/// `[T, d_model]`.
+///
+/// Errors: a token id at or past the vocabulary size (the table's rows).
+///
+/// ```
+/// use transformer_lab::reference::embed;
+/// let table = ndarray::array![[0.0f32, 1.0], [2.0, 3.0]]; // 2 tokens, d_model 2
+/// assert_eq!(embed(&table, &[1, 0])?, ndarray::array![[2.0f32, 3.0], [0.0, 1.0]]);
+/// assert!(embed(&table, &[2]).is_err());
+/// # Ok::<(), transformer_lab::Error>(())
+/// ```
+pub fn embed(table: &Array2<f32>, tokens: &[u32]) -> Result<Array2<f32>, Error> {
+    let vocab = table.nrows();
+    if let Some(&token) = tokens.iter().find(|&&t| t as usize >= vocab) {
+        return Err(Error::TokenOutOfRange { token, vocab });
+    }
     let mut x = Array2::zeros((tokens.len(), table.ncols())); // [T, d_model]
     for (t, &token) in tokens.iter().enumerate() {
         x.row_mut(t).assign(&table.row(token as usize));
     }
-    x
+    Ok(x)
 }
 
 /// One transformer block, pre-norm: `x + Attn(RMSNorm(x))`, then `+ MLP(RMSNorm(·))`.

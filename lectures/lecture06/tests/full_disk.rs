@@ -58,7 +58,9 @@ fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
     all
 }
 
-fn fails_cleanly(args: &[&str], dir: &Path, names: &str) {
+/// Runs `args`, expects exit 1 naming the file and the folder unchanged; returns the
+/// error line.
+fn fails_cleanly(args: &[&str], dir: &Path, names: &str) -> String {
     let before = contents(dir);
     let o = lecture06(args);
     let err = stderr(&o);
@@ -79,6 +81,7 @@ fn fails_cleanly(args: &[&str], dir: &Path, names: &str) {
         sizes(&before),
         sizes(&after)
     );
+    err
 }
 
 #[test]
@@ -96,8 +99,11 @@ fn a_full_disk_leaves_no_partial_or_clobbered_file() {
     fs::write(&page, vec![b'x'; 8 << 10]).unwrap();
     // The whole lecture as JSON is ~87 KB: more than the disk holds.
     let out = page.to_str().unwrap();
-    fails_cleanly(&["--format", "json", "--out", out], root, "page.html");
-    fails_cleanly(&["--format", "html", "--out", out], root, "page.html");
+    let first = fails_cleanly(&["--format", "json", "--out", out], root, "page.html");
+    // The same words every run: no temporary's random name in them.
+    let again = fails_cleanly(&["--format", "json", "--out", out], root, "page.html");
+    assert_eq!(first, again);
+    let _ = fails_cleanly(&["--format", "html", "--out", out], root, "page.html");
     // A file with a second name is rewritten in place (both names see the new bytes):
     // the old code truncated it first, and a full disk left both names holding 61,440
     // bytes of broken JSON. Its old content is now put back.
@@ -105,19 +111,19 @@ fn a_full_disk_leaves_no_partial_or_clobbered_file() {
     fs::write(&linked, "old\n").unwrap();
     fs::hard_link(&linked, root.join("h2")).unwrap();
     let h = linked.to_str().unwrap();
-    fails_cleanly(&["--format", "json", "--out", h], root, "put back");
+    let _ = fails_cleanly(&["--format", "json", "--out", h], root, "put back");
     fs::remove_file(root.join("h2")).unwrap();
     fs::remove_file(&linked).unwrap();
     let csv = root.join("csv");
     fs::create_dir(&csv).unwrap();
     // Leave 8 KiB (two tmpfs pages): five CSV files and their list do not fit.
     fs::write(root.join("filler"), vec![0u8; 48 << 10]).unwrap();
-    fails_cleanly(
+    let _ = fails_cleanly(
         &["--format", "csv", "--out", csv.to_str().unwrap()],
         &csv,
         ".csv",
     );
-    fails_cleanly(&["--plot", csv.to_str().unwrap()], &csv, ".svg");
+    let _ = fails_cleanly(&["--plot", csv.to_str().unwrap()], &csv, ".svg");
     assert_eq!(
         fs::read(&page).unwrap(),
         vec![b'x'; 8 << 10],

@@ -31,7 +31,7 @@ pub fn demo1_agreement(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
     let tgt = TransformerLM::new(&p, QCFG, "目标")?;
     let reference = greedy_generate(&tgt, prompts.view(), N_NEW)?;
     let seqs = concatenate(Axis(1), &[prompts.view(), reference.view()])?;
-    let top1 = argmax(tgt.full_logits(seqs.view())?.view());
+    let top1 = argmax(tgt.full_logits(seqs.view())?.view())?;
     let mut rows = Vec::new();
     for scheme in ["int8-g128", "int4-g128", "int4-g32"] {
         let s = Scheme::parse(scheme)?;
@@ -40,7 +40,7 @@ pub fn demo1_agreement(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
         let generated = greedy_generate(&draft, prompts.view(), N_NEW)?;
         let first = first_mismatch(generated.view(), reference.view())?;
         let same = first.iter().filter(|&&f| f == N_NEW).count();
-        let draft_top1 = argmax(draft.full_logits(seqs.view())?.view());
+        let draft_top1 = argmax(draft.full_logits(seqs.view())?.view())?;
         let agree = Zip::from(&draft_top1).and(&top1).map_collect(|a, b| a == b);
         let agree = percent_fixed(mean_of(agree.as_slice().unwrap_or_default())?, 1);
         let bits = fixed(s.bits_per_weight()?, 2);

@@ -85,8 +85,12 @@ pub(crate) fn probabilities(logits: ArrayView1<f32>, t: f64) -> Result<Array1<f6
 
 /// Draws an index with probability proportional to `p` (one uniform draw from `rng`).
 pub(crate) fn draw<R: Rng + ?Sized>(p: &Array1<f64>, rng: &mut R) -> Result<u32, Error> {
-    let weights = p.as_slice().expect("a fresh array is contiguous");
-    Ok(draw_weighted(weights, rng)? as u32)
+    let index = match p.as_slice() {
+        Some(weights) => draw_weighted(weights, rng)?,
+        // A strided array (a slice of another): its elements in order.
+        None => draw_weighted(&p.to_vec(), rng)?,
+    };
+    Ok(index as u32)
 }
 
 /// What [`accept_among`] chose at one node.
@@ -109,13 +113,30 @@ pub enum Choice {
 /// the rest, by induction on the residual, max(0, p − q). One uniform draw per candidate
 /// tried, one more for a drawn token, from `rng`, in that order.
 ///
-/// Errors: a residual with nothing to draw from (weights that are not finite).
+/// Errors: `p` and `q` of different lengths or empty, a probability that is negative or
+/// not finite, a candidate past the vocabulary or one `q` gives no chance (it cannot have
+/// been drawn from it).
+///
+/// ```
+/// use decode_lab::accept_among;
+/// use ndarray::array;
+/// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+/// # use rand::SeedableRng;
+/// let (p, q) = (array![0.5, 0.5], array![0.5, 0.5]);
+/// assert!(accept_among(&p, &q, &[7], &mut rng).is_err()); // token 7 of a 2-token vocabulary
+/// assert!(accept_among(&p, &array![1.0], &[0], &mut rng).is_err());
+/// assert!(accept_among(&array![f64::NAN, 1.0], &q, &[0], &mut rng).is_err());
+/// // p = q: the candidate is always accepted.
+/// assert_eq!(accept_among(&p, &q, &[1], &mut rng)?, decode_lab::Choice::Child(0));
+/// # Ok::<(), decode_lab::Error>(())
+/// ```
 pub fn accept_among<R: Rng + ?Sized>(
     p: &Array1<f64>,
     q: &Array1<f64>,
     children: &[u32],
     rng: &mut R,
 ) -> Result<Choice, Error> {
+    check_node(p, q, children)?;
     let mut p_now = p.clone();
     // What a final draw reads: the residual as computed (draw_weighted normalises it).
     let mut weights = p.clone();
@@ -135,6 +156,41 @@ pub fn accept_among<R: Rng + ?Sized>(
         }
     }
     Ok(Choice::Token(draw(&weights, rng)?))
+}
+
+/// The arguments of [`accept_among`] are a node's: two distributions over one vocabulary
+/// and candidates the draft's `q` can have drawn.
+fn check_node(p: &Array1<f64>, q: &Array1<f64>, children: &[u32]) -> Result<(), Error> {
+    if p.is_empty() || p.len() != q.len() {
+        return Err(Error::Argument(format!(
+            "p and q must be distributions over one vocabulary, got {} and {} entries",
+            p.len(),
+            q.len()
+        )));
+    }
+    let probability = |v: &f64| v.is_finite() && *v >= 0.0;
+    if !p.iter().all(probability) || !q.iter().all(probability) {
+        return Err(Error::Argument(
+            "p and q must hold finite probabilities of at least 0".into(),
+        ));
+    }
+    for &x in children {
+        match q.get(x as usize) {
+            Some(&chance) if chance > 0.0 => {}
+            Some(_) => {
+                return Err(Error::Argument(format!(
+                    "candidate {x} has no chance under q, so it cannot have been drawn from it"
+                )));
+            }
+            None => {
+                return Err(Error::Argument(format!(
+                    "candidate {x} is past the vocabulary of {} tokens",
+                    q.len()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Multi-step speculative sampling over a whole tree (`logits [nodes, vocab]` the

@@ -71,7 +71,8 @@ pub fn write_folder(dir: &Path, files: &[NamedFile]) -> Result<(), String> {
     for (name, bytes) in files {
         let path = dir.join(name);
         let written = temporary_beside(&path).and_then(|(mut tmp, live)| {
-            tmp.write_all(bytes)?;
+            // Through the file itself: tempfile would add the random name to an error.
+            tmp.as_file_mut().write_all(bytes)?;
             tmp.as_file().sync_all()?;
             // A rename keeps the inode: the temporary's is the file's.
             let id = file_id(&tmp.as_file().metadata()?);

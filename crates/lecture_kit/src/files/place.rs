@@ -125,7 +125,9 @@ fn replace(path: &Path, existing: Option<&Metadata>, bytes: &[u8]) -> io::Result
     {
         return Ok(Replaced::InPlaceOnly);
     }
-    tmp.write_all(bytes)?;
+    // Through the file itself: tempfile would add the random name to an error, and a
+    // message must read the same on every run.
+    tmp.as_file_mut().write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(Replaced::Done)
@@ -200,8 +202,8 @@ fn in_place(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let restored = f
         .set_len(0)
         .and_then(|()| f.rewind())
-        .and_then(|()| backup.rewind())
-        .and_then(|_| io::copy(&mut backup, &mut f))
+        .and_then(|()| backup.as_file_mut().rewind())
+        .and_then(|_| io::copy(backup.as_file_mut(), &mut f))
         .and_then(|_| f.sync_all());
     match restored {
         Ok(()) => Err(io::Error::other(format!(
@@ -233,7 +235,7 @@ fn backup_of(path: &Path) -> io::Result<(tempfile::NamedTempFile, cleanup::Regis
         }
         other => other?,
     };
-    io::copy(&mut old, &mut copy)?;
+    io::copy(&mut old, copy.as_file_mut())?;
     copy.as_file().sync_all()?;
     Ok((copy, live))
 }

@@ -166,7 +166,7 @@ impl Generator {
             let mut p = p.to_vec();
             let mut found: Vec<usize> = Vec::with_capacity(size);
             while found.len() < size {
-                let x = self.random_n(size - found.len());
+                let x = self.random_n(size - found.len())?;
                 for &i in &found {
                     p[i] = 0.0;
                 }
@@ -239,12 +239,15 @@ impl Generator {
     ///
     /// ```
     /// // NumPy 2.4.6: np.random.default_rng(42).permutation(5) == [4, 2, 3, 1, 0]
-    /// assert_eq!(py_port::random::default_rng(42).permutation(5), [4, 2, 3, 1, 0]);
+    /// assert_eq!(py_port::random::default_rng(42).permutation(5)?, [4, 2, 3, 1, 0]);
+    /// assert!(py_port::random::default_rng(42).permutation(usize::MAX).is_err());
+    /// # Ok::<(), py_port::Error>(())
     /// ```
-    pub fn permutation(&mut self, n: usize) -> Vec<usize> {
+    pub fn permutation(&mut self, n: usize) -> Result<Vec<usize>, Error> {
+        super::check_size("Generator.permutation", n)?;
         let mut v: Vec<usize> = (0..n).collect();
         self.shuffle(&mut v);
-        v
+        Ok(v)
     }
 
     /// `permutation(x)` for a 1-D sequence: a shuffled copy.

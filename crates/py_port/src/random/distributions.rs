@@ -75,9 +75,10 @@ impl Generator {
         StandardNormal.sample(self)
     }
 
-    /// `standard_normal(size=n)`.
-    pub fn standard_normal_n(&mut self, n: usize) -> Vec<f64> {
-        (0..n).map(|_| self.standard_normal()).collect()
+    /// `standard_normal(size=n)`. Errs when `n` is past [`super::MAX_SIZE`].
+    pub fn standard_normal_n(&mut self, n: usize) -> Result<Vec<f64>, Error> {
+        check_size("Generator.standard_normal", n)?;
+        Ok((0..n).map(|_| self.standard_normal()).collect())
     }
 
     /// `normal(loc, scale)`: `loc + scale * standard_normal()`. Errs when `scale < 0` (as NumPy,
@@ -92,6 +93,7 @@ impl Generator {
     pub fn normal_n(&mut self, loc: f64, scale: f64, n: usize) -> Result<Vec<f64>, Error> {
         check_location("Generator.normal", "loc", loc)?;
         check_scale("Generator.normal", scale)?;
+        check_size("Generator.normal", n)?;
         Ok((0..n)
             .map(|_| loc + scale * self.standard_normal())
             .collect())
@@ -122,9 +124,10 @@ impl Generator {
         }
     }
 
-    /// `standard_exponential(size=n)`.
-    pub fn standard_exponential_n(&mut self, n: usize) -> Vec<f64> {
-        (0..n).map(|_| self.standard_exponential()).collect()
+    /// `standard_exponential(size=n)`. Errs when `n` is past [`super::MAX_SIZE`].
+    pub fn standard_exponential_n(&mut self, n: usize) -> Result<Vec<f64>, Error> {
+        check_size("Generator.standard_exponential", n)?;
+        Ok((0..n).map(|_| self.standard_exponential()).collect())
     }
 
     /// `exponential(scale)`: `scale * standard_exponential()`. Errs when `scale < 0` (or
@@ -137,6 +140,7 @@ impl Generator {
     /// `exponential(scale, size=n)`.
     pub fn exponential_n(&mut self, scale: f64, n: usize) -> Result<Vec<f64>, Error> {
         check_scale("Generator.exponential", scale)?;
+        check_size("Generator.exponential", n)?;
         Ok((0..n)
             .map(|_| scale * self.standard_exponential())
             .collect())
@@ -165,6 +169,7 @@ impl Generator {
     /// `geometric(p, size=n)`.
     pub fn geometric_n(&mut self, p: f64, n: usize) -> Result<Vec<i64>, Error> {
         check_probability("Generator.geometric", p)?;
+        check_size("Generator.geometric", n)?;
         Ok((0..n).map(|_| self.geometric_unchecked(p)).collect())
     }
 

@@ -115,9 +115,10 @@ impl Generator {
         self.next_double()
     }
 
-    /// `random(size=n)`.
-    pub fn random_n(&mut self, n: usize) -> Vec<f64> {
-        (0..n).map(|_| self.next_double()).collect()
+    /// `random(size=n)`. Errs when `n` is past [`MAX_SIZE`].
+    pub fn random_n(&mut self, n: usize) -> Result<Vec<f64>, Error> {
+        check_size("Generator.random", n)?;
+        Ok((0..n).map(|_| self.next_double()).collect())
     }
 
     /// `random(out=out)`: fills `out` in order.
@@ -151,7 +152,13 @@ impl Generator {
         Ok(self.bounded_i64(low, high - 1))
     }
 
-    /// `integers(low, high, size=n)`.
+    /// `integers(low, high, size=n)`. Errs as [`Generator::integers`], and when `n` is past
+    /// [`MAX_SIZE`].
+    ///
+    /// ```
+    /// let mut rng = py_port::random::default_rng(0);
+    /// assert!(rng.integers_n(0, 10, usize::MAX).is_err()); // once a capacity overflow
+    /// ```
     pub fn integers_n(&mut self, low: i64, high: i64, n: usize) -> Result<Vec<i64>, Error> {
         if high <= low {
             return Err(Error::invalid(
@@ -159,6 +166,7 @@ impl Generator {
                 format!("low >= high ({low} >= {high})"),
             ));
         }
+        check_size("Generator.integers", n)?;
         Ok((0..n).map(|_| self.bounded_i64(low, high - 1)).collect())
     }
 
@@ -353,6 +361,21 @@ fn check_probability(method: &'static str, p: f64) -> Result<(), Error> {
             format!("p <= 0, p > 1 or p contains NaNs (got {p})"),
         ))
     }
+}
+
+/// The most values one `*_n` call (a `size=n` array) draws: 2³⁰, 8 GiB of `f64`. NumPy
+/// refuses a size it cannot allocate with a `MemoryError`; this refuses it before asking.
+pub const MAX_SIZE: usize = 1 << 30;
+
+/// `n` values are a size [`MAX_SIZE`] allows.
+pub(crate) fn check_size(method: &'static str, n: usize) -> Result<(), Error> {
+    if n > MAX_SIZE {
+        return Err(Error::invalid(
+            method,
+            format!("size {n} is past the {MAX_SIZE} values one call draws"),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -74,7 +74,7 @@ pub const CASES: &[Case] = &[
     ("random_raw", |g, n| {
         ints((0..n).map(|_| g.random_raw()).collect())
     }),
-    ("random", |g, n| floats(g.random_n(n))),
+    ("random", |g, n| floats(g.random_n(n).unwrap())),
     ("integers(0,10)", |g, n| {
         ints(g.integers_n(0, 10, n).unwrap())
     }),
@@ -94,12 +94,14 @@ pub const CASES: &[Case] = &[
                 .collect(),
         )
     }),
-    ("standard_normal", |g, n| floats(g.standard_normal_n(n))),
+    ("standard_normal", |g, n| {
+        floats(g.standard_normal_n(n).unwrap())
+    }),
     ("normal(2,3)", |g, n| {
         floats(g.normal_n(2.0, 3.0, n).unwrap())
     }),
     ("standard_exponential", |g, n| {
-        floats(g.standard_exponential_n(n))
+        floats(g.standard_exponential_n(n).unwrap())
     }),
     ("exponential(0.5)", |g, n| {
         floats(g.exponential_n(0.5, n).unwrap())
@@ -137,7 +139,7 @@ pub const CASES: &[Case] = &[
         })
     }),
     ("permutation(50)", |g, n| {
-        repeat(n, || indices(g.permutation(50)))
+        repeat(n, || indices(g.permutation(50).unwrap()))
     }),
     ("shuffle(list(range(20)))", |g, n| {
         let mut x: Vec<usize> = (0..20).collect();

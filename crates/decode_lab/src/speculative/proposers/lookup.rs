@@ -61,6 +61,8 @@ impl PromptLookup {
 /// // No bigram "9 4" earlier; the unigram 4 was followed by 5.
 /// assert_eq!(lookup_proposal(&[4, 5, 9, 4], 2, 2), vec![5, 9]);
 /// assert!(lookup_proposal(&[1, 2, 3], 3, 4).is_empty());
+/// // Bounds past the tokens are the tokens' own.
+/// assert_eq!(lookup_proposal(&[1, 2, 1, 2], usize::MAX, usize::MAX), vec![1, 2]);
 /// ```
 pub fn lookup_proposal(tokens: &[u32], max_ngram: usize, gamma: usize) -> Vec<u32> {
     let len = tokens.len();
