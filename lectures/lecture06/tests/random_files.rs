@@ -182,8 +182,9 @@ proptest! {
                 prop_assert!(old == new, "{argv:?}: {name} changed");
             }
         }
-        let (keep, link) = (fs::read(dir.join("keep.txt")), fs::read(dir.join("link.txt")));
-        prop_assert!(keep.unwrap() == link.unwrap(), "{argv:?}: the two names differ");
+        let keep = fs::read(dir.join("keep.txt")).unwrap();
+        let link = fs::read(dir.join("link.txt")).unwrap();
+        prop_assert!(keep == link, "{argv:?}: the two names differ");
         let left = after.iter().find(|(p, _)| {
             let n = p.file_name().unwrap().to_string_lossy();
             n.ends_with(".tmp") || n.ends_with(".old")
