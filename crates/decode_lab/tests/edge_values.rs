@@ -278,3 +278,53 @@ proptest! {
         }
     }
 }
+
+/// A probability as drawn: in range mostly, else NaN, ±∞ or negative.
+fn chance() -> impl Strategy<Value = f64> {
+    prop_oneof![8 => 0.0..=1.0f64, 1 => extreme_f64()]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// `accept_among` once panicked on a candidate past the vocabulary and answered `Ok`
+    /// for p and q of different lengths or a NaN in p: now it refuses them, and an
+    /// accepted index or drawn token is always one there is.
+    #[test]
+    fn one_node_of_speculative_sampling_is_refused_or_in_range(
+        p in prop::collection::vec(chance(), 0..6),
+        q in prop::collection::vec(chance(), 0..6),
+        children in prop::collection::vec(prop_oneof![0u32..6, Just(u32::MAX)], 0..4),
+        seed in any::<u64>(),
+    ) {
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let p = Array1::from(p);
+        let q = Array1::from(q);
+        match decode_lab::accept_among(&p, &q, &children, &mut rng) {
+            Ok(decode_lab::Choice::Child(i)) => prop_assert!(i < children.len()),
+            Ok(decode_lab::Choice::Token(t)) => prop_assert!((t as usize) < p.len()),
+            Err(_) => {}
+        }
+        let probability = |v: &f64| v.is_finite() && *v >= 0.0;
+        let valid = !p.is_empty()
+            && p.len() == q.len()
+            && p.iter().all(probability)
+            && q.iter().all(probability)
+            && children.iter().all(|&x| q.get(x as usize).is_some_and(|&c| c > 0.0));
+        if !valid {
+            prop_assert!(decode_lab::accept_among(&p, &q, &children, &mut rng).is_err());
+        }
+    }
+
+    /// Bounds far past the tokens (usize::MAX) take what there is.
+    #[test]
+    fn a_lookup_proposal_is_at_most_gamma_tokens_of_the_sequence(
+        tokens in prop::collection::vec(0u32..4, 0..12),
+        max_ngram in prop_oneof![0usize..5, Just(usize::MAX)],
+        gamma in prop_oneof![0usize..5, Just(usize::MAX)],
+    ) {
+        let proposal = decode_lab::speculative::lookup_proposal(&tokens, max_ngram, gamma);
+        prop_assert!(proposal.len() <= gamma.min(tokens.len()));
+    }
+}
