@@ -1,6 +1,7 @@
 //! The files a run is given and the files it writes: a name is a name whatever the
-//! current folder holds, an output never lands on an input or on another output, and a
-//! file is read only when it is a regular file of a sensible size.
+//! current folder holds, an output never lands on an input or on another output, a file
+//! is read only when it is a regular file of a sensible size, and what a card or a
+//! prefill sets is checked like the fields beside it.
 
 mod run;
 
@@ -36,6 +37,11 @@ fn in_folder(dir: &Path, args: &[&str]) -> Output {
         std::thread::sleep(Duration::from_millis(10));
     }
     child.wait_with_output().unwrap()
+}
+
+fn ran(args: &[&str]) {
+    let o = lecture06(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
 }
 
 fn refused_in(dir: &Path, args: &[&str], words: &[&str]) {
@@ -129,4 +135,41 @@ fn a_special_or_huge_file_is_refused_at_once() {
     fs::write(d.join("big.toml"), " ".repeat(1 << 20)).unwrap();
     refused_in(&d, &["--hw", "big.toml"], &["more than 65536 bytes"]);
     fs::remove_dir_all(&d).unwrap();
+}
+
+/// Setups the command line once priced: a prefill's context past the model's maximum
+/// (while `--ctx` was refused), and tensor parallelism on a card whose link carries
+/// nothing (exit 1, as if the output had failed).
+#[test]
+fn a_prefill_and_a_link_are_checked_like_the_fields_beside_them() {
+    refused_in(
+        &std::env::temp_dir(),
+        &["--prefill-tokens", "512", "--prefill-ctx", "10000000"],
+        &["prompt context of 10000000 tokens", "maximum of 131072"],
+    );
+    ran(&[
+        "--prefill-tokens",
+        "512",
+        "--prefill-ctx",
+        "131072",
+        "--demo",
+        "1",
+    ]);
+    let dir = std::env::temp_dir().join(format!("lecture06-link-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("alone.toml");
+    std::fs::write(
+        &path,
+        "name = \"alone\"\npeak_flops_bf16 = 989e12\nhbm_bandwidth = 3.35e12\n\
+         memory_bytes = 80e9\n[interconnect]\nkind = \"none\"\nper_direction = 0\n",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    refused_in(
+        &std::env::temp_dir(),
+        &["--hw", p, "--tp", "2", "--demo", "1"],
+        &["carries nothing"],
+    );
+    ran(&["--hw", p, "--demo", "1"]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

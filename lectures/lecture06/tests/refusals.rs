@@ -485,38 +485,3 @@ fn formats_engines_and_draft_cards_that_cannot_exist_are_refused_with_the_reason
     refused(&["--prefill-tokens", "0"], &["--prefill-tokens"]);
     runs(&["--hw", "A100", "--weights", "w8a16", "--demo", "1"]);
 }
-
-/// Setups the command line once priced: a prefill's context past the model's maximum
-/// (while `--ctx` was refused), and tensor parallelism on a card whose link carries
-/// nothing (exit 1, as if the output had failed).
-#[test]
-fn a_prefill_and_a_link_are_checked_like_the_fields_beside_them() {
-    refused(
-        &["--prefill-tokens", "512", "--prefill-ctx", "10000000"],
-        &["prompt context of 10000000 tokens", "maximum of 131072"],
-    );
-    runs(&[
-        "--prefill-tokens",
-        "512",
-        "--prefill-ctx",
-        "131072",
-        "--demo",
-        "1",
-    ]);
-    let dir = std::env::temp_dir().join(format!("lecture06-link-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("alone.toml");
-    std::fs::write(
-        &path,
-        "name = \"alone\"\npeak_flops_bf16 = 989e12\nhbm_bandwidth = 3.35e12\n\
-         memory_bytes = 80e9\n[interconnect]\nkind = \"none\"\nper_direction = 0\n",
-    )
-    .unwrap();
-    let p = path.to_str().unwrap();
-    refused(
-        &["--hw", p, "--tp", "2", "--demo", "1"],
-        &["carries nothing"],
-    );
-    runs(&["--hw", p, "--demo", "1"]);
-    std::fs::remove_dir_all(&dir).unwrap();
-}
