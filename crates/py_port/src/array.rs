@@ -136,9 +136,19 @@ pub fn mean_axis(a: ArrayView2<f64>, axis: usize) -> Result<Vec<f64>, Error> {
     Ok((sums / n as f64).to_vec())
 }
 
-/// Where each row of `a` first differs from the same row of `b`, `None` where the rows are
-/// equal: NumPy's `d = a != b; np.where(d.any(1), d.argmax(1), -1)`. Used to find where a
-/// drafted or generated sequence leaves a reference one.
+/// Where each row of `a` first differs from the same row of `b`, and the row's length where
+/// the rows are equal: NumPy's `d = a != b; np.where(d.any(1), d.argmax(1), n)` with `n`
+/// the row length (so "all n tokens agree" is the count itself, as a port of a script that
+/// writes `-1` there compares with `n` instead). Used to find where a drafted or generated
+/// sequence leaves a reference one.
+///
+/// ```
+/// use ndarray::array;
+/// let a = array![[1, 2, 3], [4, 5, 6]];
+/// let b = array![[1, 9, 3], [4, 5, 6]];
+/// assert_eq!(py_port::array::first_mismatch(a.view(), b.view())?, [1, 3]);
+/// # Ok::<(), py_port::Error>(())
+/// ```
 ///
 /// Errors: arrays of different shapes (NumPy broadcasts or raises; a port compares equal
 /// shapes).
