@@ -48,7 +48,9 @@ impl AdamW {
             && self.clip > 0.0;
         match ok {
             true => Ok(()),
-            false => Err(Error::Setting(format!("AdamW settings out of range: {self:?}"))),
+            false => Err(Error::Setting(format!(
+                "AdamW settings out of range: {self:?}"
+            ))),
         }
     }
 }
@@ -114,7 +116,11 @@ impl<T: Real> AdamState<T> {
             }
         }
         let norm = sq.sqrt();
-        let clip = T::of(if norm > opt.clip { opt.clip / norm } else { 1.0 });
+        let clip = T::of(if norm > opt.clip {
+            opt.clip / norm
+        } else {
+            1.0
+        });
         let (b1, b2) = (T::of(opt.beta1), T::of(opt.beta2));
         let c1 = T::of(1.0 - opt.beta1.powi(self.t));
         let c2 = T::of(1.0 - opt.beta2.powi(self.t));
@@ -122,19 +128,25 @@ impl<T: Real> AdamState<T> {
         let tensors = w.tensors_mut();
         let ms = self.m.tensors_mut();
         let vs = self.v.tensors_mut();
-        for (((name, x), (_, gx)), ((_, m), (_, v))) in
-            tensors.into_iter().zip(grads.iter_mut()).zip(ms.into_iter().zip(vs))
+        for (((name, x), (_, gx)), ((_, m), (_, v))) in tensors
+            .into_iter()
+            .zip(grads.iter_mut())
+            .zip(ms.into_iter().zip(vs))
         {
             if frozen(&name) {
                 continue;
             }
-            let decay = T::of(if is_matrix(&name) { opt.weight_decay } else { 0.0 });
+            let decay = T::of(if is_matrix(&name) {
+                opt.weight_decay
+            } else {
+                0.0
+            });
             for i in 0..x.len() {
                 let gi = gx[i] * clip;
                 m[i] = b1 * m[i] + (T::one() - b1) * gi;
                 v[i] = b2 * v[i] + (T::one() - b2) * gi * gi;
                 let update = (m[i] / c1) / ((v[i] / c2).sqrt() + eps) + decay * x[i];
-                x[i] = x[i] - lr_t * update;
+                x[i] -= lr_t * update;
             }
         }
         norm

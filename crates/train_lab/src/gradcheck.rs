@@ -57,10 +57,17 @@ pub fn check_gradients(
         }
     }
     let n = b * t;
-    let tokens: Vec<u32> = (0..n).map(|_| rng.random_range(0..cfg.vocab as u32)).collect();
-    let next: Vec<u32> = (0..n).map(|_| rng.random_range(0..cfg.vocab as u32)).collect();
+    let tokens: Vec<u32> = (0..n)
+        .map(|_| rng.random_range(0..cfg.vocab as u32))
+        .collect();
+    let next: Vec<u32> = (0..n)
+        .map(|_| rng.random_range(0..cfg.vocab as u32))
+        .collect();
     let probs = ndarray::Array2::from_shape_fn((n, cfg.vocab), |_| rng.random_range(0.1f32..1.0));
-    let probs = &probs / &probs.sum_axis(ndarray::Axis(1)).insert_axis(ndarray::Axis(1));
+    let probs = &probs
+        / &probs
+            .sum_axis(ndarray::Axis(1))
+            .insert_axis(ndarray::Axis(1));
     let targets = match soft {
         true => Targets::Probs(probs.view()),
         false => Targets::Tokens(&next),
@@ -69,9 +76,17 @@ pub fn check_gradients(
         targets,
         exits: exits.unwrap_or(vec![(cfg.n_layers, 1.0)]),
     };
-    let batch = Batch { tokens: &tokens, b, t };
+    let batch = Batch {
+        tokens: &tokens,
+        b,
+        t,
+    };
     let (_, mut grad) = loss_and_grad(&w, cfg, &batch, &obj, n as f64)?;
-    let grads: Vec<Vec<f64>> = grad.tensors_mut().into_iter().map(|(_, g)| g.to_vec()).collect();
+    let grads: Vec<Vec<f64>> = grad
+        .tensors_mut()
+        .into_iter()
+        .map(|(_, g)| g.to_vec())
+        .collect();
     let n_tensors = grads.len();
     let mut out = Vec::new();
     for (ti, g) in grads.iter().enumerate().take(n_tensors) {

@@ -37,7 +37,7 @@ pub fn rms_norm_forward<T: Real>(x: &Array2<T>, g: &Array1<T>, eps: T) -> (Array
     for (n, mut row) in y.outer_iter_mut().enumerate() {
         let mut sum_sq = T::zero();
         for &v in row.iter() {
-            sum_sq = sum_sq + v * v;
+            sum_sq += v * v;
         }
         let rn = T::one() / (sum_sq / d + eps).sqrt();
         r[n] = rn;
@@ -63,8 +63,8 @@ pub fn rms_norm_backward<T: Real>(
         let (xn, dyn_, rn) = (x.row(n), dy.row(n), r[n]);
         let mut dot = T::zero(); // ĝ · x
         for j in 0..xn.len() {
-            dg[j] = dg[j] + dyn_[j] * xn[j] * rn;
-            dot = dot + dyn_[j] * g[j] * xn[j];
+            dg[j] += dyn_[j] * xn[j] * rn;
+            dot += dyn_[j] * g[j] * xn[j];
         }
         let c = rn * rn * rn * dot / d;
         for j in 0..xn.len() {
@@ -143,7 +143,7 @@ pub fn attention_forward<T: Real>(
                     let kj = k.row(s * t + j);
                     let mut dot = T::zero();
                     for c in c0..c0 + hd {
-                        dot = dot + qi[c] * kj[c];
+                        dot += qi[c] * kj[c];
                     }
                     *pj = dot * scale;
                     max = max.max(*pj);
@@ -152,17 +152,17 @@ pub fn attention_forward<T: Real>(
                 let mut sum = T::zero();
                 for pj in p.iter_mut().take(i + 1) {
                     *pj = (*pj - max).exp();
-                    sum = sum + *pj;
+                    sum += *pj;
                 }
                 for pj in p.iter_mut().take(i + 1) {
-                    *pj = *pj / sum;
+                    *pj /= sum;
                 }
                 // Pass 3: the probability-weighted sum of the values.
                 let mut oi = out.row_mut(s * t + i);
                 for (j, &pj) in p.iter().enumerate().take(i + 1) {
                     let vj = v.row(s * t + j);
                     for c in c0..c0 + hd {
-                        oi[c] = oi[c] + pj * vj[c];
+                        oi[c] += pj * vj[c];
                     }
                 }
             }
@@ -202,21 +202,21 @@ pub fn attention_backward<T: Real>(
                     let vj = v.row(s * t + j);
                     let mut dp = T::zero();
                     for c in c0..c0 + hd {
-                        dp = dp + doi[c] * vj[c];
+                        dp += doi[c] * vj[c];
                     }
                     ds[j] = dp;
-                    weighted = weighted + p[j] * dp;
+                    weighted += p[j] * dp;
                     let mut dvj = dv.row_mut(s * t + j);
                     for c in c0..c0 + hd {
-                        dvj[c] = dvj[c] + p[j] * doi[c];
+                        dvj[c] += p[j] * doi[c];
                     }
                 }
                 for j in 0..=i {
                     let dsj = p[j] * (ds[j] - weighted) * scale;
                     let (kj, qi) = (k.row(s * t + j), q.row(row_i));
                     for c in c0..c0 + hd {
-                        dq[[row_i, c]] = dq[[row_i, c]] + dsj * kj[c];
-                        dk[[s * t + j, c]] = dk[[s * t + j, c]] + dsj * qi[c];
+                        dq[[row_i, c]] += dsj * kj[c];
+                        dk[[s * t + j, c]] += dsj * qi[c];
                     }
                 }
             }

@@ -18,6 +18,7 @@ pub mod gradcheck;
 pub mod layers;
 pub mod loss;
 pub mod model;
+pub mod train;
 pub mod weights;
 
 use std::fmt;

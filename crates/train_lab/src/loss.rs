@@ -46,7 +46,7 @@ pub fn cross_entropy<T: Real>(
         let mut sum = T::zero();
         for v in row.iter_mut() {
             *v = (*v - max).exp();
-            sum = sum + *v;
+            sum += *v;
         }
         let lse = max + sum.ln();
         for v in row.iter_mut() {
@@ -56,14 +56,14 @@ pub fn cross_entropy<T: Real>(
             Targets::Tokens(tokens) => {
                 let y = tokens[n] as usize;
                 total += (lse - logits[[n, y]]).f64();
-                row[y] = row[y] - scale;
+                row[y] -= scale;
             }
             Targets::Probs(p) => {
                 let mut expected = T::zero(); // Σ_v p_v l_v
                 for (v, (&pv, dv)) in p.row(n).iter().zip(row.iter_mut()).enumerate() {
                     let pv = T::of(f64::from(pv));
-                    expected = expected + pv * logits[[n, v]];
-                    *dv = *dv - pv * scale;
+                    expected += pv * logits[[n, v]];
+                    *dv -= pv * scale;
                 }
                 total += (lse - expected).f64();
             }

@@ -58,7 +58,10 @@ pub fn check<T: Real>(
     obj: &Objective<'_>,
 ) -> Result<(), Error> {
     w.to_params().check_against(cfg)?;
-    let n = batch.b.checked_mul(batch.t).ok_or(Error::Shape("b · t overflows".into()))?;
+    let n = batch
+        .b
+        .checked_mul(batch.t)
+        .ok_or(Error::Shape("b · t overflows".into()))?;
     if n == 0 || batch.tokens.len() != n || obj.targets.len() != n {
         return Err(Error::Shape(format!(
             "a batch of {} × {} needs that many tokens and targets, got {} and {}",
@@ -69,7 +72,10 @@ pub fn check<T: Real>(
         )));
     }
     if batch.t > cfg.max_seq {
-        return Err(Error::Shape(format!("t {} > max_seq {}", batch.t, cfg.max_seq)));
+        return Err(Error::Shape(format!(
+            "t {} > max_seq {}",
+            batch.t, cfg.max_seq
+        )));
     }
     let bad_token = |t: u32| t as usize >= cfg.vocab;
     let bad_targets = match obj.targets {
@@ -77,7 +83,9 @@ pub fn check<T: Real>(
         Targets::Probs(p) => p.ncols() != cfg.vocab || p.iter().any(|v| !v.is_finite()),
     };
     if batch.tokens.iter().any(|&t| bad_token(t)) || bad_targets {
-        return Err(Error::Shape("a token or target outside the vocabulary".into()));
+        return Err(Error::Shape(
+            "a token or target outside the vocabulary".into(),
+        ));
     }
     let bad_exit = |&(k, wt): &(usize, f64)| k == 0 || k > cfg.n_layers || !wt.is_finite();
     if obj.exits.is_empty() || obj.exits.iter().any(bad_exit) {
@@ -134,7 +142,11 @@ pub fn loss<T: Real>(
     Ok(forward(w, cfg, batch, obj, T::one(), None).0)
 }
 
-fn shape<'a, T: Real>(cfg: &Config, batch: &Batch<'_>, rope: &'a (Array2<T>, Array2<T>)) -> Shape<'a, T> {
+fn shape<'a, T: Real>(
+    cfg: &Config,
+    batch: &Batch<'_>,
+    rope: &'a (Array2<T>, Array2<T>),
+) -> Shape<'a, T> {
     Shape {
         b: batch.b,
         t: batch.t,

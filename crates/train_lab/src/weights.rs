@@ -175,12 +175,18 @@ impl<T: Real> Weights<T> {
         out.push(("embed".into(), slice2(&mut self.embed)));
         for (i, l) in self.layers.iter_mut().enumerate() {
             let n = |s: &str| format!("layers.{i}.{s}");
-            out.push((n("attn_norm"), l.attn_norm.as_slice_mut().expect("contiguous")));
+            out.push((
+                n("attn_norm"),
+                l.attn_norm.as_slice_mut().expect("contiguous"),
+            ));
             out.push((n("wq"), slice2(&mut l.wq)));
             out.push((n("wk"), slice2(&mut l.wk)));
             out.push((n("wv"), slice2(&mut l.wv)));
             out.push((n("wo"), slice2(&mut l.wo)));
-            out.push((n("mlp_norm"), l.mlp_norm.as_slice_mut().expect("contiguous")));
+            out.push((
+                n("mlp_norm"),
+                l.mlp_norm.as_slice_mut().expect("contiguous"),
+            ));
             out.push((n("w_gate"), slice2(&mut l.w_gate)));
             out.push((n("w_up"), slice2(&mut l.w_up)));
             out.push((n("w_down"), slice2(&mut l.w_down)));
@@ -196,8 +202,8 @@ impl<T: Real> Weights<T> {
     /// `self += other`, tensor by tensor, element by element (a fixed order, so sums of
     /// gradients do not depend on threads).
     pub fn add_assign(&mut self, other: &Weights<T>) {
-        let add1 = |a: &mut Array1<T>, b: &Array1<T>| Zip::from(a).and(b).for_each(|a, &b| *a = *a + b);
-        let add2 = |a: &mut Array2<T>, b: &Array2<T>| Zip::from(a).and(b).for_each(|a, &b| *a = *a + b);
+        let add1 = |a: &mut Array1<T>, b: &Array1<T>| Zip::from(a).and(b).for_each(|a, &b| *a += b);
+        let add2 = |a: &mut Array2<T>, b: &Array2<T>| Zip::from(a).and(b).for_each(|a, &b| *a += b);
         add2(&mut self.embed, &other.embed);
         for (a, b) in self.layers.iter_mut().zip(&other.layers) {
             add1(&mut a.attn_norm, &b.attn_norm);

@@ -33,7 +33,11 @@ fn the_loss_is_the_cross_entropy_of_the_reference_logits() {
             want += lse - f64::from(row[next[s * t + i] as usize]);
         }
     }
-    let batch = Batch { tokens: &tokens, b, t };
+    let batch = Batch {
+        tokens: &tokens,
+        b,
+        t,
+    };
     let obj = Objective::last(Targets::Tokens(&next), SMALL.n_layers);
     let w64: Weights<f64> = Weights::from_params(&p);
     let w32: Weights<f32> = Weights::from_params(&p);

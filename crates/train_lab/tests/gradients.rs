@@ -1,6 +1,8 @@
 //! The backward pass against finite differences of the loss itself, in f64, for every
 //! weight tensor (train_lab::gradcheck), on a model small enough to check in seconds.
 
+#![allow(clippy::print_stderr)] // the measured figures, for the closing note (--nocapture)
+
 use train_lab::gradcheck::{TOLERANCE, check_gradients};
 use transformer_lab::Config;
 
@@ -28,7 +30,10 @@ fn assert_all_within(checks: &[train_lab::gradcheck::TensorCheck]) {
 fn every_tensor_matches_finite_differences() {
     let checks = check_gradients(&TINY, 1, (2, 5), None, false, 24).unwrap();
     for c in &checks {
-        eprintln!("{:<18} {:>3} entries, worst relative error {:.1e}", c.name, c.entries, c.worst);
+        eprintln!(
+            "{:<18} {:>3} entries, worst relative error {:.1e}",
+            c.name, c.entries, c.worst
+        );
     }
     assert_all_within(&checks);
 }
