@@ -117,6 +117,42 @@ pub fn rope_rotate<T: Real>(
     }
 }
 
+/// `x`'s row `n`, columns `c0..c0 + w`, as a slice (the arrays here are row-major).
+fn cols<T>(x: &[T], d: usize, n: usize, c0: usize, w: usize) -> &[T] {
+    &x[n * d + c0..n * d + c0 + w]
+}
+
+/// `Σ a_c b_c`, in eight running sums (lane `c % 8`) added at the end, first lane to
+/// last: a fixed order the compiler can vectorise.
+fn dot<T: Real>(a: &[T], b: &[T]) -> T {
+    let mut lanes = [T::zero(); 8];
+    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (ar, br) = (ac.remainder(), bc.remainder());
+    for (x, y) in ac.zip(bc) {
+        for l in 0..8 {
+            lanes[l] += x[l] * y[l];
+        }
+    }
+    for (l, (&x, &y)) in ar.iter().zip(br).enumerate() {
+        lanes[l] += x * y;
+    }
+    lanes.iter().fold(T::zero(), |acc, &x| acc + x)
+}
+
+/// `y += alpha · x`, element by element.
+fn axpy<T: Real>(y: &mut [T], alpha: T, x: &[T]) {
+    for (y, &x) in y.iter_mut().zip(x) {
+        *y += alpha * x;
+    }
+}
+
+fn row_major<T: Clone>(x: &Array2<T>) -> std::borrow::Cow<'_, [T]> {
+    match x.as_slice() {
+        Some(s) => std::borrow::Cow::Borrowed(s),
+        None => std::borrow::Cow::Owned(x.iter().cloned().collect()),
+    }
+}
+
 /// Causal attention of `b` sequences of `t` rows each, per head:
 /// `o = softmax(q · kᵀ / √head_dim, causal) · v`. Returns `o [N, d]` and the
 /// probabilities `[b, n_heads, t, t]` (zero above the diagonal), which the backward needs.
@@ -129,23 +165,19 @@ pub fn attention_forward<T: Real>(
     let d = q.ncols();
     let hd = d / n_heads;
     let scale = T::one() / T::of(hd as f64).sqrt();
-    let mut out = Array2::zeros(q.raw_dim());
+    let (qs, ks, vs) = (row_major(q), row_major(k), row_major(v));
+    let mut out = vec![T::zero(); q.nrows() * d];
     let mut probs = vec![T::zero(); b * n_heads * t * t];
     for s in 0..b {
         for h in 0..n_heads {
             let c0 = h * hd;
             for i in 0..t {
                 let p = &mut probs[((s * n_heads + h) * t + i) * t..][..t];
-                let qi = q.row(s * t + i);
+                let qi = cols(&qs, d, s * t + i, c0, hd);
                 // Pass 1: scores of query i against keys 0..=i, and their maximum.
                 let mut max = T::neg_infinity();
                 for (j, pj) in p.iter_mut().enumerate().take(i + 1) {
-                    let kj = k.row(s * t + j);
-                    let mut dot = T::zero();
-                    for c in c0..c0 + hd {
-                        dot += qi[c] * kj[c];
-                    }
-                    *pj = dot * scale;
+                    *pj = dot(qi, cols(&ks, d, s * t + j, c0, hd)) * scale;
                     max = max.max(*pj);
                 }
                 // Pass 2: softmax.
@@ -158,16 +190,14 @@ pub fn attention_forward<T: Real>(
                     *pj /= sum;
                 }
                 // Pass 3: the probability-weighted sum of the values.
-                let mut oi = out.row_mut(s * t + i);
+                let oi = &mut out[(s * t + i) * d + c0..][..hd];
                 for (j, &pj) in p.iter().enumerate().take(i + 1) {
-                    let vj = v.row(s * t + j);
-                    for c in c0..c0 + hd {
-                        oi[c] += pj * vj[c];
-                    }
+                    axpy(oi, pj, cols(&vs, d, s * t + j, c0, hd));
                 }
             }
         }
     }
+    let out = Array2::from_shape_vec(q.raw_dim(), out).expect("N × d values");
     (out, probs)
 }
 
@@ -185,44 +215,38 @@ pub fn attention_backward<T: Real>(
     let d = q.ncols();
     let hd = d / n_heads;
     let scale = T::one() / T::of(hd as f64).sqrt();
-    let (mut dq, mut dk, mut dv) = (
-        Array2::zeros(q.raw_dim()),
-        Array2::zeros(q.raw_dim()),
-        Array2::zeros(q.raw_dim()),
-    );
+    let (qs, ks, vs, dos) = (row_major(q), row_major(k), row_major(v), row_major(dout));
+    let n = q.nrows() * d;
+    let (mut dq, mut dk, mut dv) = (vec![T::zero(); n], vec![T::zero(); n], vec![T::zero(); n]);
     let mut ds = vec![T::zero(); t];
     for s in 0..b {
         for h in 0..n_heads {
             let c0 = h * hd;
             for i in 0..t {
                 let p = &probs[((s * n_heads + h) * t + i) * t..][..t];
-                let (row_i, doi) = (s * t + i, dout.row(s * t + i));
+                let (row_i, doi) = (s * t + i, cols(&dos, d, s * t + i, c0, hd));
                 let mut weighted = T::zero(); // Σ_j p_ij dp_j
                 for j in 0..=i {
-                    let vj = v.row(s * t + j);
-                    let mut dp = T::zero();
-                    for c in c0..c0 + hd {
-                        dp += doi[c] * vj[c];
-                    }
+                    let dp = dot(doi, cols(&vs, d, s * t + j, c0, hd));
                     ds[j] = dp;
                     weighted += p[j] * dp;
-                    let mut dvj = dv.row_mut(s * t + j);
-                    for c in c0..c0 + hd {
-                        dvj[c] += p[j] * doi[c];
-                    }
+                    axpy(&mut dv[(s * t + j) * d + c0..][..hd], p[j], doi);
                 }
+                let qi = cols(&qs, d, row_i, c0, hd);
                 for j in 0..=i {
                     let dsj = p[j] * (ds[j] - weighted) * scale;
-                    let (kj, qi) = (k.row(s * t + j), q.row(row_i));
-                    for c in c0..c0 + hd {
-                        dq[[row_i, c]] += dsj * kj[c];
-                        dk[[s * t + j, c]] += dsj * qi[c];
-                    }
+                    axpy(
+                        &mut dq[row_i * d + c0..][..hd],
+                        dsj,
+                        cols(&ks, d, s * t + j, c0, hd),
+                    );
+                    axpy(&mut dk[(s * t + j) * d + c0..][..hd], dsj, qi);
                 }
             }
         }
     }
-    (dq, dk, dv)
+    let shaped = |x: Vec<T>| Array2::from_shape_vec(q.raw_dim(), x).expect("N × d values");
+    (shaped(dq), shaped(dk), shaped(dv))
 }
 
 /// SiLU, `a · σ(a)`.

@@ -196,3 +196,28 @@ fn forward<T: Real>(
     }
     (total, caches, exits)
 }
+
+/// The logits `[b · t, vocab]` read at the exit after the first `k` blocks (`k =
+/// n_layers`: the model's own output; fewer: LayerSkip's early exit).
+///
+/// Errors: as [`check`], with `k` as the one exit.
+pub fn logits_at<T: Real>(
+    w: &Weights<T>,
+    cfg: &Config,
+    batch: &Batch<'_>,
+    k: usize,
+) -> Result<Array2<T>, Error> {
+    let obj = Objective {
+        targets: Targets::Tokens(batch.tokens),
+        exits: vec![(k, 1.0)],
+    };
+    check(w, cfg, batch, &obj)?;
+    let tables = rope_tables::<T>(batch.t, cfg.head_dim(), cfg.rope_theta);
+    let sh = shape(cfg, batch, &tables);
+    let mut x = embed_forward(&w.embed, batch.tokens); // [N, d]
+    for l in &w.layers[..k] {
+        x = block_forward(l, &sh, x).0;
+    }
+    let (h, _) = rms_norm_forward(&x, &w.final_norm, sh.eps);
+    Ok(h.dot(&w.lm_head))
+}

@@ -105,7 +105,9 @@ fn tokens_of(data: &[u8], starts: &[usize], seq: usize) -> (Vec<u32>, Vec<u32>) 
 /// Trains `w` (a model of shape `cfg`, vocabulary ≥ 256) on windows of the byte corpus
 /// `data` for `sched.steps` AdamW steps, calling `log` after each. The windows come from
 /// a ChaCha8 generator seeded with `sched.seed`; the weights come out bit for bit the
-/// same for any number of threads (see the module's doc).
+/// same for any number of threads (see the module's doc). (`log` is a trait object so
+/// that this function, and the generic passes it calls, are compiled here, optimised,
+/// whichever crate calls it.)
 ///
 /// Errors: a schedule or AdamW setting out of range, a model the batch does not fit.
 pub fn train(
@@ -114,7 +116,7 @@ pub fn train(
     data: &[u8],
     sched: &Schedule,
     opt: &AdamW,
-    mut log: impl FnMut(&StepLog),
+    log: &mut dyn FnMut(&StepLog),
 ) -> Result<(), Error> {
     sched.check(cfg, data.len())?;
     opt.check()?;

@@ -60,7 +60,7 @@ fn trained(steps: usize, threads: usize) -> (Weights<f32>, Vec<StepLog>) {
             TEXT.as_bytes(),
             &schedule(steps),
             &opt,
-            |l| logs.push(*l),
+            &mut |l| logs.push(*l),
         )
     })
     .unwrap();
