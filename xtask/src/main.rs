@@ -15,6 +15,7 @@
 //! `cargo xtask train corpus|target|draft|layerskip` trains one of train_lab's shipped models and
 //! writes its safetensors file (see `train.rs`).
 
+mod measure;
 mod train;
 mod web;
 
@@ -40,7 +41,7 @@ const TEMPLATES: [(&str, &str); 6] = [
 
 const USAGE: &str = "usage: cargo xtask new-lecture NN \"title\"   (NN: the lecture's number, 1–99)
        cargo xtask web [lectureNN]           (the lecture as one page: target/web/lectureNN.html)
-       cargo xtask train corpus|target|draft|layerskip [--steps N]   (train_lab's models)";
+       cargo xtask train corpus|target|draft|layerskip|measure [--steps N]   (train_lab's models)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

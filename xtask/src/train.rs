@@ -1,8 +1,9 @@
-//! `cargo xtask train corpus|target|draft|layerskip [--steps N]`: trains one of train_lab's recipes
+//! `cargo xtask train corpus|target|draft|layerskip|measure [--steps N]`: trains one of train_lab's recipes
 //! on the corpus and writes its safetensors file under `crates/train_lab/`, with how it was
 //! trained, how long it took and its held-out bits per byte in the file's metadata.
 //!
-//! `corpus` only gets the corpus (fetching the pinned crates through Cargo when its cache
+//! `measure` prints acceptance on the shipped models (see `measure.rs`). `corpus` only
+//! gets the corpus (fetching the pinned crates through Cargo when its cache
 //! lacks one) and prints its sizes and the unigram and bigram baselines.
 
 use std::path::{Path, PathBuf};
@@ -41,8 +42,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         corpus.train.len(),
         corpus.held_out.len()
     ));
-    if what == "corpus" {
-        return Ok(());
+    match what {
+        "corpus" => return Ok(()),
+        "measure" => return crate::measure::run(&corpus.held_out),
+        _ => {}
     }
     let mut r = recipe::all()
         .into_iter()

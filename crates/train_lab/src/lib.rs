@@ -18,6 +18,7 @@
 //! under `data/`, written by `cargo xtask train NAME`), [`agree`] (how often a draft
 //! agrees with its target on held-out text).
 
+pub mod accept;
 pub mod adamw;
 pub mod agree;
 pub mod block;
