@@ -94,6 +94,13 @@ pub fn run(held_out: &[u8]) -> Result<(), String> {
             ],
         ),
     ];
+    let distilled = shipped(&recipe::distilled()).ok();
+    let s_params = distilled.as_ref().map(|d| d.weights.to_params());
+    if let (Some(d), Some(sp)) = (&distilled, &s_params) {
+        pairs[1]
+            .3
+            .insert(1, ("distilled draft (2 × 64)".into(), sp, d.cfg));
+    }
     let l_params = layerskip.as_ref().map(|l| l.weights.to_params());
     if let (Some(l), Some(lp)) = (&layerskip, &l_params) {
         pairs.push((
@@ -110,6 +117,11 @@ pub fn run(held_out: &[u8]) -> Result<(), String> {
     for (name, params, cfg, drafts) in &pairs {
         let tgt = TransformerLM::new(params, *cfg, name.as_str()).map_err(|e| e.to_string())?;
         let seqs = continue_greedily(&tgt, &p).map_err(e)?;
+        for row in seqs.outer_iter().take(3) {
+            let bytes: Vec<u8> = row.iter().map(|&b| b as u8).collect();
+            let text = String::from_utf8_lossy(&bytes);
+            crate::println_out(&format!("{name} writes: {:?}", text));
+        }
         for (dname, dp, dcfg) in drafts {
             let d = TransformerLM::new(dp, *dcfg, dname.as_str()).map_err(|e| e.to_string())?;
             let r = ranks(&d, &seqs).map_err(e)?;

@@ -1,4 +1,4 @@
-//! `cargo xtask train corpus|target|draft|layerskip|measure [--steps N]`: trains one of train_lab's recipes
+//! `cargo xtask train corpus|target|draft|distilled|layerskip|measure [--steps N]`: trains one of train_lab's recipes
 //! on the corpus and writes its safetensors file under `crates/train_lab/`, with how it was
 //! trained, how long it took and its held-out bits per byte in the file's metadata.
 //!
@@ -13,7 +13,7 @@ use std::time::Instant;
 use train_lab::agree::{Agreement, Reader, agreement};
 use train_lab::corpus::{self, Corpus, SOURCES};
 use train_lab::recipe::{self, AGREE_WINDOWS, Recipe, TEST_WINDOWS};
-use train_lab::train::{bits_per_byte, train};
+use train_lab::train::{Teacher, bits_per_byte, train_from};
 use train_lab::weights::Weights;
 
 /// Runs the task.
@@ -21,7 +21,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let what = args
         .first()
         .map(String::as_str)
-        .ok_or("train what? corpus, target, draft or layerskip")?;
+        .ok_or("train what? corpus, target, draft, distilled, layerskip or measure")?;
     let steps = match args.get(1..) {
         Some([flag, n]) if flag == "--steps" => {
             Some(n.parse::<usize>().map_err(|e| format!("--steps: {e}"))?)
@@ -51,7 +51,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         .into_iter()
         .find(|r| r.name == what)
         .ok_or(format!(
-            "no recipe {what:?}; corpus, target, draft or layerskip"
+            "no recipe {what:?}; corpus, target, draft, distilled, layerskip or measure"
         ))?;
     if let Some(s) = steps {
         r.schedule.steps = s;
@@ -81,15 +81,31 @@ fn train_and_save(
     let threads = rayon::current_num_threads();
     let start = Instant::now();
     let every = (r.schedule.steps / 30).max(1);
-    train(&mut w, &r.cfg, &c.train, &r.schedule, &r.opt, &mut |l| {
-        if l.step % every == 0 || l.step + 1 == r.schedule.steps {
-            let secs = start.elapsed().as_secs_f64();
-            crate::println_out(&format!(
-                "step {:>5}  loss {:.3} nats  lr {:.2e}  |g| {:.2}  {secs:.0} s",
-                l.step, l.loss, l.lr, l.grad_norm
-            ));
-        }
-    })
+    let teacher = match r.name {
+        "distilled" => Some(shipped_target()?),
+        _ => None,
+    };
+    let teacher = teacher.as_ref().map(|t| Teacher {
+        w: &t.weights,
+        cfg: &t.cfg,
+    });
+    train_from(
+        &mut w,
+        &r.cfg,
+        &c.train,
+        &r.schedule,
+        &r.opt,
+        teacher,
+        &mut |l| {
+            if l.step % every == 0 || l.step + 1 == r.schedule.steps {
+                let secs = start.elapsed().as_secs_f64();
+                crate::println_out(&format!(
+                    "step {:>5}  loss {:.3} nats  lr {:.2e}  |g| {:.2}  {secs:.0} s",
+                    l.step, l.loss, l.lr, l.grad_norm
+                ));
+            }
+        },
+    )
     .map_err(e)?;
     let secs = start.elapsed().as_secs_f64();
     let tokens = r.schedule.steps * r.schedule.batch * r.schedule.seq;
@@ -181,9 +197,7 @@ fn agreements(
         );
     }
     if r.name != "target" && r.name != "layerskip" {
-        let t = recipe::target();
-        let path = crate::root().join("crates/train_lab").join(t.file);
-        let target = train_lab::checkpoint::load(&path).map_err(e)?;
+        let target = shipped_target()?;
         let tr = Reader::full(&target.weights, &target.cfg);
         put(
             "target".into(),
@@ -191,6 +205,15 @@ fn agreements(
         );
     }
     Ok(out)
+}
+
+/// The shipped target, which a draft's agreement is measured against and a distilled draft
+/// learns from.
+fn shipped_target() -> Result<train_lab::checkpoint::Checkpoint, String> {
+    let path = crate::root()
+        .join("crates/train_lab")
+        .join(recipe::target().file);
+    train_lab::checkpoint::load(&path).map_err(|e| e.to_string())
 }
 
 /// The corpus from Cargo's cache, fetching the pinned crates first when one is missing.

@@ -85,6 +85,17 @@ pub fn draft() -> Recipe {
     }
 }
 
+/// The draft distilled: [`draft`]'s shape, seed, windows and steps, trained on the shipped
+/// target's next-byte distributions instead of the corpus's next bytes.
+pub fn distilled() -> Recipe {
+    Recipe {
+        name: "distilled",
+        about: "the draft's shape trained on the target's distributions (distillation)",
+        file: "data/distilled.safetensors",
+        ..draft()
+    }
+}
+
 /// LayerSkip's target (Elhoushi et al. 2024, §4.2's early-exit loss, without its layer
 /// dropout or curriculum): `QCFG` trained with the final norm and LM head read after every
 /// block, the earlier exits weighted 0.25 each beside the last one's 1, so that its first
@@ -108,5 +119,5 @@ pub const AGREE_WINDOWS: usize = 24;
 
 /// Every recipe, by name.
 pub fn all() -> Vec<Recipe> {
-    vec![target(), draft(), layerskip()]
+    vec![target(), draft(), distilled(), layerskip()]
 }

@@ -8,6 +8,7 @@
 //! whatever order they finish in; so the weights after any number of steps are bit for bit
 //! the same for any `RAYON_NUM_THREADS`.
 
+use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
@@ -16,7 +17,7 @@ use transformer_lab::Config;
 use crate::Error;
 use crate::adamw::{AdamState, AdamW, lr_at};
 use crate::loss::Targets;
-use crate::model::{Batch, Objective, loss, loss_and_grad};
+use crate::model::{Batch, Objective, logits_at, loss, loss_and_grad};
 use crate::weights::Weights;
 
 /// How long and on what a run trains.
@@ -118,6 +119,53 @@ pub fn train(
     opt: &AdamW,
     log: &mut dyn FnMut(&StepLog),
 ) -> Result<(), Error> {
+    train_from(w, cfg, data, sched, opt, None, log)
+}
+
+/// A teacher for distillation: a model whose next-byte distribution (its last block's)
+/// the student learns instead of the corpus's next byte.
+#[derive(Debug, Clone, Copy)]
+pub struct Teacher<'a> {
+    /// Its weights.
+    pub w: &'a Weights<f32>,
+    /// Its shape (the same vocabulary and at least the schedule's context).
+    pub cfg: &'a Config,
+}
+
+/// The teacher's probabilities at every position of `batch`, `[b · t, vocab]`.
+fn teacher_probs(t: &Teacher<'_>, batch: &Batch<'_>) -> Result<Array2<f32>, Error> {
+    let mut p = logits_at(t.w, t.cfg, batch, t.cfg.n_layers)?;
+    for mut row in p.outer_iter_mut() {
+        let max = row.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+        row.mapv_inplace(|v| (v - max).exp());
+        let sum = row.sum();
+        row.mapv_inplace(|v| v / sum);
+    }
+    Ok(p)
+}
+
+/// [`train`], or with a `teacher`, distillation (Hinton et al. 2015, at temperature 1): the
+/// same windows and steps, the loss the cross-entropy of the student's distribution
+/// against the teacher's at every position.
+///
+/// Errors: as [`train`], and a teacher of another vocabulary or a shorter context.
+pub fn train_from(
+    w: &mut Weights<f32>,
+    cfg: &Config,
+    data: &[u8],
+    sched: &Schedule,
+    opt: &AdamW,
+    teacher: Option<Teacher<'_>>,
+    log: &mut dyn FnMut(&StepLog),
+) -> Result<(), Error> {
+    if let Some(t) = teacher
+        && (t.cfg.vocab != cfg.vocab || t.cfg.max_seq < sched.seq)
+    {
+        return Err(Error::Setting(format!(
+            "a teacher of vocabulary {} and context {} cannot teach a model of {} at {}",
+            t.cfg.vocab, t.cfg.max_seq, cfg.vocab, sched.seq
+        )));
+    }
     sched.check(cfg, data.len())?;
     opt.check()?;
     if cfg.vocab < 256 {
@@ -141,8 +189,13 @@ pub fn train(
                     b: chunk.len(),
                     t: sched.seq,
                 };
+                let probs = teacher.map(|t| teacher_probs(&t, &batch)).transpose()?;
+                let targets = match &probs {
+                    Some(p) => Targets::Probs(p.view()),
+                    None => Targets::Tokens(&y),
+                };
                 let obj = Objective {
-                    targets: Targets::Tokens(&y),
+                    targets,
                     exits: exits.clone(),
                 };
                 loss_and_grad(w, cfg, &batch, &obj, positions)

@@ -102,3 +102,18 @@ fn the_shipped_draft_reaches_its_stated_loss_and_agreement_with_the_target() {
         &data,
     );
 }
+
+#[test]
+fn the_distilled_draft_reaches_its_stated_loss_and_agreement_with_the_target() {
+    let data = corpus();
+    let d = reaches_what_it_states(&recipe::distilled(), &data);
+    let t = shipped(&recipe::target());
+    let target = Reader::full(&t.weights, &t.cfg);
+    agrees_as_stated(
+        "target",
+        &d,
+        target,
+        Reader::full(&d.weights, &d.cfg),
+        &data,
+    );
+}
