@@ -117,3 +117,13 @@ fn the_distilled_draft_reaches_its_stated_loss_and_agreement_with_the_target() {
         &data,
     );
 }
+
+#[test]
+fn the_layerskip_target_reaches_its_stated_loss_and_its_exits_their_agreement() {
+    let data = corpus();
+    let c = reaches_what_it_states(&recipe::layerskip(), &data);
+    let me = Reader::full(&c.weights, &c.cfg);
+    for k in 1..c.cfg.n_layers {
+        agrees_as_stated(&format!("exit{k}"), &c, me, Reader { exit: k, ..me }, &data);
+    }
+}
