@@ -11,7 +11,12 @@
 //!
 //! `cargo xtask web [lectureNN]` writes `target/web/lectureNN.html`, the lecture as a page
 //! that runs its crates in WebAssembly (see `web.rs`).
+//!
+//! `cargo xtask train corpus|target|draft|distilled|layerskip|measure` trains one of
+//! train_lab's shipped models and writes its safetensors file (see `train.rs`).
 
+mod measure;
+mod train;
 mod web;
 
 use std::fs;
@@ -35,13 +40,15 @@ const TEMPLATES: [(&str, &str); 6] = [
 ];
 
 const USAGE: &str = "usage: cargo xtask new-lecture NN \"title\"   (NN: the lecture's number, 1–99)
-       cargo xtask web [lectureNN]           (the lecture as one page: target/web/lectureNN.html)";
+       cargo xtask web [lectureNN]           (the lecture as one page: target/web/lectureNN.html)
+       cargo xtask train corpus|target|draft|distilled|layerskip|measure [--steps N]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("new-lecture") => new_lecture(&args[1..]),
         Some("web") => web::web(&args[1..]).map(|_| ()),
+        Some("train") => train::run(&root(), &args[1..]),
         Some("help" | "--help" | "-h") | None => {
             println_out(USAGE);
             return ExitCode::SUCCESS;
@@ -58,7 +65,7 @@ fn main() -> ExitCode {
 }
 
 #[allow(clippy::print_stdout)] // a command-line tool's own output
-fn println_out(s: &str) {
+pub(crate) fn println_out(s: &str) {
     println!("{s}");
 }
 
@@ -71,7 +78,7 @@ fn eprint_err(s: &str) {
 /// says where xtask's manifest is at run time; the path compiled in is the fallback. Cargo
 /// may reuse a binary built from a copy of the workspace sharing the target folder (CI's
 /// generator step does), and then the compiled-in path names the copy.
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));

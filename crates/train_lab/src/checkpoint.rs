@@ -1,0 +1,149 @@
+//! Trained weights as a safetensors file: f32 tensors named as the fields of
+//! [`transformer_lab::Params`] (`embed`, `layers.{i}.wq`, …, `lm_head`, `[in, out]`
+//! layout, as `transformer_lab`'s `export_weights` example writes them), the model's
+//! shape and how it was trained in the header's string metadata.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use safetensors::SafeTensors;
+use safetensors::tensor::{Dtype, TensorView};
+use transformer_lab::{Config, Params};
+
+use crate::Error;
+use crate::weights::Weights;
+
+fn file_err(path: &Path) -> impl Fn(String) -> Error + '_ {
+    move |e| Error::File(format!("{}: {e}", path.display()))
+}
+
+/// The shape's fields as metadata.
+fn config_fields(cfg: &Config) -> [(&'static str, String); 8] {
+    [
+        ("vocab", cfg.vocab.to_string()),
+        ("d_model", cfg.d_model.to_string()),
+        ("n_layers", cfg.n_layers.to_string()),
+        ("n_heads", cfg.n_heads.to_string()),
+        ("d_ff", cfg.d_ff.to_string()),
+        ("max_seq", cfg.max_seq.to_string()),
+        ("norm_eps", cfg.norm_eps.to_string()),
+        ("rope_theta", cfg.rope_theta.to_string()),
+    ]
+}
+
+/// Writes `w` (a model of shape `cfg`) to `path` with `meta` and the shape as metadata.
+///
+/// Errors: shapes that are not `cfg`'s, a file that cannot be written.
+pub fn save(
+    path: &Path,
+    w: &Weights<f32>,
+    cfg: &Config,
+    meta: &[(String, String)],
+) -> Result<(), Error> {
+    let p = w.to_params();
+    p.check_against(cfg)?;
+    let mut tensors: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
+    let mut w = w.clone();
+    let shapes = shapes(&p);
+    for ((name, x), shape) in w.tensors_mut().into_iter().zip(shapes) {
+        tensors.push((
+            name,
+            shape,
+            x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ));
+    }
+    let views = tensors
+        .iter()
+        .map(|(n, s, b)| Ok((n.as_str(), TensorView::new(Dtype::F32, s.clone(), b)?)))
+        .collect::<Result<Vec<_>, safetensors::SafeTensorError>>()
+        .map_err(|e| file_err(path)(e.to_string()))?;
+    let mut metadata: HashMap<String, String> = config_fields(cfg)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    metadata.extend(meta.iter().cloned());
+    let bytes =
+        safetensors::serialize(views, Some(metadata)).map_err(|e| file_err(path)(e.to_string()))?;
+    std::fs::write(path, bytes).map_err(|e| file_err(path)(e.to_string()))
+}
+
+/// Each tensor's shape, in [`Weights::tensors_mut`]'s order.
+fn shapes(p: &Params) -> Vec<Vec<usize>> {
+    let mut out = vec![p.embed.shape().to_vec()];
+    for l in &p.layers {
+        out.push(l.attn_norm.shape().to_vec());
+        for m in [&l.wq, &l.wk, &l.wv, &l.wo] {
+            out.push(m.shape().to_vec());
+        }
+        out.push(l.mlp_norm.shape().to_vec());
+        for m in [&l.w_gate, &l.w_up, &l.w_down] {
+            out.push(m.shape().to_vec());
+        }
+    }
+    out.push(p.final_norm.shape().to_vec());
+    out.push(p.lm_head.shape().to_vec());
+    out
+}
+
+/// A checkpoint read back: the model's shape, its weights and the metadata.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    /// The shape, from the metadata.
+    pub cfg: Config,
+    /// The weights.
+    pub weights: Weights<f32>,
+    /// Every metadata entry, the shape's included.
+    pub meta: HashMap<String, String>,
+}
+
+/// Reads a checkpoint [`save`] wrote.
+///
+/// Errors: a file that cannot be read, is not safetensors, lacks a shape field or a
+/// tensor, or holds a tensor of another shape.
+pub fn load(path: &Path) -> Result<Checkpoint, Error> {
+    let err = file_err(path);
+    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    let (_, header) = SafeTensors::read_metadata(&bytes).map_err(|e| err(e.to_string()))?;
+    let meta: HashMap<String, String> = header.metadata().clone().unwrap_or_default();
+    let field = |k: &str| -> Result<&String, Error> {
+        meta.get(k)
+            .ok_or_else(|| err(format!("no {k:?} in the metadata")))
+    };
+    let num = |k: &str| -> Result<usize, Error> {
+        field(k)?
+            .parse()
+            .map_err(|_| err(format!("{k} is not a count")))
+    };
+    let real = |k: &str| -> Result<f32, Error> {
+        field(k)?
+            .parse()
+            .map_err(|_| err(format!("{k} is not a number")))
+    };
+    let cfg = Config {
+        vocab: num("vocab")?,
+        d_model: num("d_model")?,
+        n_layers: num("n_layers")?,
+        n_heads: num("n_heads")?,
+        d_ff: num("d_ff")?,
+        max_seq: num("max_seq")?,
+        norm_eps: real("norm_eps")?,
+        rope_theta: real("rope_theta")?,
+    };
+    let st = SafeTensors::deserialize(&bytes).map_err(|e| err(e.to_string()))?;
+    let mut weights: Weights<f32> = Weights::from_params(&transformer_lab::init_params(&cfg, 0)?);
+    let want = shapes(&weights.to_params());
+    for ((name, x), shape) in weights.tensors_mut().into_iter().zip(want) {
+        let t = st.tensor(&name).map_err(|e| err(format!("{name}: {e}")))?;
+        if t.dtype() != Dtype::F32 || t.shape() != shape.as_slice() {
+            return Err(err(format!(
+                "{name} is {:?} {:?}, not F32 {shape:?}",
+                t.dtype(),
+                t.shape()
+            )));
+        }
+        for (v, b) in x.iter_mut().zip(t.data().chunks_exact(4)) {
+            *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+    }
+    Ok(Checkpoint { cfg, weights, meta })
+}

@@ -1,0 +1,129 @@
+//! The shipped models reach the held-out loss and the agreement their files state: the
+//! first held-out windows measured again here against the figures `cargo xtask train`
+//! wrote, the baselines recomputed from the corpus, and the stated held-out figure below
+//! the bigram's.
+
+use std::path::Path;
+
+use train_lab::agree::{Reader, agreement};
+use train_lab::checkpoint::{Checkpoint, load};
+use train_lab::corpus::{self, Corpus};
+use train_lab::recipe::{self, AGREE_WINDOWS, Recipe};
+use train_lab::train::bits_per_byte;
+
+fn shipped(r: &Recipe) -> Checkpoint {
+    load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(r.file)).unwrap()
+}
+
+fn stated(c: &Checkpoint, key: &str) -> f64 {
+    c.meta[key]
+        .parse()
+        .unwrap_or_else(|_| panic!("{key} is not a number"))
+}
+
+fn corpus() -> Corpus {
+    corpus::load(&corpus::cargo_home().unwrap()).unwrap()
+}
+
+/// Measures `r`'s shipped file again: its loss on the test windows, the baselines, and
+/// the agreement of each of its early exits with its last block.
+fn reaches_what_it_states(r: &Recipe, data: &Corpus) -> Checkpoint {
+    let c = shipped(r);
+    assert_eq!(c.cfg, r.cfg);
+    let (uni, bi) = corpus::baselines(&data.train, &data.held_out);
+    assert!((stated(&c, "unigram_bits_per_byte") - uni).abs() < 1e-4);
+    assert!((stated(&c, "bigram_bits_per_byte") - bi).abs() < 1e-4);
+    let windows: usize = c.meta["held_out_test_windows"].parse().unwrap();
+    let seq = c.cfg.max_seq;
+    let test = &data.held_out[..windows * (seq + 1)];
+    let got = bits_per_byte(&c.weights, &c.cfg, test, seq).unwrap();
+    let want = stated(&c, "held_out_test_bits_per_byte");
+    assert!(
+        (got - want).abs() < 1e-3,
+        "{}: measured {got}, stated {want}",
+        r.name
+    );
+    let held_out = stated(&c, "held_out_bits_per_byte");
+    assert!(
+        held_out < bi - 0.5,
+        "{held_out} bits per byte against the bigram's {bi}"
+    );
+    c
+}
+
+fn agrees_as_stated(
+    name: &str,
+    c: &Checkpoint,
+    target: Reader<'_>,
+    draft: Reader<'_>,
+    data: &Corpus,
+) {
+    let a = agreement(
+        target,
+        draft,
+        &data.held_out,
+        target.cfg.max_seq,
+        AGREE_WINDOWS,
+    )
+    .unwrap();
+    let greedy = stated(c, &format!("agree_{name}_greedy"));
+    let sampled = stated(c, &format!("agree_{name}_sampled"));
+    assert!(
+        (a.greedy - greedy).abs() < 1e-3,
+        "{name}: greedy {} vs {greedy}",
+        a.greedy
+    );
+    assert!(
+        (a.sampled - sampled).abs() < 1e-3,
+        "{name}: sampled {} vs {sampled}",
+        a.sampled
+    );
+}
+
+#[test]
+fn the_shipped_target_reaches_its_stated_held_out_loss() {
+    let data = corpus();
+    let c = reaches_what_it_states(&recipe::target(), &data);
+    let me = Reader::full(&c.weights, &c.cfg);
+    agrees_as_stated("exit1", &c, me, Reader { exit: 1, ..me }, &data);
+}
+
+#[test]
+fn the_shipped_draft_reaches_its_stated_loss_and_agreement_with_the_target() {
+    let data = corpus();
+    let d = reaches_what_it_states(&recipe::draft(), &data);
+    let t = shipped(&recipe::target());
+    let target = Reader::full(&t.weights, &t.cfg);
+    agrees_as_stated(
+        "target",
+        &d,
+        target,
+        Reader::full(&d.weights, &d.cfg),
+        &data,
+    );
+}
+
+#[test]
+fn the_distilled_draft_reaches_its_stated_loss_and_agreement_with_the_target() {
+    let data = corpus();
+    let d = reaches_what_it_states(&recipe::distilled(), &data);
+    let t = shipped(&recipe::target());
+    let target = Reader::full(&t.weights, &t.cfg);
+    agrees_as_stated(
+        "target",
+        &d,
+        target,
+        Reader::full(&d.weights, &d.cfg),
+        &data,
+    );
+}
+
+#[test]
+fn the_layerskip_target_reaches_its_stated_loss_and_its_exits_their_agreement() {
+    let data = corpus();
+    let c = reaches_what_it_states(&recipe::layerskip(), &data);
+    let me = Reader::full(&c.weights, &c.cfg);
+    for k in 1..c.cfg.n_layers {
+        agrees_as_stated(&format!("exit{k}"), &c, me, Reader { exit: k, ..me }, &data);
+    }
+}
