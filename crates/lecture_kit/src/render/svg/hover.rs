@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use crate::figure::{Axis, Panel, Scale, TickFormat};
-use crate::render::html::escape;
+use crate::render::escape::escape;
 
 use super::place::ChartLayout;
 
