@@ -109,8 +109,11 @@ impl TargetOnCard {
 /// file, or one with a `/`, a `\\` or a `.toml` ending, is a path).
 pub fn parse_hw(text: &str) -> Result<Accelerator, String> {
     if let Some(path) = as_path(text, ".toml") {
-        let file = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let file = match opened(text) {
+            Some(file) => file,
+            None => std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?,
+        };
         return Accelerator::from_toml(&file).map_err(|e| format!("{}: {e}", path.display()));
     }
     hw_specs::accelerator(text)
@@ -123,9 +126,44 @@ pub fn parse_hw(text: &str) -> Result<Accelerator, String> {
 /// or a `.json` ending, is a path: a missing file is an error, never a name).
 pub fn parse_model(text: &str) -> Result<ModelConfig, String> {
     if let Some(path) = as_path(text, ".json") {
-        return ModelConfig::from_hf_config_file(path).map_err(|e| e.to_string());
+        let model = match opened(text) {
+            Some(file) => ModelConfig::from_hf_config_at(path, &file),
+            None => ModelConfig::from_hf_config_file(path),
+        };
+        return model.map_err(|e| e.to_string());
     }
     llm_math::model(text).copied().map_err(|e| e.to_string())
+}
+
+std::thread_local! {
+    /// Files a browser page opened with its file picker, by the path it names them: the
+    /// page has no file system, and its reader picks the file instead of typing its path.
+    static OPENED: std::cell::RefCell<Vec<(String, String)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Makes `text` the contents of the file `path` for [`parse_hw`] and [`parse_model`] on
+/// this thread (a browser page's file picker; the command line never calls it), in place
+/// of any earlier text under that path.
+pub fn open_file(path: &str, text: String) {
+    OPENED.with_borrow_mut(|files| {
+        files.retain(|(p, _)| p != path);
+        files.push((path.to_string(), text));
+    });
+}
+
+/// Forgets the file [`open_file`] gave under `path`.
+pub fn close_file(path: &str) {
+    OPENED.with_borrow_mut(|files| files.retain(|(p, _)| p != path));
+}
+
+fn opened(path: &str) -> Option<String> {
+    OPENED.with_borrow(|files| {
+        files
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, t)| t.clone())
+    })
 }
 
 /// `text` as a path when it is one: it names an existing file, holds a `/` or a `\\`, or
