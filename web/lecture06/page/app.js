@@ -126,9 +126,10 @@ function flagControl(flag) {
     }
   } else if (SLIDERS[flag.name]) {
     const [min, max, step] = SLIDERS[flag.name];
-    input = el('input', { type: 'text', id, spellcheck: 'false', inputmode: 'decimal', placeholder: flag.default || '最优' });
+    const rest = resting(flag);
+    input = el('input', { type: 'text', id, spellcheck: 'false', inputmode: 'decimal', placeholder: rest === '' ? '最优' : `默认 ${rest}` });
     const range = el('input', { type: 'range', id: `${id}-slider`, min, max, step, 'data-slider-for': flag.name, 'aria-label': `${LABELS[flag.name]}（滑块）` });
-    range.value = flag.default || min;
+    range.value = rest === '' ? min : rest;
     const reset = el('button', { type: 'button', 'data-reset': flag.name, text: '默认', title: `不设 --${flag.name}` });
     box.append(labelFor(flag, id), el('div', { class: 'slider' }, range, input, reset));
   } else {
@@ -243,12 +244,19 @@ function onControl(t) {
   update();
 }
 
+// Where a flag's slider rests while the flag is not given: its default, or the module's
+// resting value for one whose default depends on other flags ('' for γ: the best one).
+function resting(flag) {
+  const r = page.setup.resting.find(([name]) => name === flag.name);
+  return flag.default || (r ? String(r[1]) : '');
+}
+
 function syncSlider(name) {
   const range = document.getElementById(`flag-${name}-slider`);
   if (!range) return;
-  const flag = page.setup.flags.find((f) => f.name === name);
+  const rest = resting(page.setup.flags.find((f) => f.name === name));
   const v = page.values.get(name) || '';
-  range.value = v !== '' && Number.isFinite(Number(v)) ? v : (flag.default || range.min);
+  range.value = v !== '' && Number.isFinite(Number(v)) ? v : (rest === '' ? range.min : rest);
 }
 
 function defaultDemos() {

@@ -86,6 +86,10 @@ pub struct Setup {
     pub demos: Vec<PageDemo>,
     /// Which flags each demo reads ([`lecture_kit::web::demo_reads`]).
     pub reads: Vec<(u8, Vec<String>)>,
+    /// Where a slider rests while its flag is not given, for flags whose default clap does
+    /// not state (the efficiencies follow `--calibration` and `--engine`; these are the
+    /// lecture's, [`llm_math::Deployment::LECTURE`]).
+    pub resting: Vec<(String, f64)>,
     /// The handout's style sheet ([`lecture_kit::render::html::style`]): the page draws
     /// the report as `--format html` does.
     pub style: String,
@@ -128,6 +132,16 @@ pub fn setup() -> Setup {
         suggestions,
         demos: PAGE_DEMOS.to_vec(),
         reads: web::demo_reads::<lecture06::Cli>(),
+        resting: vec![
+            (
+                "eff-compute".to_string(),
+                llm_math::Deployment::LECTURE.compute_efficiency,
+            ),
+            (
+                "eff-bandwidth".to_string(),
+                llm_math::Deployment::LECTURE.bandwidth_efficiency,
+            ),
+        ],
         style: lecture_kit::render::html::style(),
         lecture: 6,
     }

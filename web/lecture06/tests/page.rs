@@ -333,3 +333,27 @@ fn a_picked_file_is_refused_as_the_command_line_refuses_it() {
     assert!(lecture06_web::open_file("hw", "card.txt", MY_CARD).is_err());
     assert!(lecture06_web::open_file("target", "config.toml", MY_CONFIG).is_err());
 }
+
+#[test]
+fn a_slider_rests_where_the_flag_changes_nothing_in_the_report() {
+    let s = setup();
+    assert!(!s.resting.is_empty());
+    let html = |flags: &[&str]| match answer(&strings(flags)).answer {
+        Answer::Page { html } => html,
+        Answer::Refused { message } => panic!("{flags:?}: {message}"),
+    };
+    let plain = html(&["--demo", "1"]);
+    for (name, value) in &s.resting {
+        let (flag, at, moved) = (
+            format!("--{name}"),
+            value.to_string(),
+            (value - 0.05).to_string(),
+        );
+        assert_eq!(html(&[&flag, &at, "--demo", "1"]), plain, "{flag} {at}");
+        assert_ne!(
+            html(&[&flag, &moved, "--demo", "1"]),
+            plain,
+            "{flag} {moved}"
+        );
+    }
+}
