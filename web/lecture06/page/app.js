@@ -75,7 +75,10 @@ const page = {
 window.lecturePage = page;
 
 async function wasmModule() {
-  const gz = Uint8Array.from(atob(WASM_GZIP_BASE64), (c) => c.charCodeAt(0));
+  // A plain loop: Uint8Array.from with a mapping function took 170–290 ms for the module.
+  const text = atob(WASM_GZIP_BASE64);
+  const gz = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) gz[i] = text.charCodeAt(i);
   const stream = new Blob([gz]).stream().pipeThrough(new DecompressionStream('gzip'));
   const bytes = await new Response(stream).arrayBuffer();
   return WebAssembly.compile(bytes);
@@ -187,16 +190,21 @@ function buildControls() {
     onControl(document.getElementById(`flag-${name}`));
   });
   document.getElementById('reset').addEventListener('click', () => { location.hash = ''; loadFragment(); update(); });
-  document.getElementById('bigger').addEventListener('click', (e) => {
-    const on = document.documentElement.classList.toggle('bigger');
-    e.target.setAttribute('aria-pressed', String(on));
-  });
   document.getElementById('copy').addEventListener('click', copyCommand);
   const drawer = document.getElementById('drawer');
   const narrow = matchMedia('(max-width: 900px)');
-  // On a phone the controls start folded above the report; on a wide screen always open.
-  drawer.open = !narrow.matches;
-  narrow.addEventListener('change', () => { drawer.open = !narrow.matches; });
+  const foldControls = () => narrow.matches || document.documentElement.classList.contains('bigger');
+  // On a phone, and in big type, the controls start folded above the report; on a wide
+  // screen they stay open beside it.
+  drawer.open = !foldControls();
+  narrow.addEventListener('change', () => { drawer.open = !foldControls(); });
+  // The button sits in the header, outside the drawer it folds.
+  const bigger = document.getElementById('bigger');
+  bigger.addEventListener('click', () => {
+    const on = document.documentElement.classList.toggle('bigger');
+    bigger.setAttribute('aria-pressed', String(on));
+    drawer.open = !foldControls();
+  });
 }
 
 // A card or a config.json from the reader's disk: read here, validated in the worker as
