@@ -32,6 +32,7 @@ pub mod acceptance;
 #[cfg(feature = "arbitrary")]
 pub mod arbitrary;
 mod draft;
+mod glance;
 mod memory;
 mod pass;
 mod round;
@@ -43,6 +44,7 @@ pub use acceptance::{
     TreeAcceptance, draft_ranks, tree_accept_lengths, tree_accept_lengths_per_sequence,
 };
 pub use draft::{Draft, MAX_DRAFT_COST, check_tokenizers};
+pub use glance::{Fit, Glance, Step, glance};
 /// The seed imports `LLAMA32_1B` from `decode_lab`; it lives in [`llm_math`].
 pub use llm_math::LLAMA32_1B;
 pub use memory::MemoryPlan;

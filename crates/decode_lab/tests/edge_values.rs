@@ -6,8 +6,8 @@
 use decode_lab::arbitrary::scenario;
 use decode_lab::{
     Seed, TreeShape, best_round, cost_coefficient, draft_ranks, draft_step_time, expected_tokens,
-    plan_of, round, round_plan, round_speedup, round_time, target_pass_time, tree_accept_lengths,
-    tree_round_time, tree_speedup, verify_time,
+    glance, plan_of, round, round_plan, round_speedup, round_time, target_pass_time,
+    tree_accept_lengths, tree_round_time, tree_speedup, verify_time,
 };
 use hw_specs::arbitrary::{accelerator, extreme_f64};
 use llm_math::arbitrary::{extreme_u64, model_config};
@@ -55,6 +55,17 @@ proptest! {
         }
         if let Ok(m) = s.memory() {
             let _ = (m.target_fits(), m.weights_fit(), m.max_batch_with_draft());
+        }
+        for fixed in [None, Some(gamma)] {
+            if let Ok(g) = glance(&s, &Seed, fixed) {
+                prop_assert!(finite(g.kv) && finite(g.draft_kv) && finite(g.used()), "{g:?}");
+                if let Some(step) = g.step {
+                    prop_assert!(g.fit == decode_lab::Fit::Fits);
+                    for x in [step.t_base, step.tokens_per_s, step.tokens_per_s_round] {
+                        prop_assert!(finite(x), "{step:?}");
+                    }
+                }
+            }
         }
     }
 

@@ -111,7 +111,17 @@ impl TargetOnCard {
 pub fn parse_hw(text: &str) -> Result<Accelerator, String> {
     if let Some(path) = as_path(text, ".toml") {
         lecture_kit::files::note_input(path);
-        return Accelerator::from_toml_file(path).map_err(|e| e.to_string());
+        return match opened(text) {
+            Some(file) if file.len() as u64 > hw_specs::card_file::MAX_CARD_BYTES => Err(format!(
+                "{}: more than {} bytes, far more than a card file holds",
+                path.display(),
+                hw_specs::card_file::MAX_CARD_BYTES
+            )),
+            Some(file) => {
+                Accelerator::from_toml(&file).map_err(|e| format!("{}: {e}", path.display()))
+            }
+            None => Accelerator::from_toml_file(path).map_err(|e| e.to_string()),
+        };
     }
     hw_specs::accelerator(text)
         .copied()
@@ -125,11 +135,46 @@ pub fn parse_hw(text: &str) -> Result<Accelerator, String> {
 pub fn parse_model(text: &str) -> Result<ModelConfig, String> {
     if let Some(path) = as_path(text, ".json") {
         lecture_kit::files::note_input(path);
-        return ModelConfig::from_hf_config_file(path).map_err(|e| e.to_string());
+        let model = match opened(text) {
+            Some(file) => ModelConfig::from_hf_config_at(path, &file),
+            None => ModelConfig::from_hf_config_file(path),
+        };
+        return model.map_err(|e| e.to_string());
     }
     llm_math::model(text)
         .copied()
         .map_err(|e| with_file_hint(e.to_string(), text))
+}
+
+std::thread_local! {
+    /// Files a browser page opened with its file picker, by the path it names them: the
+    /// page has no file system, and its reader picks the file instead of typing its path.
+    static OPENED: std::cell::RefCell<Vec<(String, String)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Makes `text` the contents of the file `path` for [`parse_hw`] and [`parse_model`] on
+/// this thread (a browser page's file picker; the command line never calls it), in place
+/// of any earlier text under that path.
+pub fn open_file(path: &str, text: String) {
+    OPENED.with_borrow_mut(|files| {
+        files.retain(|(p, _)| p != path);
+        files.push((path.to_string(), text));
+    });
+}
+
+/// Forgets the file [`open_file`] gave under `path`.
+pub fn close_file(path: &str) {
+    OPENED.with_borrow_mut(|files| files.retain(|(p, _)| p != path));
+}
+
+fn opened(path: &str) -> Option<String> {
+    OPENED.with_borrow(|files| {
+        files
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, t)| t.clone())
+    })
 }
 
 /// `text` as a path when it looks like one: it holds a `/` or a `\\`, or ends with

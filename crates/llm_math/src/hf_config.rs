@@ -209,13 +209,28 @@ impl ModelConfig {
         let shown = path.display();
         let text = hw_specs::user_file::read(path, MAX_CONFIG_BYTES, "a config.json")
             .map_err(|e| Error::Invalid(format!("{shown}: {e}")))?;
+        Self::from_hf_config_at(path, &text)
+    }
+
+    /// [`ModelConfig::from_hf_config_file`] of `text`, the file at `path` as someone else
+    /// read it (a browser page's file picker): named and typed as that file would be.
+    ///
+    /// Errors: a text longer than [`MAX_CONFIG_BYTES`], and as
+    /// [`ModelConfig::from_hf_config`].
+    pub fn from_hf_config_at(path: &std::path::Path, text: &str) -> Result<ModelConfig, Error> {
+        if text.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(Error::Invalid(format!(
+                "{}: more than {MAX_CONFIG_BYTES} bytes, far more than any config.json",
+                path.display()
+            )));
+        }
         let stem = match path.file_name().and_then(|n| n.to_str()) {
             Some("config.json") => path.parent().and_then(|p| p.file_name()),
             _ => path.file_stem(),
         };
         let name = stem.map_or("config.json".into(), |s| printable(&s.to_string_lossy()));
         let name: &'static str = Box::leak(name.into_boxed_str());
-        let cfg = parse(&text, name)?;
+        let cfg = parse(text, name)?;
         let model_type = match &cfg.model_type {
             Some(Text::Str(t)) => printable(t),
             _ => "unnamed".to_string(),

@@ -137,6 +137,20 @@ fn every_point_has_a_marker_and_the_legend_one_per_series() {
             "{}: one marker per point and per legend entry",
             f.id
         );
+        let values = Svg::of(&f).values;
+        assert_eq!(
+            values.len(),
+            points,
+            "{}: one value under the pointer per point",
+            f.id
+        );
+        assert!(
+            values
+                .iter()
+                .all(|(_, _, title)| title.lines().count() == 3),
+            "{}: each names its series, x and y",
+            f.id
+        );
     }
 }
 

@@ -6,11 +6,17 @@
 //! line prints when it refuses them. Every number is computed here, by the lecture's
 //! crates compiled to WebAssembly; the page's script computes none.
 //!
-//! Two functions cross into JavaScript, each taking and returning JSON text:
-//! [`page_setup`] (the controls: flags, choices, demos) and [`page_answer`].
+//! Four functions cross into JavaScript, each taking and returning JSON text:
+//! [`page_setup`] (the controls: flags, choices, demos), [`page_answer`],
+//! [`page_summary`] (the setup at a glance, [`decode_lab::glance`]) and [`page_open_file`]
+//! (a card or a `config.json` the reader picked, read as the command line reads a path).
 
+use clap::FromArgMatches;
+use decode_lab::{Fit, glance};
 use lecture_kit::Options;
+use lecture_kit::value::{self, Value};
 use lecture_kit::web::{self, Answer, Flag};
+use lecture06::spec_decode_on_hardware::{demo1, demo2, words};
 use serde::Serialize;
 use wasm_bindgen::prelude::wasm_bindgen;
 
@@ -46,10 +52,12 @@ pub const PAGE_DEMOS: [PageDemo; 5] = [
         shown: true,
         slow_first: false,
     },
+    // Opt-in, as in the terminal: its fit takes seconds the first time and its table has
+    // 384 rows.
     PageDemo {
         number: 5,
         live: true,
-        shown: true,
+        shown: false,
         slow_first: true,
     },
     PageDemo {
@@ -78,6 +86,10 @@ pub struct Setup {
     pub demos: Vec<PageDemo>,
     /// Which flags each demo reads ([`lecture_kit::web::demo_reads`]).
     pub reads: Vec<(u8, Vec<String>)>,
+    /// Where a slider rests while its flag is not given, for flags whose default clap does
+    /// not state (the efficiencies follow `--calibration` and `--engine`; these are the
+    /// lecture's, [`llm_math::Deployment::LECTURE`]).
+    pub resting: Vec<(String, f64)>,
     /// The handout's style sheet ([`lecture_kit::render::html::style`]): the page draws
     /// the report as `--format html` does.
     pub style: String,
@@ -120,6 +132,16 @@ pub fn setup() -> Setup {
         suggestions,
         demos: PAGE_DEMOS.to_vec(),
         reads: web::demo_reads::<lecture06::Cli>(),
+        resting: vec![
+            (
+                "eff-compute".to_string(),
+                llm_math::Deployment::LECTURE.compute_efficiency,
+            ),
+            (
+                "eff-bandwidth".to_string(),
+                llm_math::Deployment::LECTURE.bandwidth_efficiency,
+            ),
+        ],
         style: lecture_kit::render::html::style(),
         lecture: 6,
     }
@@ -199,4 +221,210 @@ pub fn page_answer(flags_json: &str) -> String {
         },
     };
     serde_json::to_string(&answer).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+/// A number and its text as the lecture prints it ([`lecture_kit::value`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Shown {
+    /// The number, in the unit its field names.
+    pub value: f64,
+    /// Its text.
+    pub text: String,
+}
+
+fn shown(value: f64, text: Value) -> Shown {
+    Shown {
+        value,
+        text: text.text(),
+    }
+}
+
+/// Gigabytes with one decimal, as demo 1's memory line prints them.
+fn gb(bytes: f64) -> Shown {
+    shown(bytes, value::fixed(bytes / 1e9, 1))
+}
+
+/// A decode step and what speculating makes of it ([`decode_lab::Step`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepSummary {
+    /// One plain decode step of the batch, seconds.
+    pub t_base: Shown,
+    /// Plain decoding's tokens per second, the whole batch.
+    pub tokens_per_s: Shown,
+    /// Whether the round speculates.
+    pub speculate: bool,
+    /// Its γ (the best one, or the fixed one).
+    pub gamma: u32,
+    /// `true` when γ was fixed with `--gamma`.
+    pub fixed_gamma: bool,
+    /// The round's speedup over plain decoding.
+    pub speedup: Shown,
+    /// Tokens per second with that round.
+    pub tokens_per_s_round: Shown,
+}
+
+/// The setup at a glance, as demo 1 runs it (its first batch and context) with demo 2's
+/// α: what the page's card on top shows. Sizes in bytes over all cards.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// The card's name and how many (`--tp`).
+    pub card: String,
+    /// Cards.
+    pub cards: u64,
+    /// The target's name.
+    pub target: String,
+    /// What drafts, in the lecture's words.
+    pub draft: String,
+    /// Sequences per step.
+    pub batch: u64,
+    /// Tokens of context per sequence.
+    pub ctx: u64,
+    /// The acceptance rate.
+    pub alpha: Shown,
+    /// The cards' memory.
+    pub capacity: Shown,
+    /// The target's weights.
+    pub target_weights: Shown,
+    /// The draft's weights.
+    pub draft_weights: Shown,
+    /// The batch's target KV cache.
+    pub kv: Shown,
+    /// What the lecture's rule counts against memory: weights and the target's KV.
+    pub used: Shown,
+    /// `used / capacity`.
+    pub used_fraction: Shown,
+    /// "fits", "target_weights", "draft_weights" or "kv": what does not fit.
+    pub fit: &'static str,
+    /// The target's largest batch at this context.
+    pub max_batch: u64,
+    /// The step, when it fits.
+    pub step: Option<StepSummary>,
+}
+
+/// The setup `flags` describe at a glance, or why not (the first line of clap's or the
+/// check's refusal; the page shows [`answer`]'s line and greys the card).
+pub fn summary(flags: &[String]) -> Result<Summary, String> {
+    let argv = std::iter::once("lecture06".to_string()).chain(flags.iter().cloned());
+    let refused = |e: String| format!("lecture06: {e}");
+    let matches = lecture_kit::command::<lecture06::Cli>()
+        .try_get_matches_from(argv)
+        .map_err(|e| refused(e.to_string().lines().next().unwrap_or_default().into()))?;
+    let i = demo2::Inputs::from_arg_matches(&matches).map_err(|e| refused(e.to_string()))?;
+    lecture_kit::Inputs::check(&i).map_err(refused)?;
+    let (batch, ctx) = i.grid.point_or(demo1::POINT);
+    let setup = i.setup();
+    let s = decode_lab::Scenario {
+        batch,
+        ctx,
+        ..setup.scenario
+    };
+    let g = glance(&s, setup.pricing(), i.gamma.gamma).map_err(|e| refused(e.to_string()))?;
+    let m = &g.memory;
+    let fit = match g.fit {
+        Fit::Fits => "fits",
+        Fit::TargetWeights => "target_weights",
+        Fit::DraftWeights => "draft_weights",
+        Fit::Kv => "kv",
+    };
+    let step = g.step.map(|st| StepSummary {
+        t_base: shown(st.t_base, value::time(st.t_base)),
+        tokens_per_s: shown(st.tokens_per_s, value::thousands(st.tokens_per_s)),
+        speculate: st.round.speculate,
+        gamma: st.round.gamma,
+        fixed_gamma: i.gamma.gamma.is_some(),
+        speedup: shown(st.round.speedup, value::speedup(st.round.speedup)),
+        tokens_per_s_round: shown(
+            st.tokens_per_s_round,
+            value::thousands(st.tokens_per_s_round),
+        ),
+    });
+    Ok(Summary {
+        card: m.hw.to_string(),
+        cards: m.cards,
+        target: m.target.to_string(),
+        draft: words::draft_label(&m.draft),
+        batch,
+        ctx,
+        alpha: shown(s.alpha, value::py(s.alpha)),
+        capacity: gb(m.capacity),
+        target_weights: gb(m.target_weights),
+        draft_weights: gb(m.draft_weights),
+        kv: gb(g.kv),
+        used: gb(g.used()),
+        used_fraction: shown(g.used() / m.capacity, value::percent(g.used() / m.capacity)),
+        fit,
+        max_batch: m.max_batch,
+        step,
+    })
+}
+
+/// JavaScript's view of [`summary`]: `flags_json` is a JSON array of strings; the result
+/// is `{"kind":"summary", …}` ([`Summary`]) or `{"kind":"refused","message":…}`.
+#[wasm_bindgen]
+pub fn page_summary(flags_json: &str) -> String {
+    #[derive(Serialize)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    enum Reply {
+        Summary(Box<Summary>),
+        Refused { message: String },
+    }
+    let reply = match serde_json::from_str::<Vec<String>>(flags_json) {
+        Ok(flags) => match summary(&flags) {
+            Ok(s) => Reply::Summary(Box::new(s)),
+            Err(message) => Reply::Refused { message },
+        },
+        Err(e) => Reply::Refused {
+            message: format!("lecture06: the page sent flags that are not a list: {e}"),
+        },
+    };
+    serde_json::to_string(&reply).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+/// Takes `text`, a file the reader picked for `--hw` (a card, `.toml`) or `--target` /
+/// `--draft` (a Hugging Face `config.json`, `.json`), under `name`, and validates it as
+/// the command line validates the file at that path ([`lecture_flags::parse_hw`],
+/// [`lecture_flags::parse_model`]); kept for later answers on this thread when valid.
+/// Returns what the model or card is called, or the refusal (nothing kept).
+pub fn open_file(flag: &str, name: &str, text: &str) -> Result<String, String> {
+    let refuse = |why: String| Err(format!("lecture06: --{flag} {name}: {why}"));
+    let extension = match flag {
+        "hw" => ".toml",
+        "target" | "draft" => ".json",
+        _ => return refuse("only --hw, --target and --draft take a file".into()),
+    };
+    if !name.ends_with(extension) {
+        return refuse(format!("a file for --{flag} ends with {extension}"));
+    }
+    if text.len() as u64 > llm_math::hf_config::MAX_CONFIG_BYTES {
+        return refuse(format!(
+            "more than {} bytes",
+            llm_math::hf_config::MAX_CONFIG_BYTES
+        ));
+    }
+    lecture_flags::open_file(name, text.to_string());
+    let named = match flag {
+        "hw" => lecture_flags::parse_hw(name).map(|a| a.name.to_string()),
+        _ => lecture_flags::parse_model(name).map(|m| m.name.to_string()),
+    };
+    named.or_else(|e| {
+        lecture_flags::close_file(name);
+        refuse(e)
+    })
+}
+
+/// JavaScript's view of [`open_file`]: `{"kind":"opened","name":…}` or
+/// `{"kind":"refused","message":…}`.
+#[wasm_bindgen]
+pub fn page_open_file(flag: &str, name: &str, text: &str) -> String {
+    #[derive(Serialize)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    enum Reply {
+        Opened { name: String },
+        Refused { message: String },
+    }
+    let reply = match open_file(flag, name, text) {
+        Ok(name) => Reply::Opened { name },
+        Err(message) => Reply::Refused { message },
+    };
+    serde_json::to_string(&reply).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }

@@ -198,3 +198,162 @@ fn the_controls_are_every_what_if_flag_of_help_and_their_suggestions_are_accepte
         }
     }
 }
+
+/// The cells of the row of the terminal's demo 1 table that starts with `| {first} |`.
+fn row_of(text: &str, first: &str) -> Vec<String> {
+    let line = text
+        .lines()
+        .find(|l| l.split('|').nth(1).map(str::trim) == Some(first))
+        .unwrap_or_else(|| panic!("no row {first} in\n{text}"));
+    line.split('|')
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+#[test]
+fn the_summary_agrees_with_what_demo_1_prints_for_the_same_flags() {
+    let cases: [(&[&str], &str); 4] = [
+        (&[], "0.8"),
+        (&["--hw", "A100", "--alpha", "0.7", "--batch", "16"], "0.7"),
+        (&["--gamma", "2", "--alpha", "0.9"], "0.9"),
+        (
+            &["--hw", "H200", "--weights", "fp8", "--ctx", "8192"],
+            "0.8",
+        ),
+    ];
+    for (flags, alpha) in cases {
+        let s = lecture06_web::summary(&strings(flags)).expect("accepted");
+        let mut demo1 = flags.to_vec();
+        demo1.extend(["--demo", "1", "--demo", "2"]);
+        let (code, text, err) = cli(&demo1);
+        assert_eq!(code, 0, "{err}");
+        let step = s.step.as_ref().expect("fits");
+        assert!(
+            text.contains(&format!("目标模型普通 decode 一步 {}", step.t_base.text)),
+            "{flags:?}: {} not in demo 1's header",
+            step.t_base.text
+        );
+        let row = row_of(&text, alpha);
+        assert_eq!(row[1], step.gamma.to_string(), "{flags:?}");
+        assert_eq!(row[3], step.speedup.text, "{flags:?}");
+        assert_eq!(s.alpha.text, alpha);
+        assert_eq!(s.fit, "fits");
+    }
+}
+
+#[test]
+fn the_summary_counts_memory_by_hand_and_names_what_does_not_fit() {
+    let s = lecture06_web::summary(&[]).unwrap();
+    // Llama-3.1-8B: 32 layers × 8 KV heads × 128 dims × K and V × 2 bytes × 1,024 tokens.
+    assert_eq!(s.kv.value, (32 * 8 * 128 * 2 * 2 * 1024) as f64);
+    assert_eq!((s.capacity.text.as_str(), s.cards), ("80.0", 1));
+    let step = s.step.unwrap();
+    // 1 sequence per 6.65 ms step is 150 tokens/s; γ = 4 at α = 0.8 gives 1.93× of it.
+    assert_eq!(step.tokens_per_s.text, "150");
+    assert!((step.tokens_per_s_round.value / step.tokens_per_s.value - 1.93).abs() < 0.005);
+    // 70.6 B parameters at 2 bytes: 141 GB, more than one A100's 80 GB.
+    let big = strings(&["--hw", "A100", "--target", "Llama-3.1-70B"]);
+    let s = lecture06_web::summary(&big).unwrap();
+    assert_eq!((s.fit, s.step.is_none()), ("target_weights", true));
+    assert!(s.target_weights.value > 140e9 && s.used_fraction.value > 1.7);
+    let refused = lecture06_web::summary(&strings(&["--alpha", "1.5"]));
+    assert!(refused.unwrap_err().contains("--alpha"));
+}
+
+/// A card of one's own: the L40's data file, renamed, with 96 GB and twice the bandwidth.
+const MY_CARD: &str = "name = \"My-L40\"\npeak_flops_bf16 = 181.05e12\npeak_flops_fp32 = 90.5e12\n\
+    peak_flops_fp8 = 362e12\npeak_ops_int8 = 362e12\nhbm_bandwidth = 1728e9\nmemory_bytes = 96e9\n\n\
+    [interconnect]\nkind = \"PCIe Gen4 x16\"\nper_direction = 32e9\n";
+
+/// Llama-3.1-8B's config.json as Hugging Face ships it (the fields the reader reads).
+const MY_CONFIG: &str = r#"{"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+  "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+  "vocab_size": 128256, "max_position_embeddings": 131072, "tie_word_embeddings": false}"#;
+
+#[test]
+fn a_picked_card_or_config_answers_as_the_command_line_answers_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let card = dir.path().join("my-l40.toml");
+    let model = dir.path().join("my-8b").join("config.json");
+    std::fs::create_dir(model.parent().unwrap()).unwrap();
+    std::fs::write(&card, MY_CARD).unwrap();
+    std::fs::write(&model, MY_CONFIG).unwrap();
+    let (card, model) = (card.to_str().unwrap(), model.to_str().unwrap());
+    // The page holds the text under the same name; the terminal reads the file.
+    assert_eq!(
+        lecture06_web::open_file("hw", card, MY_CARD).unwrap(),
+        "My-L40"
+    );
+    assert_eq!(
+        lecture06_web::open_file("target", model, MY_CONFIG).unwrap(),
+        "my-8b"
+    );
+    // The draft: the same config (a draft must share the target's tokenizer family).
+    let flags = [
+        "--hw", card, "--target", model, "--draft", model, "--demo", "1", "--demo", "2",
+    ];
+    let html = match answer(&strings(&flags)).answer {
+        Answer::Page { html } => html,
+        Answer::Refused { message } => panic!("refused on the page: {message}"),
+    };
+    let mut with_format = flags.to_vec();
+    with_format.extend(["--format", "html"]);
+    let (code, page, err) = cli(&with_format);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(html, sections_of_handout(&page));
+    assert!(html.contains("My-L40") && html.contains("my-8b"));
+    // 96 GB: the summary counts the picked card's memory.
+    let s = lecture06_web::summary(&strings(&flags)).unwrap();
+    assert_eq!(s.capacity.value, 96e9);
+}
+
+#[test]
+fn a_picked_file_is_refused_as_the_command_line_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = MY_CARD.replace("hbm_bandwidth = 1728e9\n", "hbm_bandwidth = -1\n");
+    let path = dir.path().join("broken.toml");
+    std::fs::write(&path, &broken).unwrap();
+    let path = path.to_str().unwrap();
+    let page = lecture06_web::open_file("hw", path, &broken).unwrap_err();
+    let (code, _, err) = cli(&["--hw", path, "--demo", "1"]);
+    assert_eq!(code, 2);
+    // The command line's reason, word for word, after the flag and the file's name.
+    let reason = err.trim_end().rsplit(&format!("{path}: ")).next().unwrap();
+    let reason = reason.trim_end_matches("; see --help");
+    assert!(page.ends_with(reason), "page: {page}\nterminal: {err}");
+    // Refused files are not kept: the name answers as a missing file does.
+    let nowhere = "nowhere/broken.toml";
+    assert!(lecture06_web::open_file("hw", nowhere, &broken).is_err());
+    let missing = answer(&strings(&["--hw", nowhere, "--demo", "1"])).answer;
+    let Answer::Refused { message } = missing else {
+        panic!("a refused file was kept");
+    };
+    assert!(message.contains("cannot read"), "{message}");
+    assert!(lecture06_web::open_file("hw", "card.txt", MY_CARD).is_err());
+    assert!(lecture06_web::open_file("target", "config.toml", MY_CONFIG).is_err());
+}
+
+#[test]
+fn a_slider_rests_where_the_flag_changes_nothing_in_the_report() {
+    let s = setup();
+    assert!(!s.resting.is_empty());
+    let html = |flags: &[&str]| match answer(&strings(flags)).answer {
+        Answer::Page { html } => html,
+        Answer::Refused { message } => panic!("{flags:?}: {message}"),
+    };
+    let plain = html(&["--demo", "1"]);
+    for (name, value) in &s.resting {
+        let (flag, at, moved) = (
+            format!("--{name}"),
+            value.to_string(),
+            (value - 0.05).to_string(),
+        );
+        assert_eq!(html(&[&flag, &at, "--demo", "1"]), plain, "{flag} {at}");
+        assert_ne!(
+            html(&[&flag, &moved, "--demo", "1"]),
+            plain,
+            "{flag} {moved}"
+        );
+    }
+}

@@ -66,26 +66,8 @@ figure.chart svg { display: block; width: 100%; max-width: 960px; height: auto; 
 }
 "#;
 
-/// Escapes `s` for HTML text and attribute values.
-///
-/// ```
-/// use lecture_kit::render::html::escape;
-/// assert_eq!(escape(r#"批 > 952 & "放不下"'"#), "批 &gt; 952 &amp; &quot;放不下&quot;&#39;");
-/// ```
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// Escapes `s` for HTML text and attribute values (the SVG renderer's titles too).
+pub use super::escape::escape;
 
 /// The CSS font-family list of [`svg::FONT_FAMILY`], each name quoted but the generic one.
 fn css_fonts() -> String {

@@ -11,6 +11,7 @@
 //! | HTML | [`html`] | one self-contained page: everything the text shows, tables as tables, the figures inline |
 
 pub mod csv;
+mod escape;
 pub mod html;
 pub mod svg;
 

@@ -38,6 +38,9 @@ pub struct Svg {
     pub circles: Vec<(f64, f64, String)>,
     /// `(stroke, points)` of every polyline (lines and dashes).
     pub polylines: Vec<(String, Vec<(f64, f64)>)>,
+    /// `(cx, cy, title)` of the hover layer's circles (`<g class="values">`): the value
+    /// under the pointer, invisible, kept apart from the markers.
+    pub values: Vec<(f64, f64, String)>,
 }
 
 impl Svg {
@@ -52,7 +55,19 @@ impl Svg {
         };
         let attr = |n: &roxmltree::Node, a: &str| n.attribute(a).unwrap_or("").to_string();
         let mut out = Svg::default();
+        let in_values = |n: &roxmltree::Node| {
+            n.ancestors()
+                .any(|a| a.has_tag_name("g") && a.attribute("class") == Some("values"))
+        };
         for n in doc.descendants().filter(|n| n.is_element()) {
+            if in_values(&n) {
+                if n.has_tag_name("circle") {
+                    let title = n.children().find(|t| t.has_tag_name("title"));
+                    let title = title.and_then(|t| t.text()).unwrap_or("").to_string();
+                    out.values.push((num(&n, "cx"), num(&n, "cy"), title));
+                }
+                continue;
+            }
             match n.tag_name().name() {
                 "text" => out.texts.push(Text {
                     x: num(&n, "x"),

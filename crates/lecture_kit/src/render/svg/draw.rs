@@ -18,6 +18,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::figure::{Figure, Panel, Scale, SeriesStyle};
 
+use super::hover;
 use super::layout::{
     self, AXIS_PX, Frame, LEGEND_PX, MARGIN, MESSAGE_PX, NOTE_PX, PANEL_TITLE_PX, PANEL_TITLE_TOP,
     RIGHT_MARGIN, TICK_PX, TITLE_AT, TITLE_HEIGHT, TITLE_PX, WIDTH, X_LABEL_AREA, Y_LABEL_AREA,
@@ -72,6 +73,7 @@ pub fn to_string(figure: &Figure) -> Result<String, String> {
     let heights = layout::panel_heights(figure);
     let height = TITLE_HEIGHT + heights.iter().sum::<u32>();
     let mut svg = String::new();
+    let mut values = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
@@ -84,14 +86,18 @@ pub fn to_string(figure: &Figure) -> Result<String, String> {
         ))
         .map_err(|e| e.to_string())?;
         let (_, mut rest) = root.split_vertically(TITLE_HEIGHT);
+        let mut top = TITLE_HEIGHT as i32;
         for (panel, h) in figure.panels.iter().zip(heights) {
             let (area, below) = rest.split_vertically(h);
-            draw_panel(&area, panel)?;
+            if let Some(layout) = draw_panel(&area, panel)? {
+                hover::panel_values(&mut values, panel, &layout, top);
+            }
             rest = below;
+            top += h as i32;
         }
         root.present().map_err(|e| e.to_string())?;
     }
-    Ok(svg)
+    Ok(hover::with_values(svg, &values))
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
@@ -104,7 +110,8 @@ type Chart<'a, 'b, XC, YC> = ChartContext<
     Cartesian2d<<XC as AsRangedCoord>::CoordDescType, <YC as AsRangedCoord>::CoordDescType>,
 >;
 
-fn draw_panel(area: &Area<'_>, panel: &Panel) -> Result<(), String> {
+/// Draws `panel` in `area`; returns where its points went, if it has a chart.
+fn draw_panel(area: &Area<'_>, panel: &Panel) -> Result<Option<ChartLayout>, String> {
     let (w, h) = area.dim_in_pixel();
     let size = (w as i32, h as i32);
     let title_h = layout::panel_title_height(panel);
@@ -120,7 +127,9 @@ fn draw_panel(area: &Area<'_>, panel: &Panel) -> Result<(), String> {
     }
     let Some((x, y)) = layout::ranges(panel) else {
         let strip = place::message_strip(size, title_h, panel.message.as_deref());
-        return message(area, &strip).map_err(|e| e.to_string());
+        return message(area, &strip)
+            .map(|()| None)
+            .map_err(|e| e.to_string());
     };
     let frame = Frame::new(size, title_h, panel.regions.len());
     let y = layout::with_headroom(y, panel.y.scale, frame.headroom());
@@ -138,6 +147,7 @@ fn draw_panel(area: &Area<'_>, panel: &Panel) -> Result<(), String> {
             &chart_layout,
         ),
     }
+    .map(|()| Some(chart_layout))
     .map_err(|e| e.to_string())
 }
 

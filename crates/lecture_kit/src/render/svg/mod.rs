@@ -20,10 +20,13 @@
 //! | `layout.rs` | sizes, axis ranges, where a value lands in pixels, tick labels — pure |
 //! | `place.rs` | where the bands, labels, legend and message go — pure |
 //! | `draw.rs` | the plotters calls that draw that layout |
+//! | `hover.rs` | the value under the pointer: a `<title>` over every point — pure |
 
 mod draw;
+mod hover;
 mod layout;
 mod place;
 
 pub use draw::{COLORS, FONT_FAMILY, color, color_hex, to_string, write};
+pub use hover::value_label;
 pub use layout::{PANEL_HEIGHT, WIDTH, tick_label};
