@@ -421,8 +421,14 @@ fn sigterm_between_a_folders_renames_lands_all_of_them() {
     let inner = child("folder", &dir);
     traced.arg(inner.get_program()).args(inner.get_args());
     traced.envs(inner.get_envs().filter_map(|(k, v)| Some((k, v?))));
+    // Ended by the signal once the renames are done, or, when the run's last step beats
+    // the thread that handles the signal, by itself a moment earlier: either way after them.
     let status = traced.status().unwrap();
-    assert!(!status.success(), "ended by the signal: {status:?}");
+    {
+        use std::os::unix::process::ExitStatusExt;
+        let by_term = status.signal() == Some(15) || status.code() == Some(128 + 15);
+        assert!(status.success() || by_term, "{status:?}");
+    }
     let held: Vec<String> = ["a.csv", "b.csv", "c.csv"]
         .iter()
         .map(|n| fs::read_to_string(dir.join(n)).unwrap())
