@@ -103,43 +103,29 @@ impl fmt::Display for Error {
                 hw,
                 batch,
                 ctx,
-                max_batch: 0,
-                weights_fit: false,
-                cards,
-            } => write!(
-                f,
-                "{model} does not fit on {} at all (batch {batch}, context {ctx}): \
-                 its weights alone exceed device memory",
-                on_cards(*cards, hw)
-            ),
-            Error::DoesNotFit {
-                model,
-                hw,
-                batch,
-                ctx,
-                max_batch: 0,
-                cards,
-                ..
-            } => write!(
-                f,
-                "batch {batch} at context {ctx} does not fit: {model} on {} holds its \
-                 weights but not one sequence of {ctx} tokens beside them",
-                on_cards(*cards, hw)
-            ),
-            Error::DoesNotFit {
-                model,
-                hw,
-                batch,
-                ctx,
                 max_batch,
+                weights_fit,
                 cards,
-                ..
-            } => write!(
-                f,
-                "batch {batch} at context {ctx} does not fit: {model} on {} holds at most \
-                 {max_batch} sequences of {ctx} tokens",
-                on_cards(*cards, hw)
-            ),
+            } => {
+                let on = on_cards(*cards, hw);
+                match (max_batch, weights_fit) {
+                    (0, false) => write!(
+                        f,
+                        "{model} does not fit on {on} at all (batch {batch}, context {ctx}): \
+                         its weights alone exceed device memory"
+                    ),
+                    (0, true) => write!(
+                        f,
+                        "batch {batch} at context {ctx} does not fit: {model} on {on} holds \
+                         its weights but not one sequence of {ctx} tokens beside them"
+                    ),
+                    _ => write!(
+                        f,
+                        "batch {batch} at context {ctx} does not fit: {model} on {on} holds at \
+                         most {max_batch} sequences of {ctx} tokens"
+                    ),
+                }
+            }
             Error::Invalid(msg) => f.write_str(msg),
             Error::UnknownModel(name) => {
                 let names: Vec<&str> = catalog::all_models().map(|m| m.name).collect();
