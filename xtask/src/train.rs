@@ -1,8 +1,10 @@
-//! `cargo xtask train corpus|target|draft|distilled|layerskip|measure [--steps N]`: trains one of train_lab's recipes
+//! `cargo xtask train corpus|prompts|target|draft|distilled|layerskip|measure [--steps N]`: trains one of train_lab's recipes
 //! on the corpus and writes its safetensors file under `crates/train_lab/`, with how it was
 //! trained, how long it took and its held-out bits per byte in the file's metadata.
 //!
-//! `measure` prints acceptance on the shipped models (see `measure.rs`). `corpus` only
+//! `measure` prints acceptance on the shipped models (see `measure.rs`). `prompts` writes
+//! `data/prompts.bin`, the held-out prompts lecture 6 measures acceptance on
+//! (`train_lab::accept::prompts`). `corpus` only
 //! gets the corpus (fetching the pinned crates through Cargo when its cache
 //! lacks one) and prints its sizes and the unigram and bigram baselines.
 
@@ -21,7 +23,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let what = args
         .first()
         .map(String::as_str)
-        .ok_or("train what? corpus, target, draft, distilled, layerskip or measure")?;
+        .ok_or("train what? corpus, prompts, target, draft, distilled, layerskip or measure")?;
     let steps = match args.get(1..) {
         Some([flag, n]) if flag == "--steps" => {
             Some(n.parse::<usize>().map_err(|e| format!("--steps: {e}"))?)
@@ -45,13 +47,14 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     match what {
         "corpus" => return Ok(()),
         "measure" => return crate::measure::run(&corpus.held_out),
+        "prompts" => return write_prompts(root, &corpus.held_out),
         _ => {}
     }
     let mut r = recipe::all()
         .into_iter()
         .find(|r| r.name == what)
         .ok_or(format!(
-            "no recipe {what:?}; corpus, target, draft, distilled, layerskip or measure"
+            "no recipe {what:?}; corpus, prompts, target, draft, distilled, layerskip or measure"
         ))?;
     if let Some(s) = steps {
         r.schedule.steps = s;
@@ -66,6 +69,16 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
             .join(format!("{}-{}-steps.safetensors", r.name, r.schedule.steps)),
     };
     train_and_save(&r, &corpus, (uni, bi), &path)
+}
+
+/// Writes `crates/train_lab/data/prompts.bin`: the held-out prompts, row after row.
+fn write_prompts(root: &Path, held_out: &[u8]) -> Result<(), String> {
+    let prompts = train_lab::accept::prompts(held_out).map_err(|e| e.to_string())?;
+    let bytes: Vec<u8> = prompts.iter().map(|&t| t as u8).collect();
+    let path = root.join("crates/train_lab/data/prompts.bin");
+    std::fs::write(&path, &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    crate::println_out(&format!("wrote {} ({} bytes)", path.display(), bytes.len()));
+    Ok(())
 }
 
 fn train_and_save(

@@ -103,7 +103,17 @@ pub struct Checkpoint {
 pub fn load(path: &Path) -> Result<Checkpoint, Error> {
     let err = file_err(path);
     let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
-    let (_, header) = SafeTensors::read_metadata(&bytes).map_err(|e| err(e.to_string()))?;
+    from_bytes(&bytes).map_err(|e| err(e.to_string()))
+}
+
+/// Reads a checkpoint from the bytes of a file [`save`] wrote (the shipped models are
+/// compiled in as such bytes: [`crate::shipped`]).
+///
+/// Errors: bytes that are not safetensors, lack a shape field or a tensor, or hold a
+/// tensor of another shape.
+pub fn from_bytes(bytes: &[u8]) -> Result<Checkpoint, Error> {
+    let err = Error::File;
+    let (_, header) = SafeTensors::read_metadata(bytes).map_err(|e| err(e.to_string()))?;
     let meta: HashMap<String, String> = header.metadata().clone().unwrap_or_default();
     let field = |k: &str| -> Result<&String, Error> {
         meta.get(k)
@@ -129,7 +139,7 @@ pub fn load(path: &Path) -> Result<Checkpoint, Error> {
         norm_eps: real("norm_eps")?,
         rope_theta: real("rope_theta")?,
     };
-    let st = SafeTensors::deserialize(&bytes).map_err(|e| err(e.to_string()))?;
+    let st = SafeTensors::deserialize(bytes).map_err(|e| err(e.to_string()))?;
     let mut weights: Weights<f32> = Weights::from_params(&transformer_lab::init_params(&cfg, 0)?);
     let want = shapes(&weights.to_params());
     for ((name, x), shape) in weights.tensors_mut().into_iter().zip(want) {

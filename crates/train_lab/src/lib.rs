@@ -16,7 +16,8 @@
 //! Cargo's cache, a fixed held-out split, the unigram and bigram baselines), [`recipe`]
 //! (each shipped model's shape, seed and schedule), [`checkpoint`] (the safetensors files
 //! under `data/`, written by `cargo xtask train NAME`), [`agree`] (how often a draft
-//! agrees with its target on held-out text).
+//! agrees with its target on held-out text), [`shipped`] (those files and the held-out
+//! prompts compiled in, as lecture 6's `--model trained` reads them).
 
 pub mod accept;
 pub mod adamw;
@@ -29,6 +30,7 @@ pub mod layers;
 pub mod loss;
 pub mod model;
 pub mod recipe;
+pub mod shipped;
 pub mod train;
 pub mod weights;
 

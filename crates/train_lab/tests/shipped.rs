@@ -127,3 +127,20 @@ fn the_layerskip_target_reaches_its_stated_loss_and_its_exits_their_agreement() 
         agrees_as_stated(&format!("exit{k}"), &c, me, Reader { exit: k, ..me }, &data);
     }
 }
+
+#[test]
+fn the_shipped_prompts_are_the_held_out_prompts_and_the_compiled_in_models_the_files() {
+    let data = corpus();
+    let want = train_lab::accept::prompts(&data.held_out).unwrap();
+    assert_eq!(train_lab::shipped::prompts().unwrap(), want);
+    let files = [recipe::target(), recipe::draft(), recipe::distilled()];
+    let compiled = [
+        train_lab::shipped::TARGET,
+        train_lab::shipped::DRAFT,
+        train_lab::shipped::DISTILLED,
+    ];
+    for (r, bytes) in files.iter().zip(compiled) {
+        let on_disk = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(r.file)).unwrap();
+        assert!(on_disk == bytes, "{} differs from its file", r.name);
+    }
+}

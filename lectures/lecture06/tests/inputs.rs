@@ -154,7 +154,10 @@ fn demo3_on_four_h100s_in_fp8_prints_speedups_and_names_the_four_cards() {
         .roofline
         .scenario(None);
     // Computed here from the library alone, on the same cards: chain γ=1 of the weak draft.
-    let ranks = &toy_model::shared().unwrap().ranks[0].ranks;
+    let ranks = &toy_model::shared(toy_model::ToyModel::Random)
+        .unwrap()
+        .ranks[0]
+        .ranks;
     let acc = tree_accept_lengths(ranks, &TreeShape::chain(1).unwrap()).unwrap();
     let tree = TreeShape::chain(1).unwrap();
     let tau = acc.tau();

@@ -74,6 +74,12 @@ pub const PAGE_DEMOS: [PageDemo; 5] = [
     },
 ];
 
+/// Flags the page does not offer, though the command line has them: `--model` chooses
+/// the trained toy models, which the WebAssembly build does not carry (they would make the
+/// page 4.8 MB heavier; `train_lab::shipped`). Given anyway, `--model trained` is refused
+/// with the command to run in a terminal.
+pub const TERMINAL_ONLY: [&str; 1] = ["model"];
+
 /// Everything the page builds its controls from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Setup {
@@ -127,8 +133,10 @@ pub fn setup() -> Setup {
         ("calibration".to_string(), calibrations),
         ("engine".to_string(), names(planner::validation::ENGINES)),
     ];
+    let mut flags = web::flags::<lecture06::Cli>();
+    flags.retain(|f| !TERMINAL_ONLY.contains(&f.name.as_str()));
     Setup {
-        flags: web::flags::<lecture06::Cli>(),
+        flags,
         suggestions,
         demos: PAGE_DEMOS.to_vec(),
         reads: web::demo_reads::<lecture06::Cli>(),
@@ -171,7 +179,16 @@ pub fn answer(flags: &[String]) -> PageAnswer {
             "--demo" => flags.get(i + 1).map(String::as_str),
             _ => f.strip_prefix("--demo="),
         });
+    let trained = flags.iter().enumerate().any(|(i, f)| {
+        f == "--model=trained"
+            || (f == "--model" && flags.get(i + 1).is_some_and(|v| v == "trained"))
+    });
     let answer = match asked.find(|n| !offered(n)) {
+        None if trained => Answer::Refused {
+            message: "lecture06: --model trained: the page carries only the random toy model; \
+                      the trained ones run in a terminal (copy as command)"
+                .to_string(),
+        },
         Some(n) => Answer::Refused {
             message: format!(
                 "lecture06: --demo {n}: the page runs demos {}; demos 6 and 7 time this \

@@ -124,6 +124,23 @@ fn what_writes_files_or_times_the_machine_stays_in_the_terminal() {
         );
         assert!(message.contains("copy as command"), "{message}");
     }
+    // The trained toy models are not in the page's WebAssembly; the random one is.
+    for flags in [
+        &["--model", "trained"][..],
+        &["--demo", "3", "--model=trained"],
+    ] {
+        let Answer::Refused { message } = answer(&strings(flags)).answer else {
+            panic!("{flags:?} accepted");
+        };
+        assert!(
+            message.starts_with("lecture06: --model trained"),
+            "{message}"
+        );
+        assert!(message.contains("copy as command"), "{message}");
+    }
+    let Answer::Page { .. } = answer(&strings(&["--model", "random", "--demo", "3"])).answer else {
+        panic!("--model random refused");
+    };
     for demo in ["6", "7"] {
         let spaced = strings(&["--demo", "1", "--demo", demo]);
         let joined = strings(&["--demo=1", &format!("--demo={demo}")]);
@@ -162,6 +179,7 @@ fn the_controls_are_every_what_if_flag_of_help_and_their_suggestions_are_accepte
         })
         .filter(|n| !["help", "version"].contains(&n.as_str()))
         .filter(|n| !lecture_kit::web::PAGE_CHOSEN.contains(&n.as_str()))
+        .filter(|n| !lecture06_web::TERMINAL_ONLY.contains(&n.as_str()))
         .collect();
     in_help.sort();
     let mut offered: Vec<String> = s.flags.iter().map(|f| f.name.clone()).collect();

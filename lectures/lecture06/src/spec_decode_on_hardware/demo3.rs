@@ -7,15 +7,18 @@ pub mod toy_model;
 use decode_lab::{Draft, Scenario, TreeAcceptance, TreeShape, tree_accept_lengths, tree_speedup};
 use lecture_flags::roofline::Roofline;
 use lecture_kit::value::{self, fixed, int, join, label, missing, percent};
-use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, Value, always, seed, try_map, what_if};
+use lecture_kit::{
+    Axis, Error, Figure, Observation, Out, Panel, Series, Value, always, seed, try_map, what_if,
+};
 use planner::flags::{Setup, Terms};
 use serde::Serialize;
 
+use self::toy_model::{DraftRanks, ModelFlag, ToyModel};
 use super::words::{break_even, cards, does_not_fit_line, fitting_batch, hw_name};
 
-/// What demo 3 reads: the card, the target, the assumptions and the planner's terms. The
-/// acceptance is the toy model's and the draft a fixed-cost one-layer head, whatever
-/// `--draft` says.
+/// What demo 3 reads: the card, the target, the assumptions, the planner's terms and the
+/// toy model. The acceptance is the toy model's and each draft priced as a fixed-cost
+/// one-layer head, whatever `--draft` says.
 #[derive(Debug, Clone, PartialEq, clap::Args, Serialize)]
 pub struct Inputs {
     /// The card, the target and the assumptions.
@@ -26,7 +29,17 @@ pub struct Inputs {
     #[command(flatten)]
     #[serde(flatten)]
     pub terms: Terms,
+    /// The toy model the acceptance is measured on.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub model: ModelFlag,
 }
+
+/// The chain whose per-position α the trained model's drafts report.
+pub const ALPHA_POSITIONS: u32 = 4;
+/// The acceptance per position lecture 6 assumes, from EAGLE's table 2 (Li et al. 2024):
+/// about 0.65–0.8 on chat models.
+pub const EAGLE_ALPHA: (f64, f64) = (0.65, 0.8);
 
 /// The batch sizes on the cards.
 pub const BATCHES: [u64; 2] = [1, 32];
@@ -71,7 +84,8 @@ impl lecture_kit::Inputs for Inputs {
 
     /// The default setup, however spelled: the same scenario and pricing.
     fn is_default(&self) -> bool {
-        self.setup() == lecture_kit::inputs::defaults::<Inputs>().setup()
+        let defaults = lecture_kit::inputs::defaults::<Inputs>();
+        self.setup() == defaults.setup() && self.model == defaults.model
     }
 }
 
@@ -97,6 +111,10 @@ pub struct DraftShapes {
     pub name: &'static str,
     /// The fraction of the target's tokens in the draft's top 1, 2, 4, 8.
     pub top_k_fraction: [f64; 4],
+    /// On the trained model, α at each position of a chain of [`ALPHA_POSITIONS`]: the
+    /// share of rounds that accept it among those that accepted every position before it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha_per_position: Option<Vec<f64>>,
     /// One entry per shape of [`SHAPES`].
     pub shapes: Vec<Shape>,
 }
@@ -120,7 +138,8 @@ pub struct Shape {
 /// each shape's τ and speedup on the setup's cards (none where a batch does not fit).
 pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
     out.header("演示 3：树形验证——每层取草稿的前 k 名，一次验证整棵树（贪心解码）");
-    let ranks = &toy_model::shared()?.ranks;
+    let model = i.model.model;
+    let ranks = &toy_model::shared(model)?.ranks;
     let setup = i.setup();
     let s = setup.scenario;
     let p = setup.pricing();
@@ -134,6 +153,16 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
             "\n草稿：{}；正确答案在草稿的前 1/2/4/8 名里的比例：{fractions}",
             d.name
         ));
+        let alphas = match model {
+            ToyModel::Random => None,
+            ToyModel::Trained => Some(chain_alphas(d, ALPHA_POSITIONS)),
+        };
+        if let Some(a) = &alphas {
+            let a = join(a.iter().map(|&x| fixed(x, 2)), " / ");
+            out.print(format!(
+                "链 γ={ALPHA_POSITIONS} 各位置实测的接受率 α（前面都接受时，这一位也接受的比例）：{a}"
+            ));
+        }
         let mut shapes = Vec::new();
         for br in SHAPES {
             let tree = TreeShape::new(br)?;
@@ -157,6 +186,7 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         drafts.push(DraftShapes {
             name: d.name,
             top_k_fraction: top_k,
+            alpha_per_position: alphas,
             shapes,
         });
     }
@@ -166,21 +196,31 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         s.target.name,
         percent(LEVEL_COST)
     ));
-    out.observations([
-        always(
-            "链式草稿越长，后面的位置越难全部猜中，τ 涨得越来越慢；树在每一层多放几个候选，只要正确答案在前几名里就能继续，\
-             τ 明显更高——弱草稿受益更多（它的第一名常错，但前 4 名常对）。这是 SpecInfer、Medusa、EAGLE 用树的原因。",
-        ),
-        what_if(summary(&s, &drafts)?),
-        seed(
-            "代价是每轮要验证的 token 多得多（几十到几百个）。批 1 时这些 token 几乎免费，大树加速最多；批 32 时，\
-             32 × 几百个 token 让验证变成算力受限，大树反而比小树、甚至比链更慢。",
-        ),
-        always(
-            "EAGLE 报告树形验证让平均接受长度多 0.6–0.8、加速比多 0.3–0.5（表 5、图 7）：接受长度涨得多，加速比涨得少，\
-             就是因为每次前向的 token 变多了。EAGLE-2 进一步按草稿的置信度动态决定树的形状。",
-        ),
-    ]);
+    if model == ToyModel::Trained {
+        out.print(
+            "（训练过的模型：提示取自留出的代码文本；加速比仍按上面的假设给每个草稿定价，\
+             两层的小草稿和目标的前几层其实更贵，τ 与 α 才是实测的。）",
+        );
+    }
+    // On the random model the trees' gain holds for every card; on the trained one it is
+    // the script's sentence about the random model, and the measured one says otherwise.
+    let trees_gain = "链式草稿越长，后面的位置越难全部猜中，τ 涨得越来越慢；树在每一层多放几个候选，只要正确答案在前几名里就能继续，\
+             τ 明显更高——弱草稿受益更多（它的第一名常错，但前 4 名常对）。这是 SpecInfer、Medusa、EAGLE 用树的原因。";
+    let trees_gain = match model {
+        ToyModel::Random => always(trees_gain),
+        ToyModel::Trained => seed(trees_gain),
+    };
+    let trained = match model {
+        ToyModel::Random => None,
+        ToyModel::Trained => Some(what_if(trained_summary(&drafts))),
+    };
+    out.observations(
+        [trees_gain]
+            .into_iter()
+            .chain(trained)
+            .chain([what_if(summary(&s, &drafts)?)])
+            .chain(rest()),
+    );
     out.figure(trees_figure(&s, &drafts));
     out.data(Demo3 {
         ctx_tokens: CTX,
@@ -190,6 +230,105 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         drafts,
     });
     Ok(())
+}
+
+/// The script's last two sentences.
+fn rest() -> [Observation; 2] {
+    [
+        seed(
+            "代价是每轮要验证的 token 多得多（几十到几百个）。批 1 时这些 token 几乎免费，大树加速最多；批 32 时，\
+             32 × 几百个 token 让验证变成算力受限，大树反而比小树、甚至比链更慢。",
+        ),
+        always(
+            "EAGLE 报告树形验证让平均接受长度多 0.6–0.8、加速比多 0.3–0.5（表 5、图 7）：接受长度涨得多，加速比涨得少，\
+             就是因为每次前向的 token 变多了。EAGLE-2 进一步按草稿的置信度动态决定树的形状。",
+        ),
+    ]
+}
+
+/// α at each position 1..=`gamma` of a greedy chain of draft `d`, each sequence on its
+/// own: among the rounds (one starting at every position) that accepted every position
+/// before i and whose sequence has a token at position i, the share that accept it too
+/// (the draft's first choice is the target's token); 0 where no round gets there.
+pub fn chain_alphas(d: &DraftRanks, gamma: u32) -> Vec<f64> {
+    let gamma = gamma as usize;
+    let mut tried = vec![0usize; gamma + 1];
+    let mut accepted = vec![0usize; gamma + 1];
+    for seq in d.per_sequence() {
+        for t in 0..seq.len() {
+            let run = seq[t..].iter().take(gamma);
+            let run = run.take_while(|&&r| r == 0).count();
+            for i in 1..=gamma.min(seq.len() - t) {
+                if run >= i - 1 {
+                    tried[i] += 1;
+                    accepted[i] += usize::from(run >= i);
+                }
+            }
+        }
+    }
+    let alpha = |i: usize| match tried[i] {
+        0 => 0.0,
+        n => accepted[i] as f64 / n as f64,
+    };
+    (1..=gamma).map(alpha).collect()
+}
+
+/// The observation computed on the trained model: each draft's α₁, a chain of 4 against
+/// the 14-node tree 2×2×2, and where α₁ stands against EAGLE's published range.
+fn trained_summary(drafts: &[DraftShapes]) -> String {
+    let tau = |d: &DraftShapes, branching: &[u32]| {
+        let shape = d.shapes.iter().find(|s| s.branching == branching);
+        shape.map_or(f64::NAN, |s| s.tau)
+    };
+    let chain = [1; ALPHA_POSITIONS as usize];
+    let tree = [2, 2, 2];
+    let alpha1 = |d: &DraftShapes| {
+        let a = d.alpha_per_position.as_ref().and_then(|a| a.first());
+        a.copied().unwrap_or(f64::NAN)
+    };
+    let each = drafts.iter().map(|d| {
+        format!(
+            "「{}」α₁ = {}，{} τ = {}，{}（14 个节点）τ = {}",
+            d.name,
+            fixed(alpha1(d), 2),
+            shape_label(&chain),
+            fixed(tau(d, &chain), 2),
+            shape_label(&tree),
+            fixed(tau(d, &tree), 2)
+        )
+    });
+    let names = |keep: &dyn Fn(&DraftShapes) -> bool| {
+        let kept = drafts.iter().filter(|d| keep(d));
+        join(kept.map(|d| format!("「{}」", d.name)), "")
+    };
+    let deeper = names(&|d| tau(d, &chain) >= tau(d, &tree));
+    let depth = match deeper.is_empty() {
+        true => format!(
+            "每个草稿上，{} 都比 {} 接受得多。",
+            shape_label(&tree),
+            shape_label(&chain)
+        ),
+        false => format!(
+            "{deeper}上，按这里的估计，4 个节点的链比 14 个节点的树接受得还多：草稿的第一名常对时，\
+             节点放深比放宽值（这是按排名的估计，每个位置都当一轮的起点；真跑一遍见 --demo 4 --model trained）。"
+        ),
+    };
+    let (lo, hi) = EAGLE_ALPHA;
+    let band = [
+        (format!("高于 {hi}"), names(&|d| alpha1(d) > hi)),
+        (
+            format!("在 {lo}–{hi} 之间"),
+            names(&|d| (lo..=hi).contains(&alpha1(d))),
+        ),
+        (format!("低于 {lo}"), names(&|d| alpha1(d) < lo)),
+    ];
+    let band = band.iter().filter(|(_, n)| !n.is_empty());
+    let band = join(band.map(|(where_, n)| format!("{n}{where_}")), "，");
+    format!(
+        "训练过的模型上实测（留出的代码文本、贪心）：{}。{depth}\
+         EAGLE 表 2 报告聊天模型上每个位置的 α 约 {lo}–{hi}（演示 1、2 假设的值）；这里的 α₁：{band}。",
+        join(each, "；")
+    )
 }
 
 /// The table's name for a shape: "链 γ=4" for a chain, "树 4×2×2×1" for a tree.
@@ -298,4 +437,34 @@ pub fn trees_figure(s: &Scenario, drafts: &[DraftShapes]) -> Figure {
     }
     let title = format!("树形验证：τ 与 {hw} 上的加速比（目标 {tgt}）");
     Figure::new(title, panels).id("trees")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toy_model::N_NEW;
+
+    fn draft(pattern: &[u32]) -> DraftRanks {
+        let ranks = pattern.iter().copied().cycle().take(2 * N_NEW).collect();
+        DraftRanks {
+            name: "手算",
+            ranks,
+        }
+    }
+
+    #[test]
+    fn chain_alphas_by_hand() {
+        assert_eq!(chain_alphas(&draft(&[0]), 4), [1.0; 4]);
+        assert_eq!(chain_alphas(&draft(&[3]), 4), [0.0; 4]);
+        // 0, 1, 0, 1, …: half the rounds accept their first token and none a second.
+        assert_eq!(chain_alphas(&draft(&[0, 1]), 4), [0.5, 0.0, 0.0, 0.0]);
+        // 0, 0, 2 repeated over 48 tokens: rounds from t ≡ 0 (mod 3) accept 2, from t ≡ 1
+        // accept 1, from t ≡ 2 none. Position 1: 32 of 48. Position 2: of the 32 rounds
+        // that accepted position 1 (all have a position 2: t ≤ 46), the 16 from t ≡ 0.
+        // Position 3: the 16 that got there (t ≤ 45) all stop.
+        assert_eq!(
+            chain_alphas(&draft(&[0, 0, 2]), 4),
+            [2.0 / 3.0, 0.5, 0.0, 0.0]
+        );
+    }
 }

@@ -12,9 +12,8 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::demo3::toy_model::{self, ToyRun};
+use super::demo3::toy_model::{self, ModelFlag, ToyRun};
 use super::demo3::{SHAPES, shape_label};
-use lecture_kit::NoInputs;
 
 /// Prompts demo 4 runs speculative decoding on: the first 16 of demo 3's 64, so the demo
 /// takes seconds, not a minute (the test suite checks all 64).
@@ -69,8 +68,8 @@ pub struct MeasuredShape {
 }
 
 /// 实测: speculative decoding for real on the toy model, shared with demo 3.
-pub fn run(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
-    let d = figures(toy_model::shared()?)?;
+pub fn run(out: &mut Out, i: &ModelFlag) -> Result<(), Error> {
+    let d = figures(toy_model::shared(i.model)?)?;
     print(out, &d)?;
     out.data(d);
     Ok(())

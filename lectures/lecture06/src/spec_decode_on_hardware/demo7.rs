@@ -118,7 +118,7 @@ pub struct SkipRow {
 
 /// 演示 7: every drafter for real on the toy model.
 pub fn run(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
-    let d = figures(toy_model::shared()?)?;
+    let d = figures(toy_model::shared(toy_model::ToyModel::Random)?)?;
     print(out, &d);
     out.data(d);
     Ok(())

@@ -1,6 +1,12 @@
 //! Lecture 3's toy model as demos 3 and 4 use it (the script's `toy_ranks`): the target
-//! generates greedily after sampled prompts, and two drafts rank the target's tokens among
+//! generates greedily after its prompts, and the drafts rank the target's tokens among
 //! their candidates.
+//!
+//! `--model random` (the default) is the script's: the random-initialised model, prompts
+//! sampled from it, its first layer and its int4 copy as drafts. `--model trained` runs the
+//! same measurement on the models `train_lab` trained on code (its shipped files): prompts
+//! from the held-out text, and beside the same two drafts, the draft trained on the text
+//! and the one distilled on the target.
 
 use std::sync::OnceLock;
 
@@ -8,7 +14,8 @@ use decode_lab::{TransformerLM, draft_ranks};
 use lecture_kit::Error;
 use ndarray::{Array2, Axis, concatenate, s};
 use quant_lab::{QCFG, Scheme, quantize_params, sample_tokens};
-use transformer_lab::{Params, config_like, greedy_generate, init_params};
+use serde::Serialize;
+use transformer_lab::{Config, Params, config_like, greedy_generate, init_params};
 
 /// Sequences the target generates.
 pub const N_SEQ: usize = 64;
@@ -20,8 +27,50 @@ pub const PROMPT_LEN: usize = 8;
 pub const N_NEW: usize = 48;
 /// The strong draft's quantization: 4-bit weights, one scale per 32 (int4-g32).
 pub const INT4_G32: Scheme = Scheme { bits: 4, group: 32 };
-/// The names of the drafts, in order: the target's first layer, and the target in int4.
+/// The names of the random model's drafts, in order: the target's first layer, and the
+/// target in int4.
 pub const DRAFT_NAMES: [&str; 2] = ["只用前 1 层（弱）", "INT4 量化的自己（强）"];
+/// The names of the trained model's drafts, in order: the target's first layer and its
+/// int4 copy (as the random model's), the draft trained on the text, the draft distilled
+/// on the target's distributions.
+pub const TRAINED_DRAFT_NAMES: [&str; 4] = [
+    "只用前 1 层（未为早退训练）",
+    "INT4 量化的自己",
+    "训练过的小草稿（2 层、d 64）",
+    "蒸馏的小草稿（2 层、d 64）",
+];
+
+/// Which toy model demos 3 and 4 measure (`--model`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToyModel {
+    /// Lecture 3's model with random weights (init_params(QCFG, 0)), as the script runs it.
+    #[default]
+    Random,
+    /// The same shape trained on code by train_lab, with drafts trained for real
+    /// (crates/train_lab/data; not in the page).
+    Trained,
+}
+
+/// The `--model` flag, for the demos that run the toy model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::Args, Serialize)]
+pub struct ModelFlag {
+    /// The toy model demos 3 and 4 measure: random (the script's random-initialised model)
+    /// or trained (the same shape trained on code, with drafts trained for real).
+    #[arg(long, value_enum, default_value_t = ToyModel::Random)]
+    #[serde(skip_serializing_if = "ToyModel::is_random")]
+    pub model: ToyModel,
+}
+
+impl ToyModel {
+    /// Whether this is the script's model: exports name the model only when it is not, so
+    /// the default export stays the script's.
+    pub fn is_random(&self) -> bool {
+        *self == ToyModel::Random
+    }
+}
+
+impl lecture_kit::Inputs for ModelFlag {}
 
 /// One draft's ranks of the target's generated tokens, every sequence's one after the
 /// other (as the script concatenates them): 0 = the draft's first choice.
@@ -50,34 +99,62 @@ impl DraftRanks {
     }
 }
 
+/// Where a draft's weights come from.
+#[derive(Debug, Clone)]
+pub enum DraftWeights {
+    /// The target's own (a draft of its first layers).
+    Target,
+    /// Its own.
+    Own(Params),
+}
+
+/// One draft of the run: its name, weights and shape.
+#[derive(Debug, Clone)]
+pub struct DraftModel {
+    /// The draft's name as printed.
+    pub name: &'static str,
+    /// Its weights.
+    pub weights: DraftWeights,
+    /// Its shape.
+    pub cfg: Config,
+}
+
 /// Everything the toy model run computes, kept for demo 4.
 #[derive(Debug, Clone)]
 pub struct ToyRun {
-    /// The target's weights (`init_params(QCFG, 0)`).
+    /// Which model.
+    pub model: ToyModel,
+    /// The target's weights (`init_params(QCFG, 0)`, or the trained target's).
     pub params: Params,
-    /// The target quantized to int4-g32, LM head included (the strong draft's weights).
-    pub int4: Params,
+    /// The target's shape (`QCFG`).
+    pub cfg: Config,
+    /// The drafts, in table order.
+    pub draft_models: Vec<DraftModel>,
     /// The prompts, `[N_SEQ, PROMPT_LEN]`.
     pub prompts: Array2<u32>,
     /// The target's greedy continuations, `[N_SEQ, N_NEW]`.
     pub generated: Array2<u32>,
-    /// Both drafts' ranks of the generated tokens.
+    /// Every draft's ranks of the generated tokens.
     pub ranks: Vec<DraftRanks>,
 }
 
 impl ToyRun {
     /// The target model.
     pub fn target(&self) -> Result<TransformerLM<'_>, Error> {
-        Ok(TransformerLM::new(&self.params, QCFG, "目标")?)
+        Ok(TransformerLM::new(&self.params, self.cfg, "目标")?)
     }
 
-    /// The drafts, named as [`DRAFT_NAMES`]: the target's own first layer (sharing its
-    /// weights) and the int4 copy.
-    pub fn drafts(&self) -> Result<[TransformerLM<'_>; 2], Error> {
-        Ok([
-            TransformerLM::new(&self.params, config_like(&QCFG, 1), DRAFT_NAMES[0])?,
-            TransformerLM::new(&self.int4, QCFG, DRAFT_NAMES[1])?,
-        ])
+    /// The drafts, in table order ([`DRAFT_NAMES`] or [`TRAINED_DRAFT_NAMES`]).
+    pub fn drafts(&self) -> Result<Vec<TransformerLM<'_>>, Error> {
+        let mut drafts = Vec::new();
+        for d in &self.draft_models {
+            let params = match &d.weights {
+                DraftWeights::Target => &self.params,
+                DraftWeights::Own(p) => p,
+            };
+            drafts.push(TransformerLM::new(params, d.cfg, d.name)?);
+        }
+        Ok(drafts)
     }
 }
 
@@ -86,20 +163,79 @@ impl ToyRun {
 /// record where the target's token ranks among the draft's candidates.
 pub fn toy_ranks() -> Result<ToyRun, Error> {
     let p = init_params(&QCFG, 0)?;
-    let tgt = TransformerLM::new(&p, QCFG, "目标")?;
     let prompts = sample_tokens(&p, &QCFG, N_SEQ, PROMPT_LEN, 3)?;
+    let (int4, _) = quantize_params(&p, INT4_G32, true)?;
+    let draft_models = vec![
+        DraftModel {
+            name: DRAFT_NAMES[0],
+            weights: DraftWeights::Target,
+            cfg: config_like(&QCFG, 1),
+        },
+        DraftModel {
+            name: DRAFT_NAMES[1],
+            weights: DraftWeights::Own(int4),
+            cfg: QCFG,
+        },
+    ];
+    measure(ToyModel::Random, p, QCFG, draft_models, prompts)
+}
+
+/// The same measurement on the trained models (`train_lab::shipped`): the trained target
+/// continues the held-out prompts; its first layer, its int4 copy, the trained draft and
+/// the distilled draft rank its tokens.
+pub fn trained_ranks() -> Result<ToyRun, Error> {
+    let lib = |e: train_lab::Error| Error::Library(e.to_string().into());
+    let target = train_lab::shipped::target().map_err(lib)?;
+    let draft = train_lab::shipped::draft().map_err(lib)?;
+    let distilled = train_lab::shipped::distilled().map_err(lib)?;
+    let prompts = train_lab::shipped::prompts().map_err(lib)?;
+    let p = target.weights.to_params();
+    let (int4, _) = quantize_params(&p, INT4_G32, true)?;
+    let own = |name, weights: DraftWeights, cfg| DraftModel { name, weights, cfg };
+    let draft_models = vec![
+        own(
+            TRAINED_DRAFT_NAMES[0],
+            DraftWeights::Target,
+            config_like(&target.cfg, 1),
+        ),
+        own(TRAINED_DRAFT_NAMES[1], DraftWeights::Own(int4), target.cfg),
+        own(
+            TRAINED_DRAFT_NAMES[2],
+            DraftWeights::Own(draft.weights.to_params()),
+            draft.cfg,
+        ),
+        own(
+            TRAINED_DRAFT_NAMES[3],
+            DraftWeights::Own(distilled.weights.to_params()),
+            distilled.cfg,
+        ),
+    ];
+    measure(ToyModel::Trained, p, target.cfg, draft_models, prompts)
+}
+
+/// The target continues `prompts` greedily; each draft ranks the target's tokens.
+fn measure(
+    model: ToyModel,
+    params: Params,
+    cfg: Config,
+    draft_models: Vec<DraftModel>,
+    prompts: Array2<u32>,
+) -> Result<ToyRun, Error> {
+    let tgt = TransformerLM::new(&params, cfg, "目标")?;
     let generated = greedy_generate(&tgt, prompts.view(), N_NEW)?;
     let seqs = concatenate(Axis(1), &[prompts.view(), generated.view()])?;
-    let (int4, _) = quantize_params(&p, INT4_G32, true)?;
     let mut run = ToyRun {
-        params: p,
-        int4,
+        model,
+        params,
+        cfg,
+        draft_models,
         prompts,
         generated,
         ranks: Vec::new(),
     };
+    let names: Vec<&'static str> = run.draft_models.iter().map(|d| d.name).collect();
     let mut out = Vec::new();
-    for (name, dr) in DRAFT_NAMES.into_iter().zip(run.drafts()?) {
+    for (name, dr) in names.into_iter().zip(run.drafts()?) {
         let lg = dr.full_logits(seqs.view())?;
         let mut ranks = Vec::new();
         for i in 0..seqs.nrows() {
@@ -115,10 +251,14 @@ pub fn toy_ranks() -> Result<ToyRun, Error> {
     Ok(run)
 }
 
-/// [`toy_ranks`], computed once per process: demos 3 and 4 share it. It depends on no flag.
-pub fn shared() -> Result<&'static ToyRun, Error> {
-    static TOY: OnceLock<Result<ToyRun, String>> = OnceLock::new();
-    let toy = TOY.get_or_init(|| toy_ranks().map_err(|e| e.to_string()));
+/// The run of `model`, computed once per process: demos 3 and 4 share it.
+pub fn shared(model: ToyModel) -> Result<&'static ToyRun, Error> {
+    static RANDOM: OnceLock<Result<ToyRun, String>> = OnceLock::new();
+    static TRAINED: OnceLock<Result<ToyRun, String>> = OnceLock::new();
+    let toy = match model {
+        ToyModel::Random => RANDOM.get_or_init(|| toy_ranks().map_err(|e| e.to_string())),
+        ToyModel::Trained => TRAINED.get_or_init(|| trained_ranks().map_err(|e| e.to_string())),
+    };
     toy.as_ref().map_err(|e| Error::Library(e.clone().into()))
 }
 

@@ -1,0 +1,104 @@
+//! The trained models as a program gets them: the files `cargo xtask train` wrote under
+//! `data/`, compiled in, and the held-out prompts acceptance is measured on.
+//!
+//! Compiled in rather than read from disk, so a binary built from this workspace carries
+//! the models it was built with wherever it runs; not in a WebAssembly build (lecture 6's
+//! page), which they would make 4.8 MB heavier: there each function refuses. The
+//! layer-skip target is not here: only `cargo xtask train measure` reads it, from its file.
+
+use ndarray::Array2;
+
+use crate::Error;
+use crate::accept::{N_SEQ, PROMPT_LEN};
+use crate::checkpoint::{Checkpoint, from_bytes};
+
+/// `data/target.safetensors`: the trained target, `QCFG`'s shape ([`crate::recipe::target`]).
+#[cfg(not(target_arch = "wasm32"))]
+pub const TARGET: &[u8] = include_bytes!("../data/target.safetensors");
+/// `data/draft.safetensors`: the draft trained on the text ([`crate::recipe::draft`]).
+#[cfg(not(target_arch = "wasm32"))]
+pub const DRAFT: &[u8] = include_bytes!("../data/draft.safetensors");
+/// `data/distilled.safetensors`: the draft distilled on the target's distributions
+/// ([`crate::recipe::distilled`]).
+#[cfg(not(target_arch = "wasm32"))]
+pub const DISTILLED: &[u8] = include_bytes!("../data/distilled.safetensors");
+/// `data/prompts.bin`: the [`N_SEQ`] prompts of [`PROMPT_LEN`] bytes that
+/// [`crate::accept::prompts`] takes from the held-out bytes, one after the other (written by
+/// `cargo xtask train prompts`; `tests/shipped.rs` takes them from the corpus again).
+pub const PROMPTS: &[u8] = include_bytes!("../data/prompts.bin");
+
+/// The trained target.
+///
+/// Errors: none for the files shipped (a test reads them); a damaged file is named; in
+/// a WebAssembly build, always (the models are not in it).
+pub fn target() -> Result<Checkpoint, Error> {
+    #[cfg(not(target_arch = "wasm32"))]
+    return named("target", TARGET);
+    #[cfg(target_arch = "wasm32")]
+    return not_here("target");
+}
+
+/// The draft trained on the text.
+///
+/// Errors: as [`target`].
+pub fn draft() -> Result<Checkpoint, Error> {
+    #[cfg(not(target_arch = "wasm32"))]
+    return named("draft", DRAFT);
+    #[cfg(target_arch = "wasm32")]
+    return not_here("draft");
+}
+
+/// The draft distilled on the target's distributions.
+///
+/// Errors: as [`target`].
+pub fn distilled() -> Result<Checkpoint, Error> {
+    #[cfg(not(target_arch = "wasm32"))]
+    return named("distilled", DISTILLED);
+    #[cfg(target_arch = "wasm32")]
+    return not_here("distilled");
+}
+
+#[cfg(target_arch = "wasm32")]
+fn not_here(name: &str) -> Result<Checkpoint, Error> {
+    Err(Error::File(format!(
+        "data/{name}.safetensors: the trained models are not in the WebAssembly build; \
+         run it in a terminal"
+    )))
+}
+
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+fn named(name: &str, bytes: &[u8]) -> Result<Checkpoint, Error> {
+    from_bytes(bytes).map_err(|e| Error::File(format!("data/{name}.safetensors: {e}")))
+}
+
+/// The held-out prompts, `[N_SEQ, PROMPT_LEN]`, each byte a token.
+///
+/// Errors: a `prompts.bin` of another size.
+pub fn prompts() -> Result<Array2<u32>, Error> {
+    let tokens = PROMPTS.iter().map(|&b| u32::from(b)).collect();
+    Array2::from_shape_vec((N_SEQ, PROMPT_LEN), tokens).map_err(|_| {
+        Error::Shape(format!(
+            "data/prompts.bin holds {} bytes, not {N_SEQ} prompts of {PROMPT_LEN}",
+            PROMPTS.len()
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_models_read_back_with_the_recipes_shapes() {
+        assert_eq!(target().unwrap().cfg, crate::recipe::target().cfg);
+        assert_eq!(draft().unwrap().cfg, crate::recipe::draft().cfg);
+        assert_eq!(distilled().unwrap().cfg, crate::recipe::distilled().cfg);
+        assert_eq!(prompts().unwrap().dim(), (N_SEQ, PROMPT_LEN));
+    }
+
+    #[test]
+    fn damaged_bytes_are_named() {
+        let e = named("target", &TARGET[..100]).unwrap_err().to_string();
+        assert!(e.starts_with("data/target.safetensors: "), "{e}");
+    }
+}
