@@ -3,8 +3,7 @@
 //!
 //! Compiled in rather than read from disk, so a binary built from this workspace carries
 //! the models it was built with wherever it runs; not in a WebAssembly build (lecture 6's
-//! page), which they would make 4.8 MB heavier: there each function refuses. The
-//! layer-skip target is not here: only `cargo xtask train measure` reads it, from its file.
+//! page), which they would make 8.5 MB heavier: there each function refuses.
 
 use ndarray::Array2;
 
@@ -22,6 +21,10 @@ pub const DRAFT: &[u8] = include_bytes!("../data/draft.safetensors");
 /// ([`crate::recipe::distilled`]).
 #[cfg(not(target_arch = "wasm32"))]
 pub const DISTILLED: &[u8] = include_bytes!("../data/distilled.safetensors");
+/// `data/layerskip.safetensors`: the target trained with early exits after every block
+/// ([`crate::recipe::layerskip`]).
+#[cfg(not(target_arch = "wasm32"))]
+pub const LAYERSKIP: &[u8] = include_bytes!("../data/layerskip.safetensors");
 /// `data/prompts.bin`: the [`N_SEQ`] prompts of [`PROMPT_LEN`] bytes that
 /// [`crate::accept::prompts`] takes from the held-out bytes, one after the other (written by
 /// `cargo xtask train prompts`; `tests/shipped.rs` takes them from the corpus again).
@@ -56,6 +59,16 @@ pub fn distilled() -> Result<Checkpoint, Error> {
     return named("distilled", DISTILLED);
     #[cfg(target_arch = "wasm32")]
     return not_here("distilled");
+}
+
+/// The target trained with LayerSkip's early-exit loss.
+///
+/// Errors: as [`target`].
+pub fn layerskip() -> Result<Checkpoint, Error> {
+    #[cfg(not(target_arch = "wasm32"))]
+    return named("layerskip", LAYERSKIP);
+    #[cfg(target_arch = "wasm32")]
+    return not_here("layerskip");
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -93,6 +106,7 @@ mod tests {
         assert_eq!(target().unwrap().cfg, crate::recipe::target().cfg);
         assert_eq!(draft().unwrap().cfg, crate::recipe::draft().cfg);
         assert_eq!(distilled().unwrap().cfg, crate::recipe::distilled().cfg);
+        assert_eq!(layerskip().unwrap().cfg, crate::recipe::layerskip().cfg);
         assert_eq!(prompts().unwrap().dim(), (N_SEQ, PROMPT_LEN));
     }
 

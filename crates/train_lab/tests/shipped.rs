@@ -133,11 +133,17 @@ fn the_shipped_prompts_are_the_held_out_prompts_and_the_compiled_in_models_the_f
     let data = corpus();
     let want = train_lab::accept::prompts(&data.held_out).unwrap();
     assert_eq!(train_lab::shipped::prompts().unwrap(), want);
-    let files = [recipe::target(), recipe::draft(), recipe::distilled()];
+    let files = [
+        recipe::target(),
+        recipe::draft(),
+        recipe::distilled(),
+        recipe::layerskip(),
+    ];
     let compiled = [
         train_lab::shipped::TARGET,
         train_lab::shipped::DRAFT,
         train_lab::shipped::DISTILLED,
+        train_lab::shipped::LAYERSKIP,
     ];
     for (r, bytes) in files.iter().zip(compiled) {
         let on_disk = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(r.file)).unwrap();

@@ -112,3 +112,44 @@ fn speculative_decoding_on_the_trained_pair_is_lossless_and_a_trained_draft_pays
     assert!(chain4(DRAFT) > chain4(FIRST_LAYER) + 1.0);
     assert!(chain4(DISTILLED) > chain4(DRAFT));
 }
+
+#[test]
+fn demo7_on_the_trained_pair_dynamic_trees_win_and_layer_skip_pays_once_trained_for() {
+    use lecture06::spec_decode_on_hardware::demo7::{self, measure};
+    let d = demo7::figures(toy_model::shared(ToyModel::Trained).unwrap()).unwrap();
+    assert_eq!(d.model, ToyModel::Trained);
+    assert!(d.trees.iter().all(|t| t.identical), "lossless");
+    assert!(d.layer_skip.iter().all(|s| s.identical), "lossless");
+    // EAGLE-2's finding holds for the drafts trained for the job: at every node count the
+    // dynamic tree (each pair's second row) accepts more than the static one.
+    for name in [TRAINED_DRAFT_NAMES[DRAFT], TRAINED_DRAFT_NAMES[DISTILLED]] {
+        let own: Vec<_> = d.trees.iter().filter(|t| t.draft == name).collect();
+        assert_eq!(own.len(), 2 * demo7::STATIC.len());
+        for pair in own.chunks(2) {
+            assert_eq!(pair[0].nodes, pair[1].nodes);
+            assert!(pair[1].tau > pair[0].tau, "{name}: {pair:?}");
+        }
+    }
+    // LayerSkip: the same shape's first layer drafts far better once trained to exit early,
+    // and only then pays on the card.
+    let first = |target: &str| {
+        let rows = d.layer_skip.iter().filter(|s| s.target == Some(target));
+        rows.min_by_key(|s| s.layers).unwrap().clone()
+    };
+    let plain = first(measure::PLAIN_TARGET);
+    let early = first(measure::LAYERSKIP_TARGET);
+    assert_eq!((plain.layers, early.layers), (1, 1));
+    assert!(
+        early.tau > plain.tau + 1.0,
+        "{} vs {}",
+        early.tau,
+        plain.tau
+    );
+    assert!(early.speedup[0] > 1.0 && plain.speedup[0] < 1.0);
+    // Every sampled τ is a round's tokens: at least the target's own, at most the depth + 1
+    // (the sampled shapes have at most 4 levels).
+    let deepest = demo7::SAMPLED.iter().map(|s| s.len()).max().unwrap() as f64;
+    for s in &d.sampled {
+        assert!(s.tau >= 1.0 && s.tau <= deepest + 1.0, "{s:?}");
+    }
+}

@@ -4,6 +4,11 @@
 //! (SpecInfer's multi-step speculative sampling), prompt lookup with no draft model, and
 //! the target's own first layers as the draft (layer skip). τ is measured by speculative
 //! decoding itself; speedups convert it to the lecture's card as demo 3 does.
+//!
+//! `--model trained` runs it on the models `train_lab` trained on code: the drafts demo 3
+//! names for that model, and for layer skip the trained target beside the same shape
+//! trained with LayerSkip's early exits; its observations are computed from what those
+//! models show, each beside the published result to compare it with.
 
 pub mod measure;
 
@@ -11,10 +16,11 @@ pub use measure::figures;
 
 use decode_lab::Scenario;
 use lecture_kit::value::{fixed, int, label, measured, parts, speedup, time};
-use lecture_kit::{Axis, Error, Figure, NoInputs, Out, Panel, Series, always, row};
+use lecture_kit::{Axis, Error, Figure, Observation, Out, Panel, Series, always, row, what_if};
 use serde::Serialize;
 
-use super::demo3::{BATCHES, LEVEL_COST, toy_model};
+use super::demo3::toy_model::{self, ModelFlag, ToyModel};
+use super::demo3::{BATCHES, LEVEL_COST};
 
 /// Prompts demo 7 decodes: demo 4's first 16.
 pub const PROMPTS: usize = super::demo4::DEMO4_PROMPTS;
@@ -36,6 +42,9 @@ pub const GAMMA: u32 = 4;
 /// What demo 7 computes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Demo7 {
+    /// The toy model (named in the export only when it is the trained one).
+    #[serde(skip_serializing_if = "ToyModel::is_random")]
+    pub model: ToyModel,
     /// Prompts decoded, tokens each.
     pub prompts: usize,
     /// Tokens generated per prompt.
@@ -102,6 +111,9 @@ pub struct LookupRow {
 /// The target's first k layers as its draft.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SkipRow {
+    /// Whose first layers (the trained model has two targets; the random one, none named).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<&'static str>,
     /// Toy layers drafting.
     pub layers: usize,
     /// The card target's layers drafting (the same fraction).
@@ -116,9 +128,9 @@ pub struct SkipRow {
     pub identical: bool,
 }
 
-/// 演示 7: every drafter for real on the toy model.
-pub fn run(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
-    let d = figures(toy_model::shared(toy_model::ToyModel::Random)?)?;
+/// 演示 7: every drafter for real on the toy model (`--model`).
+pub fn run(out: &mut Out, i: &ModelFlag) -> Result<(), Error> {
+    let d = figures(toy_model::shared(i.model)?)?;
     print(out, &d);
     out.data(d);
     Ok(())
@@ -195,17 +207,23 @@ fn print(out: &mut Out, d: &Demo7) {
         Scenario::LECTURE.hw.name,
         Scenario::LECTURE.target.name
     ));
+    let trained = d.model == ToyModel::Trained;
     let rows = d.layer_skip.iter().map(|s| {
-        let mut r = row![
+        let mut r = Vec::new();
+        if trained {
+            r.push(label(s.target.unwrap_or_default()));
+        }
+        r.extend(row![
             int(s.layers as i64),
             int(s.card_layers as i64),
             fixed(s.tau, 2)
-        ];
+        ]);
         r.extend(s.c.iter().map(|&c| fixed(c, 3)));
         r.extend(s.speedup.iter().map(|&x| speedup(x)));
         r
     });
-    let headers = [
+    let target_column = trained.then(|| "目标".to_string());
+    let headers = target_column.into_iter().chain([
         "玩具的 k".to_string(),
         "卡上的层数".into(),
         "实测 τ".into(),
@@ -213,15 +231,26 @@ fn print(out: &mut Out, d: &Demo7) {
         format!("批 {} 的 c", b[1]),
         format!("批 {} 加速", b[0]),
         format!("批 {} 加速", b[1]),
-    ];
+    ]);
     out.table(headers, rows).id("demo7_layer_skip");
     out.observations(observations(d));
     out.figure(figure(d));
 }
 
-fn observations(d: &Demo7) -> Vec<lecture_kit::Observation> {
+/// The drafts, in the order their rows come.
+fn draft_names(d: &Demo7) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for t in &d.trees {
+        if !names.contains(&t.draft) {
+            names.push(t.draft);
+        }
+    }
+    names
+}
+
+fn observations(d: &Demo7) -> Vec<Observation> {
     let mut lines = Vec::new();
-    for name in toy_model::DRAFT_NAMES {
+    for name in draft_names(d) {
         let own: Vec<&TreeRow> = d.trees.iter().filter(|t| t.draft == name).collect();
         let pairs: Vec<String> = own
             .chunks(2)
@@ -243,61 +272,157 @@ fn observations(d: &Demo7) -> Vec<lecture_kit::Observation> {
     } else {
         format!("这里不如静态树的是：{}", worse.join("、"))
     };
-    lines.push(always(format!(
-        "动态树按草稿自己的把握挑节点：草稿的概率若和它猜中的机会对得上（EAGLE-2 训练出的草稿头），\
-         同样多的节点能接受更多；随机初始化的草稿概率很平，把握最高的总在浅层，节点少时树长得又宽又浅——{worse}。"
-    )));
-    lines.push(always(
-        "采样的树在这个模型上几乎全被接受：随机初始化的目标和草稿在 T ≥ 0.7 时的分布都很平、彼此很像，\
-         Σ min(p, q) 接近 1——接受率看的是两个分布有多像，不是草稿猜得多准。",
-    ));
-    if let (Some(first), Some(best)) = (
-        d.lookup.first(),
-        d.lookup
-            .iter()
-            .max_by(|a, b| a.tau_greedy.total_cmp(&b.tau_greedy)),
-    ) {
+    match d.model {
+        ToyModel::Random => lines.extend(random_model(d, &worse)),
+        ToyModel::Trained => lines.extend(trained_model(d, &worse)),
+    }
+    lines
+}
+
+/// What the random model shows, beside the sentences computed for any model.
+fn random_model(d: &Demo7, worse: &str) -> Vec<Observation> {
+    let mut lines = vec![
+        always(format!(
+            "动态树按草稿自己的把握挑节点：草稿的概率若和它猜中的机会对得上（EAGLE-2 训练出的草稿头），\
+             同样多的节点能接受更多；随机初始化的草稿概率很平，把握最高的总在浅层，节点少时树长得又宽又浅——{worse}。"
+        )),
+        always(
+            "采样的树在这个模型上几乎全被接受：随机初始化的目标和草稿在 T ≥ 0.7 时的分布都很平、彼此很像，\
+             Σ min(p, q) 接近 1——接受率看的是两个分布有多像，不是草稿猜得多准。",
+        ),
+    ];
+    if let (Some(first), Some(best)) = (d.lookup.first(), best_lookup(d)) {
         lines.push(always(format!(
             "提示查找：贪心输出的 τ 最高 {:.2}（n ≤ {}），采样输出只有 {:.2}（n ≤ 1）——随机初始化的模型贪心解码会绕圈，圈里的下一个词上文里都有；采样就不绕了。",
             best.tau_greedy, best.max_ngram, first.tau_sampled
         )));
     }
     for (i, &b) in BATCHES.iter().enumerate() {
-        if let Some(best) = d
-            .layer_skip
-            .iter()
-            .max_by(|x, y| x.speedup[i].total_cmp(&y.speedup[i]))
-        {
-            let taus: Vec<String> = d
-                .layer_skip
-                .iter()
-                .map(|s| format!("{:.2}", s.tau))
-                .collect();
-            let cs: Vec<String> = d
-                .layer_skip
-                .iter()
-                .map(|s| format!("{:.3}", s.c[i]))
-                .collect();
+        if let Some(line) = layer_skip_line(&d.layer_skip, i, b) {
             lines.push(always(format!(
-                "跳层自起草，批 {b}：最好的是前 {} 层（卡上 {} 层），τ {:.2}、c {:.3}、加速 {:.2}×。k 从 1 起，c 依次是 {}，τ 是 {}——每多一层草稿就贵一截，猜中的却没多出那么多。",
-                best.layers,
-                best.card_layers,
-                best.tau,
-                best.c[i],
-                best.speedup[i],
-                cs.join(" / "),
-                taus.join(" / ")
+                "{line}——每多一层草稿就贵一截，猜中的却没多出那么多。"
             )));
         }
     }
     lines
 }
 
+/// What the trained model shows, each beside the published result it should be compared
+/// with.
+fn trained_model(d: &Demo7, worse: &str) -> Vec<Observation> {
+    let pairs = d.trees.chunks(2).count();
+    let not_worse = d.trees.chunks(2).filter(|p| p[1].tau >= p[0].tau).count();
+    let mut lines = vec![what_if(format!(
+        "训练过的模型上，动态树不比同样节点的静态树差的有 {not_worse}/{pairs} 对（{worse}）。\
+         EAGLE-2（Li et al. 2024）的前提是草稿的置信度和它猜中的机会对得上，这时动态树在同样节点数下接受得更多。"
+    ))];
+    let greedy = |draft: &str, label: &str| {
+        let row = d
+            .trees
+            .iter()
+            .find(|t| t.draft == draft && t.label == label);
+        row.map(|t| t.tau)
+    };
+    let sampled_line = |draft: &'static str| {
+        let own = d.sampled.iter().filter(|s| s.draft == draft);
+        let tree = own.filter(|s| s.label == "树 2×2×2");
+        let at: Vec<String> = tree
+            .map(|s| format!("T = {:.1} {:.2}", s.temperature, s.tau))
+            .collect();
+        let greedy = greedy(draft, "树 2×2×2").map_or("—".to_string(), |t| format!("{t:.2}"));
+        format!("{draft} 贪心 {greedy}，{}", at.join("，"))
+    };
+    let lower = draft_names(d).into_iter().filter(|&name| {
+        let hot = d
+            .sampled
+            .iter()
+            .filter(|s| s.draft == name && s.label == "树 2×2×2");
+        let hot = hot.map(|s| s.tau).fold(f64::NAN, f64::max);
+        greedy(name, "树 2×2×2").is_some_and(|g| hot < g)
+    });
+    let lower = lower.count();
+    let each: Vec<String> = draft_names(d).into_iter().map(sampled_line).collect();
+    lines.push(what_if(format!(
+        "采样的树 2×2×2 的 τ：{}。{lower}/{} 个草稿在 T > 0 时接受得比贪心少：训练过的目标分布不平，\
+         接受率看的是两个分布有多像（Σ min(p, q)），不是草稿的第一名对不对；随机模型上采样的树几乎全被接受，是因为两个分布都平。",
+        each.join("；"),
+        draft_names(d).len()
+    )));
+    if let (Some(best), Some(hot)) = (
+        best_lookup(d),
+        d.lookup
+            .iter()
+            .max_by(|a, b| a.tau_sampled.total_cmp(&b.tau_sampled)),
+    ) {
+        lines.push(what_if(format!(
+            "提示查找：贪心输出的 τ 最高 {:.2}（n ≤ {}），采样输出（T = 1）最高 {:.2}（n ≤ {}）。这里能查的上文\
+             只有 8 个字节的提示和已经生成的部分；提示查找（Saxena 2023）为的是输出照抄长上文的任务（摘要、改代码）。",
+            best.tau_greedy, best.max_ngram, hot.tau_sampled, hot.max_ngram
+        )));
+    }
+    let rows_of = |target: &str| -> Vec<SkipRow> {
+        let own = d.layer_skip.iter().filter(|s| s.target == Some(target));
+        own.cloned().collect()
+    };
+    let plain = rows_of(measure::PLAIN_TARGET);
+    let early = rows_of(measure::LAYERSKIP_TARGET);
+    for (i, &b) in BATCHES.iter().enumerate() {
+        for (name, rows) in [
+            (measure::PLAIN_TARGET, &plain),
+            (measure::LAYERSKIP_TARGET, &early),
+        ] {
+            if let Some(line) = layer_skip_line(rows, i, b) {
+                lines.push(what_if(format!("{name}：{line}。")));
+            }
+        }
+    }
+    if let (Some(p), Some(e)) = (plain.first(), early.first()) {
+        let verdict = match e.tau > p.tau {
+            true => "早退的层要为当草稿训练过才猜得准",
+            false => "这里为早退训练没有让前几层猜得更准",
+        };
+        lines.push(what_if(format!(
+            "前 1 层当草稿：{} τ {:.2}，{} τ {:.2}——{verdict}（LayerSkip，Elhoushi et al. 2024：训练时在每层后加早退的损失）。",
+            measure::PLAIN_TARGET,
+            p.tau,
+            measure::LAYERSKIP_TARGET,
+            e.tau
+        )));
+    }
+    lines
+}
+
+/// The lookup row with the highest greedy τ.
+fn best_lookup(d: &Demo7) -> Option<&LookupRow> {
+    d.lookup
+        .iter()
+        .max_by(|a, b| a.tau_greedy.total_cmp(&b.tau_greedy))
+}
+
+/// Layer skip at batch `BATCHES[i] = b` over `rows`: the best k, and c and τ for every k.
+fn layer_skip_line(rows: &[SkipRow], i: usize, b: u64) -> Option<String> {
+    let best = rows
+        .iter()
+        .max_by(|x, y| x.speedup[i].total_cmp(&y.speedup[i]))?;
+    let taus: Vec<String> = rows.iter().map(|s| format!("{:.2}", s.tau)).collect();
+    let cs: Vec<String> = rows.iter().map(|s| format!("{:.3}", s.c[i])).collect();
+    Some(format!(
+        "跳层自起草，批 {b}：最好的是前 {} 层（卡上 {} 层），τ {:.2}、c {:.3}、加速 {:.2}×。k 从 1 起，c 依次是 {}，τ 是 {}",
+        best.layers,
+        best.card_layers,
+        best.tau,
+        best.c[i],
+        best.speedup[i],
+        cs.join(" / "),
+        taus.join(" / ")
+    ))
+}
+
 /// Figure `drafters.svg`: τ against nodes, static and dynamic, both drafts; layer skip's
 /// speedup against k at both batches.
 fn figure(d: &Demo7) -> Figure {
     let mut trees = Panel::new("τ 与节点数", Axis::log("节点"), Axis::linear("τ"));
-    for name in toy_model::DRAFT_NAMES {
+    for name in draft_names(d) {
         for (kind, dynamic) in [("静态", false), ("动态", true)] {
             let points = d
                 .trees
@@ -311,13 +436,27 @@ fn figure(d: &Demo7) -> Figure {
         }
     }
     let mut skip = Panel::new("跳层自起草", Axis::linear("k"), Axis::linear("加速比"));
-    for (i, &b) in BATCHES.iter().enumerate() {
-        let points = d
-            .layer_skip
-            .iter()
-            .map(|s| (s.layers as f64, s.speedup[i]))
-            .collect();
-        skip.series.push(Series::line(format!("批 {b}"), points));
+    // One line per batch, and per target where the trained model has two.
+    let mut targets: Vec<Option<&str>> = Vec::new();
+    for s in &d.layer_skip {
+        if !targets.contains(&s.target) {
+            targets.push(s.target);
+        }
+    }
+    for target in targets {
+        for (i, &b) in BATCHES.iter().enumerate() {
+            let points = d
+                .layer_skip
+                .iter()
+                .filter(|s| s.target == target)
+                .map(|s| (s.layers as f64, s.speedup[i]))
+                .collect();
+            let name = match target {
+                Some(t) => format!("{t} 批 {b}"),
+                None => format!("批 {b}"),
+            };
+            skip.series.push(Series::line(name, points));
+        }
     }
     Figure {
         id: "drafters".into(),

@@ -23,6 +23,9 @@
 //! - [`demo7`] (opt-in, not in the original script): the drafters the lecture names, run
 //!   for real on the toy model — dynamic trees, sampled trees, prompt lookup, layer skip.
 //!
+//! With `--model trained`, demos 3, 4 and 7 run on the toy model trained on code and on
+//! drafts trained for real (`train_lab::shipped`): α measured per position, τ, losslessness.
+//!
 //! Model assumptions (as the original script states them): one forward pass takes
 //! `max(FLOPs / (peak × 0.6), bytes / (bandwidth × 0.8))` plus a fixed overhead (1 ms for
 //! the target, 0.3 ms for the draft, assumed); a sequence's γ + 1 queries read its KV
@@ -30,7 +33,8 @@
 //! the acceptance rate α is a *given* parameter (EAGLE, table 2: about 0.65–0.8 per
 //! position), not a measurement. Demo 3's acceptance lengths come from a
 //! random-initialised small model: they show the mechanism ("how much more does a tree
-//! accept than a chain"), not the figures of a trained model.
+//! accept than a chain"), not the figures of a trained model (`--model trained` measures
+//! those).
 //!
 //! Every demo is a function of its inputs (the flags it reads, `demoN::Inputs`) that prints
 //! to the kit's `Out`, once. With no flag it prints exactly the original script's text; for

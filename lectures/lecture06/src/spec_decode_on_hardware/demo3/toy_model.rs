@@ -40,7 +40,7 @@ pub const TRAINED_DRAFT_NAMES: [&str; 4] = [
     "蒸馏的小草稿（2 层、d 64）",
 ];
 
-/// Which toy model demos 3 and 4 measure (`--model`).
+/// Which toy model demos 3, 4 and 7 measure (`--model`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToyModel {
@@ -52,11 +52,12 @@ pub enum ToyModel {
     Trained,
 }
 
-/// The `--model` flag, for the demos that run the toy model.
+/// The `--model` flag, for the demos that run the toy model (demo 3 reads it with its
+/// other inputs; demos 4 and 7 read only it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::Args, Serialize)]
 pub struct ModelFlag {
-    /// The toy model demos 3 and 4 measure: random (the script's random-initialised model)
-    /// or trained (the same shape trained on code, with drafts trained for real).
+    /// The toy model demos 3, 4 and 7 measure: random (the script's random-initialised
+    /// model) or trained (the same shape trained on code, with drafts trained for real).
     #[arg(long, value_enum, default_value_t = ToyModel::Random)]
     #[serde(skip_serializing_if = "ToyModel::is_random")]
     pub model: ToyModel,

@@ -8,13 +8,13 @@ use decode_lab::{
     speculative_generate_batch, tree_speedup,
 };
 use lecture_kit::Error;
-use quant_lab::QCFG;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
-use transformer_lab::{TransformerLM, config_like};
+use transformer_lab::{Config, Params, TransformerLM, config_like, greedy_generate};
 
-use super::super::demo3::{BATCHES, CTX, LEVEL_COST, shape_label, toy_model};
+use super::super::demo3::toy_model::{self, ToyModel};
+use super::super::demo3::{BATCHES, CTX, LEVEL_COST, shape_label};
 use super::{
     DYNAMIC_DEPTH, DYNAMIC_WIDTH, Demo7, GAMMA, LookupRow, PROMPTS, SAMPLED, STATIC, SampledRow,
     SkipRow, TEMPERATURES, TreeRow,
@@ -97,12 +97,13 @@ pub fn figures(run: &toy_model::ToyRun) -> Result<Demo7, Error> {
         ..Scenario::LECTURE
     };
     let drafts = run.drafts()?;
+    let names: Vec<&'static str> = run.draft_models.iter().map(|d| d.name).collect();
     let greedy = |drafter: &Drafter<'_, '_>, seed: u64| {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         drafter.run(&target, &prompts, n_new, Sampling::Greedy, &mut rng)
     };
     let mut trees = Vec::new();
-    for draft in &drafts {
+    for (draft, &name) in drafts.iter().zip(&names) {
         let rows = STATIC
             .par_iter()
             .map(|&levels| -> Result<Vec<TreeRow>, Error> {
@@ -128,12 +129,12 @@ pub fn figures(run: &toy_model::ToyRun) -> Result<Demo7, Error> {
                 let row = |(label, depth, drafter): (String, u64, Drafter<'_, '_>)| {
                     let r = greedy(&drafter, 0)?;
                     Ok(TreeRow {
-                        draft: draft_name(draft),
+                        draft: name,
                         label,
                         nodes,
                         tau: tau(&r),
                         speedup: speedups(&card, depth, nodes, tau(&r))?,
-                        identical: identical_to(run, &r),
+                        identical: identical_to(&run.generated, &r),
                     })
                 };
                 runs.into_iter().map(row).collect()
@@ -142,7 +143,7 @@ pub fn figures(run: &toy_model::ToyRun) -> Result<Demo7, Error> {
         trees.extend(rows.into_iter().flatten());
     }
     let mut sampled = Vec::new();
-    for draft in &drafts {
+    for (draft, &name) in drafts.iter().zip(&names) {
         for &t in &TEMPERATURES {
             for &levels in &SAMPLED {
                 let drafter = Drafter::Tree(draft, TreeShape::new(levels)?);
@@ -150,7 +151,7 @@ pub fn figures(run: &toy_model::ToyRun) -> Result<Demo7, Error> {
                 let r =
                     drafter.run(&target, &prompts, n_new, Sampling::Temperature(t), &mut rng)?;
                 sampled.push(SampledRow {
-                    draft: draft_name(draft),
+                    draft: name,
                     label: shape_label(levels),
                     temperature: t,
                     tau: tau(&r),
@@ -159,25 +160,44 @@ pub fn figures(run: &toy_model::ToyRun) -> Result<Demo7, Error> {
         }
     }
     let (lookup, lookup_seconds) = lookups(&target, &prompts, n_new, &card)?;
-    let layer_skip = layer_skip(run, &target, &prompts, n_new)?;
+    let generated = run.generated.slice(ndarray::s![..n, ..]).to_owned();
+    let mut skips = layer_skip(&run.params, run.cfg, &generated, &prompts, None)?;
+    if run.model == ToyModel::Trained {
+        // The same shape trained with early exits: its first layers against its own output.
+        let lib = |e: train_lab::Error| Error::Library(e.to_string().into());
+        let early = train_lab::shipped::layerskip().map_err(lib)?;
+        let params = early.weights.to_params();
+        let own = TransformerLM::new(&params, early.cfg, "LayerSkip")?;
+        let generated = greedy_generate(&own, run.prompts.slice(ndarray::s![..n, ..]), n_new)?;
+        let rows = layer_skip(
+            &params,
+            early.cfg,
+            &generated,
+            &prompts,
+            Some(LAYERSKIP_TARGET),
+        );
+        let mut rows = rows?;
+        for r in &mut skips {
+            r.target = Some(PLAIN_TARGET);
+        }
+        skips.append(&mut rows);
+    }
     Ok(Demo7 {
+        model: run.model,
         prompts: n,
         n_new,
         trees,
         sampled,
         lookup,
         lookup_seconds,
-        layer_skip,
+        layer_skip: skips,
     })
 }
 
-fn draft_name(draft: &TransformerLM<'_>) -> &'static str {
-    toy_model::DRAFT_NAMES
-        .iter()
-        .copied()
-        .find(|n| *n == draft.name())
-        .unwrap_or("草稿")
-}
+/// The trained model's two targets in the layer-skip table.
+pub const PLAIN_TARGET: &str = "训练过的目标";
+/// See [`PLAIN_TARGET`].
+pub const LAYERSKIP_TARGET: &str = "按 LayerSkip 训练的目标";
 
 /// Prompt lookup for n = 1 … 4: τ greedy and sampled, and the lookup's time measured
 /// here (its c on the card is that time over a target step there).
@@ -230,22 +250,27 @@ fn lookups(
 }
 
 /// The target's first k layers drafting, k = 1 … layers − 1: τ on the toy model, c and
-/// the speedup on the card's target cut to the same fraction of its layers.
+/// the speedup on the card's target cut to the same fraction of its layers. The target is
+/// `params` of shape `cfg`, its greedy output on `prompts` `generated` (`[prompts,
+/// n_new]`); `target` names it in the table (the trained model has two).
 fn layer_skip(
-    run: &toy_model::ToyRun,
-    target: &TransformerLM<'_>,
+    params: &Params,
+    cfg: Config,
+    generated: &ndarray::Array2<u32>,
     prompts: &[Vec<u32>],
-    n_new: usize,
+    target: Option<&'static str>,
 ) -> Result<Vec<SkipRow>, Error> {
+    let target_lm = TransformerLM::new(params, cfg, "目标")?;
     let card_layers = Scenario::LECTURE.target.n_layers;
-    let toy_layers = QCFG.n_layers;
+    let toy_layers = cfg.n_layers;
+    let n_new = generated.ncols();
     (1..toy_layers)
         .into_par_iter()
         .map(|k| -> Result<SkipRow, Error> {
-            let draft = TransformerLM::new(&run.params, config_like(&QCFG, k), "前 k 层")?;
+            let draft = TransformerLM::new(params, config_like(&cfg, k), "前 k 层")?;
             let drafter = Drafter::Tree(&draft, TreeShape::chain(GAMMA)?);
             let mut rng = ChaCha8Rng::seed_from_u64(0);
-            let r = drafter.run(target, prompts, n_new, Sampling::Greedy, &mut rng)?;
+            let r = drafter.run(&target_lm, prompts, n_new, Sampling::Greedy, &mut rng)?;
             let layers = ((k as u64 * card_layers) as f64 / toy_layers as f64).round() as u64;
             let layers = layers.clamp(1, card_layers - 1);
             let mut c = Vec::new();
@@ -261,20 +286,21 @@ fn layer_skip(
                 speedup.push(tree_speedup(&s, &Seed, &TreeShape::chain(GAMMA)?, tau(&r))?);
             }
             Ok(SkipRow {
+                target,
                 layers: k,
                 card_layers: layers,
                 tau: tau(&r),
                 c,
                 speedup,
-                identical: identical_to(run, &r),
+                identical: identical_to(generated, &r),
             })
         })
         .collect()
 }
 
-/// Whether every output of `r` equals the target's greedy one (`run.generated`).
-fn identical_to(run: &toy_model::ToyRun, r: &[(Vec<u32>, SpecStats)]) -> bool {
+/// Whether every output of `r` equals the target's greedy one (a row of `generated`).
+fn identical_to(generated: &ndarray::Array2<u32>, r: &[(Vec<u32>, SpecStats)]) -> bool {
     r.iter()
         .enumerate()
-        .all(|(i, (t, _))| run.generated.row(i).iter().eq(t))
+        .all(|(i, (t, _))| generated.row(i).iter().eq(t))
 }
