@@ -6,6 +6,8 @@
 //   - draws a figure smaller than 100 × 100 pixels, or one with no text;
 //   - draws two labels on top of each other, or a label that runs off its figure
 //     (measured with the fonts Chromium really uses, which the SVG tests cannot).
+//   - prints to more A4 pages than it has demos (<section>s): each demo of a handout must
+//     fit on its own page.
 // Writes a PNG screenshot of each (full page) into OUT_DIR, and a PDF of each page as
 // Chromium prints it.
 //
@@ -102,8 +104,13 @@ async function main() {
     }
     // An SVG document has no scrolling box to measure: the viewport is its size already.
     await page.screenshot({ path: path.join(outDir, stem + '.png'), fullPage: !isSvg });
+    let printed = '';
     if (!isSvg) {
-      await page.pdf({ path: path.join(outDir, stem + '.pdf'), format: 'A4', printBackground: true });
+      const pdf = await page.pdf({ path: path.join(outDir, stem + '.pdf'), format: 'A4', printBackground: true });
+      const pages = (pdf.toString('latin1').match(/\/Type\s*\/Page(?!s)/g) || []).length;
+      const demos = await page.evaluate(() => document.querySelectorAll('section').length);
+      if (pages > demos) problems.push(`prints to ${pages} A4 pages for ${demos} demos`);
+      printed = `, ${pages} A4 page${pages === 1 ? '' : 's'} for ${demos} demo${demos === 1 ? '' : 's'}`;
     }
     await page.close();
     if (problems.length > 0) {
@@ -111,7 +118,7 @@ async function main() {
       console.log(`FAIL ${file}`);
       for (const p of problems) console.log(`  ${p}`);
     } else {
-      console.log(`ok   ${file} (${seen.figures} figure${seen.figures === 1 ? '' : 's'})`);
+      console.log(`ok   ${file} (${seen.figures} figure${seen.figures === 1 ? '' : 's'}${printed})`);
     }
   }
   await browser.close();

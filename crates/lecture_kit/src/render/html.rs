@@ -5,7 +5,10 @@
 //! font from elsewhere — the CSS is in the page, and its font-family list
 //! ([`super::svg::FONT_FAMILY`]) names the CJK fonts each system ships or installs (see
 //! `docs/figures.md`). It prints to PDF in one go: each demo starts a new page, and no
-//! table row, observation or figure is split across pages.
+//! table row, observation or figure is split across pages. On paper the type and figures
+//! are set small enough that each of a lecture's default demos fits on one A4 page (the
+//! contents list, whose links paper cannot follow, is left out); `.ci/browser-check.cjs`
+//! prints every lecture's default handout and fails on a demo that spills over.
 //!
 //! Written with plain `write!`: every text of the report is escaped ([`escape`]); the
 //! only markup that is not is the SVG the [`super::svg`] renderer drew. Every element is
@@ -51,17 +54,27 @@ figure.chart { margin: 16px 0 24px; }
 figure.chart svg { display: block; width: 100%; max-width: 960px; height: auto; border: 1px solid #e4e4e4; }
 @page { size: A4; margin: 14mm 12mm 16mm; }
 @media print {
-  body { max-width: none; padding: 0; font-size: 10.5pt; }
+  body { max-width: none; padding: 0; font-size: 9pt; line-height: 1.4; }
   section { break-before: page; }
   section:first-of-type { break-before: auto; }
-  h2 { margin-top: 0; }
+  header h1 { font-size: 14pt; margin: 0; }
+  header p.generated { margin: 0 0 2mm; }
+  nav { display: none; }
+  h2 { margin: 0 0 2mm; font-size: 13pt; padding-bottom: 1mm; }
+  h3 { margin: 2mm 0 1mm; }
+  p { margin: 1mm 0; }
   h2, h3, figcaption { break-after: avoid; }
-  table { font-size: 9pt; }
+  figure.table { margin: 1.5mm 0 2mm; }
+  figure.table figcaption { font-size: 8.5pt; margin-bottom: 0.5mm; }
+  table { font-size: 7.5pt; }
+  th, td { padding: 0 5px; line-height: 1.3; }
   thead { display: table-header-group; }
   tr, li, figure { break-inside: avoid; }
-  figure.chart svg { border: none; max-height: 250mm; }
-  figure.chart { margin: 6px 0; }
-  figure.chart.one-panel svg { max-height: 90mm; }
+  ol.observations { margin: 1mm 0; }
+  ol.observations li { margin: 0.5mm 0; font-size: 8.5pt; }
+  figure.chart svg { border: none; max-height: 90mm; }
+  figure.chart { margin: 1mm 0; }
+  figure.chart.one-panel svg { max-height: 95mm; }
   a { color: inherit; }
 }
 "#;
