@@ -209,6 +209,11 @@ pub fn check_scenario(s: &Scenario, with_draft: bool) -> Result<(), String> {
     };
     match checked {
         Ok(()) | Err(decode_lab::Error::DraftDoesNotFit(_)) => Ok(()),
+        // Drafts that share no tokenizer with anything also fit a target of any family.
+        Err(e @ decode_lab::Error::TokenizerMismatch { .. }) => Err(format!(
+            "{e} (see --list), or one that needs no tokenizer of its own: --draft-head, \
+             --draft-cost C or --draft-kv-window N"
+        )),
         Err(e) => Err(e.to_string()),
     }
 }

@@ -86,3 +86,24 @@ fn sampled_trees_run_at_both_temperatures_for_both_drafts() {
         assert!(s.tau >= 1.0 && s.tau <= 1.0 + 4.0, "{s:?}");
     }
 }
+
+/// The figure's axes tick what they count: demo 7's nodes (14–168, under three powers of
+/// ten) at 20, 50, 100 and 200, not at 100 and 200 alone; its layer count k at whole
+/// numbers, not 1.2 or 1.4.
+#[test]
+fn the_figures_ticks_fit_what_its_axes_count() {
+    let svg = lecture_kit::render::svg::to_string(&demo7::figure(&DEMO7)).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    for tick in ["20", "50", "100", "200", "1", "2", "3"] {
+        assert!(texts.contains(&tick), "no tick {tick} in {texts:?}");
+    }
+    for fraction in ["1.2", "1.4", "1.6", "1.8", "2.2"] {
+        assert!(!texts.contains(&fraction), "tick {fraction} in {texts:?}");
+    }
+}

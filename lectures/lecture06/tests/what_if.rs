@@ -398,3 +398,82 @@ fn a_draft_on_fewer_cards_costs_more() {
     assert!(c(&["--draft-tp", "1"]) > c(&[]));
     close(c(&["--draft-tp", "4"]), c(&[]));
 }
+
+/// Demo 2's worked example verifies γ + 1 tokens of the γ asked for (the script's 5 at its
+/// γ = 4), priced by the seed's pass time at the grid's largest batch and shortest context.
+#[test]
+fn demo2s_example_verifies_the_gamma_asked_for() {
+    for (gamma, tokens) in [(None, 5u64), (Some("8"), 9), (Some("2"), 3)] {
+        let mut args = vec!["--demo", "2"];
+        args.extend(gamma.iter().flat_map(|g| ["--gamma", g]));
+        let text = run::<Cli>(&args).stdout;
+        let line = text.lines().find(|l| l.starts_with("例：")).unwrap();
+        let said = format!("一次验证 {tokens} 个 token");
+        assert!(line.contains(&said), "{args:?}: {line}");
+        assert!(line.contains(&format!("批 × {tokens} = {} 个 token", 512 * tokens)));
+        let s = decode_lab::Scenario {
+            batch: 512,
+            ctx: 512,
+            ..decode_lab::Scenario::LECTURE
+        };
+        let want = decode_lab::target_pass_time(&s, tokens).unwrap();
+        let got = data(&args, "demo2")["example"]["t_verify_s"]
+            .as_f64()
+            .unwrap();
+        close(got, want);
+    }
+}
+
+/// Against a mixture-of-experts target the draft is sized against the parameters a token
+/// is multiplied by (what c compares), counted here from the catalogue.
+#[test]
+fn a_drafts_share_of_a_moe_target_is_of_its_active_parameters() {
+    let args = [
+        "--target",
+        "Qwen3-30B-A3B",
+        "--draft",
+        "Qwen3-0.6B",
+        "--demo",
+        "1",
+    ];
+    let text = run::<Cli>(&args).stdout;
+    let target = llm_math::catalog::model("Qwen3-30B-A3B").unwrap();
+    let draft = llm_math::catalog::model("Qwen3-0.6B").unwrap();
+    let active = target.active_params() as f64;
+    assert!(active < 0.2 * target.n_params() as f64);
+    let share = (100.0 * draft.n_params() as f64 / active).round();
+    let said = format!("是目标每个 token 激活的 {:.2} B 的 {share}%", active / 1e9);
+    assert!(text.contains(&said), "{said} not in {text}");
+    // A dense target keeps the script's words.
+    let dense = run::<Cli>(&["--demo", "1"]).stdout;
+    assert!(dense.contains("草稿参数 1.24 B，是目标的 15%"));
+}
+
+/// A default draft of another tokenizer family is refused with the drafts that fit any
+/// target, and the first of them then runs.
+#[test]
+fn refusing_the_default_draft_names_the_drafts_that_need_no_tokenizer() {
+    for target in ["DeepSeek-V3", "Mixtral-8x7B"] {
+        let r = run::<Cli>(&["--target", target, "--demo", "1"]);
+        assert_eq!(r.code, 2);
+        for flag in ["--draft-head", "--draft-cost", "--draft-kv-window"] {
+            assert!(r.stderr.contains(flag), "{target}: {}", r.stderr);
+        }
+        let r = run::<Cli>(&["--target", target, "--draft-head", "--demo", "1"]);
+        assert_eq!(r.code, 0, "{target}: {}", r.stderr);
+    }
+}
+
+/// `--help` fits a terminal of 100 columns (CJK characters two wide) and its summary names
+/// every opt-in demo and the trained model.
+#[test]
+fn help_fits_100_columns_and_names_every_demo() {
+    use unicode_width::UnicodeWidthStr;
+    let help = run::<Cli>(&["--help"]).stdout;
+    let widest = help.lines().map(UnicodeWidthStr::width).max().unwrap();
+    assert!(widest <= 100, "{widest} columns");
+    let summary: String = help.split("Usage:").next().unwrap().into();
+    for said in ["(4)", "(5)", "(6)", "(7)", "--model trained"] {
+        assert!(summary.contains(said), "{said} not in {summary}");
+    }
+}

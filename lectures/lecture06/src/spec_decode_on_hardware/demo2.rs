@@ -95,8 +95,9 @@ pub struct Demo2 {
     pub ctxs_tokens: Vec<u64>,
     /// One row per batch: a round per context, or none where the KV cache does not fit.
     pub grid: Vec<GridRow>,
-    /// The worked example: 5 tokens at the grid's largest batch and shortest context
-    /// (512 and 512 in the script), or none where that does not fit.
+    /// The worked example: γ + 1 tokens (5 at the script's γ = 4) at the grid's largest
+    /// batch and shortest context (512 and 512 in the script), or none where that does
+    /// not fit.
     pub example: Option<Example>,
     /// The largest batch at each context.
     pub max_batch: Vec<u64>,
@@ -174,6 +175,7 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
             },
             ..setup
         },
+        example_tokens(i.gamma.gamma),
     )?;
 
     let critical_tokens = critical_tokens(&s.hw, &setup.plan.deployment(&s)?)?;
@@ -218,9 +220,15 @@ fn grid_caption(s: &Scenario, gamma: &str) -> String {
     )
 }
 
-/// The worked example at `e`'s batch and context: a plain step and a verification of 5
-/// tokens, or that the batch does not fit.
-fn print_example(out: &mut Out, setup: &Setup) -> Result<Option<Example>, Error> {
+/// Tokens the worked example verifies per sequence: the script's 5 (γ = 4), or γ + 1 of a
+/// fixed `--gamma`.
+fn example_tokens(gamma: Option<u32>) -> u64 {
+    gamma.map_or(5, |g| u64::from(g) + 1)
+}
+
+/// The worked example at `e`'s batch and context: a plain step and a verification of
+/// `tokens` per sequence, or that the batch does not fit.
+fn print_example(out: &mut Out, setup: &Setup, tokens: u64) -> Result<Option<Example>, Error> {
     let e = &setup.scenario;
     let p = setup.pricing();
     let batch = e.batch;
@@ -234,18 +242,18 @@ fn print_example(out: &mut Out, setup: &Setup) -> Result<Option<Example>, Error>
         return Ok(None);
     }
     let base = p.target_pass_time(e, 1)?;
-    let ver = p.target_pass_time(e, 5)?;
-    let compute_bound = setup.plan.target_pass_cost(e, 5)?.is_compute_bound();
+    let ver = p.target_pass_time(e, tokens)?;
+    let compute_bound = setup.plan.target_pass_cost(e, tokens)?.is_compute_bound();
     let bound = match compute_bound {
         true => "已经让矩阵乘法变成算力受限",
         false => "仍然受带宽限制",
     };
     out.print(format!(
-        "\n例：批 {batch}、上下文 {ctx}：普通一步 {}，一次验证 5 个 token {}（{} 倍）——批 × 5 = {} 个 token {bound}。",
+        "\n例：批 {batch}、上下文 {ctx}：普通一步 {}，一次验证 {tokens} 个 token {}（{} 倍）——批 × {tokens} = {} 个 token {bound}。",
         time(base),
         time(ver),
         ratio(ver / base, 1),
-        batch * 5
+        batch * tokens
     ));
     Ok(Some(Example {
         t_base_s: base,

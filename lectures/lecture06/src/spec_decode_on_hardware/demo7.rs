@@ -420,7 +420,7 @@ fn layer_skip_line(rows: &[SkipRow], i: usize, b: u64) -> Option<String> {
 
 /// Figure `drafters.svg`: τ against nodes, static and dynamic, both drafts; layer skip's
 /// speedup against k at both batches.
-fn figure(d: &Demo7) -> Figure {
+pub fn figure(d: &Demo7) -> Figure {
     let mut trees = Panel::new("τ 与节点数", Axis::log("节点"), Axis::linear("τ"));
     for name in draft_names(d) {
         for (kind, dynamic) in [("静态", false), ("动态", true)] {

@@ -87,14 +87,23 @@ pub fn draft_label(draft: &Draft) -> String {
 }
 
 /// How demo 1 sizes the draft against the target: "草稿参数 1.24 B，是目标的 15%" for a
-/// model, "草稿：一层草稿头（EAGLE 式）" for anything else.
+/// model; against a mixture-of-experts target, the parameters a token is multiplied by,
+/// which is what c compares ("是目标每个 token 激活的 22.10 B 的 2.7%"); "草稿：一层草稿头
+/// （EAGLE 式）" for anything else.
 pub fn draft_share(draft: &Draft, target: &ModelConfig) -> String {
     match draft {
         Draft::Model(m) => {
             let p = m.n_params() as f64;
             let b = fixed(p / 1e9, 2);
-            let f = percent(p / target.n_params() as f64);
-            format!("草稿参数 {b} B，是目标的 {f}")
+            let active = target.active_params() as f64;
+            let f = percent(p / active);
+            match target.moe {
+                None => format!("草稿参数 {b} B，是目标的 {f}"),
+                Some(_) => format!(
+                    "草稿参数 {b} B，是目标每个 token 激活的 {} B 的 {f}",
+                    fixed(active / 1e9, 2)
+                ),
+            }
         }
         other => format!("草稿：{}", draft_label(other)),
     }

@@ -6,12 +6,17 @@
 //! values); the series are drawn through the chart in data units, everything else at the
 //! pixels the layout computed.
 
+use std::ops::Range;
 use std::path::Path;
 
 use plotters::chart::ChartContext;
 use plotters::coord::Shift;
 use plotters::coord::cartesian::Cartesian2d;
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::combinators::LogCoord;
+use plotters::coord::ranged1d::{
+    AsRangedCoord, DefaultFormatting, KeyPointHint, Ranged, ValueFormatter,
+};
+use plotters::coord::types::RangedCoordf64;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -134,21 +139,87 @@ fn draw_panel(area: &Area<'_>, panel: &Panel) -> Result<Option<ChartLayout>, Str
     let frame = Frame::new(size, title_h, panel.regions.len());
     let y = layout::with_headroom(y, panel.y.scale, frame.headroom());
     let chart_layout = place::chart(panel, &frame, x.clone(), y.clone());
-    match (panel.x.scale, panel.y.scale) {
-        (Scale::Linear, Scale::Linear) => chart(area, &frame, panel, x, y, &chart_layout),
-        (Scale::Log, Scale::Linear) => chart(area, &frame, panel, x.log_scale(), y, &chart_layout),
-        (Scale::Linear, Scale::Log) => chart(area, &frame, panel, x, y.log_scale(), &chart_layout),
-        (Scale::Log, Scale::Log) => chart(
-            area,
-            &frame,
-            panel,
-            x.log_scale(),
-            y.log_scale(),
-            &chart_layout,
-        ),
+    let values = |pick: fn(&(f64, f64)) -> f64| -> Vec<f64> {
+        let points = panel.series.iter().flat_map(|s| s.points.iter());
+        points.map(pick).collect()
+    };
+    let x_keys = layout::key_points(&panel.x, &values(|p| p.0), &x);
+    let y_keys = layout::key_points(&panel.y, &values(|p| p.1), &y);
+    let xs = (x, x_keys);
+    let at = (area, &frame, panel, &chart_layout);
+    match (panel.y.scale, y_keys) {
+        (Scale::Linear, None) => on_y(at, xs, y),
+        (Scale::Linear, Some(k)) => on_y(at, xs, Ticks::new(RangedCoordf64::from(y), k)),
+        (Scale::Log, None) => on_y(at, xs, y.log_scale()),
+        (Scale::Log, Some(k)) => on_y(at, xs, Ticks::new(LogCoord::from(y.log_scale()), k)),
     }
     .map(|()| Some(chart_layout))
     .map_err(|e| e.to_string())
+}
+
+/// Where a panel is drawn: its area, frame, panel and where its points go.
+type At<'a, 'b> = (&'a Area<'b>, &'a Frame, &'a Panel, &'a ChartLayout);
+
+/// Draws a panel whose y coordinate `yc` is chosen, choosing x's from its range and ticks
+/// (`xs`): linear or log, with plotters' ticks or those of [`layout::key_points`].
+fn on_y<YC>(
+    (area, frame, panel, layout): At<'_, '_>,
+    (x, x_keys): (Range<f64>, Option<Vec<f64>>),
+    yc: YC,
+) -> DrawResult
+where
+    YC: AsRangedCoord<Value = f64>,
+    YC::CoordDescType: ValueFormatter<f64>,
+{
+    match (panel.x.scale, x_keys) {
+        (Scale::Linear, None) => chart(area, frame, panel, x, yc, layout),
+        (Scale::Linear, Some(k)) => {
+            let xc = Ticks::new(RangedCoordf64::from(x), k);
+            chart(area, frame, panel, xc, yc, layout)
+        }
+        (Scale::Log, None) => chart(area, frame, panel, x.log_scale(), yc, layout),
+        (Scale::Log, Some(k)) => {
+            let xc = Ticks::new(LogCoord::from(x.log_scale()), k);
+            chart(area, frame, panel, xc, yc, layout)
+        }
+    }
+}
+
+/// A coordinate `R` whose ticks (and bold grid lines) are `points`, not its own; its labels
+/// are the chart's formatter's, as every axis's are.
+struct Ticks<R> {
+    inner: R,
+    points: Vec<f64>,
+}
+
+impl<R: Ranged<ValueType = f64>> Ticks<R> {
+    fn new(inner: R, points: Vec<f64>) -> Self {
+        Ticks { inner, points }
+    }
+}
+
+impl<R: Ranged<ValueType = f64>> Ranged for Ticks<R> {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.inner.range()
+    }
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        match hint.weight().allow_light_points() {
+            true => Vec::new(),
+            false => self.points.clone(),
+        }
+    }
+
+    fn axis_pixel_range(&self, limit: (i32, i32)) -> std::ops::Range<i32> {
+        self.inner.axis_pixel_range(limit)
+    }
 }
 
 /// Draws `label` in `color` at `px` pixels.

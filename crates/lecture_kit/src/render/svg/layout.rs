@@ -237,6 +237,46 @@ pub fn with_headroom(r: Range<f64>, scale: Scale, fraction: f64) -> Range<f64> {
     }
 }
 
+/// Ticks an axis gets in place of plotters' own, where those would mislead: a log axis
+/// spanning fewer than three powers of ten (plotters labels only the powers, so 14–168
+/// shows "100" alone) gets 1, 2, 5 times each power inside `range`; a linear axis whose
+/// values (`values`) are all whole numbers, at most 12 apart, gets every whole number
+/// inside `range` (no "1.2" for a count). `None`: plotters' ticks are right.
+///
+pub fn key_points(axis: &Axis, values: &[f64], range: &Range<f64>) -> Option<Vec<f64>> {
+    // An empty range, or one with a NaN end: nothing to tick.
+    let empty = range.start.partial_cmp(&range.end) != Some(std::cmp::Ordering::Less);
+    if !axis.categories.is_empty() || empty {
+        return None;
+    }
+    match axis.scale {
+        Scale::Log => {
+            if range.start <= 0.0 || !range.end.is_finite() {
+                return None;
+            }
+            let first = range.start.log10().floor() as i32;
+            let last = range.end.log10().ceil() as i32;
+            let inside = |v: &f64| range.contains(v);
+            let powers = (first..=last).map(|k| 10f64.powi(k)).filter(inside);
+            if powers.count() >= 3 {
+                return None;
+            }
+            let steps = (first..=last).flat_map(|k| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(k)));
+            let ticks: Vec<f64> = steps.filter(inside).collect();
+            (ticks.len() >= 2).then_some(ticks)
+        }
+        Scale::Linear => {
+            let whole = values.iter().all(|v| v.is_finite() && v.fract() == 0.0);
+            let (lo, hi) = (range.start.ceil(), range.end.floor());
+            if !whole || values.is_empty() || hi - lo > 12.0 || hi < lo {
+                return None;
+            }
+            let count = (hi - lo) as usize + 1;
+            Some((0..count).map(|i| lo + i as f64).collect())
+        }
+    }
+}
+
 /// The x and y ranges a panel shows, before headroom; `None` when it has nothing to plot.
 /// A categorical x axis runs from half a category before the first to half after the last.
 pub fn ranges(panel: &Panel) -> Option<(Range<f64>, Range<f64>)> {
@@ -416,6 +456,36 @@ pub fn dodged_points(panel: &Panel) -> Vec<Vec<(f64, f64)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_points_where_plotters_ticks_would_mislead() {
+        // Demo 7's nodes, 14–168 padded: plotters would label 100 and 200 only.
+        let nodes = key_points(&Axis::log("节点"), &[14.0, 168.0], &(10.8..218.0));
+        assert_eq!(nodes, Some(vec![20.0, 50.0, 100.0, 200.0]));
+        // Demo 7's k: whole numbers, not 1.2, 1.4.
+        let k = key_points(&Axis::linear("k"), &[1.0, 2.0, 3.0], &(0.84..3.16));
+        assert_eq!(k, Some(vec![1.0, 2.0, 3.0]));
+        // Three powers of ten or more, fractions, a wide whole-number span: plotters' own.
+        assert_eq!(
+            key_points(&Axis::log("n"), &[1.0, 257.0], &(0.77..334.0)),
+            None
+        );
+        assert_eq!(
+            key_points(&Axis::linear("τ"), &[1.5, 2.0], &(1.4..2.1)),
+            None
+        );
+        assert_eq!(
+            key_points(&Axis::linear("b"), &[0.0, 40.0], &(-3.0..43.0)),
+            None
+        );
+        // One decade exactly: 1, 2, 5, 10 inside 0.9–11.
+        let one = key_points(&Axis::log("x"), &[1.0, 10.0], &(0.9..11.0));
+        assert_eq!(one, Some(vec![1.0, 2.0, 5.0, 10.0]));
+        // Nothing to say about a category axis or an empty range.
+        let cats = Axis::categories("c", vec!["a".into(), "b".into()]);
+        assert_eq!(key_points(&cats, &[0.0, 1.0], &(-0.6..1.6)), None);
+        assert_eq!(key_points(&Axis::linear("k"), &[1.0], &(2.0..1.0)), None);
+    }
     use crate::figure::{RefLine, Region, Series};
 
     fn log_axis(lo: f64, hi: f64, pixels: (i32, i32)) -> AxisMap {
