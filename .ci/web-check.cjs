@@ -23,8 +23,9 @@
 // Prints the page's weight, its first render, the redraw times, the longest main-thread
 // task and the page heights (measured in this browser, on this machine), and writes
 // screenshots (1400 × 1000 and 390 × 844, default and one what-if) into OUT_DIR.
-// With WEB_CHECK_DEMO4=RELEASE_BINARY it also runs demo 4 in the page's worker and in the
-// release command line, compares their tables and prints both times.
+// With WEB_CHECK_DEMO4=RELEASE_BINARY it also runs demo 4 in the page (its drafts decoded
+// in workers side by side) and in the release command line, compares their tables and
+// prints both times.
 //
 // Usage: NODE_PATH=…/node_modules node .ci/web-check.cjs PAGE LECTURE_BINARY OUT_DIR
 'use strict';

@@ -3,8 +3,11 @@
 // the module the page compiled once, and answers each message:
 //   { kind: 'setup' }                       → { setup }            (page_setup)
 //   { kind: 'open', flag, name, text }      → { opened }           (page_open_file)
-//   { flags, summary?, files? }             → { answer, summary? } (page_answer, page_summary)
-// The page keeps one worker for the live demos and starts one per background demo (3, 4).
+//   { kind: 'demo4-draft', k }              → { draft }            (page_demo4_draft)
+//   { flags, summary?, files?, given? }     → { answer, summary? } (page_answer, page_summary;
+//                                             given: [k, shapes] handed in first, page_demo4_hand_in)
+// The page keeps one worker for the live demos and starts one per background demo (3, 4);
+// demo 4 decodes each of its drafts in a worker of its own, side by side.
 'use strict';
 let ready = null;
 const opened = new Map(); // name → text given to the module
@@ -23,6 +26,14 @@ self.onmessage = async (e) => {
       if (reply.kind === 'opened') opened.set(m.name, m.text);
       self.postMessage({ id: m.id, opened: reply });
       return;
+    }
+    if (m.kind === 'demo4-draft') {
+      self.postMessage({ id: m.id, draft: JSON.parse(wasm_bindgen.page_demo4_draft(m.k)) });
+      return;
+    }
+    for (const [k, shapes] of m.given || []) {
+      const refused = wasm_bindgen.page_demo4_hand_in(k, JSON.stringify(shapes));
+      if (refused) throw new Error(refused);
     }
     if (m.kind === 'setup') {
       self.postMessage({ id: m.id, setup: JSON.parse(wasm_bindgen.page_setup()) });

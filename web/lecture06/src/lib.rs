@@ -16,7 +16,8 @@ use decode_lab::{Fit, glance};
 use lecture_kit::Options;
 use lecture_kit::value::{self, Value};
 use lecture_kit::web::{self, Answer, Flag};
-use lecture06::spec_decode_on_hardware::{demo1, demo2, words};
+use lecture06::spec_decode_on_hardware::demo3::toy_model::{self, ToyModel};
+use lecture06::spec_decode_on_hardware::{demo1, demo2, demo4, words};
 use serde::Serialize;
 use wasm_bindgen::prelude::wasm_bindgen;
 
@@ -101,6 +102,8 @@ pub struct Setup {
     pub style: String,
     /// The lecture's number.
     pub lecture: u32,
+    /// Demo 4's drafts, each decoded in a worker of its own ([`demo4_draft`]).
+    pub demo4_drafts: usize,
 }
 
 /// The page's controls ([`Setup`]).
@@ -152,6 +155,7 @@ pub fn setup() -> Setup {
         ],
         style: lecture_kit::render::html::style(),
         lecture: 6,
+        demo4_drafts: toy_model::DRAFT_NAMES.len(),
     }
 }
 
@@ -444,4 +448,59 @@ pub fn page_open_file(flag: &str, name: &str, text: &str) -> String {
         Err(message) => Reply::Refused { message },
     };
     serde_json::to_string(&reply).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+/// Demo 4's figures for its draft `k` alone, on the random model ([`demo4::measure_draft`]):
+/// the page decodes its drafts in workers side by side, then hands each draft's figures
+/// to the worker that answers `--demo 4` ([`demo4_hand_in`]), which prints them as the
+/// command line does without running them again.
+///
+/// Errors: a `k` past demo 4's drafts, or the toy model's refusal.
+pub fn demo4_draft(k: usize) -> Result<Vec<demo4::MeasuredShape>, String> {
+    let run = toy_model::shared(ToyModel::Random).map_err(|e| e.to_string())?;
+    demo4::measure_draft(run, k).map_err(|e| e.to_string())
+}
+
+/// Hands in draft `k`'s figures ([`demo4_draft`]'s, as JSON) for this thread's next
+/// `--demo 4` ([`demo4::hand_in`]).
+///
+/// Errors: JSON that is not a list of demo 4's shapes, or of another length.
+pub fn demo4_hand_in(k: usize, shapes_json: &str) -> Result<(), String> {
+    let shapes: Vec<demo4::MeasuredShape> =
+        serde_json::from_str(shapes_json).map_err(|e| format!("demo 4's draft {k}: {e}"))?;
+    let run = toy_model::shared(ToyModel::Random).map_err(|e| e.to_string())?;
+    if k >= run.ranks.len()
+        || shapes.len() != lecture06::spec_decode_on_hardware::demo3::SHAPES.len()
+    {
+        return Err(format!(
+            "demo 4's draft {k}: {} shapes for draft {k} of {}",
+            shapes.len(),
+            run.ranks.len()
+        ));
+    }
+    demo4::hand_in(ToyModel::Random, k, shapes);
+    Ok(())
+}
+
+/// JavaScript's view of [`demo4_draft`]: `{"kind":"draft","shapes":[…]}` or
+/// `{"kind":"refused","message":…}`.
+#[wasm_bindgen]
+pub fn page_demo4_draft(k: usize) -> String {
+    #[derive(Serialize)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    enum Reply {
+        Draft { shapes: Vec<demo4::MeasuredShape> },
+        Refused { message: String },
+    }
+    let reply = match demo4_draft(k) {
+        Ok(shapes) => Reply::Draft { shapes },
+        Err(message) => Reply::Refused { message },
+    };
+    serde_json::to_string(&reply).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+/// JavaScript's view of [`demo4_hand_in`]: `""`, or the refusal.
+#[wasm_bindgen]
+pub fn page_demo4_hand_in(k: usize, shapes_json: &str) -> String {
+    demo4_hand_in(k, shapes_json).err().unwrap_or_default()
 }

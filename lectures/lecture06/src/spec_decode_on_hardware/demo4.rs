@@ -3,6 +3,8 @@
 //! caches roll back to the accepted path — with the measured τ beside demo 3's estimate;
 //! figure `measured.svg`.
 
+use std::sync::Mutex;
+
 use decode_lab::tree_accept_lengths_per_sequence;
 use decode_lab::{Sampling, SpecStats, TreeDraft, TreeShape, speculative_generate_batch};
 use lecture_kit::value::{boolean, fixed, label};
@@ -10,9 +12,9 @@ use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::demo3::toy_model::{self, ModelFlag, ToyRun};
+use super::demo3::toy_model::{self, ModelFlag, ToyModel, ToyRun};
 use super::demo3::{SHAPES, shape_label};
 
 /// Prompts demo 4 runs speculative decoding on: the first 16 of demo 3's 64, so the demo
@@ -47,7 +49,7 @@ pub struct MeasuredDraft {
 }
 
 /// Demo 4's figures for one draft shape.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MeasuredShape {
     /// The printed name, e.g. "树 4×2×2×1".
     pub label: String,
@@ -77,67 +79,102 @@ pub fn run(out: &mut Out, i: &ModelFlag) -> Result<(), Error> {
 
 /// Runs speculative decoding for real — every demo 3 draft and shape on the first
 /// [`DEMO4_PROMPTS`] prompts, greedy — and measures τ, next to demo 3's rank-based estimate.
+/// A draft whose figures were handed in ([`hand_in`]) is not run again.
 pub fn figures(run: &ToyRun) -> Result<Demo4, Error> {
-    let target = run.target()?;
-    let n = DEMO4_PROMPTS.min(run.prompts.nrows());
-    // Every prompt in one batch: each round is one batched draft pass per level and one
-    // batched verification, each sequence accepting its own path.
-    let prompts: Vec<Vec<u32>> = (0..n).map(|i| run.prompts.row(i).to_vec()).collect();
     let mut drafts = Vec::new();
-    for (draft, ranks) in run.drafts()?.iter().zip(&run.ranks) {
-        // The shapes side by side: each call is parallel inside its passes, and whole
-        // calls keep both cores busy between them.
-        let shapes = SHAPES
-            .par_iter()
-            .map(|&levels| -> Result<MeasuredShape, Error> {
-                let shape = TreeShape::new(levels)?;
-                let mut rng = ChaCha8Rng::seed_from_u64(0); // greedy: never drawn from
-                let proposer = TreeDraft {
-                    draft,
-                    shape: &shape,
-                };
-                let results = speculative_generate_batch(
-                    &target,
-                    &proposer,
-                    &prompts,
-                    toy_model::N_NEW,
-                    Sampling::Greedy,
-                    &mut rng,
-                )?;
-                let identical = results
-                    .iter()
-                    .enumerate()
-                    .all(|(i, (tokens, _))| run.generated.row(i).iter().eq(tokens));
-                let sum =
-                    |f: fn(&SpecStats) -> usize| results.iter().map(|(_, s)| f(s)).sum::<usize>();
-                let rounds = sum(|s| s.rounds);
-                let generated = sum(|s| s.generated);
-                Ok(MeasuredShape {
-                    label: shape_label(levels),
-                    branching: levels.to_vec(),
-                    rounds,
-                    target_forwards: sum(|s| s.target_forwards),
-                    draft_forwards: sum(|s| s.draft_forwards),
-                    tau_measured: generated as f64 / rounds as f64,
-                    tau_ranks: tree_accept_lengths_per_sequence(
-                        &ranks.per_sequence()[..n],
-                        &shape,
-                    )?
-                    .tau(),
-                    identical_to_target: identical,
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+    for (k, ranks) in run.ranks.iter().enumerate() {
+        let shapes = match handed_in(run.model, k) {
+            Some(shapes) => shapes,
+            None => measure_draft(run, k)?,
+        };
         drafts.push(MeasuredDraft {
             name: ranks.name,
             shapes,
         });
     }
     Ok(Demo4 {
-        prompts: n,
+        prompts: DEMO4_PROMPTS.min(run.prompts.nrows()),
         n_new: toy_model::N_NEW,
         drafts,
     })
+}
+
+/// Demo 4's figures for draft `k` of `run` alone: every shape of [`SHAPES`] decoded for
+/// real. What [`figures`] runs for each draft; a page runs drafts in workers of their own
+/// with it and hands the figures in.
+///
+/// Errors: a `k` past the drafts, or a model that refuses the shapes.
+pub fn measure_draft(run: &ToyRun, k: usize) -> Result<Vec<MeasuredShape>, Error> {
+    let target = run.target()?;
+    let drafts = run.drafts()?;
+    let (Some(draft), Some(ranks)) = (drafts.get(k), run.ranks.get(k)) else {
+        return Err(Error::Library(
+            format!("demo 4 has {} drafts, not a draft {k}", drafts.len()).into(),
+        ));
+    };
+    let n = DEMO4_PROMPTS.min(run.prompts.nrows());
+    // Every prompt in one batch: each round is one batched draft pass per level and one
+    // batched verification, each sequence accepting its own path.
+    let prompts: Vec<Vec<u32>> = (0..n).map(|i| run.prompts.row(i).to_vec()).collect();
+    // The shapes side by side: each call is parallel inside its passes, and whole
+    // calls keep both cores busy between them.
+    SHAPES
+        .par_iter()
+        .map(|&levels| -> Result<MeasuredShape, Error> {
+            let shape = TreeShape::new(levels)?;
+            let mut rng = ChaCha8Rng::seed_from_u64(0); // greedy: never drawn from
+            let proposer = TreeDraft {
+                draft,
+                shape: &shape,
+            };
+            let results = speculative_generate_batch(
+                &target,
+                &proposer,
+                &prompts,
+                toy_model::N_NEW,
+                Sampling::Greedy,
+                &mut rng,
+            )?;
+            let identical = results
+                .iter()
+                .enumerate()
+                .all(|(i, (tokens, _))| run.generated.row(i).iter().eq(tokens));
+            let sum = |f: fn(&SpecStats) -> usize| results.iter().map(|(_, s)| f(s)).sum::<usize>();
+            let rounds = sum(|s| s.rounds);
+            let generated = sum(|s| s.generated);
+            Ok(MeasuredShape {
+                label: shape_label(levels),
+                branching: levels.to_vec(),
+                rounds,
+                target_forwards: sum(|s| s.target_forwards),
+                draft_forwards: sum(|s| s.draft_forwards),
+                tau_measured: generated as f64 / rounds as f64,
+                tau_ranks: tree_accept_lengths_per_sequence(&ranks.per_sequence()[..n], &shape)?
+                    .tau(),
+                identical_to_target: identical,
+            })
+        })
+        .collect()
+}
+
+/// Figures of drafts measured elsewhere and handed in, by model and draft.
+type HandedIn = Vec<((ToyModel, usize), Vec<MeasuredShape>)>;
+
+static HANDED_IN: Mutex<HandedIn> = Mutex::new(Vec::new());
+
+/// Hands in draft `k`'s figures for `model`, measured by [`measure_draft`] in another
+/// process (the page's second worker), so that [`figures`] does not run it again. The
+/// command line never hands anything in.
+pub fn hand_in(model: ToyModel, k: usize, shapes: Vec<MeasuredShape>) {
+    let mut given = HANDED_IN.lock().unwrap_or_else(|e| e.into_inner());
+    given.retain(|(key, _)| *key != (model, k));
+    given.push(((model, k), shapes));
+}
+
+fn handed_in(model: ToyModel, k: usize) -> Option<Vec<MeasuredShape>> {
+    let given = HANDED_IN.lock().unwrap_or_else(|e| e.into_inner());
+    let found = given.iter().find(|(key, _)| *key == (model, k));
+    found.map(|(_, shapes)| shapes.clone())
 }
 
 /// Prints demo 4: the header, a table per draft, the footnote, the observations, the

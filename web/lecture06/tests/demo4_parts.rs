@@ -1,0 +1,58 @@
+//! Demo 4 in the page decodes each draft in a worker of its own and hands the figures to
+//! the worker that answers: what is handed in is what prints, and what cannot be demo 4's
+//! figures is refused. (Its own file: a hand-in lasts for the process.)
+
+use lecture_kit::web::Answer;
+use lecture06::spec_decode_on_hardware::demo3::SHAPES;
+use lecture06::spec_decode_on_hardware::demo4::MeasuredShape;
+use lecture06_web::{answer, demo4_hand_in, setup};
+
+/// Figures no decoding gives (a round count of 90 000 + the shape's index), so that the
+/// page's table shows they were printed, not measured again.
+fn marked(k: usize) -> Vec<MeasuredShape> {
+    SHAPES
+        .iter()
+        .enumerate()
+        .map(|(i, levels)| MeasuredShape {
+            label: lecture06::spec_decode_on_hardware::demo3::shape_label(levels),
+            branching: levels.to_vec(),
+            rounds: 90_000 + 100 * k + i,
+            target_forwards: 1,
+            draft_forwards: 1,
+            tau_measured: 1.0,
+            tau_ranks: 1.0,
+            identical_to_target: true,
+        })
+        .collect()
+}
+
+#[test]
+fn handed_in_drafts_print_as_demo_4_without_running_again() {
+    let drafts = setup().demo4_drafts;
+    assert_eq!(drafts, 2);
+    // Refused: not a list of shapes, another length, a draft demo 4 does not have.
+    assert!(demo4_hand_in(0, "{}").is_err());
+    let short = serde_json::to_string(&marked(0)[..3]).unwrap();
+    assert!(demo4_hand_in(0, &short).is_err());
+    let fine = serde_json::to_string(&marked(0)).unwrap();
+    assert!(demo4_hand_in(drafts, &fine).is_err());
+    for k in 0..drafts {
+        demo4_hand_in(k, &serde_json::to_string(&marked(k)).unwrap()).unwrap();
+    }
+    let flags = ["--demo".to_string(), "4".to_string()];
+    let Answer::Page { html } = answer(&flags).answer else {
+        panic!("demo 4 refused");
+    };
+    for k in 0..drafts {
+        for i in 0..SHAPES.len() {
+            let rounds = 90_000 + 100 * k + i;
+            // The tables print counts with thousands separators or none; either way the digits.
+            let digits = rounds.to_string();
+            let grouped = format!("{},{:03}", rounds / 1000, rounds % 1000);
+            assert!(
+                html.contains(&digits) || html.contains(&grouped),
+                "draft {k} shape {i}: {rounds} not in the page"
+            );
+        }
+    }
+}
