@@ -9,6 +9,11 @@
 //! (`lectures/lectureNN/tests/snapshots/`) and commit it. Nothing else changes (the
 //! workspace takes `lectures/*` as members; `Cargo.lock` gains the new package).
 //!
+//! `cargo xtask new-script NN SS NAME "title"` adds script `SS_NAME` (the Python file
+//! `SS_NAME.py`) to the existing lecture NN: its module, its place in the lecture's list of
+//! scripts (after the others), its snapshot test, recorded once, and its row in the
+//! lecture's table of scripts; nothing outside the lecture's folder (see `script.rs`).
+//!
 //! `cargo xtask web [lectureNN]` writes `target/web/lectureNN.html`, the lecture as a page
 //! that runs its crates in WebAssembly (see `web.rs`).
 //!
@@ -16,6 +21,7 @@
 //! train_lab's shipped models and writes its safetensors file (see `train.rs`).
 
 mod measure;
+mod script;
 mod train;
 mod web;
 
@@ -40,6 +46,7 @@ const TEMPLATES: [(&str, &str); 6] = [
 ];
 
 const USAGE: &str = "usage: cargo xtask new-lecture NN \"title\"   (NN: the lecture's number, 1–99)
+       cargo xtask new-script NN SS NAME \"title\"   (script SS_NAME.py added to lecture NN)
        cargo xtask web [lectureNN]           (the lecture as one page: target/web/lectureNN.html)
        cargo xtask train corpus|prompts|target|draft|distilled|layerskip|measure [--steps N]";
 
@@ -47,6 +54,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("new-lecture") => new_lecture(&args[1..]),
+        Some("new-script") => script::run(&args[1..]),
         Some("web") => web::web(&args[1..]).map(|_| ()),
         Some("train") => train::run(&root(), &args[1..]),
         Some("help" | "--help" | "-h") | None => {
