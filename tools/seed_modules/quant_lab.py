@@ -121,7 +121,7 @@ def sample_tokens(params, cfg, n_seq, length, seed):
     seqs[:, :1] = rng.integers(0, cfg.vocab, size=(n_seq, 1))
     if length == 1:
         return seqs
-    logits, cache = model.prefill(seqs[:, :1], max_len=length)
+    cache, logits = model.prefill(seqs[:, :1], max_len=length)
     last = logits[:, -1]
     for t in range(1, length):
         lg = last.astype(np.float64)
@@ -129,7 +129,7 @@ def sample_tokens(params, cfg, n_seq, length, seed):
             e = np.exp(lg[b] - lg[b].max())
             seqs[b, t] = rng.choice(cfg.vocab, p=e / e.sum())
         if t + 1 < length:
-            last = model.step(seqs[:, t], cache)
+            last = model.step(cache, seqs[:, t])
     return seqs
 
 

@@ -5,8 +5,12 @@ x += Attn(RMSNorm(x)) (causal multi-head attention with RoPE on q and k) and
 x += W_down(silu(W_gate h) ⊙ W_up h) on h = RMSNorm(x); then logits = RMSNorm(x) @ lm_head
 (untied). Provides the config (`QCFG`, `config_like`), the weights (`init_params`, drawn from
 NumPy's default_rng in a fixed order), a model (`TransformerLM`) with a teacher-forced forward
-(`full_logits`) and incremental decoding with a KV cache (`prefill`, then `step`), and
-`autoregressive_generate` (greedy or sampled).
+(`full_logits`) and incremental decoding with a KV cache (`prefill`, then `step`, in the
+Rust crate's argument order: `cache, logits = model.prefill(tokens)`,
+`model.step(cache, tokens)`), `autoregressive_generate` (greedy or sampled), and the crate's
+`greedy_generate(model, prompts, n_new)` and `reference::forward(params, cfg, tokens)` as
+`greedy_generate` and `forward`, so a course script written against the crates' names runs
+here too.
 
 Everything is float32: weights, activations, matmuls (`h @ W`, W is [in, out]).
 
@@ -137,8 +141,9 @@ class TransformerLM:
     """The toy decoder: params (from init_params, possibly quantized or truncated), cfg, name.
 
     full_logits(tokens [B, T]) -> [B, T, vocab]   teacher-forced, positions 0..T-1
-    prefill(tokens [B, T]) -> (logits [B, T, vocab], cache)
-    step(tokens [B], cache) -> logits [B, vocab]  one new token per sequence at position cache.length
+    prefill(tokens [B, T]) -> (cache, logits [B, T, vocab])   as TransformerLM::prefill
+    step(cache, tokens [B]) -> logits [B, vocab]              as TransformerLM::step: one new
+                                                               token per sequence at cache.length
     """
 
     def __init__(self, params, cfg, name=""):
@@ -217,12 +222,14 @@ class TransformerLM:
         return KVCache(self.cfg, batch, self.cfg.max_seq if max_len is None else max_len)
 
     def prefill(self, tokens, max_len=None):
-        """Start decoding: tokens [B, T] -> (logits [B, T, vocab], cache holding T positions)."""
+        """Start decoding: tokens [B, T] -> (cache holding T positions, logits [B, T, vocab]),
+        in the order of the Rust crate's TransformerLM::prefill."""
         tokens = self._check_tokens(tokens)
         cache = self.new_cache(tokens.shape[0], max_len)
-        return self._forward(tokens, cache), cache
+        logits = self._forward(tokens, cache)
+        return cache, logits
 
-    def step(self, tokens, cache):
+    def step(self, cache, tokens):
         """One new token per sequence: tokens [B] -> logits [B, vocab] at position cache.length."""
         tokens = self._check_tokens(np.asarray(tokens).reshape(-1, 1))
         return self._forward(tokens, cache)[:, 0]
@@ -259,7 +266,7 @@ def autoregressive_generate(model, prompt, n_new, temperature, rng):
     new = np.zeros((B, n_new), dtype=np.int64)
     step_logits = np.zeros((B, n_new, model.cfg.vocab), dtype=np.float32)
     if n_new > 0:
-        logits, cache = model.prefill(tokens, max_len=T + n_new)
+        cache, logits = model.prefill(tokens, max_len=T + n_new)
         last = logits[:, -1]
         for i in range(n_new):
             step_logits[:, i] = last
@@ -268,10 +275,23 @@ def autoregressive_generate(model, prompt, n_new, temperature, rng):
             else:
                 new[:, i] = sample_from_logits(last, temperature, rng)
             if i + 1 < n_new:
-                last = model.step(new[:, i], cache)
+                last = model.step(cache, new[:, i])
     if one_d:
         return new[0], step_logits[0]
     return new, step_logits
+
+
+def greedy_generate(model, prompts, n_new):
+    """transformer_lab::greedy_generate: the n_new tokens each prompt of prompts [B, T]
+    continues with, argmax each step (ties to the lowest id) -> int64 [B, n_new]."""
+    new, _ = autoregressive_generate(model, np.asarray(prompts).reshape(len(prompts), -1), n_new, 0.0, None)
+    return new
+
+
+def forward(params, cfg, tokens):
+    """transformer_lab::reference::forward: one sequence's logits, tokens [T] ->
+    float32 [T, vocab] (teacher-forced, no cache)."""
+    return TransformerLM(params, cfg).full_logits(np.asarray(tokens)[None, :])[0]
 
 
 if __name__ == "__main__":
@@ -282,12 +302,15 @@ if __name__ == "__main__":
     toks = np.random.default_rng(1).integers(0, QCFG.vocab, size=(3, 12))
     full = m.full_logits(toks)
     assert full.dtype == np.float32 and full.shape == (3, 12, 256)
-    lg, cache = m.prefill(toks[:, :5])
+    cache, lg = m.prefill(toks[:, :5])
     inc = [lg]
     for t in range(5, 12):
-        inc.append(m.step(toks[:, t], cache)[:, None])
+        inc.append(m.step(cache, toks[:, t])[:, None])
     inc = np.concatenate(inc, axis=1)
     err = np.abs(inc - full).max()
     assert err < 1e-5, err
     g, _ = autoregressive_generate(m, toks[0], 5, 0, None)  # greedy draws nothing: rng may be None
+    # The crates' names: greedy_generate is the greedy path, forward one sequence's full_logits.
+    assert (greedy_generate(m, toks[:1], 5)[0] == g).all()
+    assert np.array_equal(forward(P, QCFG, toks[2]), full[2])
     print(f"transformer_lab: KV cache matches full_logits (max diff {err:.2e}); greedy {g.tolist()}")
