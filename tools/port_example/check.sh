@@ -53,3 +53,12 @@ if ! cmp -s <(tail -n +2 "$arrays") <(tail -n +2 "$out/numpy_arrays.txt"); then
     exit 1
 fi
 echo "port example: NumPy $version's argmax(-1), mean(0) and mean(1) are the golden values py_port::array is tested on"
+
+float32=crates/py_port/tests/data/numpy_f32_golden.txt
+python3 "$here/numpy_f32.py" > "$out/numpy_f32.txt"
+if ! cmp -s <(tail -n +2 "$float32") <(tail -n +2 "$out/numpy_f32.txt"); then
+    echo "port example: NumPy $version reduces the golden float32 arrays differently from $float32:" >&2
+    diff <(tail -n +2 "$float32") <(tail -n +2 "$out/numpy_f32.txt") | cut -c1-200 | head -10 >&2 || true
+    exit 1
+fi
+echo "port example: NumPy $version's float32 sums and means, whole and along each axis, are the golden values py_port is tested on"

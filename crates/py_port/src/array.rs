@@ -23,7 +23,7 @@
 use ndarray::{Array, Array1, ArrayView, ArrayView2, Axis, Dimension, RemoveAxis};
 
 use crate::Error;
-use crate::stats;
+use crate::stats::{self, Float};
 
 /// `a.argmax(-1)`: in each row the index of the largest value, the first of equal ones;
 /// a NaN is NumPy's largest (the first NaN wins).
@@ -93,10 +93,11 @@ where
     Ok(Array::from_shape_vec(shape, best).expect("one index per row"))
 }
 
-/// `a.mean(axis)` of a float64 array, as NumPy sums it: along the rows (`axis = 1`, the
-/// contiguous one) each row by its pairwise sum ([`stats::sum`]); down the columns
-/// (`axis = 0`) row after row, one addition per row, as NumPy's reduction over an outer
-/// axis does. Then one division by the count.
+/// `a.mean(axis)` of a float64 or float32 array, in its own type, as NumPy sums it: along
+/// the rows (`axis = 1`, the contiguous one) each row by its pairwise sum
+/// ([`stats::sum_of`]); down the columns (`axis = 0`) row after row, one addition per row,
+/// as NumPy's reduction over an outer axis does. Then one division by the count, in the
+/// array's type (a float32 array's mean is float32, as NumPy's).
 ///
 /// Errors: an axis other than 0 or 1, or an axis of length 0 (NumPy warns and gives NaN).
 ///
@@ -106,34 +107,64 @@ where
 /// assert_eq!(mean_axis(x.view(), 1)?, [0.1]); // pairwise: exactly 1.0 / 10
 /// # Ok::<(), py_port::Error>(())
 /// ```
-pub fn mean_axis(a: ArrayView2<f64>, axis: usize) -> Result<Vec<f64>, Error> {
+pub fn mean_axis<F: Float>(a: ArrayView2<F>, axis: usize) -> Result<Vec<F>, Error> {
     const METHOD: &str = "ndarray.mean";
-    let n = match axis {
-        0 | 1 => a.len_of(Axis(axis)),
-        _ => {
-            return Err(Error::invalid(
-                METHOD,
-                format!("axis {axis} is out of bounds for a 2-D array"),
-            ));
-        }
-    };
+    let n = axis_len(a, axis, METHOD)?;
     if n == 0 {
         return Err(Error::invalid(METHOD, "the mean of an empty axis is NaN"));
     }
-    let sums: Array1<f64> = match axis {
+    let sums = sum_axis(a, axis)?;
+    Ok(sums.into_iter().map(|s| s / F::count(n)).collect())
+}
+
+/// The length of `axis` of a 2-D array, or NumPy's error for another axis.
+fn axis_len<F>(a: ArrayView2<F>, axis: usize, method: &'static str) -> Result<usize, Error> {
+    match axis {
+        0 | 1 => Ok(a.len_of(Axis(axis))),
+        _ => Err(Error::invalid(
+            method,
+            format!("axis {axis} is out of bounds for a 2-D array"),
+        )),
+    }
+}
+
+/// `a.sum(axis)` of a float64 or float32 array, in its own type, as NumPy adds it: along
+/// the rows (`axis = 1`) each row pairwise; down the columns (`axis = 0`) row after row.
+///
+/// An axis of length 0 sums to zeros, as NumPy's does.
+///
+/// Errors: an axis other than 0 or 1.
+///
+/// ```
+/// use py_port::array::sum_axis;
+/// // NumPy:  a = np.full((2, 1000), 0.1, dtype=np.float32)
+/// //         a.sum(1)[0] == np.float32(100.00001525878906); a.sum(0)[0] == np.float32(0.2)
+/// let a = ndarray::Array2::<f32>::from_elem((2, 1000), 0.1);
+/// assert_eq!(sum_axis(a.view(), 1)?, [100.00001525878906f32; 2]);
+/// assert_eq!(sum_axis(a.view(), 0)?[0], 0.2f32);
+/// let none = ndarray::Array2::<f64>::zeros((0, 3));
+/// assert_eq!(sum_axis(none.view(), 0)?, [0.0; 3]); // np.zeros((0, 3)).sum(0)
+/// # Ok::<(), py_port::Error>(())
+/// ```
+pub fn sum_axis<F: Float>(a: ArrayView2<F>, axis: usize) -> Result<Vec<F>, Error> {
+    if axis_len(a, axis, "ndarray.sum")? == 0 {
+        let kept = a.len_of(Axis(1 - axis));
+        return Ok(vec![F::default(); kept]);
+    }
+    let sums: Array1<F> = match axis {
         1 => a
             .outer_iter()
-            .map(|row| stats::sum(&row.to_vec()))
+            .map(|row| stats::sum_of(&row.to_vec()))
             .collect(),
         _ => {
             let mut acc = a.row(0).to_owned();
             for row in a.outer_iter().skip(1) {
-                acc += &row;
+                acc.zip_mut_with(&row, |s, &v| *s += v);
             }
             acc
         }
     };
-    Ok((sums / n as f64).to_vec())
+    Ok(sums.to_vec())
 }
 
 /// Where each row of `a` first differs from the same row of `b`, and the row's length where

@@ -71,6 +71,10 @@
 //! | `format(n, spec)`, int | [`format::format_i64`] → `Result<String>` | types `d` and none, or a float type (as Python, via `float(n)`); no `x o b c n` |
 //! | the format-spec grammar | [`format::FormatSpec`] (`FromStr`) | errors instead of `ValueError` |
 //! | `np.sum(x)`, `x.mean()` of float64 | [`stats::sum`], [`stats::mean`] → `Result` | pairwise, as NumPy; 1-D only; an empty mean is an error |
+//! | `np.sum(x)`, `x.mean()` of float32 | [`stats::sum_f32`], [`stats::mean_f32`] → `Result` | pairwise in float32, a float32 result, as NumPy |
+//! | `a.sum(axis)`, `a.mean(axis)` of a 2-D float64 or float32 array | [`array::sum_axis`], [`array::mean_axis`] → `Result` | along the rows pairwise, down the columns row after row, as NumPy; 2-D only |
+//! | `max(xs, key=f)`, `min(xs, key=f)` | [`builtins::max_by_key`], [`builtins::min_by_key`] → `Result<&T>` | the first of equal keys, as Python (`Iterator::max_by` keeps the last) |
+//! | `np.bincount(xs, minlength=m)` | [`builtins::bincount`] | non-negative integers (`usize`) only |
 //! | `np.percentile(x, q)`, `q` a list | [`stats::percentile`], [`stats::percentiles`] → `Result` | `method='linear'` only; NaN data is an error (NumPy returns `nan`) |
 //!
 //! Errors: every function that can be given bad input returns [`Error`] (with NumPy's or
@@ -81,6 +85,7 @@
 //! does.
 
 pub mod array;
+pub mod builtins;
 pub mod format;
 pub mod random;
 pub mod stats;

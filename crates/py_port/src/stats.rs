@@ -45,17 +45,72 @@ pub fn sum(x: &[f64]) -> f64 {
     0.0 + pairwise(x)
 }
 
-/// `DOUBLE_pairwise_sum`.
-fn pairwise(x: &[f64]) -> f64 {
+/// `np.sum(x)` for a 1-D float32 array: NumPy's pairwise summation in float32
+/// (`FLOAT_pairwise_sum`: the same blocks, float32 accumulators), from `0.0`. A float32
+/// result, as NumPy's; summing in f64 and rounding once gives another value from a few
+/// hundred terms on.
+///
+/// ```
+/// // NumPy:  x = np.full(1000, 0.1, dtype=np.float32)
+/// //         print(repr(float(x.sum())), repr(float(x.mean())))
+/// //         100.00001525878906 0.10000001639127731   (a plain float32 loop: 99.9990463256836)
+/// let x = [0.1f32; 1000];
+/// assert_eq!(py_port::stats::sum_f32(&x), 100.00001525878906);
+/// assert_eq!(py_port::stats::mean_f32(&x)?, 0.10000001639127731);
+/// assert_eq!(x.iter().sum::<f32>(), 99.9990463256836);
+/// # Ok::<(), py_port::Error>(())
+/// ```
+pub fn sum_f32(x: &[f32]) -> f32 {
+    0.0 + pairwise(x)
+}
+
+/// `np.mean(x)` of a 1-D float32 array: [`sum_f32`], then one float32 division by the count
+/// (a float32 result, as NumPy's).
+///
+/// Errors: an empty array (NumPy warns and gives NaN).
+pub fn mean_f32(x: &[f32]) -> Result<f32, Error> {
+    match x.len() {
+        0 => Err(Error::invalid("mean", "the mean of an empty array is NaN")),
+        n => Ok(sum_f32(x) / n as f32),
+    }
+}
+
+/// The float types NumPy sums pairwise: float64 and float32, each in its own precision.
+pub trait Float:
+    Copy + Default + std::ops::Add<Output = Self> + std::ops::AddAssign + std::ops::Div<Output = Self>
+{
+    /// A count as this type (NumPy divides a mean's sum by its count in the array's type).
+    fn count(n: usize) -> Self;
+}
+
+impl Float for f64 {
+    fn count(n: usize) -> Self {
+        n as f64
+    }
+}
+
+impl Float for f32 {
+    fn count(n: usize) -> Self {
+        n as f32
+    }
+}
+
+/// `np.sum` of a 1-D array of `F`, in `F`: [`sum`] or [`sum_f32`].
+pub fn sum_of<F: Float>(x: &[F]) -> F {
+    F::default() + pairwise(x)
+}
+
+/// `DOUBLE_pairwise_sum` and `FLOAT_pairwise_sum`.
+fn pairwise<F: Float>(x: &[F]) -> F {
     let n = x.len();
     if n < 8 {
-        let mut res = 0.0;
+        let mut res = F::default();
         for &v in x {
             res += v;
         }
         res
     } else if n <= PAIRWISE_BLOCK {
-        let mut r = [0.0; 8];
+        let mut r = [F::default(); 8];
         r.copy_from_slice(&x[..8]);
         let whole = n - n % 8;
         for chunk in x[8..whole].chunks_exact(8) {
