@@ -161,26 +161,19 @@ pub fn figures(run: &toy_model::ToyRun) -> Result<Demo7, Error> {
     }
     let (lookup, lookup_seconds) = lookups(&target, &prompts, n_new, &card)?;
     let generated = run.generated.slice(ndarray::s![..n, ..]).to_owned();
-    let mut skips = layer_skip(&run.params, run.cfg, &generated, &prompts, None)?;
-    if run.model == ToyModel::Trained {
+    // The trained model names its two targets; the random one has one.
+    let trained = run.model == ToyModel::Trained;
+    let plain = trained.then_some(PLAIN_TARGET);
+    let mut skips = layer_skip(&run.params, run.cfg, &generated, &prompts, plain)?;
+    if trained {
         // The same shape trained with early exits: its first layers against its own output.
         let lib = |e: train_lab::Error| Error::Library(e.to_string().into());
         let early = train_lab::shipped::layerskip().map_err(lib)?;
         let params = early.weights.to_params();
         let own = TransformerLM::new(&params, early.cfg, "LayerSkip")?;
         let generated = greedy_generate(&own, run.prompts.slice(ndarray::s![..n, ..]), n_new)?;
-        let rows = layer_skip(
-            &params,
-            early.cfg,
-            &generated,
-            &prompts,
-            Some(LAYERSKIP_TARGET),
-        );
-        let mut rows = rows?;
-        for r in &mut skips {
-            r.target = Some(PLAIN_TARGET);
-        }
-        skips.append(&mut rows);
+        let named = Some(LAYERSKIP_TARGET);
+        skips.extend(layer_skip(&params, early.cfg, &generated, &prompts, named)?);
     }
     Ok(Demo7 {
         model: run.model,
