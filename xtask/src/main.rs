@@ -390,12 +390,15 @@ mod tests {
             assert!(script.contains(call), "{call}");
         }
         assert!(!script.contains("Cell::") && !script.contains("Serialize"));
+        // The demo's claims beside it, where a port replaces them with its own.
+        assert!(
+            script.contains("#[cfg(test)]") && script.contains(".numbers("),
+            "a claim on the figures, not only a snapshot"
+        );
+        // The lecture's tests: what every lecture's say, nothing of the starter demo.
         let tests = fill(TEMPLATES[5].1, 7, "测试");
         assert!(tests.contains("assert_snapshot!"));
         assert!(tests.contains("check_command_line::<Cli>(env!(\"CARGO_BIN_EXE_lecture07\"))"));
-        assert!(
-            tests.contains(".numbers("),
-            "a claim on the figures, not only a snapshot"
-        );
+        assert!(!tests.contains("demo1") && !tests.contains(".numbers("));
     }
 }

@@ -45,6 +45,7 @@ pub mod files;
 pub mod inputs;
 mod out;
 pub mod parse;
+pub mod prelude;
 pub mod render;
 pub mod report;
 pub mod sweep;
