@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the Python scripts tools/port_example/serving_sim.py and draft_agreement.py and their
-# Rust ports (lecture90, lecture91) and checks that each pair prints the same bytes; then checks py_port::stats's and py_port::array's golden values
-# (crates/py_port/tests/data/numpy_stats_golden.txt) against the installed NumPy.
+# Diffs the Python scripts tools/port_example/serving_sim.py and draft_agreement.py against
+# their Rust ports (lecture90, lecture91) with tools/port_diff.sh, the command that diffs any
+# port against its Python; then checks the golden values py_port::stats and py_port::array
+# are tested on (crates/py_port/tests/data/numpy_*_golden.txt) against the installed NumPy.
 # Prints "SKIPPED: ..." and exits 0 when NumPy is missing and cannot be installed.
 set -euo pipefail
 
@@ -17,25 +18,8 @@ source "$root/tools/lib/python.sh"
 need_numpy "port example" || exit 0
 version=$(python3 -c 'import numpy; print(numpy.__version__)')
 
-PYTHONPATH="$root/tools/seed_modules" python3 "$here/serving_sim.py" > "$out/python.txt"
-cargo run --quiet -p lecture90 > "$out/rust.txt"
-if cmp -s "$out/python.txt" "$out/rust.txt"; then
-    echo "port example: lecture90 prints the same $(wc -l < "$out/python.txt") lines as serving_sim.py (NumPy $version), byte for byte"
-else
-    echo "port example: lecture90 differs from serving_sim.py (NumPy $version) (< Python, > Rust):" >&2
-    diff "$out/python.txt" "$out/rust.txt" | head -20 >&2 || true
-    exit 1
-fi
-
-PYTHONPATH="$root/tools/seed_modules" python3 "$here/draft_agreement.py" > "$out/python91.txt"
-cargo run --quiet -p lecture91 > "$out/rust91.txt"
-if cmp -s "$out/python91.txt" "$out/rust91.txt"; then
-    echo "port example: lecture91 prints the same $(wc -l < "$out/python91.txt") lines as draft_agreement.py (NumPy $version), byte for byte"
-else
-    echo "port example: lecture91 differs from draft_agreement.py (NumPy $version) (< Python, > Rust):" >&2
-    diff "$out/python91.txt" "$out/rust91.txt" | head -20 >&2 || true
-    exit 1
-fi
+bash "$root/tools/port_diff.sh" lecture90 "$here/serving_sim.py" | sed 's/^port diff/port example/'
+bash "$root/tools/port_diff.sh" lecture91 "$here/draft_agreement.py" | sed 's/^port diff/port example/'
 
 python3 "$here/numpy_stats.py" > "$out/numpy_stats.txt"
 if ! cmp -s <(tail -n +2 "$golden") <(tail -n +2 "$out/numpy_stats.txt"); then
