@@ -276,32 +276,35 @@ pub fn chain_alphas(d: &DraftRanks, gamma: u32) -> Vec<f64> {
 /// The observation computed on the trained model: each draft's α₁, a chain of 4 against
 /// the 14-node tree 2×2×2, and where α₁ stands against EAGLE's published range.
 fn trained_summary(drafts: &[DraftShapes]) -> String {
-    let tau = |d: &DraftShapes, branching: &[u32]| {
-        let shape = d.shapes.iter().find(|s| s.branching == branching);
-        shape.map_or(f64::NAN, |s| s.tau)
-    };
     let chain = [1; ALPHA_POSITIONS as usize];
     let tree = [2, 2, 2];
-    let alpha1 = |d: &DraftShapes| {
-        let a = d.alpha_per_position.as_ref().and_then(|a| a.first());
-        a.copied().unwrap_or(f64::NAN)
+    let tau = |d: &DraftShapes, branching: &[u32]| {
+        let shape = d.shapes.iter().find(|s| s.branching == branching);
+        shape.map(|s| s.tau)
     };
-    let each = drafts.iter().map(|d| {
+    // Each draft that has its α₁ and both shapes (every draft of the trained run does).
+    let measured: Vec<(&str, f64, f64, f64)> = drafts
+        .iter()
+        .filter_map(|d| {
+            let alpha1 = *d.alpha_per_position.as_ref()?.first()?;
+            Some((d.name, alpha1, tau(d, &chain)?, tau(d, &tree)?))
+        })
+        .collect();
+    let each = measured.iter().map(|&(name, alpha1, on_chain, on_tree)| {
         format!(
-            "「{}」α₁ = {}，{} τ = {}，{}（14 个节点）τ = {}",
-            d.name,
-            fixed(alpha1(d), 2),
+            "「{name}」α₁ = {}，{} τ = {}，{}（14 个节点）τ = {}",
+            fixed(alpha1, 2),
             shape_label(&chain),
-            fixed(tau(d, &chain), 2),
+            fixed(on_chain, 2),
             shape_label(&tree),
-            fixed(tau(d, &tree), 2)
+            fixed(on_tree, 2)
         )
     });
-    let names = |keep: &dyn Fn(&DraftShapes) -> bool| {
-        let kept = drafts.iter().filter(|d| keep(d));
-        join(kept.map(|d| format!("「{}」", d.name)), "")
+    let names = |keep: &dyn Fn(f64, f64, f64) -> bool| {
+        let kept = measured.iter().filter(|&&(_, a, c, t)| keep(a, c, t));
+        join(kept.map(|(name, ..)| format!("「{name}」")), "")
     };
-    let deeper = names(&|d| tau(d, &chain) >= tau(d, &tree));
+    let deeper = names(&|_, on_chain, on_tree| on_chain >= on_tree);
     let depth = match deeper.is_empty() {
         true => format!(
             "每个草稿上，{} 都比 {} 接受得多。",
@@ -315,12 +318,12 @@ fn trained_summary(drafts: &[DraftShapes]) -> String {
     };
     let (lo, hi) = EAGLE_ALPHA;
     let band = [
-        (format!("高于 {hi}"), names(&|d| alpha1(d) > hi)),
+        (format!("高于 {hi}"), names(&|a, _, _| a > hi)),
         (
             format!("在 {lo}–{hi} 之间"),
-            names(&|d| (lo..=hi).contains(&alpha1(d))),
+            names(&|a, _, _| (lo..=hi).contains(&a)),
         ),
-        (format!("低于 {lo}"), names(&|d| alpha1(d) < lo)),
+        (format!("低于 {lo}"), names(&|a, _, _| a < lo)),
     ];
     let band = band.iter().filter(|(_, n)| !n.is_empty());
     let band = join(band.map(|(where_, n)| format!("{n}{where_}")), "，");
