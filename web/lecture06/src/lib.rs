@@ -77,7 +77,7 @@ pub const PAGE_DEMOS: [PageDemo; 5] = [
 
 /// Flags the page does not offer, though the command line has them: `--model` chooses
 /// the trained toy models, which the WebAssembly build does not carry (they would make the
-/// page 4.8 MB heavier; `train_lab::shipped`). Given anyway, `--model trained` is refused
+/// page 8.5 MB heavier; `train_lab::shipped`). Given anyway, `--model trained` is refused
 /// with the command to run in a terminal.
 pub const TERMINAL_ONLY: [&str; 1] = ["model"];
 
@@ -473,9 +473,10 @@ pub fn demo4_hand_in(k: usize, shapes_json: &str) -> Result<(), String> {
         || shapes.len() != lecture06::spec_decode_on_hardware::demo3::SHAPES.len()
     {
         return Err(format!(
-            "demo 4's draft {k}: {} shapes for draft {k} of {}",
-            shapes.len(),
-            run.ranks.len()
+            "demo 4 has {} drafts of {} shapes each, not {} shapes for a draft {k}",
+            run.ranks.len(),
+            lecture06::spec_decode_on_hardware::demo3::SHAPES.len(),
+            shapes.len()
         ));
     }
     demo4::hand_in(ToyModel::Random, k, shapes);
