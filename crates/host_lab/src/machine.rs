@@ -39,9 +39,20 @@ impl Machine {
     /// Reads the caches and memory, then measures the bandwidth and the peak, `runs` times
     /// each (the peak's runs about 0.1 s each), with a line per run on `progress`.
     /// Errors as [`kernel_peak`] and [`read_bandwidth`] do.
+    /// The bandwidth's buffer is [`stream_bytes`] for the last-level cache (8 caches).
     pub fn measure(runs: usize, progress: &mut dyn Write) -> Result<Self, Error> {
+        let bytes = stream_bytes(cache_sizes().last_level());
+        Self::measure_streaming(bytes, runs, progress)
+    }
+
+    /// [`Machine::measure`] with the bandwidth read over a buffer of `bytes` (the quick plan
+    /// of demo 6 streams [`crate::measure::MIN_STREAM_BYTES`], which a cache may partly hold).
+    pub fn measure_streaming(
+        bytes: usize,
+        runs: usize,
+        progress: &mut dyn Write,
+    ) -> Result<Self, Error> {
         let caches = cache_sizes();
-        let bytes = stream_bytes(caches.last_level());
         let bandwidth = read_bandwidth(bytes, runs, progress)?;
         let peak = kernel_peak(runs, 0.1, progress)?;
         Ok(Machine {

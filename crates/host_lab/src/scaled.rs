@@ -39,6 +39,22 @@ pub const CACHE_MULTIPLE: u64 = 4;
 /// CPU's (so the scaled model, 16 GiB at most, is bounded).
 pub const MAX_LLC_BYTES: u64 = 4 << 30;
 
+/// [`SCALED_BASE`] with 2 layers, the fewest that keep "the first layer only" a real draft:
+/// 14,552,832 floats read per step (two blocks of 7,077,888 weights and 2 · 768 norm gains,
+/// the final norm and a 768 × 512 head), 58.2 MB of f32 weights.
+///
+/// ```
+/// let cfg = host_lab::scaled::shallowest_config();
+/// assert_eq!(cfg.n_layers, 2);
+/// assert_eq!(host_lab::f32_weight_bytes(&cfg), 4 * 14_552_832);
+/// ```
+pub fn shallowest_config() -> Config {
+    Config {
+        n_layers: 2,
+        ..SCALED_BASE
+    }
+}
+
 /// [`SCALED_BASE`] with the fewest layers (at least 2, so that "the first layer only" is
 /// a real draft) whose f32 weights are ≥ [`CACHE_MULTIPLE`] × `llc_bytes`, or, on a cache
 /// above 256 MiB, the deepest `transformer_lab` builds (then fewer than 4 caches; demo 6
@@ -64,10 +80,7 @@ pub fn scaled_config(llc_bytes: u64) -> Result<Config, Error> {
         )));
     }
     let want = CACHE_MULTIPLE * llc_bytes;
-    let mut cfg = Config {
-        n_layers: 2,
-        ..SCALED_BASE
-    };
+    let mut cfg = shallowest_config();
     cfg.validate()?;
     while f32_weight_bytes(&cfg) < want {
         let deeper = Config {

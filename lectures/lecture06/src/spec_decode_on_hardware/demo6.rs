@@ -37,7 +37,7 @@ pub fn run(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
 pub fn print(out: &mut Out, f: &HostFigures) {
     out.header("演示 6（实测，本机）：这台机器的屋顶线——峰值与带宽实测，前向时间、拐点与 c 先预测再计时，投机解码真跑一遍");
     if cfg!(debug_assertions) {
-        out.print("（未优化构建，只跑小计划；要看这台机器的真数字：cargo run --release -p lecture06 -- --demo 6）");
+        out.print("（未优化构建，只跑小计划：2 层的模型，未必大过末级缓存；要看这台机器的真数字：cargo run --release -p lecture06 -- --demo 6）");
     }
     out.print(machine_line(f));
     out.print(model_line(f));
