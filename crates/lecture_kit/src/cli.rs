@@ -143,8 +143,22 @@ pub fn run<L: Lecture>(
     options: Options,
 ) -> u8 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    run_reporting::<L>(&args, out, err, options, &mut |matches| {
+        report_of::<L>(matches)
+    })
+}
+
+/// [`run`] with the report made by `report` from the parsed flags (what [`report_of`]
+/// makes); [`crate::testing::run_renderings`] hands in one report for several renderings.
+pub(crate) fn run_reporting<L: Lecture>(
+    args: &[OsString],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    options: Options,
+    report: &mut dyn FnMut(&clap::ArgMatches) -> Result<Report, Error>,
+) -> u8 {
     files::forget_inputs();
-    let matches = match command::<L>().try_get_matches_from(&args) {
+    let matches = match command::<L>().try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) if !e.use_stderr() => {
             // --help, --version
@@ -158,7 +172,7 @@ pub fn run<L: Lecture>(
     };
     let written = CommonArgs::from_arg_matches(&matches)
         .map_err(|e| Error::Usage(e.to_string()))
-        .and_then(|common| Ok((report_of::<L>(&matches)?, common)))
+        .and_then(|common| Ok((report(&matches)?, common)))
         .and_then(|(report, common)| write(&common, report, out, options));
     match written {
         Ok(()) => 0,

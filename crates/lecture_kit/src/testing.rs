@@ -57,6 +57,50 @@ pub fn run_with<L: Lecture>(args: &[&str], options: Options) -> Run {
     }
 }
 
+/// Runs lecture `L` once per entry of `renderings`, each time with `args` followed by that
+/// entry's flags (`&[&[], &["--format", "json"]]`), measured values masked, as
+/// [`run`] would, but computes the demos once: the report the first run makes is written
+/// again for the others (a report that fails is made anew for each). For sweeps over many
+/// command lines, where the demos take most of the time; the flags a rendering adds must not
+/// change what the demos compute (`--format` does not). Panics on a rendering with `--out`:
+/// a file written checks the files the demos read, which only [`run`] records.
+pub fn run_renderings<L: Lecture>(args: &[&str], renderings: &[&[&str]]) -> Vec<Run> {
+    assert!(
+        renderings.iter().all(|more| !more.contains(&"--out")),
+        "run_renderings prints to standard output: run each --out with `run`"
+    );
+    let mut made: Option<Report> = None;
+    let mut report = |matches: &clap::ArgMatches| {
+        if let Some(r) = &made {
+            return Ok(r.clone());
+        }
+        let r = crate::cli::report_of::<L>(matches)?;
+        made = Some(r.clone());
+        Ok(r)
+    };
+    let options = Options {
+        mask_measured: true,
+    };
+    renderings
+        .iter()
+        .map(|more| {
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            let argv: Vec<std::ffi::OsString> = std::iter::once("lecture")
+                .chain(args.iter().copied())
+                .chain(more.iter().copied())
+                .map(Into::into)
+                .collect();
+            let code =
+                crate::cli::run_reporting::<L>(&argv, &mut out, &mut err, options, &mut report);
+            Run {
+                code,
+                stdout: String::from_utf8(out).expect("lecture output is UTF-8"),
+                stderr: String::from_utf8(err).expect("lecture errors are UTF-8"),
+            }
+        })
+        .collect()
+}
+
 /// What lecture `L` prints with `args` (measured values masked); panics with its error
 /// message if it fails.
 pub fn output<L: Lecture>(args: &[&str]) -> String {

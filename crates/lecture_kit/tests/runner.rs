@@ -215,3 +215,46 @@ fn a_panel_with_nothing_to_draw_says_why_instead_of_drawing_axes() {
         "no axes: {texts:?}"
     );
 }
+
+/// How many times [`Counted`]'s demo has run.
+static COUNTED_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[derive(Debug, Clone, clap::Parser)]
+#[command(name = "lecture98")]
+struct Counted {}
+
+impl Lecture for Counted {
+    const NUMBER: u32 = 98;
+    const DEFAULT_ONLY: &'static str = "【默认】";
+    fn scripts() -> Vec<Script> {
+        let demos = vec![Demo::new(1, |out, _: &NoInputs| {
+            COUNTED_RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            demo(out, 2)
+        })];
+        vec![Script::new("01_counted", "计数", demos)]
+    }
+}
+
+#[test]
+fn renderings_of_one_run_print_what_separate_runs_print_and_the_demos_run_once() {
+    use lecture_kit::testing::run_renderings;
+    use std::sync::atomic::Ordering;
+    let formats: [&[&str]; 4] = [
+        &[],
+        &["--format", "json"],
+        &["--format", "markdown"],
+        &["--format", "xml"],
+    ];
+    let before = COUNTED_RUNS.load(Ordering::SeqCst);
+    let together = run_renderings::<Counted>(&["--demo", "1"], &formats);
+    assert_eq!(COUNTED_RUNS.load(Ordering::SeqCst), before + 1, "one run");
+    for (more, got) in formats.iter().zip(&together) {
+        let args: Vec<&str> = ["--demo", "1"].iter().chain(more.iter()).copied().collect();
+        let alone = run::<Counted>(&args);
+        assert_eq!(got, &alone, "{args:?}");
+    }
+    assert_eq!(together[3].code, 2, "a bad format is refused as by run");
+    // A failing run is made anew for each rendering, and fails in each.
+    let bad = run_renderings::<Counted>(&["--demo", "7"], &formats[..2]);
+    assert!(bad.iter().all(|r| r.code == 2), "{bad:?}");
+}

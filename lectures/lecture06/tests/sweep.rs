@@ -9,7 +9,7 @@
 //! records the sweep again (`SWEEP_RECORD=1 cargo test -p lecture06 --test sweep`) and says
 //! in its commit which lines changed and why (`git diff` of `expected.txt` names them).
 
-use lecture_kit::testing::run;
+use lecture_kit::testing::{Run, run_renderings};
 use lecture06::Cli;
 use sha2::{Digest, Sha256};
 
@@ -17,8 +17,7 @@ const COMMANDS: &str = include_str!("sweep/commands.txt");
 const EXPECTED: &str = "tests/sweep/expected.txt";
 
 /// One run's fingerprint: exit code, then the digests of standard output and error.
-fn fingerprint(args: &[&str]) -> String {
-    let r = run::<Cli>(args);
+fn fingerprint(r: &Run) -> String {
     let digest = |s: &str| format!("{:x}", Sha256::digest(s.as_bytes()));
     format!(
         "{} {} {}",
@@ -29,17 +28,19 @@ fn fingerprint(args: &[&str]) -> String {
 }
 
 /// The sweep's line for one command line: its runs' fingerprints, then the command line.
+/// The JSON document is the same report rendered again (`run_renderings`: the demos run
+/// once), which prints what a second process with `--format json` prints.
 fn line(command: &str) -> String {
     let args: Vec<&str> = command.split_whitespace().collect();
-    let own = fingerprint(&args);
     let asks_a_format = args.iter().any(|a| *a == "--format" || *a == "--list");
-    let json = if asks_a_format {
-        "-".to_string()
+    let renderings: &[&[&str]] = if asks_a_format {
+        &[&[]]
     } else {
-        let mut with_json = args.clone();
-        with_json.extend(["--format", "json"]);
-        fingerprint(&with_json)
+        &[&[], &["--format", "json"]]
     };
+    let runs = run_renderings::<Cli>(&args, renderings);
+    let own = fingerprint(&runs[0]);
+    let json = runs.get(1).map_or("-".to_string(), fingerprint);
     format!("{own} | {json} | {command}")
 }
 
