@@ -1,6 +1,6 @@
 //! What a demo uses, in one import: `use lecture_kit::prelude::*;` brings the demo's
 //! signature (`Out`, `Error`, `Demo`, `Script`, the `Inputs` trait and `NoInputs`), its
-//! sentences (`always`, `seed`, `what_if`), its rows (`row!` and the typed values `int`,
+//! sentences (`always`, `seed`, `what_if`), its tables (`columns!`, `row!` and the typed values `int`,
 //! `fixed`, `time`, `ratio`, `speedup`, `percent`, `label`, `missing`) and its figures
 //! (`Figure`, `Panel`, `Axis`, `Series`). A lecture's starter script (`cargo xtask
 //! new-lecture`, `new-script`) imports it.
@@ -19,6 +19,6 @@
 //! ```
 
 pub use crate::inputs::{Inputs, NoInputs};
-pub use crate::row;
 pub use crate::value::{fixed, int, label, missing, percent, ratio, speedup, time};
 pub use crate::{Axis, Demo, Error, Figure, Out, Panel, Script, Series, always, seed, what_if};
+pub use crate::{columns, row};

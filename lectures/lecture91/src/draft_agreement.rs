@@ -3,7 +3,7 @@
 
 use hw_specs::H100;
 use lecture_kit::value::{fixed, percent, percent_fixed};
-use lecture_kit::{Demo, Error, NoInputs, Out, Script, row};
+use lecture_kit::{Demo, Error, NoInputs, Out, Script, columns, row};
 use llm_math::{Deployment, LLAMA31_8B, WeightDtype, max_batch_on};
 use ndarray::{Axis, Zip, concatenate};
 use py_port::array::{argmax, first_mismatch};
@@ -46,12 +46,11 @@ pub fn demo1_agreement(out: &mut Out, _: &NoInputs) -> Result<(), Error> {
         let bits = fixed(s.bits_per_weight()?, 2);
         rows.push(row![scheme, bits, fixed(mean_of(&first)?, 1), same, agree]);
     }
-    let same = format!("{N_NEW} 个全同的序列");
-    let headers = [
+    let headers = columns![
         "草稿",
         "每个权重的位数",
         "平均第几个 token 起不同",
-        &same,
+        format!("{N_NEW} 个全同的序列"),
         "逐位置第一选择一致",
     ];
     out.table(headers, rows);

@@ -387,9 +387,50 @@ macro_rules! row {
     };
 }
 
+/// A table's column names, in order, from names (`&str` or `String`, each `to_string`ed)
+/// and, after `..`, lists of them: Python's `["批", f"{N} 个"] + [f"γ={g}" for g in gammas]`
+/// in one line, where an array of `&str` cannot hold a formatted name.
+///
+/// ```
+/// use lecture_kit::columns;
+/// const N: usize = 48;
+/// let gammas = [2, 4];
+/// let names = columns!["批", format!("{N} 个"), ..gammas.iter().map(|g| format!("γ={g}"))];
+/// assert_eq!(names, ["批", "48 个", "γ=2", "γ=4"]);
+/// ```
+#[macro_export]
+macro_rules! columns {
+    (@push $names:ident;) => {};
+    (@push $names:ident; .. $list:expr $(, $($rest:tt)*)?) => {
+        $names.extend(::core::iter::IntoIterator::into_iter($list).map(|n| n.to_string()));
+        $($crate::columns!(@push $names; $($rest)*);)?
+    };
+    (@push $names:ident; $name:expr $(, $($rest:tt)*)?) => {
+        $names.push($name.to_string());
+        $($crate::columns!(@push $names; $($rest)*);)?
+    };
+    () => {
+        ::std::vec::Vec::<::std::string::String>::new()
+    };
+    ($($items:tt)+) => {{
+        let mut names: ::std::vec::Vec<::std::string::String> = ::std::vec::Vec::new();
+        $crate::columns!(@push names; $($items)*);
+        names
+    }};
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn columns_keep_the_order_of_names_and_lists_and_take_a_trailing_comma() {
+        let none: [&str; 0] = [];
+        let names = columns![..["a", "b"], "c", ..none, String::from("d"), ..vec![1, 2],];
+        assert_eq!(names, ["a", "b", "c", "d", "1", "2"]);
+        assert!(columns![].is_empty());
+        assert_eq!(columns![..(1..=3)], ["1", "2", "3"]);
+    }
 
     #[test]
     fn each_value_prints_like_its_python_format_and_keeps_the_number() {
