@@ -44,6 +44,7 @@ mod int4_lm;
 mod lm;
 pub mod machine;
 pub mod measure;
+mod plan;
 pub mod predict;
 pub mod scaled;
 pub mod spec;
