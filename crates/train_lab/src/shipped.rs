@@ -30,56 +30,58 @@ pub const LAYERSKIP: &[u8] = include_bytes!("../data/layerskip.safetensors");
 /// `cargo xtask train prompts`; `tests/shipped.rs` takes them from the corpus again).
 pub const PROMPTS: &[u8] = include_bytes!("../data/prompts.bin");
 
+/// The shipped models by name, as [`compiled`] finds them.
+#[cfg(not(target_arch = "wasm32"))]
+const MODELS: [(&str, &[u8]); 4] = [
+    ("target", TARGET),
+    ("draft", DRAFT),
+    ("distilled", DISTILLED),
+    ("layerskip", LAYERSKIP),
+];
+/// None in a WebAssembly build.
+#[cfg(target_arch = "wasm32")]
+const MODELS: [(&str, &[u8]); 0] = [];
+
 /// The trained target.
 ///
 /// Errors: none for the files shipped (a test reads them); a damaged file is named; in
 /// a WebAssembly build, always (the models are not in it).
 pub fn target() -> Result<Checkpoint, Error> {
-    #[cfg(not(target_arch = "wasm32"))]
-    return named("target", TARGET);
-    #[cfg(target_arch = "wasm32")]
-    return not_here("target");
+    compiled("target")
 }
 
 /// The draft trained on the text.
 ///
 /// Errors: as [`target`].
 pub fn draft() -> Result<Checkpoint, Error> {
-    #[cfg(not(target_arch = "wasm32"))]
-    return named("draft", DRAFT);
-    #[cfg(target_arch = "wasm32")]
-    return not_here("draft");
+    compiled("draft")
 }
 
 /// The draft distilled on the target's distributions.
 ///
 /// Errors: as [`target`].
 pub fn distilled() -> Result<Checkpoint, Error> {
-    #[cfg(not(target_arch = "wasm32"))]
-    return named("distilled", DISTILLED);
-    #[cfg(target_arch = "wasm32")]
-    return not_here("distilled");
+    compiled("distilled")
 }
 
 /// The target trained with LayerSkip's early-exit loss.
 ///
 /// Errors: as [`target`].
 pub fn layerskip() -> Result<Checkpoint, Error> {
-    #[cfg(not(target_arch = "wasm32"))]
-    return named("layerskip", LAYERSKIP);
-    #[cfg(target_arch = "wasm32")]
-    return not_here("layerskip");
+    compiled("layerskip")
 }
 
-#[cfg(target_arch = "wasm32")]
-fn not_here(name: &str) -> Result<Checkpoint, Error> {
-    Err(Error::File(format!(
-        "data/{name}.safetensors: the trained models are not in the WebAssembly build; \
-         run it in a terminal"
-    )))
+/// The model `data/{name}.safetensors` compiled in, read.
+fn compiled(name: &str) -> Result<Checkpoint, Error> {
+    match MODELS.iter().find(|(n, _)| *n == name) {
+        Some((_, bytes)) => named(name, bytes),
+        None => Err(Error::File(format!(
+            "data/{name}.safetensors: the trained models are not in the WebAssembly build; \
+             run it in a terminal"
+        ))),
+    }
 }
 
-#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 fn named(name: &str, bytes: &[u8]) -> Result<Checkpoint, Error> {
     from_bytes(bytes).map_err(|e| Error::File(format!("data/{name}.safetensors: {e}")))
 }
@@ -108,6 +110,12 @@ mod tests {
         assert_eq!(distilled().unwrap().cfg, crate::recipe::distilled().cfg);
         assert_eq!(layerskip().unwrap().cfg, crate::recipe::layerskip().cfg);
         assert_eq!(prompts().unwrap().dim(), (N_SEQ, PROMPT_LEN));
+    }
+
+    #[test]
+    fn a_model_not_shipped_is_named_not_a_panic() {
+        let e = compiled("medusa").unwrap_err().to_string();
+        assert!(e.starts_with("data/medusa.safetensors: "), "{e}");
     }
 
     #[test]
