@@ -12,7 +12,6 @@ cd "$root"
 
 out=target/port_example
 mkdir -p "$out"
-golden=crates/py_port/tests/data/numpy_stats_golden.txt
 
 source "$root/tools/lib/python.sh"
 need_numpy "port example" || exit 0
@@ -21,28 +20,25 @@ version=$(python3 -c 'import numpy; print(numpy.__version__)')
 bash "$root/tools/port_diff.sh" lecture90 "$here/serving_sim.py" | sed 's/^port diff/port example/'
 bash "$root/tools/port_diff.sh" lecture91 "$here/draft_agreement.py" | sed 's/^port diff/port example/'
 
-python3 "$here/numpy_stats.py" > "$out/numpy_stats.txt"
-if ! cmp -s <(tail -n +2 "$golden") <(tail -n +2 "$out/numpy_stats.txt"); then
-    echo "port example: NumPy $version computes the golden statistics differently from $golden:" >&2
-    diff <(tail -n +2 "$golden") <(tail -n +2 "$out/numpy_stats.txt") | cut -c1-200 | head -10 >&2 || true
-    exit 1
-fi
-echo "port example: NumPy $version's sums, means and percentiles are the golden values py_port::stats is tested on"
+# golden SCRIPT GOLDEN WHAT SAYS: NumPy, running tools/port_example/SCRIPT, must print the
+# golden file GOLDEN (its first line, the NumPy version it was written with, aside); SAYS is
+# what they hold, for the line that says so.
+golden() {
+    local script=$1 golden=$2 what=$3 says=$4
+    local got="$out/$(basename "$script" .py).txt"
+    python3 "$here/$script" > "$got"
+    if ! cmp -s <(tail -n +2 "$golden") <(tail -n +2 "$got"); then
+        echo "port example: NumPy $version $what differently from $golden:" >&2
+        diff <(tail -n +2 "$golden") <(tail -n +2 "$got") | cut -c1-200 | head -10 >&2 || true
+        exit 1
+    fi
+    echo "port example: NumPy $version's $says"
+}
 
-arrays=crates/py_port/tests/data/numpy_arrays_golden.txt
-python3 "$here/numpy_arrays.py" > "$out/numpy_arrays.txt"
-if ! cmp -s <(tail -n +2 "$arrays") <(tail -n +2 "$out/numpy_arrays.txt"); then
-    echo "port example: NumPy $version reduces the golden arrays differently from $arrays:" >&2
-    diff <(tail -n +2 "$arrays") <(tail -n +2 "$out/numpy_arrays.txt") | cut -c1-200 | head -10 >&2 || true
-    exit 1
-fi
-echo "port example: NumPy $version's argmax(-1), mean(0) and mean(1) are the golden values py_port::array is tested on"
-
-float32=crates/py_port/tests/data/numpy_f32_golden.txt
-python3 "$here/numpy_f32.py" > "$out/numpy_f32.txt"
-if ! cmp -s <(tail -n +2 "$float32") <(tail -n +2 "$out/numpy_f32.txt"); then
-    echo "port example: NumPy $version reduces the golden float32 arrays differently from $float32:" >&2
-    diff <(tail -n +2 "$float32") <(tail -n +2 "$out/numpy_f32.txt") | cut -c1-200 | head -10 >&2 || true
-    exit 1
-fi
-echo "port example: NumPy $version's float32 sums and means, whole and along each axis, are the golden values py_port is tested on"
+data=crates/py_port/tests/data
+golden numpy_stats.py "$data/numpy_stats_golden.txt" "computes the golden statistics" \
+    "sums, means and percentiles are the golden values py_port::stats is tested on"
+golden numpy_arrays.py "$data/numpy_arrays_golden.txt" "reduces the golden arrays" \
+    "argmax(-1), mean(0) and mean(1) are the golden values py_port::array is tested on"
+golden numpy_f32.py "$data/numpy_f32_golden.txt" "reduces the golden float32 arrays" \
+    "float32 sums and means, whole and along each axis, are the golden values py_port is tested on"
