@@ -109,6 +109,20 @@ fn greedy_speculation_reproduces_the_target_token_for_token() {
                 nodes: shape.nodes(),
             };
             assert!((stats.tau() - from_accepted.tau()).abs() < 1e-12);
+            // α per level: every accepted token counted at its level, and a level reached
+            // only by rounds that accepted at the level before.
+            let per_level = stats.per_level(levels.len());
+            let counted: usize = per_level.iter().map(|&(_, accepted)| accepted).sum();
+            assert_eq!(counted, stats.accepted.iter().sum::<u32>() as usize);
+            assert!(
+                per_level
+                    .iter()
+                    .all(|&(reached, accepted)| accepted <= reached)
+            );
+            assert!(
+                per_level.windows(2).all(|w| w[1].0 <= w[0].1),
+                "{per_level:?}"
+            );
         }
     });
 }

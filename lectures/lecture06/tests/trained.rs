@@ -146,6 +146,30 @@ fn demo7_on_the_trained_pair_dynamic_trees_win_and_layer_skip_pays_once_trained_
         plain.tau
     );
     assert!(early.speedup[0] > 1.0 && plain.speedup[0] < 1.0);
+    // α per position at T > 0 (the chain γ = 4): the drafts trained on the text accept far
+    // more at every position than the first layer never trained to exit early, and none
+    // accepts everything (the random model's drafts accept 0.93–0.99).
+    let chain = |draft: &str, t: f64| {
+        let row = d
+            .sampled
+            .iter()
+            .find(|s| s.draft == draft && s.temperature == t && s.label == d.sampled[0].label);
+        row.unwrap()
+            .alphas
+            .iter()
+            .map(|a| a.unwrap())
+            .collect::<Vec<f64>>()
+    };
+    for t in demo7::TEMPERATURES {
+        let weak = chain(TRAINED_DRAFT_NAMES[FIRST_LAYER], t);
+        for k in [DRAFT, DISTILLED] {
+            let own = chain(TRAINED_DRAFT_NAMES[k], t);
+            assert_eq!(own.len(), 4);
+            for (a, w) in own.iter().zip(&weak) {
+                assert!(*a > w + 0.2 && *a < 0.95, "T {t}: {own:?} against {weak:?}");
+            }
+        }
+    }
     // Every sampled τ is a round's tokens: at least the target's own, at most the depth + 1
     // (the sampled shapes have at most 4 levels).
     let deepest = demo7::SAMPLED.iter().map(|s| s.len()).max().unwrap() as f64;

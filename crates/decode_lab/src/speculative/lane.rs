@@ -38,6 +38,38 @@ impl SpecStats {
             self.generated as f64 / self.rounds as f64
         }
     }
+
+    /// Per level of a proposer `depth` levels deep (per draft position, for a chain): the
+    /// rounds that drafted the level and reached it (every level before it accepted), and
+    /// how many of them accepted a token there — α per position is the second over the
+    /// first. A round cut to the tokens still missing drafted `min(depth, missing − 1)`
+    /// levels; the levels it did not draft are not counted.
+    ///
+    /// ```
+    /// // 10 tokens, depth 4: rounds accept 4, 0, 2, 0 of 4, 4, 3 and 0 levels drafted.
+    /// let s = decode_lab::SpecStats { rounds: 4, target_forwards: 4, draft_forwards: 0,
+    ///     accepted: vec![4, 0, 2, 0], generated: 10 };
+    /// assert_eq!(s.per_level(4), [(3, 2), (2, 2), (2, 1), (1, 1)]);
+    /// ```
+    pub fn per_level(&self, depth: usize) -> Vec<(usize, usize)> {
+        let mut counts = vec![(0, 0); depth];
+        let mut produced = 0;
+        for &a in &self.accepted {
+            let a = a as usize;
+            let missing = self.generated.saturating_sub(produced);
+            let drafted = depth.min(missing.saturating_sub(1));
+            for (level, (reached, accepted)) in counts.iter_mut().enumerate().take(drafted) {
+                if a >= level {
+                    *reached += 1;
+                }
+                if a > level {
+                    *accepted += 1;
+                }
+            }
+            produced += 1 + a;
+        }
+        counts
+    }
 }
 
 /// One node of a round's tree, in the order it was proposed (level by level); the root is

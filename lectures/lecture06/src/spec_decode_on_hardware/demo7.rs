@@ -15,8 +15,10 @@ pub mod measure;
 pub use measure::figures;
 
 use decode_lab::Scenario;
-use lecture_kit::value::{fixed, int, label, measured, parts, speedup, time};
-use lecture_kit::{Axis, Error, Figure, Observation, Out, Panel, Series, always, row, what_if};
+use lecture_kit::value::{fixed, int, label, measured, missing, parts, speedup, time};
+use lecture_kit::{
+    Axis, Error, Figure, Observation, Out, Panel, Series, always, columns, row, what_if,
+};
 use serde::Serialize;
 
 use super::demo3::toy_model::{self, ModelFlag, ToyModel};
@@ -91,6 +93,10 @@ pub struct SampledRow {
     pub temperature: f64,
     /// Measured τ.
     pub tau: f64,
+    /// α per level (per draft position for a chain): of the rounds that reached a level,
+    /// the share that accepted a token there (`decode_lab::SpecStats::per_level`); `None`
+    /// where no round reached the level.
+    pub alphas: Vec<Option<f64>>,
 }
 
 /// Prompt lookup with n-grams up to `max_ngram`.
@@ -169,16 +175,25 @@ fn print(out: &mut Out, d: &Demo7) {
     ];
     out.table(headers, rows).id("demo7_trees");
     out.print("\n采样（T > 0）的树：每个节点的孩子从草稿分布里独立抽，逐个按 min(1, p/q) 接受，拒绝后 p 换成 max(0, p − q) 归一化（SpecInfer 的多步投机采样；输出与目标自己采样同分布，测试用 χ² 检验）：");
+    // α per level: of the rounds that reached a level, the share that accepted a token there.
+    let deepest = SAMPLED.iter().map(|s| s.len()).max().unwrap_or(0);
     let rows = d.sampled.iter().map(|s| {
-        row![
+        let level = |k: usize| match s.alphas.get(k) {
+            Some(Some(a)) => fixed(*a, 2),
+            Some(None) => missing("未到"),
+            None => missing("—"),
+        };
+        let first = row![
             s.draft,
             s.label.clone(),
             fixed(s.temperature, 1),
             fixed(s.tau, 2)
-        ]
+        ];
+        [first, (0..deepest).map(level).collect()].concat()
     });
-    out.table(["草稿", "树", "温度", "实测 τ"], rows)
-        .id("demo7_sampled");
+    let levels = (1..=deepest).map(|k| format!("第 {k} 层 α"));
+    let headers = columns!["草稿", "树", "温度", "实测 τ", ..levels];
+    out.table(headers, rows).id("demo7_sampled");
     out.print(parts(
         format!(
             "\n提示查找（不要草稿模型：最后 n 个 token 上一次出现之后的 {GAMMA} 个 token 就是草稿）；查一次 {{}}（本机实测），c 即这点时间："

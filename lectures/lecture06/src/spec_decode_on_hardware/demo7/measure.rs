@@ -68,6 +68,22 @@ fn tau(results: &[(Vec<u32>, SpecStats)]) -> f64 {
     generated as f64 / rounds as f64
 }
 
+/// α per level over every sequence's rounds ([`SpecStats::per_level`]): accepted over
+/// reached; `None` for a level no round reached.
+fn alphas(results: &[(Vec<u32>, SpecStats)], depth: usize) -> Vec<Option<f64>> {
+    let mut total = vec![(0, 0); depth];
+    for (_, stats) in results {
+        for (sum, (reached, accepted)) in total.iter_mut().zip(stats.per_level(depth)) {
+            sum.0 += reached;
+            sum.1 += accepted;
+        }
+    }
+    total
+        .into_iter()
+        .map(|(reached, accepted)| (reached > 0).then(|| accepted as f64 / reached as f64))
+        .collect()
+}
+
 /// Speedups of a round of `depth` levels and `nodes` drafted tokens at τ on demo 3's card,
 /// at each batch of [`BATCHES`].
 fn speedups(s: &Scenario, depth: u64, nodes: u64, tau: f64) -> Result<Vec<f64>, Error> {
@@ -155,6 +171,7 @@ pub fn figures(run: &toy_model::ToyRun) -> Result<Demo7, Error> {
                     label: shape_label(levels),
                     temperature: t,
                     tau: tau(&r),
+                    alphas: alphas(&r, levels.len()),
                 });
             }
         }
