@@ -24,9 +24,9 @@ mod cleanup;
 mod folder;
 mod place;
 
+use std::cell::RefCell;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 pub use folder::{LOCK, MANIFEST, write_folder};
 
@@ -59,26 +59,30 @@ pub fn same_folder(a: &Path, b: &Path) -> Result<bool, String> {
     Ok(a == b || on_disk(a)? == on_disk(b)?)
 }
 
-/// The files this run has read (a card's TOML, a model's `config.json`), noted by the
-/// flags' readers ([`note_input`]), so that no output is written over one of them.
-static INPUTS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+thread_local! {
+    /// The files this run has read (a card's TOML, a model's `config.json`), noted by the
+    /// flags' readers ([`note_input`]), so that no output is written over one of them. One
+    /// list a thread: a run parses its flags and writes its output on the thread that calls
+    /// [`crate::cli::run`], so runs side by side in one process (a test binary's threads)
+    /// never clear or see each other's.
+    static INPUTS: RefCell<Vec<PathBuf>> = const { RefCell::new(Vec::new()) };
+}
 
 /// Notes that this run reads the file at `path` (a value parser that reads a file calls
 /// it): [`crate::cli::run`] then refuses an `--out` or `--plot` file that is this file,
 /// however spelled (`m/config.json`, `./m/../m/config.json`, a link, another hard link).
 pub fn note_input(path: &Path) {
-    let mut inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
-    inputs.push(path.to_path_buf());
+    INPUTS.with_borrow_mut(|inputs| inputs.push(path.to_path_buf()));
 }
 
-/// The files noted as read since the last [`forget_inputs`].
+/// The files noted as read on this thread since the last [`forget_inputs`].
 pub(crate) fn inputs() -> Vec<PathBuf> {
-    INPUTS.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    INPUTS.with_borrow(Clone::clone)
 }
 
-/// Starts a run: no file noted as read yet.
+/// Starts a run: no file noted as read yet on this thread.
 pub(crate) fn forget_inputs() {
-    INPUTS.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    INPUTS.with_borrow_mut(Vec::clear);
 }
 
 /// Whether `a` and `b` are one file, however spelled: the same device and inode when
@@ -117,6 +121,26 @@ fn file_identity(_: &fs::Metadata) -> Option<(u64, u64)> {
 mod tests {
     use super::*;
     use std::path::PathBuf;
+
+    #[test]
+    fn runs_on_two_threads_keep_their_own_inputs() {
+        forget_inputs();
+        note_input(Path::new("a/config.json"));
+        let (noted, cleared) = std::sync::mpsc::channel();
+        let other = std::thread::spawn(move || {
+            // Another run starts on its own thread while the first is between its flags and
+            // its output: it sees none of the first's files and clears none of them.
+            assert!(inputs().is_empty());
+            note_input(Path::new("b/card.toml"));
+            forget_inputs();
+            noted.send(()).unwrap();
+        });
+        cleared.recv().unwrap();
+        other.join().unwrap();
+        assert_eq!(inputs(), [PathBuf::from("a/config.json")]);
+        forget_inputs();
+        assert!(inputs().is_empty());
+    }
 
     fn scratch(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("kit-files-{name}-{}", std::process::id()));
