@@ -66,13 +66,13 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
     } else {
         shallowest_config()
     };
-    check_room("the scaled model", memory_needed(&cfg, llc))?;
-    writeln!(progress, "measuring this machine…")?;
     let stream = if plan.past_cache {
         measure::stream_bytes(Some(llc))
     } else {
         measure::MIN_STREAM_BYTES
     };
+    check_room("the scaled model", memory_needed(&cfg, stream as u64))?;
+    writeln!(progress, "measuring this machine…")?;
     let machine = Machine::measure_streaming(stream, plan.machine_runs, progress)?;
     let (peak, bw) = (machine.peak_flops(), machine.bandwidth_bytes());
     if plan.ctx.saturating_add(plan.max_n) > cfg.max_seq

@@ -107,17 +107,16 @@ pub fn scaled_config(llc_bytes: u64) -> Result<Config, Error> {
     Ok(cfg)
 }
 
-/// The memory demo 6's run takes with the scaled model `cfg` on a machine whose
-/// last-level cache is `llc_bytes`, bytes: the bandwidth probe's buffer
-/// ([`crate::measure::stream_bytes`]) and ten times the model's f32 weights (the
-/// parameters, the target's packed copy, the first layer, the INT4 draft, the kernels'
-/// operands, the KV caches and activations of the timed passes, and the allocator's
-/// arenas). On a 32 MiB L3: 0.27 + 10 × 0.143 = 1.70 GB, where a release run's peak
-/// address space (`VmPeak`) was 1.39 GB (a dev run's 1.29 GB) and its peak resident
-/// memory 0.93 GB (1.14 GB).
-pub fn memory_needed(cfg: &Config, llc_bytes: u64) -> u64 {
-    let stream = crate::measure::stream_bytes(Some(llc_bytes)) as u64;
-    stream.saturating_add(f32_weight_bytes(cfg).saturating_mul(10))
+/// The memory demo 6's run takes with the scaled model `cfg` and a bandwidth probe of
+/// `stream_bytes`, bytes: the probe's buffer ([`crate::measure::stream_bytes`] of the
+/// last-level cache, or the quick plan's [`crate::measure::MIN_STREAM_BYTES`]) and ten times
+/// the model's f32 weights (the parameters, the target's packed copy, the first layer, the
+/// INT4 draft, the kernels' operands, the KV caches and activations of the timed passes, and
+/// the allocator's arenas). On a 32 MiB L3: 0.27 + 10 × 0.143 = 1.70 GB, where a release
+/// run's peak address space (`VmPeak`) was 1.39 GB (a dev run's 1.29 GB) and its peak
+/// resident memory 0.93 GB (1.14 GB).
+pub fn memory_needed(cfg: &Config, stream_bytes: u64) -> u64 {
+    stream_bytes.saturating_add(f32_weight_bytes(cfg).saturating_mul(10))
 }
 
 /// The scaled target and its two drafts, over one set of parameters.
