@@ -66,5 +66,5 @@ pub use measurement::{
 pub use profile::{CALIBRATIONS, Calibration, FITTED, MEASURED, SEED, calibration};
 pub use summary::{
     BatchSeries, KindSummary, PROFILES, Prediction, ProfileSummary, RatioSummary, batch_series,
-    predictions, summarize, summary, summary_by_kind,
+    predictions, seed_step_gaps, summarize, summary, summary_by_kind,
 };

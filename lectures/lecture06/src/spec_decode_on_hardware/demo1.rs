@@ -197,8 +197,11 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
 
     // The script's sentences are about its own setup: their c is the default's.
     let c0 = cost_coefficient(&Scenario::LECTURE, &Seed)?;
-    out.observations([
-        what_if(summary(i, &s, p, c, &forward)?),
+    let mut lines = vec![what_if(summary(i, &s, p, c, &forward)?)];
+    if setup.plan == planner::Plan::SEED {
+        lines.push(what_if(engines_line()?));
+    }
+    out.observations(lines.into_iter().chain([
         seed(
             "批大小 1 时，送进 2 个 token 和 33 个 token 几乎一样快（前 129 个 token 都在\"读权重\"的阴影里）：\
              decode 的算力利用率极低，验证几乎是免费的——Leviathan 的假设 (1) 在这里成立。",
@@ -211,7 +214,7 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
             "想更快，要么草稿更便宜（EAGLE 那样的单层草稿、n-gram / 提示查找，或者放到 SRAM 芯片上，第 5 讲 §8），\
              要么更准（同系列的模型、在目标模型的输出上蒸馏），要么一次验证更多候选（演示 3 的树）。",
         ),
-    ]);
+    ]));
     out.figure(knee(&s, p)?);
     out.data(Demo1 {
         t_base,
@@ -300,6 +303,26 @@ pub fn free_up_to(passes: &[Forward]) -> u64 {
 
 /// The observation computed for the setup: c, up to which n a pass costs about the same as
 /// one token (or, when already n = 2 does not, how much more it costs), the round at α 0.8.
+/// How far published engines run from the seed's assumptions, in one sentence: the seed's
+/// step over the measured one, per batch band (`planner::validation::seed_step_gaps`).
+fn engines_line() -> Result<String, Error> {
+    let gaps = planner::validation::seed_step_gaps()?;
+    let each = gaps.iter().map(|(band, g)| {
+        format!(
+            "批 {} 是 {:.2} 倍（{} 行）",
+            band.label(),
+            g.median,
+            g.count
+        )
+    });
+    Ok(format!(
+        "这些时间按原脚本的假设算（峰值的 60%、带宽的 80%、每步固定开销）；公开引擎实测的普通 decode 一步，\
+         按这些假设算出的时间与实测之比的中位数：{}——引擎比这里算的慢。\
+         按公开数据标定：--calibration measured（演示 5）。",
+        each.collect::<Vec<_>>().join("，")
+    ))
+}
+
 fn summary(
     i: &Inputs,
     s: &Scenario,
