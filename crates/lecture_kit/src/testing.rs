@@ -62,12 +62,13 @@ pub fn run_with<L: Lecture>(args: &[&str], options: Options) -> Run {
 /// [`run`] would, but computes the demos once: the report the first run makes is written
 /// again for the others (a report that fails is made anew for each). For sweeps over many
 /// command lines, where the demos take most of the time; the flags a rendering adds must not
-/// change what the demos compute (`--format` does not). Panics on a rendering with `--out`:
-/// a file written checks the files the demos read, which only [`run`] records.
+/// change what the demos compute (`--format` does not). Panics on a rendering with `--out`
+/// or `--plot`: a file written checks the files the demos read, which only [`run`] records.
 pub fn run_renderings<L: Lecture>(args: &[&str], renderings: &[&[&str]]) -> Vec<Run> {
+    let writes = |flag: &&str| flag.starts_with("--out") || flag.starts_with("--plot");
     assert!(
-        renderings.iter().all(|more| !more.contains(&"--out")),
-        "run_renderings prints to standard output: run each --out with `run`"
+        !renderings.iter().any(|more| more.iter().any(writes)),
+        "run_renderings prints to standard output: run each --out or --plot with `run`"
     );
     let mut made: Option<Report> = None;
     let mut report = |matches: &clap::ArgMatches| {

@@ -258,3 +258,9 @@ fn renderings_of_one_run_print_what_separate_runs_print_and_the_demos_run_once()
     let bad = run_renderings::<Counted>(&["--demo", "7"], &formats[..2]);
     assert!(bad.iter().all(|r| r.code == 2), "{bad:?}");
 }
+
+#[test]
+#[should_panic(expected = "run each --out or --plot with `run`")]
+fn renderings_that_write_files_are_refused() {
+    lecture_kit::testing::run_renderings::<Counted>(&["--demo", "1"], &[&[], &["--plot=figs"]]);
+}

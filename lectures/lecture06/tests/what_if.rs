@@ -477,33 +477,3 @@ fn help_fits_100_columns_and_names_every_demo() {
         assert!(summary.contains(said), "{said} not in {summary}");
     }
 }
-
-/// Off the seed's setup and under its assumptions, demo 1 says how far published engines
-/// run from them, with the planner's medians per batch band; not in the default lecture,
-/// not under a calibration fitted to the engines.
-#[test]
-fn a_what_if_under_the_seeds_assumptions_says_how_far_engines_run_from_them() {
-    let said = "这些时间按原脚本的假设算";
-    let a100 = lecture_kit::testing::output::<Cli>(&["--hw", "A100", "--demo", "1"]);
-    assert!(a100.contains(said), "{a100}");
-    // The sentence wraps at the terminal's width: compare without any white space.
-    let bare = |t: &str| t.split_whitespace().collect::<String>();
-    let flat = bare(&a100);
-    for (band, gap) in planner::validation::seed_step_gaps().unwrap() {
-        let each = format!(
-            "批 {} 是 {:.2} 倍（{} 行）",
-            band.label(),
-            gap.median,
-            gap.count
-        );
-        assert!(flat.contains(&bare(&each)), "{each} not in {a100}");
-        assert!(gap.median < 1.0, "engines slower than the seed prices");
-    }
-    for args in [
-        &["--demo", "1"][..],
-        &["--hw", "A100", "--demo", "1", "--calibration", "measured"],
-    ] {
-        let out = lecture_kit::testing::output::<Cli>(args);
-        assert!(!out.contains(said), "{args:?}");
-    }
-}

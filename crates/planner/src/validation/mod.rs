@@ -46,7 +46,7 @@ pub mod summary;
 pub use cross::{
     BatchBand, CrossPrediction, CrossSummary, PublisherOffset, SeriesSlope, cross_summary,
     leave_one_publisher_out, leave_one_publisher_out_on, publisher_offsets, publishers,
-    shares_within_25, step_series_slopes,
+    seed_step_gaps, shares_within_25, step_series_slopes,
 };
 pub use engine::{
     EngineProfile, MIN_ENGINE_ROWS, engine_axis_names, engine_profile, engine_profile_on,
@@ -66,5 +66,5 @@ pub use measurement::{
 pub use profile::{CALIBRATIONS, Calibration, FITTED, MEASURED, SEED, calibration};
 pub use summary::{
     BatchSeries, KindSummary, PROFILES, Prediction, ProfileSummary, RatioSummary, batch_series,
-    predictions, seed_step_gaps, summarize, summary, summary_by_kind,
+    predictions, summarize, summary, summary_by_kind,
 };

@@ -2,8 +2,7 @@
 //! (prediction / measurement) of each profile on each subset and kind, and the batch
 //! series of the data with the direction each one moves.
 
-use super::cross::BatchBand;
-use super::{CALIBRATIONS, Kind, Measurement, Role, SEED, measurements};
+use super::{CALIBRATIONS, Kind, Measurement, Role, measurements};
 use crate::Error;
 
 /// How many profiles [`CALIBRATIONS`] holds (seed, fitted, measured).
@@ -83,32 +82,6 @@ pub fn summarize(ratios: &[f64]) -> Result<RatioSummary, Error> {
         median,
         worst,
     })
-}
-
-/// How far the seed's assumptions run from published engines: for each batch band with
-/// plain decode steps among [`measurements`] ([`Kind::StepTime`]), the seed profile's
-/// predicted step over the measured one (below 1: the engines are slower than the seed
-/// prices). The seed was fitted to none of these rows, so every one is held out.
-///
-/// Errors: a setup the roofline rejects (a test checks none does).
-pub fn seed_step_gaps() -> Result<Vec<(BatchBand, RatioSummary)>, Error> {
-    let mut by_band: Vec<(BatchBand, Vec<f64>)> =
-        BatchBand::ALL.iter().map(|&b| (b, Vec::new())).collect();
-    for m in measurements()? {
-        if m.quantity.kind() != Kind::StepTime {
-            continue;
-        }
-        let ratio = m.predict(&SEED)? / m.published.measured();
-        let band = BatchBand::of(m.batch);
-        if let Some((_, ratios)) = by_band.iter_mut().find(|(b, _)| *b == band) {
-            ratios.push(ratio);
-        }
-    }
-    by_band
-        .into_iter()
-        .filter(|(_, ratios)| !ratios.is_empty())
-        .map(|(band, ratios)| Ok((band, summarize(&ratios)?)))
-        .collect()
 }
 
 /// The error of one profile on both subsets.
@@ -230,36 +203,6 @@ pub fn batch_series(rows: &[Prediction]) -> Vec<BatchSeries> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn published_engines_run_slower_than_the_seed_prices_in_every_band() {
-        let gaps = seed_step_gaps().unwrap();
-        let steps: Vec<&Measurement> = measurements()
-            .unwrap()
-            .iter()
-            .filter(|m| m.quantity.kind() == Kind::StepTime)
-            .collect();
-        assert_eq!(gaps.len(), 3, "every band has plain steps");
-        let counted: usize = gaps.iter().map(|(_, s)| s.count).sum();
-        assert_eq!(counted, steps.len());
-        assert!(gaps[2].1.median < gaps[0].1.median);
-        for (band, s) in &gaps {
-            // Engines run slower than the seed prices in every band (0.74, 0.69 and 0.58
-            // when written), the gap widest where serving runs.
-            assert!((0.5..0.9).contains(&s.median), "{band:?}: {s:?}");
-            // The middle row of the band, found again by sorting its rows' ratios.
-            let mut own: Vec<f64> = steps
-                .iter()
-                .filter(|m| BatchBand::of(m.batch) == *band)
-                .map(|m| m.predict(&SEED).unwrap() / m.published.measured())
-                .collect();
-            own.sort_by(f64::total_cmp);
-            assert_eq!(own.len(), s.count);
-            let n = own.len();
-            let middle = (own[(n - 1) / 2] + own[n / 2]) / 2.0;
-            assert_eq!(middle, s.median);
-        }
-    }
 
     /// On the rows it was fitted on (the calibration rows among the first
     /// [`super::super::FITTED_ROWS`]); on the later ones, MoE rows among them, neither

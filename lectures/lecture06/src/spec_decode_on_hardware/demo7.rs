@@ -174,7 +174,7 @@ fn print(out: &mut Out, d: &Demo7) {
         "与目标逐字相同".into(),
     ];
     out.table(headers, rows).id("demo7_trees");
-    out.print("\n采样（T > 0）的树：每个节点的孩子从草稿分布里独立抽，逐个按 min(1, p/q) 接受，拒绝后 p 换成 max(0, p − q) 归一化（SpecInfer 的多步投机采样；输出与目标自己采样同分布，测试用 χ² 检验）：");
+    out.print("\n采样（T > 0）的树：每个节点的孩子从草稿分布里独立抽，逐个按 min(1, p/q) 接受，拒绝后 p 换成 max(0, p − q) 归一化（SpecInfer 的多步投机采样；输出与目标自己采样同分布，测试用 χ² 检验）。第 k 层 α：到达第 k 层的轮里（前 k − 1 层都接受了），这一层有 token 被接受的比例；链上就是逐位置的 α：");
     // α per level: of the rounds that reached a level, the share that accepted a token there.
     let deepest = SAMPLED.iter().map(|s| s.len()).max().unwrap_or(0);
     let rows = d.sampled.iter().map(|s| {
