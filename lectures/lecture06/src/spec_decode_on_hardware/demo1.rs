@@ -301,8 +301,6 @@ pub fn free_up_to(passes: &[Forward]) -> u64 {
     free.last().map_or(0, |p| p.n)
 }
 
-/// The observation computed for the setup: c, up to which n a pass costs about the same as
-/// one token (or, when already n = 2 does not, how much more it costs), the round at α 0.8.
 /// How far published engines run from the seed's assumptions, in one sentence: the seed's
 /// step over the measured one, per batch band (`planner::validation::seed_step_gaps`).
 fn engines_line() -> Result<String, Error> {
@@ -323,6 +321,8 @@ fn engines_line() -> Result<String, Error> {
     ))
 }
 
+/// The observation computed for the setup: c, up to which n a pass costs about the same as
+/// one token (or, when already n = 2 does not, how much more it costs), the round at α 0.8.
 fn summary(
     i: &Inputs,
     s: &Scenario,
