@@ -61,15 +61,10 @@ pub fn run(plan: &Plan, progress: &mut dyn Write) -> Result<HostFigures, Error> 
             caches.source
         ))
     })?;
-    let cfg = if plan.past_cache {
-        scaled_config(llc)?
+    let (cfg, stream) = if plan.past_cache {
+        (scaled_config(llc)?, measure::stream_bytes(Some(llc)))
     } else {
-        shallowest_config()
-    };
-    let stream = if plan.past_cache {
-        measure::stream_bytes(Some(llc))
-    } else {
-        measure::MIN_STREAM_BYTES
+        (shallowest_config(), measure::MIN_STREAM_BYTES)
     };
     check_room("the scaled model", memory_needed(&cfg, stream as u64))?;
     writeln!(progress, "measuring this machine…")?;

@@ -67,11 +67,10 @@ impl Plan {
     }
 
     /// A plan of a few seconds, for tests and unoptimised builds, on the shallowest scaled
-    /// model (2 layers, 58 MB whatever the cache: on a virtual machine that reports a
-    /// 260 MiB L3 the past-cache model is 1 GB, and building and timing it took 80 s of CPU
-    /// in a test): 3 runs of each machine figure, batches 1, 2, 4 fed n = 1, 2, 4 after 16
-    /// cached tokens, 8 tokens after 8-token prompts with γ = 3 at batches 1 and 16, one
-    /// run each.
+    /// model (2 layers, 58 MB whatever the cache; on a virtual machine that reports a
+    /// 260 MiB L3 the past-cache model is 1 GB): 3 runs of each machine figure, batches 1,
+    /// 2, 4 fed n = 1, 2, 4 after 16 cached tokens, 8 tokens after 8-token prompts with
+    /// γ = 3 at batches 1 and 16, one run each.
     pub fn quick() -> Plan {
         Plan {
             seed: 0,
