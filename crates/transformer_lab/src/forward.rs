@@ -73,8 +73,21 @@ impl TransformerLM<'_> {
     /// cache, into scratch memory that lives for one layer of one chunk. Returns the
     /// logits of every new token, sequence after sequence, `[Σ n_i, vocab]`.
     pub(crate) fn run_chunks(&self, seqs: Vec<Seq<'_>>, inner_split: bool) -> Array2<f32> {
+        self.run_chunks_reading(seqs, inner_split, false).0
+    }
+
+    /// [`run_chunks`](Self::run_chunks), and with `hidden` the last hidden state of every
+    /// new token too (after the final norm, what the LM head reads), `[Σ n_i, d_model]`;
+    /// the logits are the same bits either way.
+    pub(crate) fn run_chunks_reading(
+        &self,
+        seqs: Vec<Seq<'_>>,
+        inner_split: bool,
+        hidden: bool,
+    ) -> (Array2<f32>, Option<Array2<f32>>) {
         let rows: usize = seqs.iter().map(|s| s.tokens.len()).sum();
         let mut logits = Array2::<f32>::zeros((rows, self.cfg.vocab));
+        let mut states = hidden.then(|| Array2::<f32>::zeros((rows, self.cfg.d_model)));
         // The batch is cut into chunks of whole sequences whose size depends only on the
         // shapes (never on the thread count): up to ROWS_PER_CHUNK rows and
         // MAX_SEQS_PER_CHUNK sequences each, at least one sequence. Chunks run in parallel,
@@ -93,28 +106,40 @@ impl TransformerLM<'_> {
         }
         let split = inner_split && chunks.len() == 1; // one chunk: parallelise inside it
         let mut rest = logits.view_mut();
+        let mut rest_states = states.as_mut().map(|s| s.view_mut());
         let mut work = Vec::with_capacity(chunks.len());
         for (seqs, r) in chunks {
             let (out, tail) = rest.split_at(Axis(0), r);
             rest = tail;
-            work.push((seqs, out));
+            let state_rows = rest_states.take().map(|s| s.split_at(Axis(0), r));
+            let (state_out, state_tail) = state_rows.unzip();
+            rest_states = state_tail;
+            work.push((seqs, out, state_out));
         }
         // `in_worker` keeps every nested parallel loop on a pool thread: without it each
         // of a decode step's few dozen parallel loops would be handed over from the
         // caller's thread and back (a context switch each).
         in_worker(|| {
-            work.into_par_iter()
-                .for_each(|(mut seqs, out)| self.forward_chunk(&mut seqs, out, split))
+            work.into_par_iter().for_each(|(mut seqs, out, state_out)| {
+                self.forward_chunk(&mut seqs, out, state_out, split)
+            })
         });
-        logits
+        (logits, states)
     }
 
     /// The forward pass of a chunk of whole sequences (all with caches, or all without),
-    /// logits written to `out [Σ n_i, vocab]`. `split` lets the matrix products and the
+    /// logits written to `out [Σ n_i, vocab]` (and with `states`, the last hidden states
+    /// the LM head reads, `[Σ n_i, d_model]`). `split` lets the matrix products and the
     /// attention use the rayon pool (when the chunk is the whole batch): one task per
     /// sequence, or, for a chunk of one sequence under a causal mask, one per group of its
     /// heads ([`head_groups`]).
-    fn forward_chunk(&self, seqs: &mut [Seq<'_>], out: ArrayViewMut2<f32>, split: bool) {
+    fn forward_chunk(
+        &self,
+        seqs: &mut [Seq<'_>],
+        out: ArrayViewMut2<f32>,
+        states: Option<ArrayViewMut2<f32>>,
+        split: bool,
+    ) {
         let cfg = &self.cfg;
         let lens: Vec<usize> = seqs.iter().map(|s| s.tokens.len()).collect();
         let rows: usize = lens.iter().sum();
@@ -260,6 +285,9 @@ impl TransformerLM<'_> {
             cfg.norm_eps,
             h.view_mut(),
         );
+        if let Some(mut states) = states {
+            states.assign(&h);
+        }
         self.head.apply(h.view(), out, split);
     }
 

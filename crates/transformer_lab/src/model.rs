@@ -236,6 +236,30 @@ impl<'p> TransformerLM<'p> {
         caches: &mut [&mut KvCache],
         feeds: &[Feed<'_>],
     ) -> Result<Array2<f32>, Error> {
+        Ok(self.ragged(caches, feeds, false)?.0)
+    }
+
+    /// [`extend_ragged`](Self::extend_ragged), returning beside the logits (the same bits)
+    /// the last hidden state of every fed token: the residual stream after the final
+    /// RMSNorm, what the LM head reads, `[Σ n_i, d_model]`. Draft heads read it (Medusa's
+    /// heads, EAGLE's draft layer).
+    ///
+    /// Errors: as [`extend_ragged`](Self::extend_ragged).
+    pub fn extend_ragged_hidden(
+        &self,
+        caches: &mut [&mut KvCache],
+        feeds: &[Feed<'_>],
+    ) -> Result<(Array2<f32>, Array2<f32>), Error> {
+        let (logits, hidden) = self.ragged(caches, feeds, true)?;
+        Ok((logits, hidden.expect("asked for the hidden states")))
+    }
+
+    fn ragged(
+        &self,
+        caches: &mut [&mut KvCache],
+        feeds: &[Feed<'_>],
+        hidden: bool,
+    ) -> Result<(Array2<f32>, Option<Array2<f32>>), Error> {
         if caches.len() != feeds.len() {
             return Err(Error::Shape(format!(
                 "{} feeds for {} caches",
@@ -314,11 +338,11 @@ impl<'p> TransformerLM<'p> {
                 }
             })
             .collect();
-        let logits = self.run_chunks(seqs, true);
+        let out = self.run_chunks_reading(seqs, true, hidden);
         for (cache, n) in caches.iter_mut().zip(fed) {
             cache.len += n;
         }
-        Ok(logits)
+        Ok(out)
     }
 
     fn extend_masked(

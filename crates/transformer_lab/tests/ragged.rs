@@ -241,3 +241,38 @@ fn bad_ragged_batches_are_errors() {
     run(&mut caches, &[feed, bad_tree]);
     assert!(caches.iter().all(|c| c.len() == 3));
 }
+
+#[test]
+fn the_hidden_states_are_what_the_lm_head_reads_beside_the_same_logits() {
+    // Two causal sequences (one with a prefix) and a tree, in several chunks' worth of
+    // sequences: the logits are extend_ragged's bits; the hidden states are the reference
+    // forward's last normed stream (a causal sequence from position 0 is exactly what
+    // `reference::forward` reads), and each row times the LM head gives its logits.
+    let p = init_params(&SMALL, 21).unwrap();
+    let m = TransformerLM::new(&p, SMALL, "m").unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut cases = vec![Case::new(&mut rng, 0, 9, false)];
+    cases.extend((0..40).map(|i| Case::new(&mut rng, i % 5, 1 + i % 6, i % 2 == 1)));
+    let mut caches: Vec<KvCache> = cases.iter().map(|c| c.cache(&m)).collect();
+    let mut twins = caches.clone();
+    let feeds: Vec<Feed<'_>> = cases.iter().map(Case::feed).collect();
+    let mut refs: Vec<&mut KvCache> = caches.iter_mut().collect();
+    let (logits, hidden) = m.extend_ragged_hidden(&mut refs, &feeds).unwrap();
+    let mut twin_refs: Vec<&mut KvCache> = twins.iter_mut().collect();
+    assert_eq!(logits, m.extend_ragged(&mut twin_refs, &feeds).unwrap());
+    assert_eq!(hidden.dim(), (logits.nrows(), SMALL.d_model));
+    let first = &cases[0].chunk;
+    let mut x = transformer_lab::reference::embed(&p.embed, first).unwrap();
+    for layer in &p.layers {
+        x = transformer_lab::reference::block(layer, &SMALL, &x);
+    }
+    let want = transformer_lab::reference::rms_norm(&x, p.final_norm.view(), SMALL.norm_eps);
+    let got = hidden.slice(s![..first.len(), ..]);
+    let worst = (&got - &want).iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    assert!(worst < 1e-4, "hidden state off the reference by {worst}");
+    let again = hidden.dot(&p.lm_head);
+    let worst = (&again - &logits)
+        .iter()
+        .fold(0.0f32, |m, v| m.max(v.abs()));
+    assert!(worst < 1e-4, "hidden · lm_head off the logits by {worst}");
+}

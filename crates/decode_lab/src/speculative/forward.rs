@@ -32,3 +32,20 @@ pub(crate) fn pick<'a, T>(items: &'a mut [T], which: &[usize]) -> Vec<&'a mut T>
     }
     out
 }
+
+/// [`forward`], and the last hidden state of every fed token beside its logits
+/// ([`TransformerLM::extend_ragged_hidden`]).
+pub(crate) fn forward_hidden(
+    model: &TransformerLM<'_>,
+    mut caches: Vec<&mut KvCache>,
+    feeds: &[Feed<'_>],
+) -> Result<(Array2<f32>, Array2<f32>), Error> {
+    if feeds.is_empty() {
+        let cfg = model.cfg();
+        return Ok((
+            Array2::zeros((0, cfg.vocab)),
+            Array2::zeros((0, cfg.d_model)),
+        ));
+    }
+    Ok(model.extend_ragged_hidden(&mut caches, feeds)?)
+}

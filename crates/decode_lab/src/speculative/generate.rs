@@ -7,7 +7,7 @@ use rand::Rng;
 use transformer_lab::{Feed, TransformerLM};
 
 use super::accept::{Sampling, greedy_path, sampled_path};
-use super::forward::{forward, pick};
+use super::forward::{forward, forward_hidden, pick};
 use super::lane::{Lane, LevelMask, SpecStats, causal};
 use super::propose::Proposer;
 use crate::Error;
@@ -52,8 +52,11 @@ pub fn speculative_generate_batch<P: Proposer, Q: AsRef<[u32]>, R: Rng + ?Sized>
         .collect::<Result<Vec<_>, Error>>()?;
     // Invariant: each target cache holds every committed token of its sequence but the
     // last one (the root of the next round).
-    prefill(target, &mut lanes)?;
+    let hidden = prefill(target, &mut lanes, proposer.reads_hidden())?;
     let mut state = proposer.start(&mut lanes, &slots)?;
+    for (i, row) in hidden {
+        proposer.read_hidden(&mut state, i, row.view())?;
+    }
     loop {
         let active: Vec<usize> = (0..lanes.len())
             .filter(|&i| lanes[i].stats.generated < n_new)
@@ -97,8 +100,13 @@ pub fn speculative_generate<P: Proposer, R: Rng + ?Sized>(
 }
 
 /// Prefill: the target reads every prompt but its last token (the first round's root),
-/// in one ragged pass over the prompts longer than one token.
-fn prefill(target: &TransformerLM<'_>, lanes: &mut [Lane]) -> Result<(), Error> {
+/// in one ragged pass over the prompts longer than one token. With `hidden`, returns each
+/// of those lanes' last hidden state (the one its root follows), by lane index.
+fn prefill(
+    target: &TransformerLM<'_>,
+    lanes: &mut [Lane],
+    hidden: bool,
+) -> Result<Vec<(usize, ndarray::Array1<f32>)>, Error> {
     let long: Vec<usize> = (0..lanes.len())
         .filter(|&i| lanes[i].committed.len() > 1)
         .collect();
@@ -107,8 +115,18 @@ fn prefill(target: &TransformerLM<'_>, lanes: &mut [Lane]) -> Result<(), Error> 
         .map(|&i| lanes[i].committed[..lanes[i].root_slot()].to_vec())
         .collect();
     let feeds: Vec<Feed<'_>> = heads.iter().map(|h| causal(h)).collect();
-    forward(target, target_caches(lanes, &long), &feeds)?;
-    Ok(())
+    if !hidden {
+        forward(target, target_caches(lanes, &long), &feeds)?;
+        return Ok(Vec::new());
+    }
+    let (_, states) = forward_hidden(target, target_caches(lanes, &long), &feeds)?;
+    let mut last = 0;
+    let mut out = Vec::with_capacity(long.len());
+    for (&i, head) in long.iter().zip(&heads) {
+        last += head.len();
+        out.push((i, states.row(last - 1).to_owned()));
+    }
+    Ok(out)
 }
 
 /// The target caches of the lanes `which`, each pass counted in their statistics.
@@ -139,10 +157,17 @@ fn verify<P: Proposer, R: Rng + ?Sized>(
 ) -> Result<(), Error> {
     let masks: Vec<LevelMask> = active.iter().map(|&i| lanes[i].level_mask(0)).collect();
     let feeds: Vec<Feed<'_>> = masks.iter().map(LevelMask::feed).collect();
-    let logits = forward(target, target_caches(lanes, active), &feeds)?;
+    let (logits, hidden) = match proposer.reads_hidden() {
+        true => {
+            let (logits, hidden) = forward_hidden(target, target_caches(lanes, active), &feeds)?;
+            (logits, Some(hidden))
+        }
+        false => (forward(target, target_caches(lanes, active), &feeds)?, None),
+    };
     let mut row = 0;
     for &i in active {
         let lane = &mut lanes[i];
+        let first = row;
         let rows = logits.slice(ndarray::s![row..row + lane.nodes.len(), ..]);
         row += lane.nodes.len();
         let (path, next) = if temperature == 0.0 {
@@ -151,6 +176,11 @@ fn verify<P: Proposer, R: Rng + ?Sized>(
             sampled_path(&lane.nodes, &lane.q, rows, temperature, rng)?
         };
         proposer.accepted(state, i, lane, &path)?;
+        if let Some(hidden) = &hidden {
+            // The deepest accepted node: its state predicted `next`, the next root.
+            let deepest = first + path.last().copied().unwrap_or(0);
+            proposer.read_hidden(state, i, hidden.row(deepest))?;
+        }
         lane.commit(&path, next)?;
     }
     Ok(())

@@ -11,8 +11,9 @@
 //!
 //! - one seam for every drafter, [`Proposer`]: a draft model's chain or static tree
 //!   ([`TreeDraft`]: level j keeps the draft's top-k_j children of every node of level
-//!   j − 1, [`crate::TreeShape`]), its dynamic trees ([`DynamicDraft`], EAGLE-2), or n-gram lookup
-//!   with no model ([`PromptLookup`]);
+//!   j − 1, [`crate::TreeShape`]), its dynamic trees ([`DynamicDraft`], EAGLE-2), Medusa's
+//!   heads on the target's last hidden state ([`MedusaDraft`]), or n-gram lookup with no
+//!   model ([`PromptLookup`]);
 //! - one loop, [`speculative_generate_batch`]: a whole batch advances together, each round
 //!   the proposer's trees, then one batched forward of the target over every tree with a
 //!   tree attention mask — each node sees the committed sequence and its own ancestors, at
@@ -39,5 +40,6 @@ pub use generate::{speculative_generate, speculative_generate_batch};
 pub use lane::{Lane, Node, SpecStats};
 pub use propose::Proposer;
 pub use proposers::{
-    DraftCaches, DynamicDraft, DynamicState, MAX_NGRAM, PromptLookup, TreeDraft, lookup_proposal,
+    DraftCaches, DynamicDraft, DynamicState, MAX_NGRAM, MedusaDraft, MedusaHead, MedusaHeads,
+    PromptLookup, TreeDraft, lookup_proposal,
 };

@@ -4,6 +4,7 @@
 //! [`Proposer`], not a new decoding loop: [`crate::speculative_generate_batch`] runs them
 //! all, verifying and accepting in one place.
 
+use ndarray::ArrayView1;
 use rand::Rng;
 use transformer_lab::TransformerLM;
 
@@ -17,7 +18,8 @@ use crate::Error;
 /// The proposers: [`crate::speculative::TreeDraft`] (a draft model — a smaller model, a
 /// head, or the target's first layers — proposing a chain or a static tree),
 /// [`crate::speculative::DynamicDraft`] (its trees shaped by the draft's confidence,
-/// EAGLE-2) and [`crate::speculative::PromptLookup`] (n-gram lookup, no model).
+/// EAGLE-2), [`crate::speculative::MedusaDraft`] (heads on the target's last hidden state)
+/// and [`crate::speculative::PromptLookup`] (n-gram lookup, no model).
 pub trait Proposer {
     /// What the proposer keeps for one run: a draft model's caches, one per sequence.
     type State;
@@ -57,6 +59,29 @@ pub trait Proposer {
         temperature: f64,
         rng: &mut R,
     ) -> Result<(), Error>;
+
+    /// Whether it reads the target's last hidden states (Medusa's heads): then the loop runs
+    /// the target with [`TransformerLM::extend_ragged_hidden`] and hands the proposer, before
+    /// each round, the state its root was predicted from ([`Proposer::read_hidden`]).
+    fn reads_hidden(&self) -> bool {
+        false
+    }
+
+    /// The target's last hidden state (after the final norm, what its LM head reads) at the
+    /// token before lane `index`'s next root: the state the root was predicted from. Given
+    /// after the prefill (to a lane whose prompt has more than one token) and after every
+    /// verification (at the accepted path's deepest node), to a proposer that
+    /// [`reads_hidden`](Proposer::reads_hidden).
+    ///
+    /// Errors: a state of another width than the proposer reads.
+    fn read_hidden(
+        &self,
+        _state: &mut Self::State,
+        _index: usize,
+        _hidden: ArrayView1<f32>,
+    ) -> Result<(), Error> {
+        Ok(())
+    }
 
     /// The target accepted `path` (node indices from the root) of lane `index`'s tree
     /// (`lane`, before it commits): keep what the proposer holds in step (a draft's cache

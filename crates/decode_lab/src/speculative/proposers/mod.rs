@@ -1,14 +1,17 @@
 //! The proposers, one per drafter: [`TreeDraft`] (a draft model's chain or static tree),
-//! [`DynamicDraft`] (EAGLE-2's dynamic trees) and [`PromptLookup`] (n-gram lookup), with
+//! [`DynamicDraft`] (EAGLE-2's dynamic trees), [`MedusaDraft`] (heads on the target's last
+//! hidden state) and [`PromptLookup`] (n-gram lookup), with
 //! the draft model's caches the first two share ([`DraftCaches`]).
 
 mod draft_caches;
 mod dynamic;
 mod lookup;
+mod medusa;
 mod tree;
 
 pub use draft_caches::DraftCaches;
 pub(crate) use draft_caches::check_draft;
 pub use dynamic::{DynamicDraft, DynamicState};
 pub use lookup::{MAX_NGRAM, PromptLookup, lookup_proposal};
+pub use medusa::{MedusaDraft, MedusaHead, MedusaHeads};
 pub use tree::TreeDraft;
