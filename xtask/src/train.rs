@@ -1,4 +1,4 @@
-//! `cargo xtask train corpus|prompts|target|draft|distilled|layerskip|measure [--steps N]`: trains one of train_lab's recipes
+//! `cargo xtask train corpus|prompts|target|draft|distilled|layerskip|medusa|measure [--steps N]`: trains one of train_lab's recipes
 //! on the corpus and writes its safetensors file under `crates/train_lab/`, with how it was
 //! trained, how long it took and its held-out bits per byte in the file's metadata.
 //!
@@ -14,16 +14,16 @@ use std::time::Instant;
 
 use train_lab::agree::{Agreement, Reader, agreement};
 use train_lab::corpus::{self, Corpus, SOURCES};
+use train_lab::medusa::{self, Heads};
 use train_lab::recipe::{self, AGREE_WINDOWS, Recipe, TEST_WINDOWS};
 use train_lab::train::{Teacher, bits_per_byte, train_from};
 use train_lab::weights::Weights;
 
 /// Runs the task.
 pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
-    let what = args
-        .first()
-        .map(String::as_str)
-        .ok_or("train what? corpus, prompts, target, draft, distilled, layerskip or measure")?;
+    let what = args.first().map(String::as_str).ok_or(
+        "train what? corpus, prompts, target, draft, distilled, layerskip, medusa or measure",
+    )?;
     let steps = match args.get(1..) {
         Some([flag, n]) if flag == "--steps" => {
             Some(n.parse::<usize>().map_err(|e| format!("--steps: {e}"))?)
@@ -48,13 +48,14 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         "corpus" => return Ok(()),
         "measure" => return crate::measure::run(&corpus.held_out),
         "prompts" => return write_prompts(root, &corpus.held_out),
+        "medusa" => return train_medusa(root, &corpus, steps),
         _ => {}
     }
     let mut r = recipe::all()
         .into_iter()
         .find(|r| r.name == what)
         .ok_or(format!(
-            "no recipe {what:?}; corpus, prompts, target, draft, distilled, layerskip or measure"
+            "no recipe {what:?}; corpus, prompts, target, draft, distilled, layerskip, medusa or measure"
         ))?;
     if let Some(s) = steps {
         r.schedule.steps = s;
@@ -69,6 +70,109 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
             .join(format!("{}-{}-steps.safetensors", r.name, r.schedule.steps)),
     };
     train_and_save(&r, &corpus, (uni, bi), &path)
+}
+
+/// Trains Medusa's heads on the shipped target and writes them (to `data/medusa.safetensors`,
+/// or with `--steps`, beside the build under `target/`), with each head's held-out
+/// cross-entropy and top-1 accuracy (the target's own beside them) in the metadata.
+fn train_medusa(root: &Path, c: &Corpus, steps: Option<usize>) -> Result<(), String> {
+    let e = |e: train_lab::Error| e.to_string();
+    let mut r = recipe::medusa();
+    if let Some(s) = steps {
+        r.schedule.steps = s;
+        r.schedule.warmup = s / 20;
+    }
+    let target = shipped_target()?;
+    let k = recipe::MEDUSA_HEADS;
+    let mut heads = Heads::new(k, &target.weights.lm_head);
+    let threads = rayon::current_num_threads();
+    let start = Instant::now();
+    let every = (r.schedule.steps / 30).max(1);
+    medusa::train(
+        &target.weights,
+        &target.cfg,
+        &mut heads,
+        &c.train,
+        &r.schedule,
+        &r.opt,
+        &mut |l| {
+            if l.step % every == 0 || l.step + 1 == r.schedule.steps {
+                let secs = start.elapsed().as_secs_f64();
+                crate::println_out(&format!(
+                    "step {:>5}  loss {:.3} nats  lr {:.2e}  |g| {:.2}  {secs:.0} s",
+                    l.step, l.loss, l.lr, l.grad_norm
+                ));
+            }
+        },
+    )
+    .map_err(e)?;
+    let secs = start.elapsed().as_secs_f64();
+    let tokens = r.schedule.steps * r.schedule.batch * r.schedule.seq;
+    let seq = target.cfg.max_seq;
+    let scores =
+        medusa::held_out(&target.weights, &target.cfg, &heads, &c.held_out, seq).map_err(e)?;
+    let test_bytes = &c.held_out[..TEST_WINDOWS * (seq + 1 + k)];
+    let test =
+        medusa::held_out(&target.weights, &target.cfg, &heads, test_bytes, seq).map_err(e)?;
+    let command = match steps {
+        None => "cargo xtask train medusa".to_string(),
+        Some(s) => format!("cargo xtask train medusa --steps {s}"),
+    };
+    let (d, vocab) = heads.dims();
+    let params = k * (d * d + d + d * vocab);
+    let mut meta: Vec<(String, String)> = [
+        ("recipe", r.name.to_string()),
+        ("about", r.about.to_string()),
+        ("command", command),
+        ("params", params.to_string()),
+        ("schedule", format!("{:?}", r.schedule)),
+        ("adamw", format!("{:?}", r.opt)),
+        ("held_out_test_windows", TEST_WINDOWS.to_string()),
+        ("train_seconds", format!("{secs:.0}")),
+        ("train_tokens", tokens.to_string()),
+        ("train_threads", threads.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    for (i, (all, first)) in scores.iter().zip(&test).enumerate() {
+        let head = i + 1;
+        crate::println_out(&format!(
+            "head {head} (the byte {} after the next): held-out {:.3} bits per byte, top-1 \
+             {:.3} (first {TEST_WINDOWS} windows {:.4} bits)",
+            head + 1,
+            all.bits,
+            all.top1,
+            first.bits
+        ));
+        meta.push((
+            format!("head{head}_bits_per_byte"),
+            format!("{:.4}", all.bits),
+        ));
+        meta.push((format!("head{head}_top1"), format!("{:.4}", all.top1)));
+        meta.push((
+            format!("head{head}_test_bits_per_byte"),
+            format!("{:.4}", first.bits),
+        ));
+    }
+    let path = match steps {
+        None => root.join("crates/train_lab").join(r.file),
+        Some(s) => root
+            .join("target")
+            .join(format!("medusa-{s}-steps.safetensors")),
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    train_lab::checkpoint::save_heads(&path, &heads, &meta).map_err(e)?;
+    crate::println_out(&format!(
+        "medusa: {params} parameters, {} steps, {tokens} tokens in {secs:.0} s on {threads} \
+         threads ({:.0} tokens/s); wrote {}",
+        r.schedule.steps,
+        tokens as f64 / secs,
+        path.display()
+    ));
+    Ok(())
 }
 
 /// Writes `crates/train_lab/data/prompts.bin`: the held-out prompts, row after row.

@@ -2,8 +2,10 @@
 //! weights directly, not through the gradient; the learning rate warms up linearly, then
 //! follows a cosine down to a floor (as nanoGPT and llm.c train GPT-2).
 
+use num_traits::Float;
+
 use crate::Error;
-use crate::weights::{Real, Weights, is_matrix};
+use crate::weights::{Real, Tensors, is_matrix};
 
 /// AdamW's settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -76,15 +78,15 @@ pub fn lr_at(step: usize, steps: usize, warmup: usize, peak: f64, floor: f64) ->
 
 /// AdamW's state: the two moments and the steps taken.
 #[derive(Debug, Clone)]
-pub struct AdamState<T> {
-    m: Weights<T>,
-    v: Weights<T>,
+pub struct AdamState<W> {
+    m: W,
+    v: W,
     t: i32,
 }
 
-impl<T: Real> AdamState<T> {
+impl<W: Tensors> AdamState<W> {
     /// Zero moments for weights shaped like `w`.
-    pub fn new(w: &Weights<T>) -> Self {
+    pub fn new(w: &W) -> Self {
         AdamState {
             m: w.zeros_like(),
             v: w.zeros_like(),
@@ -101,8 +103,8 @@ impl<T: Real> AdamState<T> {
     pub fn step(
         &mut self,
         opt: &AdamW,
-        w: &mut Weights<T>,
-        g: &mut Weights<T>,
+        w: &mut W,
+        g: &mut W,
         lr: f64,
         frozen: &dyn Fn(&str) -> bool,
     ) -> f64 {
@@ -116,15 +118,15 @@ impl<T: Real> AdamState<T> {
             }
         }
         let norm = sq.sqrt();
-        let clip = T::of(if norm > opt.clip {
+        let clip = W::Elem::of(if norm > opt.clip {
             opt.clip / norm
         } else {
             1.0
         });
-        let (b1, b2) = (T::of(opt.beta1), T::of(opt.beta2));
-        let c1 = T::of(1.0 - opt.beta1.powi(self.t));
-        let c2 = T::of(1.0 - opt.beta2.powi(self.t));
-        let (lr_t, eps) = (T::of(lr), T::of(opt.eps));
+        let (b1, b2) = (W::Elem::of(opt.beta1), W::Elem::of(opt.beta2));
+        let c1 = W::Elem::of(1.0 - opt.beta1.powi(self.t));
+        let c2 = W::Elem::of(1.0 - opt.beta2.powi(self.t));
+        let (lr_t, eps) = (W::Elem::of(lr), W::Elem::of(opt.eps));
         let tensors = w.tensors_mut();
         let ms = self.m.tensors_mut();
         let vs = self.v.tensors_mut();
@@ -136,15 +138,15 @@ impl<T: Real> AdamState<T> {
             if frozen(&name) {
                 continue;
             }
-            let decay = T::of(if is_matrix(&name) {
+            let decay = W::Elem::of(if is_matrix(&name) {
                 opt.weight_decay
             } else {
                 0.0
             });
             for i in 0..x.len() {
                 let gi = gx[i] * clip;
-                m[i] = b1 * m[i] + (T::one() - b1) * gi;
-                v[i] = b2 * v[i] + (T::one() - b2) * gi * gi;
+                m[i] = b1 * m[i] + (W::Elem::of(1.0) - b1) * gi;
+                v[i] = b2 * v[i] + (W::Elem::of(1.0) - b2) * gi * gi;
                 let update = (m[i] / c1) / ((v[i] / c2).sqrt() + eps) + decay * x[i];
                 x[i] -= lr_t * update;
             }

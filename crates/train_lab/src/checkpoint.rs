@@ -11,7 +11,8 @@ use safetensors::tensor::{Dtype, TensorView};
 use transformer_lab::{Config, Params};
 
 use crate::Error;
-use crate::weights::Weights;
+use crate::medusa::Heads;
+use crate::weights::{Tensors, Weights};
 
 fn file_err(path: &Path) -> impl Fn(String) -> Error + '_ {
     move |e| Error::File(format!("{}: {e}", path.display()))
@@ -52,19 +53,116 @@ pub fn save(
             x.iter().flat_map(|v| v.to_le_bytes()).collect(),
         ));
     }
-    let views = tensors
-        .iter()
-        .map(|(n, s, b)| Ok((n.as_str(), TensorView::new(Dtype::F32, s.clone(), b)?)))
-        .collect::<Result<Vec<_>, safetensors::SafeTensorError>>()
-        .map_err(|e| file_err(path)(e.to_string()))?;
     let mut metadata: HashMap<String, String> = config_fields(cfg)
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     metadata.extend(meta.iter().cloned());
+    write(path, &tensors, metadata)
+}
+
+/// Writes f32 tensors `(name, shape, little-endian bytes)` and `metadata` to `path`.
+fn write(
+    path: &Path,
+    tensors: &[(String, Vec<usize>, Vec<u8>)],
+    metadata: HashMap<String, String>,
+) -> Result<(), Error> {
+    let views = tensors
+        .iter()
+        .map(|(n, s, b)| Ok((n.as_str(), TensorView::new(Dtype::F32, s.clone(), b)?)))
+        .collect::<Result<Vec<_>, safetensors::SafeTensorError>>()
+        .map_err(|e| file_err(path)(e.to_string()))?;
     let bytes =
         safetensors::serialize(views, Some(metadata)).map_err(|e| file_err(path)(e.to_string()))?;
     std::fs::write(path, bytes).map_err(|e| file_err(path)(e.to_string()))
+}
+
+/// Writes Medusa's heads to `path`: tensors named as [`Heads`]'s `tensors_mut` names them
+/// (`heads.0.w` `[d, d]`, `heads.0.bias` `[d]`, `heads.0.lm_head` `[d, vocab]`, …), the
+/// heads' count, width and vocabulary in the metadata beside `meta`.
+///
+/// Errors: no head, heads of different shapes, a file that cannot be written.
+pub fn save_heads(path: &Path, heads: &Heads<f32>, meta: &[(String, String)]) -> Result<(), Error> {
+    let (d, vocab) = heads.dims();
+    let ok = !heads.heads.is_empty()
+        && heads
+            .heads
+            .iter()
+            .all(|h| h.w.dim() == (d, d) && h.bias.len() == d && h.lm_head.dim() == (d, vocab));
+    if !ok {
+        return Err(Error::Shape(
+            "Medusa heads of one width and vocabulary".into(),
+        ));
+    }
+    let shapes = [vec![d, d], vec![d], vec![d, vocab]];
+    let mut heads = heads.clone();
+    let tensors: Vec<(String, Vec<usize>, Vec<u8>)> = heads
+        .tensors_mut()
+        .into_iter()
+        .zip(shapes.iter().cycle())
+        .map(|((name, x), shape)| {
+            let bytes = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+            (name, shape.clone(), bytes)
+        })
+        .collect();
+    let mut metadata: HashMap<String, String> = [
+        ("medusa_heads", heads.heads.len()),
+        ("d_model", d),
+        ("vocab", vocab),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    metadata.extend(meta.iter().cloned());
+    write(path, &tensors, metadata)
+}
+
+/// Medusa's heads read back, with the file's metadata.
+#[derive(Debug, Clone)]
+pub struct HeadsCheckpoint {
+    /// The heads.
+    pub heads: Heads<f32>,
+    /// Every metadata entry.
+    pub meta: HashMap<String, String>,
+}
+
+/// Reads Medusa's heads from the bytes of a file [`save_heads`] wrote.
+///
+/// Errors: bytes that are not safetensors, lack a count or a tensor, or hold a tensor of
+/// another shape.
+pub fn heads_from_bytes(bytes: &[u8]) -> Result<HeadsCheckpoint, Error> {
+    let err = Error::File;
+    let (_, header) = SafeTensors::read_metadata(bytes).map_err(|e| err(e.to_string()))?;
+    let meta: HashMap<String, String> = header.metadata().clone().unwrap_or_default();
+    let num = |k: &str| -> Result<usize, Error> {
+        meta.get(k)
+            .ok_or_else(|| err(format!("no {k:?} in the metadata")))?
+            .parse()
+            .map_err(|_| err(format!("{k} is not a count")))
+    };
+    let (k, d, vocab) = (num("medusa_heads")?, num("d_model")?, num("vocab")?);
+    if k == 0 || k > 64 || d == 0 || vocab == 0 || d.saturating_mul(vocab) > 1 << 28 {
+        return Err(err(format!(
+            "{k} heads of width {d} and vocabulary {vocab}: not a Medusa file this crate writes"
+        )));
+    }
+    let st = SafeTensors::deserialize(bytes).map_err(|e| err(e.to_string()))?;
+    let mut heads: Heads<f32> = Heads::new(k, &ndarray::Array2::zeros((d, vocab)));
+    let shapes = [vec![d, d], vec![d], vec![d, vocab]];
+    for ((name, x), shape) in heads.tensors_mut().into_iter().zip(shapes.iter().cycle()) {
+        let t = st.tensor(&name).map_err(|e| err(format!("{name}: {e}")))?;
+        if t.dtype() != Dtype::F32 || t.shape() != shape.as_slice() {
+            return Err(err(format!(
+                "{name} is {:?} {:?}, not F32 {shape:?}",
+                t.dtype(),
+                t.shape()
+            )));
+        }
+        for (v, b) in x.iter_mut().zip(t.data().chunks_exact(4)) {
+            *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+    }
+    Ok(HeadsCheckpoint { heads, meta })
 }
 
 /// Each tensor's shape, in [`Weights::tensors_mut`]'s order.

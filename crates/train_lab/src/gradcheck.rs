@@ -9,8 +9,9 @@ use transformer_lab::{Config, init_params};
 
 use crate::Error;
 use crate::loss::Targets;
+use crate::medusa::{self, Heads};
 use crate::model::{Batch, Objective, loss, loss_and_grad};
-use crate::weights::Weights;
+use crate::weights::{Tensors, Weights};
 
 /// The finite difference's step: its truncation error (∝ h⁴) and the loss's rounding
 /// in f64 divided by h (≈ 1e-16 / h) both stay far below the tolerance (at 1e-3 the
@@ -82,14 +83,29 @@ pub fn check_gradients(
         t,
     };
     let (_, mut grad) = loss_and_grad(&w, cfg, &batch, &obj, n as f64)?;
+    let loss_of = |w: &Weights<f64>| Ok(loss(w, cfg, &batch, &obj)? / n as f64);
+    compare(&mut w, &mut grad, &loss_of, per_tensor, &mut rng)
+}
+
+/// Compares `grad`, the gradient of `loss_of` at `w`, with five-point finite differences
+/// of `loss_of`, on `per_tensor` entries of each tensor drawn from `rng` (all of a smaller
+/// tensor); `w` is left as it was.
+///
+/// Errors: whatever `loss_of` returns.
+pub fn compare<W: Tensors<Elem = f64>>(
+    w: &mut W,
+    grad: &mut W,
+    loss_of: &dyn Fn(&W) -> Result<f64, Error>,
+    per_tensor: usize,
+    rng: &mut ChaCha8Rng,
+) -> Result<Vec<TensorCheck>, Error> {
     let grads: Vec<Vec<f64>> = grad
         .tensors_mut()
         .into_iter()
         .map(|(_, g)| g.to_vec())
         .collect();
-    let n_tensors = grads.len();
     let mut out = Vec::new();
-    for (ti, g) in grads.iter().enumerate().take(n_tensors) {
+    for (ti, g) in grads.iter().enumerate() {
         let len = g.len();
         let picks: Vec<usize> = match len <= per_tensor {
             true => (0..len).collect(),
@@ -101,7 +117,7 @@ pub fn check_gradients(
             let mut at = |delta: f64| -> Result<f64, Error> {
                 let old = w.tensors_mut()[ti].1[i];
                 w.tensors_mut()[ti].1[i] = old + delta;
-                let l = loss(&w, cfg, &batch, &obj)? / n as f64;
+                let l = loss_of(w)?;
                 w.tensors_mut()[ti].1[i] = old;
                 Ok(l)
             };
@@ -118,4 +134,40 @@ pub fn check_gradients(
         });
     }
     Ok(out)
+}
+
+/// Checks Medusa's heads' gradient ([`crate::medusa::loss_and_grad`]): `k` heads of width
+/// `d` over a vocabulary of `vocab`, random weights from `seed` (blocks away from zero, so
+/// SiLU's curve matters), `n` random hidden states and targets per head, the heads'
+/// weights [`crate::medusa::weights`]; `per_tensor` entries of each tensor.
+///
+/// Errors: a shape the heads refuse.
+pub fn check_head_gradients(
+    (k, d, vocab): (usize, usize, usize),
+    seed: u64,
+    n: usize,
+    per_tensor: usize,
+) -> Result<Vec<TensorCheck>, Error> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut random = |shape: (usize, usize)| {
+        ndarray::Array2::from_shape_fn(shape, |_| rng.random_range(-1.0..1.0))
+    };
+    let lm_head = random((d, vocab));
+    let mut heads: Heads<f64> = Heads::new(k, &lm_head);
+    let h = random((n, d));
+    for (_, x) in heads.tensors_mut() {
+        for v in x.iter_mut() {
+            *v += rng.random_range(-1.0..1.0);
+        }
+    }
+    let targets: Vec<Vec<u32>> = (0..k)
+        .map(|_| (0..n).map(|_| rng.random_range(0..vocab as u32)).collect())
+        .collect();
+    let targets: Vec<&[u32]> = targets.iter().map(Vec::as_slice).collect();
+    let lambdas = medusa::weights(k);
+    let (_, mut grad) = medusa::loss_and_grad(&heads, &h, &targets, &lambdas, n as f64)?;
+    let loss_of = |w: &Heads<f64>| -> Result<f64, Error> {
+        Ok(medusa::loss_and_grad(w, &h, &targets, &lambdas, n as f64)?.0 / n as f64)
+    };
+    compare(&mut heads, &mut grad, &loss_of, per_tensor, &mut rng)
 }

@@ -28,6 +28,7 @@ pub mod corpus;
 pub mod gradcheck;
 pub mod layers;
 pub mod loss;
+pub mod medusa;
 pub mod model;
 pub mod recipe;
 pub mod shipped;

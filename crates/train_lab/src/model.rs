@@ -207,6 +207,20 @@ pub fn logits_at<T: Real>(
     batch: &Batch<'_>,
     k: usize,
 ) -> Result<Array2<T>, Error> {
+    Ok(hidden_at(w, cfg, batch, k)?.dot(&w.lm_head))
+}
+
+/// The hidden state `[b · t, d_model]` the LM head reads at the exit after the first `k`
+/// blocks: the residual stream there through the final norm (what Medusa's heads read
+/// after the last block).
+///
+/// Errors: as [`check`], with `k` as the one exit.
+pub fn hidden_at<T: Real>(
+    w: &Weights<T>,
+    cfg: &Config,
+    batch: &Batch<'_>,
+    k: usize,
+) -> Result<Array2<T>, Error> {
     let obj = Objective {
         targets: Targets::Tokens(batch.tokens),
         exits: vec![(k, 1.0)],
@@ -218,6 +232,5 @@ pub fn logits_at<T: Real>(
     for l in &w.layers[..k] {
         x = block_forward(l, &sh, x).0;
     }
-    let (h, _) = rms_norm_forward(&x, &w.final_norm, sh.eps);
-    Ok(h.dot(&w.lm_head))
+    Ok(rms_norm_forward(&x, &w.final_norm, sh.eps).0)
 }

@@ -113,11 +113,36 @@ pub fn layerskip() -> Recipe {
     }
 }
 
+/// Medusa's heads on the shipped target ([`crate::medusa`]): how many.
+pub const MEDUSA_HEADS: usize = 4;
+
+/// Medusa's heads (Cai et al. 2024, Medusa-1): [`MEDUSA_HEADS`] heads trained on the
+/// shipped target, frozen, read after its last block; `cfg` is the target's shape. AdamW
+/// at the target's peak learning rate (Medusa's 1e-3 is for heads on a 7B model) without
+/// weight decay (each head's LM head starts as the target's, which decay would only
+/// shrink).
+pub fn medusa() -> Recipe {
+    Recipe {
+        name: "medusa",
+        about: "4 Medusa heads on the shipped target (frozen), each a residual block and an LM head",
+        cfg: QCFG,
+        init_seed: 0,
+        schedule: schedule(2000, 5),
+        opt: AdamW {
+            lr: 3e-3,
+            weight_decay: 0.0,
+            ..AdamW::SMALL
+        },
+        file: "data/medusa.safetensors",
+    }
+}
+
 /// Held-out windows of `max_seq` bytes on which a draft's agreement with its target is
 /// measured (the first ones of the held-out bytes): 24 × 128 = 3 072 positions.
 pub const AGREE_WINDOWS: usize = 24;
 
-/// Every recipe, by name.
+/// Every recipe of a model, by name ([`medusa`]'s heads are not a model: `cargo xtask
+/// train medusa` runs it on its own).
 pub fn all() -> Vec<Recipe> {
     vec![target(), draft(), distilled(), layerskip()]
 }

@@ -9,7 +9,7 @@ use ndarray::Array2;
 
 use crate::Error;
 use crate::accept::{N_SEQ, PROMPT_LEN};
-use crate::checkpoint::{Checkpoint, from_bytes};
+use crate::checkpoint::{Checkpoint, HeadsCheckpoint, from_bytes, heads_from_bytes};
 
 /// `data/target.safetensors`: the trained target, `QCFG`'s shape ([`crate::recipe::target`]).
 #[cfg(not(target_arch = "wasm32"))]
@@ -25,6 +25,9 @@ pub const DISTILLED: &[u8] = include_bytes!("../data/distilled.safetensors");
 /// ([`crate::recipe::layerskip`]).
 #[cfg(not(target_arch = "wasm32"))]
 pub const LAYERSKIP: &[u8] = include_bytes!("../data/layerskip.safetensors");
+/// `data/medusa.safetensors`: Medusa's heads on the trained target ([`crate::recipe::medusa`]).
+#[cfg(not(target_arch = "wasm32"))]
+pub const MEDUSA: &[u8] = include_bytes!("../data/medusa.safetensors");
 /// `data/prompts.bin`: the [`N_SEQ`] prompts of [`PROMPT_LEN`] bytes that
 /// [`crate::accept::prompts`] takes from the held-out bytes, one after the other (written by
 /// `cargo xtask train prompts`; `tests/shipped.rs` takes them from the corpus again).
@@ -41,6 +44,12 @@ const MODELS: [(&str, &[u8]); 4] = [
 /// None in a WebAssembly build.
 #[cfg(target_arch = "wasm32")]
 const MODELS: [(&str, &[u8]); 0] = [];
+/// The heads shipped, as [`medusa`] finds them.
+#[cfg(not(target_arch = "wasm32"))]
+const HEADS: [(&str, &[u8]); 1] = [("medusa", MEDUSA)];
+/// None in a WebAssembly build.
+#[cfg(target_arch = "wasm32")]
+const HEADS: [(&str, &[u8]); 0] = [];
 
 /// The trained target.
 ///
@@ -71,10 +80,23 @@ pub fn layerskip() -> Result<Checkpoint, Error> {
     compiled("layerskip")
 }
 
+/// Medusa's heads on the trained target.
+///
+/// Errors: as [`target`].
+pub fn medusa() -> Result<HeadsCheckpoint, Error> {
+    let bytes = bytes_of(&HEADS, "medusa")?;
+    heads_from_bytes(bytes).map_err(|e| Error::File(format!("data/medusa.safetensors: {e}")))
+}
+
 /// The model `data/{name}.safetensors` compiled in, read.
 fn compiled(name: &str) -> Result<Checkpoint, Error> {
-    match MODELS.iter().find(|(n, _)| *n == name) {
-        Some((_, bytes)) => named(name, bytes),
+    named(name, bytes_of(&MODELS, name)?)
+}
+
+/// The bytes of `data/{name}.safetensors` in `table`.
+fn bytes_of(table: &[(&str, &'static [u8])], name: &str) -> Result<&'static [u8], Error> {
+    match table.iter().find(|(n, _)| *n == name) {
+        Some((_, bytes)) => Ok(bytes),
         None => Err(Error::File(format!(
             "data/{name}.safetensors: the trained models are not in the WebAssembly build; \
              run it in a terminal"
@@ -109,13 +131,16 @@ mod tests {
         assert_eq!(draft().unwrap().cfg, crate::recipe::draft().cfg);
         assert_eq!(distilled().unwrap().cfg, crate::recipe::distilled().cfg);
         assert_eq!(layerskip().unwrap().cfg, crate::recipe::layerskip().cfg);
+        let heads = medusa().unwrap().heads;
+        assert_eq!(heads.heads.len(), crate::recipe::MEDUSA_HEADS);
+        assert_eq!(heads.dims(), (crate::recipe::medusa().cfg.d_model, 256));
         assert_eq!(prompts().unwrap().dim(), (N_SEQ, PROMPT_LEN));
     }
 
     #[test]
     fn a_model_not_shipped_is_named_not_a_panic() {
-        let e = compiled("medusa").unwrap_err().to_string();
-        assert!(e.starts_with("data/medusa.safetensors: "), "{e}");
+        let e = compiled("eagle").unwrap_err().to_string();
+        assert!(e.starts_with("data/eagle.safetensors: "), "{e}");
     }
 
     #[test]

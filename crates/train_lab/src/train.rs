@@ -56,7 +56,7 @@ pub struct StepLog {
 }
 
 impl Schedule {
-    fn check(&self, cfg: &Config, data_len: usize) -> Result<(), Error> {
+    pub(crate) fn check(&self, cfg: &Config, data_len: usize) -> Result<(), Error> {
         let ok = self.steps > 0
             && self.micro > 0
             && self.batch > 0
@@ -86,7 +86,12 @@ impl Schedule {
 
 /// The window starts of one step: `batch` offsets into `data`, each leaving room for
 /// `seq + 1` bytes (the inputs and the next byte after each).
-fn windows(rng: &mut ChaCha8Rng, data_len: usize, batch: usize, seq: usize) -> Vec<usize> {
+pub(crate) fn windows(
+    rng: &mut ChaCha8Rng,
+    data_len: usize,
+    batch: usize,
+    seq: usize,
+) -> Vec<usize> {
     (0..batch)
         .map(|_| rng.random_range(0..data_len - seq))
         .collect()

@@ -81,6 +81,30 @@ pub struct Weights<T> {
 /// A tensor of any rank as one mutable slice, with its name.
 pub type Named<'a, T> = (String, &'a mut [T]);
 
+/// Named tensors that AdamW updates ([`crate::adamw::AdamState`]): a model's [`Weights`],
+/// Medusa's heads ([`crate::medusa::Heads`]).
+pub trait Tensors: Sized {
+    /// Their float type.
+    type Elem: Real;
+    /// Every tensor as a flat slice with its name, always in the same order; AdamW decays
+    /// those [`is_matrix`] names.
+    fn tensors_mut(&mut self) -> Vec<Named<'_, Self::Elem>>;
+    /// The same shapes, all zeros.
+    fn zeros_like(&self) -> Self;
+}
+
+impl<T: Real> Tensors for Weights<T> {
+    type Elem = T;
+
+    fn tensors_mut(&mut self) -> Vec<Named<'_, T>> {
+        Weights::tensors_mut(self)
+    }
+
+    fn zeros_like(&self) -> Self {
+        Weights::zeros_like(self)
+    }
+}
+
 fn cast1<A: Copy, B>(x: &Array1<A>, f: impl Fn(A) -> B) -> Array1<B> {
     x.mapv(f)
 }
@@ -225,8 +249,8 @@ fn slice2<T>(x: &mut Array2<T>) -> &mut [T] {
     x.as_slice_mut().expect("weights are contiguous")
 }
 
-/// Whether the tensor named `name` (as [`Weights::tensors_mut`] names it) is a matrix:
-/// every tensor but the norms' gains.
+/// Whether the tensor named `name` (as [`Tensors::tensors_mut`] names it) is a matrix:
+/// every tensor but the norms' gains and the biases.
 pub fn is_matrix(name: &str) -> bool {
-    !name.ends_with("norm")
+    !name.ends_with("norm") && !name.ends_with("bias")
 }

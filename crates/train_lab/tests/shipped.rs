@@ -149,4 +149,50 @@ fn the_shipped_prompts_are_the_held_out_prompts_and_the_compiled_in_models_the_f
         let on_disk = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(r.file)).unwrap();
         assert!(on_disk == bytes, "{} differs from its file", r.name);
     }
+    let medusa = recipe::medusa().file;
+    let on_disk = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(medusa)).unwrap();
+    assert!(
+        on_disk == train_lab::shipped::MEDUSA,
+        "the Medusa heads differ from their file"
+    );
+}
+
+#[test]
+fn the_shipped_medusa_heads_reach_their_stated_held_out_loss() {
+    // Each head measured again on the first held-out windows against what `cargo xtask
+    // train medusa` wrote; then what any such heads should show: every head predicts its
+    // byte better than the byte frequencies alone (the unigram), and the farther a head
+    // guesses, the worse it does.
+    let data = corpus();
+    let c = train_lab::shipped::medusa().unwrap();
+    let t = shipped(&recipe::target());
+    let k = c.heads.heads.len();
+    assert_eq!(k, recipe::MEDUSA_HEADS);
+    let windows: usize = c.meta["held_out_test_windows"].parse().unwrap();
+    let seq = t.cfg.max_seq;
+    let test = &data.held_out[..windows * (seq + 1 + k)];
+    let got = train_lab::medusa::held_out(&t.weights, &t.cfg, &c.heads, test, seq).unwrap();
+    let (uni, _) = corpus::baselines(&data.train, &data.held_out);
+    let stated_of = |key: String| -> f64 { c.meta[&key].parse().unwrap() };
+    let mut last = (0.0, 1.0);
+    for (i, g) in got.iter().enumerate() {
+        let head = i + 1;
+        let want = stated_of(format!("head{head}_test_bits_per_byte"));
+        assert!(
+            (g.bits - want).abs() < 1e-3,
+            "head {head}: {} vs {want}",
+            g.bits
+        );
+        let bits = stated_of(format!("head{head}_bits_per_byte"));
+        let top1 = stated_of(format!("head{head}_top1"));
+        assert!(
+            bits < uni - 0.5,
+            "head {head}: {bits} bits against the unigram's {uni}"
+        );
+        assert!(
+            bits > last.0 && top1 < last.1,
+            "head {head}: {bits}, {top1} after {last:?}"
+        );
+        last = (bits, top1);
+    }
 }

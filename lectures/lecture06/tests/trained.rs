@@ -176,4 +176,85 @@ fn demo7_on_the_trained_pair_dynamic_trees_win_and_layer_skip_pays_once_trained_
     for s in &d.sampled {
         assert!(s.tau >= 1.0 && s.tau <= deepest + 1.0, "{s:?}");
     }
+    medusa_rows(&d, &chain);
+}
+
+/// Demo 7's Medusa rows on the trained pair: lossless greedy, each τ a round's tokens, the
+/// heads' own accuracy falling with k, the heads beating the untrained first layer at every
+/// position and losing to the draft trained on the text at every greedy tree.
+fn medusa_rows(
+    d: &lecture06::spec_decode_on_hardware::demo7::Demo7,
+    chain: &dyn Fn(&str, f64) -> Vec<f64>,
+) {
+    use lecture06::spec_decode_on_hardware::demo7::{self, medusa};
+    // 4096² + 4096 + 4096 · 128 256 weights a head, over the 7.50 G a Llama-3.1-8B step
+    // reads (8.03 G less its 0.53 G embedding table): 0.0722.
+    assert!(
+        (medusa::card_cost() - 0.0722).abs() < 5e-4,
+        "{}",
+        medusa::card_cost()
+    );
+    let greedy = 1 + demo7::STATIC.len();
+    let sampled = demo7::TEMPERATURES.len() * demo7::SAMPLED.len();
+    assert_eq!(d.medusa.len(), greedy + sampled);
+    for r in &d.medusa {
+        let depth = r.alphas.len() as f64;
+        assert!(r.tau >= 1.0 && r.tau <= depth + 1.0, "{r:?}");
+        assert_eq!(r.identical, (r.temperature == 0.0).then_some(true), "{r:?}");
+        assert!(
+            r.alphas.iter().flatten().all(|a| *a > 0.0 && *a <= 1.0),
+            "{r:?}"
+        );
+    }
+    let top1 = &d.medusa_top1;
+    assert_eq!(top1.len(), 4);
+    assert!(top1.windows(2).all(|w| w[1] < w[0]), "{top1:?}");
+    // At T > 0, α at the first position (every round reaches it: the most rounds) and τ:
+    // the heads above the first layer never trained to exit, below the draft trained on the
+    // text.
+    let tau_of = |draft: &str, t: f64| {
+        let label = &d.sampled[0].label;
+        let row = d
+            .sampled
+            .iter()
+            .find(|s| s.draft == draft && s.temperature == t && &s.label == label);
+        row.unwrap().tau
+    };
+    for t in demo7::TEMPERATURES {
+        let heads = d
+            .medusa
+            .iter()
+            .find(|r| r.temperature == t && r.nodes == 4)
+            .unwrap();
+        let first = heads.alphas[0].unwrap();
+        let (weak, strong) = (TRAINED_DRAFT_NAMES[FIRST_LAYER], TRAINED_DRAFT_NAMES[DRAFT]);
+        assert!(
+            first > chain(weak, t)[0] + 0.1 && first < chain(strong, t)[0] - 0.1,
+            "T {t}"
+        );
+        assert!(
+            heads.tau > tau_of(weak, t) && heads.tau < tau_of(strong, t),
+            "T {t}"
+        );
+    }
+    for r in d
+        .medusa
+        .iter()
+        .filter(|r| r.temperature == 0.0 && r.nodes > 4)
+    {
+        let draft = d
+            .trees
+            .iter()
+            .find(|t| t.draft == TRAINED_DRAFT_NAMES[DRAFT] && t.label == r.label);
+        assert!(r.tau < draft.unwrap().tau, "{r:?} against {draft:?}");
+    }
+    let chain4 = d
+        .medusa
+        .iter()
+        .find(|r| r.temperature == 0.0 && r.nodes == 4)
+        .unwrap();
+    assert!(
+        chain4.speedup[0] > 1.0,
+        "the heads' chain pays at batch 1: {chain4:?}"
+    );
 }

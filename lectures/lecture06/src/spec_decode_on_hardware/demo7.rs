@@ -11,15 +11,17 @@
 //! models show, each beside the published result to compare it with.
 
 pub mod measure;
+pub mod medusa;
+pub mod rows;
 
 pub use measure::figures;
+pub use rows::{Demo7, LookupRow, MedusaRow, SampledRow, SkipRow, TreeRow};
 
 use decode_lab::Scenario;
 use lecture_kit::value::{fixed, int, label, measured, missing, parts, speedup, time};
 use lecture_kit::{
     Axis, Error, Figure, Observation, Out, Panel, Series, always, columns, row, what_if,
 };
-use serde::Serialize;
 
 use super::demo3::toy_model::{self, ModelFlag, ToyModel};
 use super::demo3::{BATCHES, LEVEL_COST};
@@ -40,99 +42,6 @@ pub const TEMPERATURES: [f64; 2] = [0.7, 1.0];
 pub const SAMPLED: [&[u32]; 3] = [&[1, 1, 1, 1], &[2, 2, 2], &[4, 2, 2, 1]];
 /// Tokens a prompt-lookup or layer-skip round proposes.
 pub const GAMMA: u32 = 4;
-
-/// What demo 7 computes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Demo7 {
-    /// The toy model (named in the export only when it is the trained one).
-    #[serde(skip_serializing_if = "ToyModel::is_random")]
-    pub model: ToyModel,
-    /// Prompts decoded, tokens each.
-    pub prompts: usize,
-    /// Tokens generated per prompt.
-    pub n_new: usize,
-    /// Dynamic against static trees, per draft.
-    pub trees: Vec<TreeRow>,
-    /// Sampled trees.
-    pub sampled: Vec<SampledRow>,
-    /// Prompt lookup per n.
-    pub lookup: Vec<LookupRow>,
-    /// Measured time of one lookup, seconds (this machine): in the tables as a measured
-    /// value (masked), not in the JSON figures, which stay byte-identical across runs.
-    #[serde(skip)]
-    pub lookup_seconds: f64,
-    /// Layer skip per k.
-    pub layer_skip: Vec<SkipRow>,
-}
-
-/// A static shape or a dynamic tree of as many nodes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TreeRow {
-    /// The draft.
-    pub draft: &'static str,
-    /// "树 3×3×3" or "动态 6×8≤39".
-    pub label: String,
-    /// Drafted nodes per round (the budget for a dynamic tree).
-    pub nodes: u64,
-    /// Measured τ.
-    pub tau: f64,
-    /// Speedup on the card at each batch of demo 3.
-    pub speedup: Vec<f64>,
-    /// Whether every output equals the target's greedy one.
-    pub identical: bool,
-}
-
-/// A tree sampled at T.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SampledRow {
-    /// The draft.
-    pub draft: &'static str,
-    /// The shape.
-    pub label: String,
-    /// Temperature.
-    pub temperature: f64,
-    /// Measured τ.
-    pub tau: f64,
-    /// α per level (per draft position for a chain): of the rounds that reached a level,
-    /// the share that accepted a token there (`decode_lab::SpecStats::per_level`); `None`
-    /// where no round reached the level.
-    pub alphas: Vec<Option<f64>>,
-}
-
-/// Prompt lookup with n-grams up to `max_ngram`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LookupRow {
-    /// Longest n-gram matched.
-    pub max_ngram: u32,
-    /// τ on greedy output.
-    pub tau_greedy: f64,
-    /// τ on sampled output (T = 1).
-    pub tau_sampled: f64,
-    /// Speedup on the card at each batch, greedy, c from the measured lookup time (a
-    /// measured value, like it: not in the JSON figures).
-    #[serde(skip)]
-    pub speedup: Vec<f64>,
-}
-
-/// The target's first k layers as its draft.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SkipRow {
-    /// Whose first layers (the trained model has two targets; the random one, none named).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub target: Option<&'static str>,
-    /// Toy layers drafting.
-    pub layers: usize,
-    /// The card target's layers drafting (the same fraction).
-    pub card_layers: u64,
-    /// Measured τ (greedy chain of [`GAMMA`]).
-    pub tau: f64,
-    /// c on the card at each batch.
-    pub c: Vec<f64>,
-    /// Speedup on the card at each batch.
-    pub speedup: Vec<f64>,
-    /// Whether every output equals the target's greedy one.
-    pub identical: bool,
-}
 
 /// 演示 7: every drafter for real on the toy model (`--model`).
 pub fn run(out: &mut Out, i: &ModelFlag) -> Result<(), Error> {
@@ -248,6 +157,9 @@ fn print(out: &mut Out, d: &Demo7) {
         format!("批 {} 加速", b[1]),
     ]);
     out.table(headers, rows).id("demo7_layer_skip");
+    if !d.medusa.is_empty() {
+        medusa::print(out, &d.medusa, &d.medusa_top1);
+    }
     out.observations(observations(d));
     out.figure(figure(d));
 }
@@ -403,6 +315,9 @@ fn trained_model(d: &Demo7, worse: &str) -> Vec<Observation> {
             measure::LAYERSKIP_TARGET,
             e.tau
         )));
+    }
+    if !d.medusa.is_empty() {
+        lines.push(medusa::observation(d, GAMMA));
     }
     lines
 }

@@ -2,7 +2,9 @@
 //! (`decode_lab::speculative_generate_batch` with each drafter's proposer), τ measured, and
 //! the conversions to the lecture's card.
 
-use decode_lab::speculative::{DynamicDraft, MAX_NGRAM, PromptLookup, TreeDraft, lookup_proposal};
+use decode_lab::speculative::{
+    DynamicDraft, MAX_NGRAM, MedusaDraft, PromptLookup, TreeDraft, lookup_proposal,
+};
 use decode_lab::{
     Draft, Sampling, Scenario, Seed, SpecStats, TreeShape, cost_coefficient,
     speculative_generate_batch, tree_speedup,
@@ -15,6 +17,8 @@ use transformer_lab::{Config, Params, TransformerLM, config_like, greedy_generat
 
 use super::super::demo3::toy_model::{self, ToyModel};
 use super::super::demo3::{BATCHES, CTX, LEVEL_COST, shape_label};
+use super::medusa;
+use super::rows::MedusaRow;
 use super::{
     DYNAMIC_DEPTH, DYNAMIC_WIDTH, Demo7, GAMMA, LookupRow, PROMPTS, SAMPLED, STATIC, SampledRow,
     SkipRow, TEMPERATURES, TreeRow,
@@ -192,6 +196,10 @@ pub fn figures(run: &toy_model::ToyRun) -> Result<Demo7, Error> {
         let named = Some(LAYERSKIP_TARGET);
         skips.extend(layer_skip(&params, early.cfg, &generated, &prompts, named)?);
     }
+    let (medusa, medusa_top1) = match trained {
+        true => medusa_rows(&target, &prompts, n_new, &generated)?,
+        false => (Vec::new(), Vec::new()),
+    };
     Ok(Demo7 {
         model: run.model,
         prompts: n,
@@ -201,7 +209,56 @@ pub fn figures(run: &toy_model::ToyRun) -> Result<Demo7, Error> {
         lookup,
         lookup_seconds,
         layer_skip: skips,
+        medusa,
+        medusa_top1,
     })
+}
+
+/// Medusa's heads (`train_lab`'s shipped ones) on `target` over `prompts`, `n_new` tokens
+/// each: a chain of [`GAMMA`] and [`STATIC`]'s trees greedy (checked against the target's
+/// greedy output `generated`), [`SAMPLED`] at [`TEMPERATURES`]; a level on the card costs
+/// one head ([`medusa::card_cost`]). Returns the rows and each head's held-out top-1.
+fn medusa_rows(
+    target: &TransformerLM<'_>,
+    prompts: &[Vec<u32>],
+    n_new: usize,
+    generated: &ndarray::Array2<u32>,
+) -> Result<(Vec<MedusaRow>, Vec<f64>), Error> {
+    let (heads, top1) = medusa::heads()?;
+    let card = Scenario {
+        draft: Draft::FixedCost(medusa::card_cost()),
+        ctx: CTX,
+        ..Scenario::LECTURE
+    };
+    let chain = [1u32; GAMMA as usize];
+    let greedy = std::iter::once(&chain[..]).chain(STATIC).map(|s| (s, 0.0));
+    let hot = TEMPERATURES
+        .iter()
+        .flat_map(|&t| SAMPLED.iter().map(move |&s| (s, t)));
+    let mut rows = Vec::new();
+    for (levels, t) in greedy.chain(hot) {
+        let shape = TreeShape::new(levels)?;
+        let proposer = MedusaDraft {
+            heads: &heads,
+            shape: &shape,
+        };
+        let sampling = match t {
+            0.0 => Sampling::Greedy,
+            t => Sampling::Temperature(t),
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(349);
+        let r = speculative_generate_batch(target, &proposer, prompts, n_new, sampling, &mut rng)?;
+        rows.push(MedusaRow {
+            label: shape_label(levels),
+            temperature: t,
+            nodes: shape.nodes(),
+            tau: tau(&r),
+            alphas: alphas(&r, levels.len()),
+            speedup: speedups(&card, levels.len() as u64, shape.nodes(), tau(&r))?,
+            identical: (t == 0.0).then(|| identical_to(generated, &r)),
+        });
+    }
+    Ok((rows, top1))
 }
 
 /// The trained model's two targets in the layer-skip table.
