@@ -17,12 +17,13 @@
 //! `cargo xtask web [lectureNN]` writes `target/web/lectureNN.html`, the lecture as a page
 //! that runs its crates in WebAssembly (see `web.rs`).
 //!
-//! `cargo xtask train corpus|prompts|target|draft|distilled|layerskip|medusa|measure` trains one of
+//! `cargo xtask train corpus|prompts|target|draft|distilled|layerskip|medusa|eagle|measure` trains one of
 //! train_lab's shipped models and writes its safetensors file (see `train.rs`).
 
 mod measure;
 mod script;
 mod train;
+mod train_eagle;
 mod web;
 
 use std::fs;
@@ -48,7 +49,7 @@ const TEMPLATES: [(&str, &str); 6] = [
 const USAGE: &str = "usage: cargo xtask new-lecture NN \"title\"   (NN: the lecture's number, 1–99)
        cargo xtask new-script NN SS NAME \"title\"   (script SS_NAME.py added to lecture NN)
        cargo xtask web [lectureNN]           (the lecture as one page: target/web/lectureNN.html)
-       cargo xtask train corpus|prompts|target|draft|distilled|layerskip|medusa|measure [--steps N]";
+       cargo xtask train corpus|prompts|target|draft|distilled|layerskip|medusa|eagle|measure [--steps N]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

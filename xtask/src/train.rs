@@ -1,4 +1,4 @@
-//! `cargo xtask train corpus|prompts|target|draft|distilled|layerskip|medusa|measure [--steps N]`: trains one of train_lab's recipes
+//! `cargo xtask train corpus|prompts|target|draft|distilled|layerskip|medusa|eagle|measure [--steps N]`: trains one of train_lab's recipes
 //! on the corpus and writes its safetensors file under `crates/train_lab/`, with how it was
 //! trained, how long it took and its held-out bits per byte in the file's metadata.
 //!
@@ -22,7 +22,7 @@ use train_lab::weights::Weights;
 /// Runs the task.
 pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let what = args.first().map(String::as_str).ok_or(
-        "train what? corpus, prompts, target, draft, distilled, layerskip, medusa or measure",
+        "train what? corpus, prompts, target, draft, distilled, layerskip, medusa, eagle or measure",
     )?;
     let steps = match args.get(1..) {
         Some([flag, n]) if flag == "--steps" => {
@@ -49,13 +49,14 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         "measure" => return crate::measure::run(&corpus.held_out),
         "prompts" => return write_prompts(root, &corpus.held_out),
         "medusa" => return train_medusa(root, &corpus, steps),
+        "eagle" => return crate::train_eagle::run(root, &corpus, steps),
         _ => {}
     }
     let mut r = recipe::all()
         .into_iter()
         .find(|r| r.name == what)
         .ok_or(format!(
-            "no recipe {what:?}; corpus, prompts, target, draft, distilled, layerskip, medusa or measure"
+            "no recipe {what:?}; corpus, prompts, target, draft, distilled, layerskip, medusa, eagle or measure"
         ))?;
     if let Some(s) = steps {
         r.schedule.steps = s;

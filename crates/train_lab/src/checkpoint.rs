@@ -11,6 +11,7 @@ use safetensors::tensor::{Dtype, TensorView};
 use transformer_lab::{Config, Params};
 
 use crate::Error;
+use crate::eagle::Eagle;
 use crate::medusa::Heads;
 use crate::weights::{Tensors, Weights};
 
@@ -183,6 +184,35 @@ fn shapes(p: &Params) -> Vec<Vec<usize>> {
     out
 }
 
+/// The model's shape from a file's metadata.
+fn config_from(meta: &HashMap<String, String>) -> Result<Config, Error> {
+    let err = Error::File;
+    let field = |k: &str| -> Result<&String, Error> {
+        meta.get(k)
+            .ok_or_else(|| err(format!("no {k:?} in the metadata")))
+    };
+    let num = |k: &str| -> Result<usize, Error> {
+        field(k)?
+            .parse()
+            .map_err(|_| err(format!("{k} is not a count")))
+    };
+    let real = |k: &str| -> Result<f32, Error> {
+        field(k)?
+            .parse()
+            .map_err(|_| err(format!("{k} is not a number")))
+    };
+    Ok(Config {
+        vocab: num("vocab")?,
+        d_model: num("d_model")?,
+        n_layers: num("n_layers")?,
+        n_heads: num("n_heads")?,
+        d_ff: num("d_ff")?,
+        max_seq: num("max_seq")?,
+        norm_eps: real("norm_eps")?,
+        rope_theta: real("rope_theta")?,
+    })
+}
+
 /// A checkpoint read back: the model's shape, its weights and the metadata.
 #[derive(Debug, Clone)]
 pub struct Checkpoint {
@@ -213,30 +243,7 @@ pub fn from_bytes(bytes: &[u8]) -> Result<Checkpoint, Error> {
     let err = Error::File;
     let (_, header) = SafeTensors::read_metadata(bytes).map_err(|e| err(e.to_string()))?;
     let meta: HashMap<String, String> = header.metadata().clone().unwrap_or_default();
-    let field = |k: &str| -> Result<&String, Error> {
-        meta.get(k)
-            .ok_or_else(|| err(format!("no {k:?} in the metadata")))
-    };
-    let num = |k: &str| -> Result<usize, Error> {
-        field(k)?
-            .parse()
-            .map_err(|_| err(format!("{k} is not a count")))
-    };
-    let real = |k: &str| -> Result<f32, Error> {
-        field(k)?
-            .parse()
-            .map_err(|_| err(format!("{k} is not a number")))
-    };
-    let cfg = Config {
-        vocab: num("vocab")?,
-        d_model: num("d_model")?,
-        n_layers: num("n_layers")?,
-        n_heads: num("n_heads")?,
-        d_ff: num("d_ff")?,
-        max_seq: num("max_seq")?,
-        norm_eps: real("norm_eps")?,
-        rope_theta: real("rope_theta")?,
-    };
+    let cfg = config_from(&meta)?;
     let st = SafeTensors::deserialize(bytes).map_err(|e| err(e.to_string()))?;
     let mut weights: Weights<f32> = Weights::from_params(&transformer_lab::init_params(&cfg, 0)?);
     let want = shapes(&weights.to_params());
@@ -254,4 +261,97 @@ pub fn from_bytes(bytes: &[u8]) -> Result<Checkpoint, Error> {
         }
     }
     Ok(Checkpoint { cfg, weights, meta })
+}
+
+/// Each tensor's shape of an EAGLE head for a target of shape `cfg`, in `tensors_mut`'s
+/// order.
+fn eagle_shapes(cfg: &Config) -> Vec<Vec<usize>> {
+    let (d, ff) = (cfg.d_model, cfg.d_ff);
+    let mut out = vec![vec![2 * d, d], vec![d], vec![d]];
+    out.extend([vec![d, d], vec![d, d], vec![d, d], vec![d, d]]);
+    out.extend([vec![d], vec![d, ff], vec![d, ff], vec![ff, d], vec![d]]);
+    out
+}
+
+/// Writes EAGLE's head for a target of shape `cfg` to `path`: tensors named as its
+/// `tensors_mut` names them (`fc`, `fc_bias`, `layer.wq`, …, `final_norm`), the target's
+/// shape and `eagle = 1` in the metadata beside `meta`.
+///
+/// Errors: a head of other shapes than `cfg`'s, a file that cannot be written.
+pub fn save_eagle(
+    path: &Path,
+    e: &Eagle<f32>,
+    cfg: &Config,
+    meta: &[(String, String)],
+) -> Result<(), Error> {
+    let mut e = e.clone();
+    let shapes = eagle_shapes(cfg);
+    let tensors: Vec<(String, Vec<usize>, Vec<u8>)> = e
+        .tensors_mut()
+        .into_iter()
+        .zip(shapes)
+        .map(|((name, x), shape)| {
+            let bytes = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+            (name, shape, bytes)
+        })
+        .collect();
+    let sized = |(_, shape, bytes): &(String, Vec<usize>, Vec<u8>)| {
+        shape.iter().product::<usize>() * 4 == bytes.len()
+    };
+    if !tensors.iter().all(sized) {
+        return Err(Error::Shape(format!(
+            "an EAGLE head of other shapes than a target of {cfg:?}"
+        )));
+    }
+    let mut metadata: HashMap<String, String> = config_fields(cfg)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    metadata.insert("eagle".into(), "1".into());
+    metadata.extend(meta.iter().cloned());
+    write(path, &tensors, metadata)
+}
+
+/// EAGLE's head read back: the target's shape it reads, the head, the metadata.
+#[derive(Debug, Clone)]
+pub struct EagleCheckpoint {
+    /// The target's shape.
+    pub cfg: Config,
+    /// The head.
+    pub eagle: Eagle<f32>,
+    /// Every metadata entry.
+    pub meta: HashMap<String, String>,
+}
+
+/// Reads EAGLE's head from the bytes of a file [`save_eagle`] wrote.
+///
+/// Errors: bytes that are not safetensors, lack a shape field or a tensor, or hold a
+/// tensor of another shape.
+pub fn eagle_from_bytes(bytes: &[u8]) -> Result<EagleCheckpoint, Error> {
+    let err = Error::File;
+    // The shape's fields as a model's file has them, through the same reader.
+    let (_, header) = SafeTensors::read_metadata(bytes).map_err(|e| err(e.to_string()))?;
+    let meta: HashMap<String, String> = header.metadata().clone().unwrap_or_default();
+    if meta.get("eagle").map(String::as_str) != Some("1") {
+        return Err(err(
+            "not an EAGLE head (no eagle = 1 in the metadata)".into()
+        ));
+    }
+    let cfg = config_from(&meta)?;
+    let st = SafeTensors::deserialize(bytes).map_err(|e| err(e.to_string()))?;
+    let mut eagle: Eagle<f32> = Eagle::new(&cfg, 0)?;
+    for ((name, x), shape) in eagle.tensors_mut().into_iter().zip(eagle_shapes(&cfg)) {
+        let t = st.tensor(&name).map_err(|e| err(format!("{name}: {e}")))?;
+        if t.dtype() != Dtype::F32 || t.shape() != shape.as_slice() {
+            return Err(err(format!(
+                "{name} is {:?} {:?}, not F32 {shape:?}",
+                t.dtype(),
+                t.shape()
+            )));
+        }
+        for (v, b) in x.iter_mut().zip(t.data().chunks_exact(4)) {
+            *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+    }
+    Ok(EagleCheckpoint { cfg, eagle, meta })
 }

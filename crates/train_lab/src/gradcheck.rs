@@ -8,6 +8,7 @@ use rand_chacha::ChaCha8Rng;
 use transformer_lab::{Config, init_params};
 
 use crate::Error;
+use crate::eagle::{self, Eagle, Frozen, Step};
 use crate::loss::Targets;
 use crate::medusa::{self, Heads};
 use crate::model::{Batch, Objective, loss, loss_and_grad};
@@ -170,4 +171,54 @@ pub fn check_head_gradients(
         Ok(medusa::loss_and_grad(w, &h, &targets, &lambdas, n as f64)?.0 / n as f64)
     };
     compare(&mut heads, &mut grad, &loss_of, per_tensor, &mut rng)
+}
+
+/// Checks EAGLE's draft head's gradient ([`crate::eagle::loss_and_grad`]) for a target of
+/// shape `cfg`: a head from `seed` with every tensor moved off its initial value, a random
+/// frozen embedding and LM head, `b` windows of `t` positions with random tokens and
+/// hidden states (spread wide enough that the smooth L1 meets both its pieces);
+/// `per_tensor` entries of each tensor.
+///
+/// Errors: a shape the head refuses.
+pub fn check_eagle_gradients(
+    cfg: &Config,
+    seed: u64,
+    (b, t): (usize, usize),
+    per_tensor: usize,
+) -> Result<Vec<TensorCheck>, Error> {
+    let mut head: Eagle<f64> = Eagle::new(cfg, seed)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    for (_, x) in head.tensors_mut() {
+        for v in x.iter_mut() {
+            *v = *v * 3.0 + rng.random_range(-0.2..0.2);
+        }
+    }
+    let (d, vocab) = (cfg.d_model, cfg.vocab);
+    let mut random = |shape: (usize, usize), r: f64| {
+        ndarray::Array2::from_shape_fn(shape, |_| rng.random_range(-r..r))
+    };
+    let embed = random((vocab, d), 1.0);
+    let lm_head = random((d, vocab), 1.0);
+    let features = random((b * (t + 1), d), 2.5);
+    let mut tokens =
+        |n: usize| -> Vec<u32> { (0..n).map(|_| rng.random_range(0..vocab as u32)).collect() };
+    let (next, after) = (tokens(b * t), tokens(b * t));
+    let frozen = Frozen {
+        embed: &embed,
+        lm_head: &lm_head,
+        cfg,
+    };
+    let step = Step {
+        b,
+        t,
+        next: &next,
+        after: &after,
+        features: &features,
+    };
+    let n = (b * t) as f64;
+    let (_, mut grad) = eagle::loss_and_grad(&head, &frozen, &step, n)?;
+    let loss_of = |e: &Eagle<f64>| -> Result<f64, Error> {
+        Ok(eagle::loss_and_grad(e, &frozen, &step, n)?.0 / n)
+    };
+    compare(&mut head, &mut grad, &loss_of, per_tensor, &mut rng)
 }

@@ -25,6 +25,8 @@ pub mod agree;
 pub mod block;
 pub mod checkpoint;
 pub mod corpus;
+pub mod eagle;
+pub(crate) mod frozen;
 pub mod gradcheck;
 pub mod layers;
 pub mod loss;

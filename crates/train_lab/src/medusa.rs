@@ -19,17 +19,16 @@
 //! added in a fixed order as [`crate::train`] adds a model's.
 
 use ndarray::{Array1, Array2, Axis, Zip};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use transformer_lab::Config;
 
 use crate::Error;
-use crate::adamw::{AdamState, AdamW, lr_at};
+use crate::adamw::AdamW;
+use crate::frozen;
 use crate::layers::{silu, silu_grad};
 use crate::loss::{Targets, cross_entropy};
 use crate::model::{Batch, hidden_at};
-use crate::train::{Schedule, StepLog, windows};
+use crate::train::{Schedule, StepLog};
 use crate::weights::{Named, Real, Tensors, Weights};
 
 /// Head k's loss weight is `LAMBDA^k` (Medusa-1's 0.8).
@@ -271,46 +270,20 @@ pub fn train(
     )?;
     opt.check()?;
     let lambdas = weights(k);
-    let mut rng = ChaCha8Rng::seed_from_u64(sched.seed);
-    let mut state = AdamState::new(heads);
     let positions = (sched.batch * sched.seq) as f64;
-    for step in 0..sched.steps {
-        let starts = windows(&mut rng, data.len(), sched.batch, sched.seq + k);
-        let parts: Vec<Result<(f64, Heads<f32>), Error>> = starts
-            .par_chunks(sched.micro)
-            .map(|chunk| {
-                let (x, next) = head_windows(data, chunk, sched.seq, k);
-                let batch = Batch {
-                    tokens: &x,
-                    b: chunk.len(),
-                    t: sched.seq,
-                };
-                let h = hidden_at(target, cfg, &batch, cfg.n_layers)?;
-                let targets: Vec<&[u32]> = next.iter().map(Vec::as_slice).collect();
-                loss_and_grad(heads, &h, &targets, &lambdas, positions)
-            })
-            .collect(); // in chunk order
-        let mut total = 0.0;
-        let mut grad: Option<Heads<f32>> = None;
-        for part in parts {
-            let (l, g) = part?;
-            total += l;
-            match grad.as_mut() {
-                Some(sum) => sum.add_assign(&g),
-                None => grad = Some(g),
-            }
-        }
-        let mut grad = grad.ok_or(Error::Setting("an empty batch".into()))?;
-        let lr = lr_at(step, sched.steps, sched.warmup, opt.lr, sched.floor);
-        let grad_norm = state.step(opt, heads, &mut grad, lr, &|_| false);
-        log(&StepLog {
-            step,
-            loss: total / positions,
-            lr,
-            grad_norm,
-        });
-    }
-    Ok(())
+    let grad_of = |heads: &Heads<f32>, chunk: &[usize]| {
+        let (x, next) = head_windows(data, chunk, sched.seq, k);
+        let batch = Batch {
+            tokens: &x,
+            b: chunk.len(),
+            t: sched.seq,
+        };
+        let h = hidden_at(target, cfg, &batch, cfg.n_layers)?;
+        let targets: Vec<&[u32]> = next.iter().map(Vec::as_slice).collect();
+        loss_and_grad(heads, &h, &targets, &lambdas, positions)
+    };
+    let span = (data.len(), sched.seq + k + 1);
+    frozen::steps(heads, sched, opt, span, &grad_of, Heads::add_assign, log)
 }
 
 /// How one head does on held-out text.

@@ -137,12 +137,34 @@ pub fn medusa() -> Recipe {
     }
 }
 
+/// EAGLE's draft head (Li et al. 2024, EAGLE-1; [`crate::eagle`]) on the shipped target,
+/// frozen: one block of the target's shape, its fusion layer and final norm, from
+/// `init_seed`; windows of `max_seq − 1` positions (the target reads one more); `cfg` is
+/// the target's shape.
+pub fn eagle() -> Recipe {
+    Recipe {
+        name: "eagle",
+        about: "EAGLE's draft head on the shipped target (frozen): a fusion layer, one block, a norm",
+        cfg: QCFG,
+        init_seed: 6,
+        schedule: Schedule {
+            seq: QCFG.max_seq - 1,
+            ..schedule(2000, 6)
+        },
+        opt: AdamW {
+            lr: 3e-3,
+            ..AdamW::SMALL
+        },
+        file: "data/eagle.safetensors",
+    }
+}
+
 /// Held-out windows of `max_seq` bytes on which a draft's agreement with its target is
 /// measured (the first ones of the held-out bytes): 24 × 128 = 3 072 positions.
 pub const AGREE_WINDOWS: usize = 24;
 
-/// Every recipe of a model, by name ([`medusa`]'s heads are not a model: `cargo xtask
-/// train medusa` runs it on its own).
+/// Every recipe of a model, by name ([`medusa`]'s and [`eagle`]'s heads are not models:
+/// `cargo xtask train medusa` and `eagle` run them on their own).
 pub fn all() -> Vec<Recipe> {
     vec![target(), draft(), distilled(), layerskip()]
 }

@@ -9,7 +9,9 @@ use ndarray::Array2;
 
 use crate::Error;
 use crate::accept::{N_SEQ, PROMPT_LEN};
-use crate::checkpoint::{Checkpoint, HeadsCheckpoint, from_bytes, heads_from_bytes};
+use crate::checkpoint::{
+    Checkpoint, EagleCheckpoint, HeadsCheckpoint, eagle_from_bytes, from_bytes, heads_from_bytes,
+};
 
 /// `data/target.safetensors`: the trained target, `QCFG`'s shape ([`crate::recipe::target`]).
 #[cfg(not(target_arch = "wasm32"))]
@@ -28,6 +30,9 @@ pub const LAYERSKIP: &[u8] = include_bytes!("../data/layerskip.safetensors");
 /// `data/medusa.safetensors`: Medusa's heads on the trained target ([`crate::recipe::medusa`]).
 #[cfg(not(target_arch = "wasm32"))]
 pub const MEDUSA: &[u8] = include_bytes!("../data/medusa.safetensors");
+/// `data/eagle.safetensors`: EAGLE's head on the trained target ([`crate::recipe::eagle`]).
+#[cfg(not(target_arch = "wasm32"))]
+pub const EAGLE: &[u8] = include_bytes!("../data/eagle.safetensors");
 /// `data/prompts.bin`: the [`N_SEQ`] prompts of [`PROMPT_LEN`] bytes that
 /// [`crate::accept::prompts`] takes from the held-out bytes, one after the other (written by
 /// `cargo xtask train prompts`; `tests/shipped.rs` takes them from the corpus again).
@@ -46,7 +51,7 @@ const MODELS: [(&str, &[u8]); 4] = [
 const MODELS: [(&str, &[u8]); 0] = [];
 /// The heads shipped, as [`medusa`] finds them.
 #[cfg(not(target_arch = "wasm32"))]
-const HEADS: [(&str, &[u8]); 1] = [("medusa", MEDUSA)];
+const HEADS: [(&str, &[u8]); 2] = [("medusa", MEDUSA), ("eagle", EAGLE)];
 /// None in a WebAssembly build.
 #[cfg(target_arch = "wasm32")]
 const HEADS: [(&str, &[u8]); 0] = [];
@@ -86,6 +91,14 @@ pub fn layerskip() -> Result<Checkpoint, Error> {
 pub fn medusa() -> Result<HeadsCheckpoint, Error> {
     let bytes = bytes_of(&HEADS, "medusa")?;
     heads_from_bytes(bytes).map_err(|e| Error::File(format!("data/medusa.safetensors: {e}")))
+}
+
+/// EAGLE's head on the trained target.
+///
+/// Errors: as [`target`].
+pub fn eagle() -> Result<EagleCheckpoint, Error> {
+    let bytes = bytes_of(&HEADS, "eagle")?;
+    eagle_from_bytes(bytes).map_err(|e| Error::File(format!("data/eagle.safetensors: {e}")))
 }
 
 /// The model `data/{name}.safetensors` compiled in, read.
@@ -134,6 +147,7 @@ mod tests {
         let heads = medusa().unwrap().heads;
         assert_eq!(heads.heads.len(), crate::recipe::MEDUSA_HEADS);
         assert_eq!(heads.dims(), (crate::recipe::medusa().cfg.d_model, 256));
+        assert_eq!(eagle().unwrap().cfg, crate::recipe::eagle().cfg);
         assert_eq!(prompts().unwrap().dim(), (N_SEQ, PROMPT_LEN));
     }
 

@@ -211,11 +211,21 @@ impl TransformerLM<'_> {
         let meta: Vec<(usize, &[usize], Mask<'_>)> =
             seqs.iter().map(|s| (s.pos0, s.positions, s.mask)).collect();
         // x: [Σ n_i, d_model], the rows of each sequence in turn.
-        for (mut row, &t) in x
-            .outer_iter_mut()
-            .zip(seqs.iter().flat_map(|s| s.tokens.iter()))
-        {
-            row.assign(&self.params.embed.row(t as usize));
+        // Each sequence's rows start from its tokens' embeddings, or from the vectors given.
+        let mut rows = x.outer_iter_mut();
+        for s in seqs.iter() {
+            match &s.inputs {
+                Some(inputs) => {
+                    for (input, mut row) in inputs.outer_iter().zip(rows.by_ref()) {
+                        row.assign(&input);
+                    }
+                }
+                None => {
+                    for (&t, mut row) in s.tokens.iter().zip(rows.by_ref()) {
+                        row.assign(&self.params.embed.row(t as usize));
+                    }
+                }
+            }
         }
         for (l, [w_qkv, w_o, w_gate_up, w_down]) in self.layers.iter().enumerate() {
             let layer = &self.params.layers[l];

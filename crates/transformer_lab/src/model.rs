@@ -117,6 +117,7 @@ impl<'p> TransformerLM<'p> {
             .outer_iter()
             .map(|tokens| Seq {
                 tokens,
+                inputs: None,
                 pos0: 0,
                 positions: &positions,
                 mask: Mask::Causal,
@@ -236,7 +237,7 @@ impl<'p> TransformerLM<'p> {
         caches: &mut [&mut KvCache],
         feeds: &[Feed<'_>],
     ) -> Result<Array2<f32>, Error> {
-        Ok(self.ragged(caches, feeds, false)?.0)
+        Ok(self.ragged(caches, feeds, false, None)?.0)
     }
 
     /// [`extend_ragged`](Self::extend_ragged), returning beside the logits (the same bits)
@@ -250,7 +251,41 @@ impl<'p> TransformerLM<'p> {
         caches: &mut [&mut KvCache],
         feeds: &[Feed<'_>],
     ) -> Result<(Array2<f32>, Array2<f32>), Error> {
-        let (logits, hidden) = self.ragged(caches, feeds, true)?;
+        let (logits, hidden) = self.ragged(caches, feeds, true, None)?;
+        Ok((logits, hidden.expect("asked for the hidden states")))
+    }
+
+    /// [`extend_ragged_hidden`](Self::extend_ragged_hidden), each fed position starting
+    /// from the vector `inputs[j]` row gives it (`[n_j, d_model]`, one per token of
+    /// `feeds[j]`) instead of its token's embedding: a draft head that reads features and
+    /// tokens together (EAGLE's draft layer, whose fusion layer makes these vectors). The
+    /// feeds' tokens are checked as ever but not read.
+    ///
+    /// Errors: as many inputs as feeds, each `[n_j, d_model]` with finite values; as
+    /// [`extend_ragged`](Self::extend_ragged).
+    pub fn extend_ragged_inputs(
+        &self,
+        caches: &mut [&mut KvCache],
+        feeds: &[Feed<'_>],
+        inputs: &[ArrayView2<'_, f32>],
+    ) -> Result<(Array2<f32>, Array2<f32>), Error> {
+        let fits = inputs.len() == feeds.len()
+            && inputs
+                .iter()
+                .zip(feeds)
+                .all(|(i, f)| i.dim() == (f.tokens.len(), self.cfg.d_model));
+        if !fits {
+            return Err(Error::Shape(format!(
+                "{} inputs for {} feeds: each needs [tokens, {}]",
+                inputs.len(),
+                feeds.len(),
+                self.cfg.d_model
+            )));
+        }
+        if inputs.iter().any(|i| i.iter().any(|v| !v.is_finite())) {
+            return Err(Error::Shape("an input that is not finite".into()));
+        }
+        let (logits, hidden) = self.ragged(caches, feeds, true, Some(inputs))?;
         Ok((logits, hidden.expect("asked for the hidden states")))
     }
 
@@ -259,6 +294,7 @@ impl<'p> TransformerLM<'p> {
         caches: &mut [&mut KvCache],
         feeds: &[Feed<'_>],
         hidden: bool,
+        inputs: Option<&[ArrayView2<'_, f32>]>,
     ) -> Result<(Array2<f32>, Option<Array2<f32>>), Error> {
         if caches.len() != feeds.len() {
             return Err(Error::Shape(format!(
@@ -311,7 +347,8 @@ impl<'p> TransformerLM<'p> {
             .iter_mut()
             .zip(feeds)
             .zip(&causal)
-            .map(|((cache, feed), causal)| {
+            .enumerate()
+            .map(|(j, ((cache, feed), causal))| {
                 let pos0 = cache.len;
                 let kv = cache
                     .k
@@ -331,6 +368,7 @@ impl<'p> TransformerLM<'p> {
                 };
                 Seq {
                     tokens: ArrayView1::from(feed.tokens),
+                    inputs: inputs.map(|i| i[j].view()),
                     pos0,
                     positions,
                     mask,
@@ -394,6 +432,7 @@ impl<'p> TransformerLM<'p> {
             .zip(kv)
             .map(|(tokens, kv)| Seq {
                 tokens,
+                inputs: None,
                 pos0,
                 positions,
                 mask,

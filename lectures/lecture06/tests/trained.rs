@@ -177,6 +177,25 @@ fn demo7_on_the_trained_pair_dynamic_trees_win_and_layer_skip_pays_once_trained_
         assert!(s.tau >= 1.0 && s.tau <= deepest + 1.0, "{s:?}");
     }
     medusa_rows(&d, &chain);
+    eagle_rows(&d);
+}
+
+/// Demo 7's EAGLE rows on the trained pair: lossless greedy, each τ a round's tokens, more
+/// accepted than Medusa's heads on every run (EAGLE's comparison, Li et al. 2024), α at
+/// the first position inside or above the range lecture 6 assumes from EAGLE's table.
+fn eagle_rows(d: &lecture06::spec_decode_on_hardware::demo7::Demo7) {
+    use lecture06::spec_decode_on_hardware::demo3::EAGLE_ALPHA;
+    assert_eq!(d.eagle.len(), d.medusa.len());
+    for (e, m) in d.eagle.iter().zip(&d.medusa) {
+        assert_eq!((&e.label, e.temperature), (&m.label, m.temperature));
+        let depth = e.alphas.len() as f64;
+        assert!(e.tau >= 1.0 && e.tau <= depth + 1.0, "{e:?}");
+        assert_eq!(e.identical, (e.temperature == 0.0).then_some(true), "{e:?}");
+        assert!(e.tau > m.tau, "EAGLE {e:?} against Medusa {m:?}");
+        assert!(e.alphas[0].unwrap() >= EAGLE_ALPHA.0, "{e:?}");
+    }
+    let (with_target, with_text) = d.eagle_agreement.unwrap();
+    assert!(with_target > with_text && with_text > d.medusa_top1[0]);
 }
 
 /// Demo 7's Medusa rows on the trained pair: lossless greedy, each τ a round's tokens, the

@@ -54,8 +54,8 @@ pub fn speculative_generate_batch<P: Proposer, Q: AsRef<[u32]>, R: Rng + ?Sized>
     // last one (the root of the next round).
     let hidden = prefill(target, &mut lanes, proposer.reads_hidden())?;
     let mut state = proposer.start(&mut lanes, &slots)?;
-    for (i, row) in hidden {
-        proposer.read_hidden(&mut state, i, row.view())?;
+    for (i, rows) in hidden {
+        proposer.read_hidden(&mut state, i, rows.view())?;
     }
     loop {
         let active: Vec<usize> = (0..lanes.len())
@@ -101,12 +101,12 @@ pub fn speculative_generate<P: Proposer, R: Rng + ?Sized>(
 
 /// Prefill: the target reads every prompt but its last token (the first round's root),
 /// in one ragged pass over the prompts longer than one token. With `hidden`, returns each
-/// of those lanes' last hidden state (the one its root follows), by lane index.
+/// of those lanes' hidden states (every prompt token's but the last), by lane index.
 fn prefill(
     target: &TransformerLM<'_>,
     lanes: &mut [Lane],
     hidden: bool,
-) -> Result<Vec<(usize, ndarray::Array1<f32>)>, Error> {
+) -> Result<Vec<(usize, ndarray::Array2<f32>)>, Error> {
     let long: Vec<usize> = (0..lanes.len())
         .filter(|&i| lanes[i].committed.len() > 1)
         .collect();
@@ -120,11 +120,12 @@ fn prefill(
         return Ok(Vec::new());
     }
     let (_, states) = forward_hidden(target, target_caches(lanes, &long), &feeds)?;
-    let mut last = 0;
+    let mut first = 0;
     let mut out = Vec::with_capacity(long.len());
     for (&i, head) in long.iter().zip(&heads) {
-        last += head.len();
-        out.push((i, states.row(last - 1).to_owned()));
+        let rows = states.slice(ndarray::s![first..first + head.len(), ..]);
+        out.push((i, rows.to_owned()));
+        first += head.len();
     }
     Ok(out)
 }
@@ -177,9 +178,9 @@ fn verify<P: Proposer, R: Rng + ?Sized>(
         };
         proposer.accepted(state, i, lane, &path)?;
         if let Some(hidden) = &hidden {
-            // The deepest accepted node: its state predicted `next`, the next root.
-            let deepest = first + path.last().copied().unwrap_or(0);
-            proposer.read_hidden(state, i, hidden.row(deepest))?;
+            // The root's and the accepted nodes' states; the last predicted `next`.
+            let rows: Vec<usize> = path.iter().map(|&node| first + node).collect();
+            proposer.read_hidden(state, i, hidden.select(ndarray::Axis(0), &rows).view())?;
         }
         lane.commit(&path, next)?;
     }

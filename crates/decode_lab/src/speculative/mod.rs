@@ -11,7 +11,8 @@
 //!
 //! - one seam for every drafter, [`Proposer`]: a draft model's chain or static tree
 //!   ([`TreeDraft`]: level j keeps the draft's top-k_j children of every node of level
-//!   j − 1, [`crate::TreeShape`]), its dynamic trees ([`DynamicDraft`], EAGLE-2), Medusa's
+//!   j − 1, [`crate::TreeShape`]), its dynamic trees ([`DynamicDraft`], EAGLE-2), EAGLE's
+//!   head on the target's features ([`EagleDraft`]), Medusa's
 //!   heads on the target's last hidden state ([`MedusaDraft`]), or n-gram lookup with no
 //!   model ([`PromptLookup`]);
 //! - one loop, [`speculative_generate_batch`]: a whole batch advances together, each round
@@ -40,6 +41,6 @@ pub use generate::{speculative_generate, speculative_generate_batch};
 pub use lane::{Lane, Node, SpecStats};
 pub use propose::Proposer;
 pub use proposers::{
-    DraftCaches, DynamicDraft, DynamicState, MAX_NGRAM, MedusaDraft, MedusaHead, MedusaHeads,
-    PromptLookup, TreeDraft, lookup_proposal,
+    DraftCaches, DynamicDraft, DynamicState, EagleDraft, EagleHead, EagleState, MAX_NGRAM,
+    MedusaDraft, MedusaHead, MedusaHeads, PromptLookup, TreeDraft, lookup_proposal,
 };

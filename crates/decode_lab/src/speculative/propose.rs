@@ -4,7 +4,7 @@
 //! [`Proposer`], not a new decoding loop: [`crate::speculative_generate_batch`] runs them
 //! all, verifying and accepting in one place.
 
-use ndarray::ArrayView1;
+use ndarray::ArrayView2;
 use rand::Rng;
 use transformer_lab::TransformerLM;
 
@@ -18,8 +18,9 @@ use crate::Error;
 /// The proposers: [`crate::speculative::TreeDraft`] (a draft model — a smaller model, a
 /// head, or the target's first layers — proposing a chain or a static tree),
 /// [`crate::speculative::DynamicDraft`] (its trees shaped by the draft's confidence,
-/// EAGLE-2), [`crate::speculative::MedusaDraft`] (heads on the target's last hidden state)
-/// and [`crate::speculative::PromptLookup`] (n-gram lookup, no model).
+/// EAGLE-2), [`crate::speculative::EagleDraft`] (EAGLE's head on the target's features),
+/// [`crate::speculative::MedusaDraft`] (heads on the target's last hidden state) and
+/// [`crate::speculative::PromptLookup`] (n-gram lookup, no model).
 pub trait Proposer {
     /// What the proposer keeps for one run: a draft model's caches, one per sequence.
     type State;
@@ -67,18 +68,19 @@ pub trait Proposer {
         false
     }
 
-    /// The target's last hidden state (after the final norm, what its LM head reads) at the
-    /// token before lane `index`'s next root: the state the root was predicted from. Given
-    /// after the prefill (to a lane whose prompt has more than one token) and after every
-    /// verification (at the accepted path's deepest node), to a proposer that
-    /// [`reads_hidden`](Proposer::reads_hidden).
+    /// The target's last hidden states (after the final norm, what its LM head reads) of
+    /// the tokens lane `index` just committed, `[n, d_model]` in order: after the prefill,
+    /// every prompt token but the last (to a lane whose prompt has more than one); after a
+    /// verification, the root and the accepted path's nodes. The last row is the state the
+    /// next root was predicted from. Given to a proposer that
+    /// [`reads_hidden`](Proposer::reads_hidden), after [`accepted`](Proposer::accepted).
     ///
-    /// Errors: a state of another width than the proposer reads.
+    /// Errors: states of another width than the proposer reads.
     fn read_hidden(
         &self,
         _state: &mut Self::State,
         _index: usize,
-        _hidden: ArrayView1<f32>,
+        _hidden: ArrayView2<f32>,
     ) -> Result<(), Error> {
         Ok(())
     }

@@ -10,12 +10,13 @@
 //! trained with LayerSkip's early exits; its observations are computed from what those
 //! models show, each beside the published result to compare it with.
 
+pub mod eagle;
 pub mod measure;
 pub mod medusa;
 pub mod rows;
 
 pub use measure::figures;
-pub use rows::{Demo7, LookupRow, MedusaRow, SampledRow, SkipRow, TreeRow};
+pub use rows::{Demo7, HeadRow, LookupRow, SampledRow, SkipRow, TreeRow};
 
 use decode_lab::Scenario;
 use lecture_kit::value::{fixed, int, label, measured, missing, parts, speedup, time};
@@ -159,6 +160,9 @@ fn print(out: &mut Out, d: &Demo7) {
     out.table(headers, rows).id("demo7_layer_skip");
     if !d.medusa.is_empty() {
         medusa::print(out, &d.medusa, &d.medusa_top1);
+    }
+    if let Some(agreement) = d.eagle_agreement {
+        eagle::print(out, &d.eagle, agreement);
     }
     out.observations(observations(d));
     out.figure(figure(d));
@@ -318,6 +322,9 @@ fn trained_model(d: &Demo7, worse: &str) -> Vec<Observation> {
     }
     if !d.medusa.is_empty() {
         lines.push(medusa::observation(d, GAMMA));
+    }
+    if !d.eagle.is_empty() {
+        lines.push(eagle::observation(d, GAMMA));
     }
     lines
 }

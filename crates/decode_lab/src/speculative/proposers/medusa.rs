@@ -11,7 +11,7 @@
 //! k − 1 head k's top-n_k tokens (greedy), or n_k tokens drawn from head k's distribution
 //! (sampling), the same distribution under every parent.
 
-use ndarray::{Array1, Array2, ArrayView1};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 use rand::Rng;
 use transformer_lab::TransformerLM;
 
@@ -174,20 +174,23 @@ impl Proposer for MedusaDraft<'_> {
         true
     }
 
+    /// Keeps the last row: the state the next root was predicted from.
     fn read_hidden(
         &self,
         state: &mut Self::State,
         index: usize,
-        hidden: ArrayView1<f32>,
+        hidden: ArrayView2<f32>,
     ) -> Result<(), Error> {
-        if hidden.len() != self.heads.d_model() {
+        if hidden.ncols() != self.heads.d_model() {
             return Err(Error::Argument(format!(
-                "a hidden state of {} for Medusa heads of width {}",
-                hidden.len(),
+                "hidden states of {} for Medusa heads of width {}",
+                hidden.ncols(),
                 self.heads.d_model()
             )));
         }
-        state[index] = Some(hidden.to_owned());
+        if let Some(last) = hidden.outer_iter().last() {
+            state[index] = Some(last.to_owned());
+        }
         Ok(())
     }
 

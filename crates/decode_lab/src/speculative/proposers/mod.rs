@@ -1,10 +1,12 @@
 //! The proposers, one per drafter: [`TreeDraft`] (a draft model's chain or static tree),
-//! [`DynamicDraft`] (EAGLE-2's dynamic trees), [`MedusaDraft`] (heads on the target's last
+//! [`DynamicDraft`] (EAGLE-2's dynamic trees), [`EagleDraft`] (EAGLE's head on the
+//! target's features), [`MedusaDraft`] (heads on the target's last
 //! hidden state) and [`PromptLookup`] (n-gram lookup), with
 //! the draft model's caches the first two share ([`DraftCaches`]).
 
 mod draft_caches;
 mod dynamic;
+mod eagle;
 mod lookup;
 mod medusa;
 mod tree;
@@ -12,6 +14,7 @@ mod tree;
 pub use draft_caches::DraftCaches;
 pub(crate) use draft_caches::check_draft;
 pub use dynamic::{DynamicDraft, DynamicState};
+pub use eagle::{EagleDraft, EagleHead, EagleState};
 pub use lookup::{MAX_NGRAM, PromptLookup, lookup_proposal};
 pub use medusa::{MedusaDraft, MedusaHead, MedusaHeads};
 pub use tree::TreeDraft;

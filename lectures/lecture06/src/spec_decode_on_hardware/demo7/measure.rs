@@ -3,7 +3,8 @@
 //! the conversions to the lecture's card.
 
 use decode_lab::speculative::{
-    DynamicDraft, MAX_NGRAM, MedusaDraft, PromptLookup, TreeDraft, lookup_proposal,
+    DynamicDraft, EagleDraft, MAX_NGRAM, MedusaDraft, PromptLookup, Proposer, TreeDraft,
+    lookup_proposal,
 };
 use decode_lab::{
     Draft, Sampling, Scenario, Seed, SpecStats, TreeShape, cost_coefficient,
@@ -17,12 +18,12 @@ use transformer_lab::{Config, Params, TransformerLM, config_like, greedy_generat
 
 use super::super::demo3::toy_model::{self, ToyModel};
 use super::super::demo3::{BATCHES, CTX, LEVEL_COST, shape_label};
-use super::medusa;
-use super::rows::MedusaRow;
+use super::rows::HeadRow;
 use super::{
     DYNAMIC_DEPTH, DYNAMIC_WIDTH, Demo7, GAMMA, LookupRow, PROMPTS, SAMPLED, STATIC, SampledRow,
     SkipRow, TEMPERATURES, TreeRow,
 };
+use super::{eagle, medusa};
 
 /// One drafter of the lecture, as demo 7 runs it.
 enum Drafter<'d, 'p> {
@@ -196,9 +197,9 @@ pub fn figures(run: &toy_model::ToyRun) -> Result<Demo7, Error> {
         let named = Some(LAYERSKIP_TARGET);
         skips.extend(layer_skip(&params, early.cfg, &generated, &prompts, named)?);
     }
-    let (medusa, medusa_top1) = match trained {
-        true => medusa_rows(&target, &prompts, n_new, &generated)?,
-        false => (Vec::new(), Vec::new()),
+    let heads = match trained {
+        true => Some(head_figures(run, &prompts, n_new, &generated)?),
+        false => None,
     };
     Ok(Demo7 {
         model: run.model,
@@ -209,56 +210,113 @@ pub fn figures(run: &toy_model::ToyRun) -> Result<Demo7, Error> {
         lookup,
         lookup_seconds,
         layer_skip: skips,
-        medusa,
-        medusa_top1,
+        medusa: heads.as_ref().map_or(Vec::new(), |h| h.medusa.clone()),
+        medusa_top1: heads.as_ref().map_or(Vec::new(), |h| h.medusa_top1.clone()),
+        eagle: heads.as_ref().map_or(Vec::new(), |h| h.eagle.clone()),
+        eagle_agreement: heads.as_ref().map(|h| h.eagle_agreement),
     })
 }
 
-/// Medusa's heads (`train_lab`'s shipped ones) on `target` over `prompts`, `n_new` tokens
-/// each: a chain of [`GAMMA`] and [`STATIC`]'s trees greedy (checked against the target's
-/// greedy output `generated`), [`SAMPLED`] at [`TEMPERATURES`]; a level on the card costs
-/// one head ([`medusa::card_cost`]). Returns the rows and each head's held-out top-1.
-fn medusa_rows(
-    target: &TransformerLM<'_>,
-    prompts: &[Vec<u32>],
-    n_new: usize,
-    generated: &ndarray::Array2<u32>,
-) -> Result<(Vec<MedusaRow>, Vec<f64>), Error> {
-    let (heads, top1) = medusa::heads()?;
-    let card = Scenario {
-        draft: Draft::FixedCost(medusa::card_cost()),
-        ctx: CTX,
-        ..Scenario::LECTURE
-    };
-    let chain = [1u32; GAMMA as usize];
-    let greedy = std::iter::once(&chain[..]).chain(STATIC).map(|s| (s, 0.0));
+/// One run of a draft head: its shape, its levels, its temperature (0: greedy).
+type HeadRun = (TreeShape, &'static [u32], f64);
+
+/// The runs of a draft head: a chain of [`GAMMA`] and [`STATIC`]'s trees greedy (T = 0),
+/// [`SAMPLED`] at [`TEMPERATURES`]; each its shape, its levels and its temperature.
+fn head_runs() -> Result<Vec<HeadRun>, Error> {
+    const CHAIN: [u32; GAMMA as usize] = [1; GAMMA as usize];
+    let greedy = std::iter::once(&CHAIN[..]).chain(STATIC).map(|s| (s, 0.0));
     let hot = TEMPERATURES
         .iter()
         .flat_map(|&t| SAMPLED.iter().map(move |&s| (s, t)));
+    greedy
+        .chain(hot)
+        .map(|(levels, t)| Ok((TreeShape::new(levels)?, levels, t)))
+        .collect()
+}
+
+/// A draft head's rows on `target` over `prompts`, `n_new` tokens each, each of `runs`
+/// proposed by `proposer(shape)`; greedy output checked against the target's greedy output
+/// `generated`; speedups on `card`.
+fn head_rows<'s, P: Proposer>(
+    target: &TransformerLM<'_>,
+    prompts: &[Vec<u32>],
+    (n_new, generated): (usize, &ndarray::Array2<u32>),
+    (runs, card): (&'s [HeadRun], &Scenario),
+    proposer: &dyn Fn(&'s TreeShape) -> P,
+) -> Result<Vec<HeadRow>, Error> {
     let mut rows = Vec::new();
-    for (levels, t) in greedy.chain(hot) {
-        let shape = TreeShape::new(levels)?;
-        let proposer = MedusaDraft {
-            heads: &heads,
-            shape: &shape,
-        };
-        let sampling = match t {
+    for (shape, levels, t) in runs {
+        let sampling = match *t {
             0.0 => Sampling::Greedy,
             t => Sampling::Temperature(t),
         };
         let mut rng = ChaCha8Rng::seed_from_u64(349);
-        let r = speculative_generate_batch(target, &proposer, prompts, n_new, sampling, &mut rng)?;
-        rows.push(MedusaRow {
+        let p = proposer(shape);
+        let r = speculative_generate_batch(target, &p, prompts, n_new, sampling, &mut rng)?;
+        rows.push(HeadRow {
             label: shape_label(levels),
-            temperature: t,
+            temperature: *t,
             nodes: shape.nodes(),
             tau: tau(&r),
             alphas: alphas(&r, levels.len()),
-            speedup: speedups(&card, levels.len() as u64, shape.nodes(), tau(&r))?,
-            identical: (t == 0.0).then(|| identical_to(generated, &r)),
+            speedup: speedups(card, levels.len() as u64, shape.nodes(), tau(&r))?,
+            identical: (*t == 0.0).then(|| identical_to(generated, &r)),
         });
     }
-    Ok((rows, top1))
+    Ok(rows)
+}
+
+/// What the draft heads give on the trained target.
+struct Heads {
+    medusa: Vec<HeadRow>,
+    medusa_top1: Vec<f64>,
+    eagle: Vec<HeadRow>,
+    eagle_agreement: (f64, f64),
+}
+
+/// Medusa's heads and EAGLE's head (`train_lab`'s shipped ones) on the trained `run`'s
+/// target, as [`head_rows`] runs them: a level of Medusa's costs one head on the card
+/// ([`medusa::card_cost`]), a level of EAGLE's a pass of its head (`Draft::Head`).
+fn head_figures(
+    run: &toy_model::ToyRun,
+    prompts: &[Vec<u32>],
+    n_new: usize,
+    generated: &ndarray::Array2<u32>,
+) -> Result<Heads, Error> {
+    let target = run.target()?;
+    let card = |draft: Draft| Scenario {
+        draft,
+        ctx: CTX,
+        ..Scenario::LECTURE
+    };
+    let runs = head_runs()?;
+    let (heads, medusa_top1) = medusa::heads()?;
+    let medusa_card = card(Draft::FixedCost(medusa::card_cost()));
+    let medusa = head_rows(
+        &target,
+        prompts,
+        (n_new, generated),
+        (&runs, &medusa_card),
+        &|shape| MedusaDraft {
+            heads: &heads,
+            shape,
+        },
+    )?;
+    let weights = eagle::weights(&run.params)?;
+    let head = weights.head()?;
+    let eagle = head_rows(
+        &target,
+        prompts,
+        (n_new, generated),
+        (&runs, &card(Draft::Head)),
+        &|shape| EagleDraft { head: &head, shape },
+    )?;
+    Ok(Heads {
+        medusa,
+        medusa_top1,
+        eagle,
+        eagle_agreement: weights.agreement,
+    })
 }
 
 /// The trained model's two targets in the layer-skip table.

@@ -3,7 +3,7 @@
 //! chain and static trees, greedy and sampled, through the one decoding loop
 //! (`decode_lab::speculative::MedusaDraft`).
 
-use super::rows::{Demo7, MedusaRow};
+use super::rows::{Demo7, HeadRow};
 use crate::spec_decode_on_hardware::demo3::toy_model::TRAINED_DRAFT_NAMES;
 use crate::spec_decode_on_hardware::demo3::{BATCHES, shape_label};
 use decode_lab::Scenario;
@@ -49,7 +49,7 @@ pub fn card_cost() -> f64 {
 }
 
 /// The table of Medusa's rows; `top1`: each head's held-out top-1 (see [`heads`]).
-pub fn print(out: &mut Out, rows: &[MedusaRow], top1: &[f64]) {
+pub fn print(out: &mut Out, rows: &[HeadRow], top1: &[f64]) {
     let t = Scenario::LECTURE.target;
     out.print(format!(
         "\nMedusa 头（Cai et al. 2024，Medusa-1：目标冻结，只训练头）：{} 个头接在训练过的目标最后一层的隐状态上，\
@@ -61,6 +61,11 @@ pub fn print(out: &mut Out, rows: &[MedusaRow], top1: &[f64]) {
         t.name,
         card_cost()
     ));
+    table(out, rows, "demo7_medusa");
+}
+
+/// A table of a draft head's rows, with `id`.
+pub fn table(out: &mut Out, rows: &[HeadRow], id: &str) {
     let deepest = rows.iter().map(|r| r.alphas.len()).max().unwrap_or(0);
     let body = rows.iter().map(|r| {
         let temperature = match r.temperature {
@@ -97,7 +102,7 @@ pub fn print(out: &mut Out, rows: &[MedusaRow], top1: &[f64]) {
         ..batches,
         "与目标逐字相同"
     ];
-    out.table(headers, body).id("demo7_medusa");
+    out.table(headers, body).id(id);
 }
 
 /// `a / b / c`, two decimals, "—" for a missing value.
@@ -120,7 +125,7 @@ struct DraftBeside<'a> {
 /// each head's own accuracy falls with k while α per level (conditional on reaching the
 /// level) does not, their best greedy tree beside the draft's on the same tree.
 fn compare(
-    rows: &[MedusaRow],
+    rows: &[HeadRow],
     top1: &[f64],
     gamma: u32,
     draft: Option<DraftBeside<'_>>,

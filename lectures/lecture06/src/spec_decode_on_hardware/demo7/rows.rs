@@ -28,10 +28,17 @@ pub struct Demo7 {
     pub layer_skip: Vec<SkipRow>,
     /// Medusa's heads per shape and temperature (the trained model only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub medusa: Vec<MedusaRow>,
+    pub medusa: Vec<HeadRow>,
     /// Each Medusa head's held-out top-1, as its file states it (the trained model only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub medusa_top1: Vec<f64>,
+    /// EAGLE's head per shape and temperature (the trained model only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub eagle: Vec<HeadRow>,
+    /// EAGLE's first guess on held-out text, teacher-forced: how often it is the target's
+    /// own, and the text's byte, as its file states them (the trained model only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eagle_agreement: Option<(f64, f64)>,
 }
 
 /// A static shape or a dynamic tree of as many nodes.
@@ -103,9 +110,9 @@ pub struct SkipRow {
     pub identical: bool,
 }
 
-/// One Medusa run: a shape at a temperature.
+/// One run of a draft head (Medusa's, EAGLE's): a shape at a temperature.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MedusaRow {
+pub struct HeadRow {
     /// "链 γ=4", "树 2×2×2".
     pub label: String,
     /// 0: greedy.
@@ -116,8 +123,8 @@ pub struct MedusaRow {
     pub tau: f64,
     /// α per level (`decode_lab::SpecStats::per_level`).
     pub alphas: Vec<Option<f64>>,
-    /// Speedup on the card at each batch of demo 3, a level costing one head
-    /// ([`super::medusa::card_cost`]).
+    /// Speedup on the card at each batch of demo 3, a level costing what the head reads
+    /// there (Medusa: [`super::medusa::card_cost`]; EAGLE: `decode_lab::Draft::Head`).
     pub speedup: Vec<f64>,
     /// Greedy: whether every output equals the target's greedy one.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,271 @@
+//! EAGLE's head through the one decoding loop: greedy output is the target's, a greedy
+//! chain accepts in every round what a plain reference (no cache: the reference forward's
+//! hidden states, the head run from scratch over the whole pair sequence each step) says,
+//! sampled output is drawn from the target, a head that does not fit is an error.
+
+mod common;
+use common::{TINY, chi_square, chi_square_critical, sharpened};
+use decode_lab::speculative::{EagleDraft, EagleHead};
+use decode_lab::{Sampling, TreeShape, speculative_generate, speculative_generate_batch};
+use ndarray::{Array1, Array2, ArrayView1, Axis, concatenate, s};
+use quant_lab::{QCFG, sample_tokens};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use transformer_lab::{
+    Config, Params, TransformerLM, autoregressive_generate, config_like, init_params, reference,
+};
+
+/// A head's weights for a target `p` of shape `cfg`: its fusion layer uniform in
+/// ±`scale`/√(2d), one block from `init_params` with `seed`, the target's embedding and LM
+/// head, a final norm's gain of 1.
+struct Weights {
+    fc: Array2<f32>,
+    bias: Array1<f32>,
+    params: Params,
+}
+
+fn weights(cfg: &Config, p: &Params, seed: u64, scale: f32) -> Weights {
+    let d = cfg.d_model;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let r = scale / ((2 * d) as f32).sqrt();
+    let fc = Array2::from_shape_fn((2 * d, d), |_| rng.random_range(-r..=r));
+    let bias = Array1::from_shape_fn(d, |_| rng.random_range(-r..=r));
+    let mut params = init_params(&config_like(cfg, 1), seed).unwrap();
+    params.embed = p.embed.clone();
+    params.lm_head = p.lm_head.clone();
+    for l in &mut params.layers {
+        l.wo *= 10.0;
+        l.w_down *= 10.0;
+    }
+    Weights { fc, bias, params }
+}
+
+fn head<'p>(cfg: &Config, w: &'p Weights) -> EagleHead<'p> {
+    let layer = TransformerLM::new(&w.params, config_like(cfg, 1), "eagle").unwrap();
+    EagleHead::new(w.fc.clone(), w.bias.clone(), layer).unwrap()
+}
+
+/// The last normed hidden state of every position of `x` (rows: embeddings or fused
+/// inputs) through `layers` and the final norm of `p`.
+fn hidden(p: &Params, cfg: &Config, x: Array2<f32>) -> Array2<f32> {
+    let mut x = x;
+    for layer in &p.layers {
+        x = reference::block(layer, cfg, &x);
+    }
+    reference::rms_norm(&x, p.final_norm.view(), cfg.norm_eps)
+}
+
+fn argmax(row: ArrayView1<f32>) -> u32 {
+    let mut best = 0;
+    for (i, &v) in row.iter().enumerate() {
+        if v > row[best] {
+            best = i;
+        }
+    }
+    best as u32
+}
+
+/// The rounds of a greedy chain of `gamma`, from the target's greedy output alone: at a
+/// round whose root sits at R, the head reads the pairs (f_j, x_{j+1}) for j < R (the
+/// target's true features), then each drafted token y as the pair (its parent's f̂, y);
+/// the round accepts the longest run of drafted tokens equal to the output's.
+fn reference_accepted(
+    target: &Params,
+    cfg: &Config,
+    w: &Weights,
+    gamma: usize,
+    prompt: &[u32],
+    output: &[u32],
+) -> Vec<u32> {
+    let all: Vec<u32> = prompt.iter().chain(output).copied().collect();
+    let embed = |t: &[u32]| reference::embed(&target.embed, t).unwrap();
+    let f = hidden(target, cfg, embed(&all));
+    let fuse = |feature: ArrayView1<f32>, token: u32| -> Array1<f32> {
+        let e = embed(&[token]);
+        let a = concatenate(Axis(1), &[e.view(), feature.insert_axis(Axis(0))]).unwrap();
+        (a.dot(&w.fc) + &w.bias).row(0).to_owned()
+    };
+    let one = config_like(cfg, 1);
+    let (mut produced, mut rounds) = (0, Vec::new());
+    while produced < output.len() {
+        let root = prompt.len() + produced - 1;
+        let depth = gamma.min(output.len() - produced - 1);
+        let mut a = 0;
+        if root > 0 {
+            let mut inputs: Vec<Array1<f32>> =
+                (0..root).map(|j| fuse(f.row(j), all[j + 1])).collect();
+            while a < depth {
+                let views: Vec<ArrayView1<f32>> = inputs.iter().map(|r| r.view()).collect();
+                let g = hidden(&w.params, &one, ndarray::stack(Axis(0), &views).unwrap());
+                let last = g.row(g.nrows() - 1).to_owned();
+                let guess = argmax(last.dot(&w.params.lm_head).view());
+                if guess != all[root + 1 + a] {
+                    break;
+                }
+                inputs.push(fuse(last.view(), guess));
+                a += 1;
+            }
+        }
+        rounds.push(a as u32);
+        produced += a + 1;
+    }
+    rounds
+}
+
+#[test]
+fn greedy_eagle_is_the_targets_output_and_a_chain_accepts_what_the_reference_says() {
+    let params = sharpened(&TINY, 3, 8.0);
+    let mut rng = ChaCha8Rng::seed_from_u64(8);
+    let prompts: Vec<Vec<u32>> = (1..=12)
+        .map(|i| (0..1 + i % 3).map(|_| rng.random_range(0..8)).collect())
+        .collect();
+    let w = weights(&TINY, &params, 2, 1.0);
+    let h = head(&TINY, &w);
+    let target = TransformerLM::new(&params, TINY, "t").unwrap();
+    let n_new = 12;
+    let (mut accepted, mut deepest) = (0, 0);
+    for levels in [&[1u32, 1, 1][..], &[4, 4, 2][..], &[3, 2][..]] {
+        let shape = TreeShape::new(levels).unwrap();
+        let eagle = EagleDraft {
+            head: &h,
+            shape: &shape,
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(0);
+        let out = speculative_generate_batch(
+            &target,
+            &eagle,
+            &prompts,
+            n_new,
+            Sampling::Greedy,
+            &mut rng,
+        )
+        .unwrap();
+        for (prompt, (tokens, stats)) in prompts.iter().zip(&out) {
+            let p = Array2::from_shape_vec((1, prompt.len()), prompt.clone()).unwrap();
+            let want = autoregressive_generate(&target, p.view(), n_new, 0.0, &mut rng).unwrap();
+            assert_eq!(
+                tokens[..],
+                want.row(0).to_vec()[..],
+                "{levels:?}, {prompt:?}"
+            );
+            if levels.iter().all(|&k| k == 1) {
+                let reference =
+                    reference_accepted(&params, &TINY, &w, levels.len(), prompt, tokens);
+                assert_eq!(stats.accepted, reference, "{prompt:?}");
+            }
+            accepted += stats.accepted.iter().sum::<u32>();
+            deepest = deepest.max(stats.accepted.iter().copied().max().unwrap_or(0));
+        }
+    }
+    assert!(
+        accepted > 50 && deepest >= 2,
+        "the head must accept for the test to mean anything: {accepted} tokens, at most \
+         {deepest} a round"
+    );
+    // Lecture 6's toy model in one batch with prompts of 8, 3 and 1 tokens: lossless.
+    let params = init_params(&QCFG, 0).unwrap();
+    let sampled = sample_tokens(&params, &QCFG, 4, 8, 3).unwrap();
+    let mut prompts: Vec<Vec<u32>> = sampled.outer_iter().map(|r| r.to_vec()).collect();
+    prompts.push(prompts[0][..3].to_vec());
+    prompts.push(vec![7]);
+    let w = weights(&QCFG, &params, 4, 1.0);
+    let h = head(&QCFG, &w);
+    let target = TransformerLM::new(&params, QCFG, "t").unwrap();
+    let shape = TreeShape::new(&[4, 2, 2, 1]).unwrap();
+    let eagle = EagleDraft {
+        head: &h,
+        shape: &shape,
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    let out = speculative_generate_batch(&target, &eagle, &prompts, 30, Sampling::Greedy, &mut rng)
+        .unwrap();
+    for (prompt, (tokens, stats)) in prompts.iter().zip(&out) {
+        let p = Array2::from_shape_vec((1, prompt.len()), prompt.clone()).unwrap();
+        let want = autoregressive_generate(&target, p.view(), 30, 0.0, &mut rng).unwrap();
+        assert_eq!(tokens[..], want.row(0).to_vec()[..], "{prompt:?}");
+        assert_eq!(stats.generated, 30);
+    }
+}
+
+#[test]
+fn sampled_eagle_draws_exactly_from_the_target() {
+    let p = sharpened(&TINY, 5, 6.0);
+    let target = TransformerLM::new(&p, TINY, "t").unwrap();
+    let w = weights(&TINY, &p, 9, 1.0);
+    let h = head(&TINY, &w);
+    let prompt = [3u32, 6];
+    let dist = |tokens: &[u32]| -> Vec<f64> {
+        let t = Array2::from_shape_vec((1, tokens.len()), tokens.to_vec()).unwrap();
+        let logits = target.full_logits(t.view()).unwrap();
+        transformer_lab::softmax_probs(logits.slice(s![0, tokens.len() - 1, ..]), 1.0).unwrap()
+    };
+    let p1 = dist(&prompt);
+    let pairs: Vec<f64> = (0..8u32)
+        .flat_map(|a| {
+            let pa = p1[a as usize];
+            dist(&[3, 6, a]).into_iter().map(move |pb| pa * pb)
+        })
+        .collect();
+    for levels in [&[1u32, 1][..], &[3, 2][..]] {
+        let shape = TreeShape::new(levels).unwrap();
+        let eagle = EagleDraft {
+            head: &h,
+            shape: &shape,
+        };
+        let n = 12_000;
+        let mut rng = ChaCha8Rng::seed_from_u64(2026);
+        let (mut first, mut pair, mut accepted) = (vec![0usize; 8], vec![0usize; 64], 0);
+        for _ in 0..n {
+            let (tokens, stats) = speculative_generate(
+                &target,
+                &eagle,
+                &prompt,
+                2,
+                Sampling::Temperature(1.0),
+                &mut rng,
+            )
+            .unwrap();
+            first[tokens[0] as usize] += 1;
+            pair[(tokens[0] * 8 + tokens[1]) as usize] += 1;
+            accepted += stats.accepted[0];
+        }
+        let (chi2, df) = chi_square(&first, &p1, n);
+        assert!(
+            chi2 < chi_square_critical(df),
+            "{levels:?} first: χ² {chi2:.1}, {df} df"
+        );
+        let (chi2, df) = chi_square(&pair, &pairs, n);
+        assert!(
+            chi2 < chi_square_critical(df),
+            "{levels:?} pairs: χ² {chi2:.1}, {df} df"
+        );
+        let rate = f64::from(accepted) / n as f64;
+        assert!(rate > 0.05 && rate < 0.95, "{levels:?}: acceptance {rate}");
+    }
+}
+
+#[test]
+fn a_head_that_does_not_fit_is_an_error_not_a_panic() {
+    let p = init_params(&TINY, 1).unwrap();
+    let w = weights(&TINY, &p, 1, 1.0);
+    let two = TransformerLM::new(&p, TINY, "two blocks").unwrap();
+    let e = EagleHead::new(w.fc.clone(), w.bias.clone(), two)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("one block"), "{e}");
+    let layer = TransformerLM::new(&w.params, config_like(&TINY, 1), "eagle").unwrap();
+    let e = EagleHead::new(w.fc.slice(s![..16, ..]).to_owned(), w.bias.clone(), layer).err();
+    assert!(e.unwrap().to_string().contains("fusion layer"));
+    let h = head(&TINY, &w);
+    let wide = init_params(&QCFG, 0).unwrap();
+    let other = TransformerLM::new(&wide, QCFG, "other").unwrap();
+    let chain = TreeShape::chain(2).unwrap();
+    let eagle = EagleDraft {
+        head: &h,
+        shape: &chain,
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    let e = speculative_generate(&other, &eagle, &[1, 2], 4, Sampling::Greedy, &mut rng);
+    assert!(e.unwrap_err().to_string().contains("cannot read a target"));
+    assert_eq!(h.layer().cfg().n_layers, 1);
+}
