@@ -5,7 +5,7 @@
 
 mod common;
 use common::{TINY, chi_square, chi_square_critical, sharpened};
-use decode_lab::speculative::{EagleDraft, EagleHead};
+use decode_lab::speculative::{EagleDraft, EagleDynamic, EagleHead};
 use decode_lab::{Sampling, TreeShape, speculative_generate, speculative_generate_batch};
 use ndarray::{Array1, Array2, ArrayView1, Axis, concatenate, s};
 use quant_lab::{QCFG, sample_tokens};
@@ -268,4 +268,72 @@ fn a_head_that_does_not_fit_is_an_error_not_a_panic() {
     let e = speculative_generate(&other, &eagle, &[1, 2], 4, Sampling::Greedy, &mut rng);
     assert!(e.unwrap_err().to_string().contains("cannot read a target"));
     assert_eq!(h.layer().cfg().n_layers, 1);
+}
+
+#[test]
+fn dynamic_trees_on_the_head_are_lossless_within_their_budget_and_greedy_only() {
+    // EAGLE-2's trees grown from the head: every output the target's own; a budget as
+    // large as everything drafted keeps every node, so it accepts at least what the
+    // smallest budget does; sampling is refused.
+    let params = sharpened(&TINY, 3, 8.0);
+    let mut rng = ChaCha8Rng::seed_from_u64(8);
+    let prompts: Vec<Vec<u32>> = (1..=12)
+        .map(|i| (0..1 + i % 3).map(|_| rng.random_range(0..8)).collect())
+        .collect();
+    let w = weights(&TINY, &params, 2, 1.0);
+    let h = head(&TINY, &w);
+    let target = TransformerLM::new(&params, TINY, "t").unwrap();
+    let mut taus = Vec::new();
+    for budget in [1, 4, 12] {
+        let dynamic = EagleDynamic {
+            head: &h,
+            depth: 3,
+            width: 4,
+            budget,
+        };
+        assert_eq!(dynamic.label(), format!("3×4≤{budget}"));
+        let mut rng = ChaCha8Rng::seed_from_u64(0);
+        let out =
+            speculative_generate_batch(&target, &dynamic, &prompts, 12, Sampling::Greedy, &mut rng)
+                .unwrap();
+        let (mut rounds, mut generated) = (0, 0);
+        for (prompt, (tokens, stats)) in prompts.iter().zip(&out) {
+            let p = Array2::from_shape_vec((1, prompt.len()), prompt.clone()).unwrap();
+            let want = autoregressive_generate(&target, p.view(), 12, 0.0, &mut rng).unwrap();
+            assert_eq!(
+                tokens[..],
+                want.row(0).to_vec()[..],
+                "budget {budget}, {prompt:?}"
+            );
+            // A budget of one node verifies one draft token a round at most.
+            if budget == 1 {
+                assert!(stats.accepted.iter().all(|&a| a <= 1), "{stats:?}");
+            }
+            rounds += stats.rounds;
+            generated += stats.generated;
+        }
+        taus.push(generated as f64 / rounds as f64);
+    }
+    assert!(taus[2] >= taus[0] && taus[2] > 1.2, "{taus:?}");
+    let dynamic = EagleDynamic {
+        head: &h,
+        depth: 3,
+        width: 4,
+        budget: 4,
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    let hot = speculative_generate(
+        &target,
+        &dynamic,
+        &[1, 2],
+        4,
+        Sampling::Temperature(1.0),
+        &mut rng,
+    );
+    assert!(hot.unwrap_err().to_string().contains("greedily"));
+    let zero = EagleDynamic {
+        budget: 0,
+        ..dynamic
+    };
+    assert!(speculative_generate(&target, &zero, &[1, 2], 4, Sampling::Greedy, &mut rng).is_err());
 }

@@ -182,11 +182,26 @@ fn demo7_on_the_trained_pair_dynamic_trees_win_and_layer_skip_pays_once_trained_
 
 /// Demo 7's EAGLE rows on the trained pair: lossless greedy, each τ a round's tokens, more
 /// accepted than Medusa's heads on every run (EAGLE's comparison, Li et al. 2024), α at
-/// the first position inside or above the range lecture 6 assumes from EAGLE's table.
+/// the first position inside or above the range lecture 6 assumes from EAGLE's table, and
+/// dynamic trees above static ones at equal nodes (EAGLE-2's).
 fn eagle_rows(d: &lecture06::spec_decode_on_hardware::demo7::Demo7) {
     use lecture06::spec_decode_on_hardware::demo3::EAGLE_ALPHA;
-    assert_eq!(d.eagle.len(), d.medusa.len());
-    for (e, m) in d.eagle.iter().zip(&d.medusa) {
+    let (dynamic, fixed): (Vec<_>, Vec<_>) =
+        d.eagle.iter().partition(|r| r.label.starts_with("动态"));
+    assert_eq!(fixed.len(), d.medusa.len());
+    // EAGLE-2's finding on the head: at every node count the dynamic tree accepts more.
+    assert_eq!(
+        dynamic.len(),
+        lecture06::spec_decode_on_hardware::demo7::STATIC.len()
+    );
+    for r in &dynamic {
+        let same = fixed
+            .iter()
+            .find(|s| s.temperature == 0.0 && s.nodes == r.nodes);
+        assert!(r.tau > same.unwrap().tau, "{r:?} against {same:?}");
+        assert_eq!(r.identical, Some(true));
+    }
+    for (e, m) in fixed.into_iter().zip(&d.medusa) {
         assert_eq!((&e.label, e.temperature), (&m.label, m.temperature));
         let depth = e.alphas.len() as f64;
         assert!(e.tau >= 1.0 && e.tau <= depth + 1.0, "{e:?}");

@@ -41,6 +41,6 @@ pub use generate::{speculative_generate, speculative_generate_batch};
 pub use lane::{Lane, Node, SpecStats};
 pub use propose::Proposer;
 pub use proposers::{
-    DraftCaches, DynamicDraft, DynamicState, EagleDraft, EagleHead, EagleState, MAX_NGRAM,
-    MedusaDraft, MedusaHead, MedusaHeads, PromptLookup, TreeDraft, lookup_proposal,
+    DraftCaches, DynamicDraft, DynamicState, EagleDraft, EagleDynamic, EagleHead, EagleState,
+    MAX_NGRAM, MedusaDraft, MedusaHead, MedusaHeads, PromptLookup, TreeDraft, lookup_proposal,
 };

@@ -173,15 +173,15 @@ impl Proposer for DynamicDraft<'_, '_> {
 
 /// One candidate child: its parent's index, its token, its cumulative draft probability.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Candidate {
-    parent: usize,
-    token: u32,
-    score: f64,
+pub(crate) struct Candidate {
+    pub(crate) parent: usize,
+    pub(crate) token: u32,
+    pub(crate) score: f64,
 }
 
 /// The `keep` best `candidates` by cumulative probability (ties to the earlier candidate),
 /// back in candidate order, so a level's nodes stay grouped by parent.
-fn keep_most_confident(candidates: Vec<Candidate>, keep: usize) -> Vec<Candidate> {
+pub(crate) fn keep_most_confident(candidates: Vec<Candidate>, keep: usize) -> Vec<Candidate> {
     let mut order: Vec<usize> = (0..candidates.len()).collect();
     order.sort_by(|&a, &b| {
         candidates[b]
@@ -197,7 +197,7 @@ fn keep_most_confident(candidates: Vec<Candidate>, keep: usize) -> Vec<Candidate
 /// EAGLE-2's reranking: of every node drafted (`score[1..]`), the `budget` with the
 /// highest cumulative draft probability (ties to the earlier drafted), in drafted order.
 /// A child's score is at most its parent's, so the kept nodes' parents are kept.
-fn rerank(score: &[f64], budget: usize) -> Vec<usize> {
+pub(crate) fn rerank(score: &[f64], budget: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (1..score.len()).collect();
     order.sort_by(|&a, &b| score[b].total_cmp(&score[a]).then(a.cmp(&b)));
     order.truncate(budget);
@@ -208,7 +208,7 @@ fn rerank(score: &[f64], budget: usize) -> Vec<usize> {
 /// Keeps the root and the drafted nodes `keep` (increasing node indices, each one's parent
 /// kept too) of `nodes`, renumbered in that order: the tree the target verifies. Returns
 /// each kept node's index when it was drafted, where the draft's cache holds it.
-fn prune(nodes: &mut Vec<Node>, keep: &[usize]) -> Vec<usize> {
+pub(crate) fn prune(nodes: &mut Vec<Node>, keep: &[usize]) -> Vec<usize> {
     let mut new_index = vec![usize::MAX; nodes.len()];
     new_index[0] = 0;
     let mut kept = vec![nodes[0].clone()];

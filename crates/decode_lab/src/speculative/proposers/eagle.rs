@@ -104,18 +104,18 @@ pub struct EagleDraft<'d, 'p> {
 /// What the head keeps per sequence.
 pub struct EagleState {
     /// The head's cache: the pairs of committed positions it has read.
-    caches: Vec<KvCache>,
+    pub(crate) caches: Vec<KvCache>,
     /// The target's true features of the committed positions it has not read yet, from
     /// the first position past its cache.
-    pending: Vec<Vec<Array1<f32>>>,
+    pub(crate) pending: Vec<Vec<Array1<f32>>>,
 }
 
 /// One node to expand: its index in the round's tree, the head's logits for its children,
 /// the feature its children are fed with.
-struct Frontier {
-    node: usize,
-    logits: Array1<f32>,
-    feature: Array1<f32>,
+pub(crate) struct Frontier {
+    pub(crate) node: usize,
+    pub(crate) logits: Array1<f32>,
+    pub(crate) feature: Array1<f32>,
 }
 
 impl Proposer for EagleDraft<'_, '_> {
@@ -184,10 +184,9 @@ impl Proposer for EagleDraft<'_, '_> {
         Ok(())
     }
 
-    /// The catch-up of every active lane in one ragged pass (its last row the root's),
-    /// then level by level one ragged tree-masked pass over the nodes that still grow:
-    /// each node's children are the head's top-k (greedy) or k draws from its distribution
-    /// q (sampling, lane after lane, node after node; q kept for the verification).
+    /// The head's round (see the module's doc), each node's children its top-k (greedy)
+    /// or k draws from its distribution q (sampling, lane after lane, node after node; q
+    /// kept for the verification).
     fn propose<R: Rng + ?Sized>(
         &self,
         state: &mut EagleState,
@@ -197,7 +196,71 @@ impl Proposer for EagleDraft<'_, '_> {
         rng: &mut R,
     ) -> Result<(), Error> {
         let levels = self.shape.levels_for("EAGLE")?;
-        // Lanes with pairs to read (a one-token prompt has none before its first round).
+        let mut grow = |_: usize, lane: &mut Lane, frontier: Vec<Frontier>, depth: usize| {
+            let k = levels[depth] as usize;
+            let mut children = Vec::new();
+            for f in frontier {
+                let picked: Vec<u32> = if temperature == 0.0 {
+                    top_k(f.logits.view(), k)
+                } else {
+                    let q = probabilities(f.logits.view(), temperature)?;
+                    let drawn = (0..k)
+                        .map(|_| draw(&q, rng))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    lane.set_q(f.node, q);
+                    drawn
+                };
+                for token in picked {
+                    children.push((lane.nodes.len(), token, f.feature.clone()));
+                    lane.push(token, f.node);
+                }
+            }
+            Ok(children)
+        };
+        self.head
+            .round(state, lanes, active, levels.len(), &mut grow)?;
+        Ok(())
+    }
+
+    /// The head forgets every drafted entry: next round it reads the accepted positions
+    /// with the target's true features.
+    fn accepted(
+        &self,
+        state: &mut EagleState,
+        index: usize,
+        lane: &Lane,
+        _path: &[usize],
+    ) -> Result<(), Error> {
+        state.caches[index].truncate(lane.root_slot());
+        Ok(())
+    }
+}
+
+/// One level's growth of a lane's tree: given the lane's index, the lane, its nodes to
+/// expand and the level's depth (from 0), pushes their children on the lane and returns
+/// each child (its index, its token, the feature it is fed with).
+pub(crate) type Grow<'g> =
+    dyn FnMut(usize, &mut Lane, Vec<Frontier>, usize) -> Result<Vec<Child>, Error> + 'g;
+
+/// A child pushed on a lane's tree: its index, its token, its parent's feature.
+pub(crate) type Child = (usize, u32, Array1<f32>);
+
+impl EagleHead<'_> {
+    /// A round for the `active` lanes, at most `levels` deep: the catch-up of every lane
+    /// with pairs to read in one ragged pass (its last row the root's), then level by level
+    /// `grow` adds each lane's children and one ragged tree-masked pass feeds the ones that
+    /// will have children of their own. Returns the lanes that drafted (a one-token prompt
+    /// has no pair to read before its first round).
+    ///
+    /// Errors: the head refuses its inputs; whatever `grow` returns.
+    pub(crate) fn round(
+        &self,
+        state: &mut EagleState,
+        lanes: &mut [Lane],
+        active: &[usize],
+        levels: usize,
+        grow: &mut Grow<'_>,
+    ) -> Result<Vec<usize>, Error> {
         let reading: Vec<usize> = active
             .iter()
             .copied()
@@ -205,7 +268,7 @@ impl Proposer for EagleDraft<'_, '_> {
             .collect();
         let mut frontiers: Vec<Vec<Frontier>> = (0..lanes.len()).map(|_| Vec::new()).collect();
         if reading.is_empty() {
-            return Ok(());
+            return Ok(reading);
         }
         let mut tokens = Vec::new();
         let mut inputs = Vec::new();
@@ -214,9 +277,8 @@ impl Proposer for EagleDraft<'_, '_> {
             let r = lanes[i].root_slot();
             let features: Vec<ArrayView1<f32>> =
                 state.pending[i].iter().map(|f| f.view()).collect();
-            let features = stack(&features)?;
             let next = lanes[i].committed[p + 1..=r].to_vec();
-            inputs.push(self.head.fuse(features.view(), &next)?);
+            inputs.push(self.fuse(stack(&features)?.view(), &next)?);
             tokens.push(next);
         }
         let feeds: Vec<Feed<'_>> = tokens
@@ -237,8 +299,8 @@ impl Proposer for EagleDraft<'_, '_> {
                 feature: hidden.row(row - 1).to_owned(),
             });
         }
-        let mut slots: Vec<Vec<Option<usize>>> = (0..lanes.len()).map(|_| vec![None]).collect();
-        for (depth, &k) in levels.iter().enumerate() {
+        let mut slots: Vec<Vec<Option<usize>>> = (0..lanes.len()).map(|_| Vec::new()).collect();
+        for depth in 0..levels {
             let mut fed_lanes = Vec::new();
             let mut chunks: Vec<Chunk> = Vec::new();
             for &i in &reading {
@@ -246,28 +308,12 @@ impl Proposer for EagleDraft<'_, '_> {
                     continue;
                 }
                 let lane = &mut lanes[i];
-                let mut children = Vec::new();
-                for f in std::mem::take(&mut frontiers[i]) {
-                    let picked: Vec<u32> = if temperature == 0.0 {
-                        top_k(f.logits.view(), k as usize)
-                    } else {
-                        let q = probabilities(f.logits.view(), temperature)?;
-                        let drawn = (0..k)
-                            .map(|_| draw(&q, rng))
-                            .collect::<Result<Vec<_>, _>>()?;
-                        lane.set_q(f.node, q);
-                        drawn
-                    };
-                    for token in picked {
-                        children.push((lane.nodes.len(), token, f.feature.clone()));
-                        lane.push(token, f.node);
-                        slots[i].push(None);
-                    }
-                }
+                let children = grow(i, lane, std::mem::take(&mut frontiers[i]), depth)?;
+                slots[i].resize(lane.nodes.len(), None);
                 // The last level is verified, never fed.
                 if depth + 1 < lane.depth && !children.is_empty() {
                     let cache = &state.caches[i];
-                    let chunk = Chunk::new(self.head, lane, cache, &mut slots[i], children)?;
+                    let chunk = Chunk::new(self, lane, cache, &mut slots[i], children)?;
                     chunks.push(chunk);
                     fed_lanes.push(i);
                 }
@@ -290,24 +336,9 @@ impl Proposer for EagleDraft<'_, '_> {
                 row += c.nodes.len();
             }
         }
-        Ok(())
+        Ok(reading)
     }
 
-    /// The head forgets every drafted entry: next round it reads the accepted positions
-    /// with the target's true features.
-    fn accepted(
-        &self,
-        state: &mut EagleState,
-        index: usize,
-        lane: &Lane,
-        _path: &[usize],
-    ) -> Result<(), Error> {
-        state.caches[index].truncate(lane.root_slot());
-        Ok(())
-    }
-}
-
-impl EagleDraft<'_, '_> {
     /// One ragged pass of the head over `which` lanes' feeds, counted in their statistics.
     fn pass(
         &self,
@@ -323,7 +354,6 @@ impl EagleDraft<'_, '_> {
         let views: Vec<ArrayView2<f32>> = inputs.iter().map(|i| i.view()).collect();
         let mut caches = pick(&mut state.caches, which);
         Ok(self
-            .head
             .layer
             .extend_ragged_inputs(&mut caches, feeds, &views)?)
     }
@@ -350,7 +380,7 @@ impl Chunk {
         lane: &Lane,
         cache: &KvCache,
         slots: &mut [Option<usize>],
-        children: Vec<(usize, u32, Array1<f32>)>,
+        children: Vec<Child>,
     ) -> Result<Chunk, Error> {
         let prefix = lane.root_slot();
         let first = cache.len();

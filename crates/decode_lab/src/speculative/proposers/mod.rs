@@ -7,6 +7,7 @@
 mod draft_caches;
 mod dynamic;
 mod eagle;
+mod eagle_dynamic;
 mod lookup;
 mod medusa;
 mod tree;
@@ -15,6 +16,7 @@ pub use draft_caches::DraftCaches;
 pub(crate) use draft_caches::check_draft;
 pub use dynamic::{DynamicDraft, DynamicState};
 pub use eagle::{EagleDraft, EagleHead, EagleState};
+pub use eagle_dynamic::EagleDynamic;
 pub use lookup::{MAX_NGRAM, PromptLookup, lookup_proposal};
 pub use medusa::{MedusaDraft, MedusaHead, MedusaHeads};
 pub use tree::TreeDraft;

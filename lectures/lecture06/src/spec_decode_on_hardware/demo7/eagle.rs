@@ -140,11 +140,27 @@ pub fn observation(d: &Demo7, gamma: u32) -> Observation {
     let same = same.map_or(String::new(), |t| {
         format!("，{draft_name} 同样的树 τ {:.2}", t.tau)
     });
+    let pairs: Vec<String> = d
+        .eagle
+        .iter()
+        .filter(|r| r.label.starts_with("动态"))
+        .filter_map(|dynamic| {
+            let fixed = d.eagle.iter().find(|r| {
+                r.temperature == 0.0 && r.nodes == dynamic.nodes && !r.label.starts_with("动态")
+            })?;
+            Some(format!(
+                "{} 个节点 {:.2} → {:.2}",
+                fixed.nodes, fixed.tau, dynamic.tau
+            ))
+        })
+        .collect();
     what_if(format!(
-        "链 γ = {gamma}、T = 0.7 的 τ 和逐层 α：EAGLE 头 {:.2}（{}），Medusa 头 {:.2}（{}），{draft_name} {:.2}（{}）——{order}。\
+        "EAGLE 头上同样节点数，静态树 → 动态树（EAGLE-2）的 τ：{}。\
+         链 γ = {gamma}、T = 0.7 的 τ 和逐层 α：EAGLE 头 {:.2}（{}），Medusa 头 {:.2}（{}），{draft_name} {:.2}（{}）——{order}。\
          EAGLE（Li et al. 2024）比的是同一个目标上的 Medusa，它的草稿层读前一个 token，所以后几层不像 Medusa 的头那样从同一个隐状态盲猜。\
          演示 1–3 假设的逐位置 α 是 EAGLE 论文表里的 {:.2}–{:.2}，这里 EAGLE 头量出来的是 {:.2}–{:.2}。\
          贪心时 EAGLE 头最好的是{}：τ {:.2}{same}，批 {} 加速 {:.2}×、批 {} {:.2}×。",
+        pairs.join("，"),
         eagle.0,
         levels(&eagle.1),
         medusa.0,

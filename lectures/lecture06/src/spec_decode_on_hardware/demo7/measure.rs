@@ -3,8 +3,8 @@
 //! the conversions to the lecture's card.
 
 use decode_lab::speculative::{
-    DynamicDraft, EagleDraft, MAX_NGRAM, MedusaDraft, PromptLookup, Proposer, TreeDraft,
-    lookup_proposal,
+    DynamicDraft, EagleDraft, EagleDynamic, MAX_NGRAM, MedusaDraft, PromptLookup, Proposer,
+    TreeDraft, lookup_proposal,
 };
 use decode_lab::{
     Draft, Sampling, Scenario, Seed, SpecStats, TreeShape, cost_coefficient,
@@ -304,13 +304,48 @@ fn head_figures(
     )?;
     let weights = eagle::weights(&run.params)?;
     let head = weights.head()?;
-    let eagle = head_rows(
+    let eagle_card = card(Draft::Head);
+    let mut eagle = head_rows(
         &target,
         prompts,
         (n_new, generated),
-        (&runs, &card(Draft::Head)),
+        (&runs, &eagle_card),
         &|shape| EagleDraft { head: &head, shape },
     )?;
+    // EAGLE-2's dynamic trees on the head, as many nodes as each static tree, after the
+    // greedy rows.
+    let mut dynamic = Vec::new();
+    for levels in STATIC {
+        let nodes = TreeShape::new(levels)?.nodes();
+        let budget = nodes as u32;
+        let proposer = EagleDynamic {
+            head: &head,
+            depth: DYNAMIC_DEPTH,
+            width: DYNAMIC_WIDTH.max(budget.div_ceil(DYNAMIC_DEPTH)),
+            budget,
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(349);
+        let r = speculative_generate_batch(
+            &target,
+            &proposer,
+            prompts,
+            n_new,
+            Sampling::Greedy,
+            &mut rng,
+        )?;
+        let depth = u64::from(DYNAMIC_DEPTH);
+        dynamic.push(HeadRow {
+            label: format!("动态 {}", proposer.label()),
+            temperature: 0.0,
+            nodes,
+            tau: tau(&r),
+            alphas: alphas(&r, DYNAMIC_DEPTH as usize),
+            speedup: speedups(&eagle_card, depth, nodes, tau(&r))?,
+            identical: Some(identical_to(generated, &r)),
+        });
+    }
+    let greedy = runs.iter().filter(|r| r.2 == 0.0).count();
+    eagle.splice(greedy..greedy, dynamic);
     Ok(Heads {
         medusa,
         medusa_top1,
