@@ -141,10 +141,7 @@ fn train_medusa(root: &Path, c: &Corpus, steps: Option<usize>) -> Result<(), Str
         crate::println_out(&format!(
             "head {head} (the byte {} after the next): held-out {:.3} bits per byte, top-1 \
              {:.3} (first {TEST_WINDOWS} windows {:.4} bits)",
-            head + 1,
-            all.bits,
-            all.top1,
-            first.bits
+            head, all.bits, all.top1, first.bits
         ));
         meta.push((
             format!("head{head}_bits_per_byte"),

@@ -172,8 +172,9 @@ fn greedy_medusa_is_the_targets_output_and_accepts_what_the_reference_says() {
 
 #[test]
 fn sampled_medusa_draws_exactly_from_the_target() {
-    // Two tokens after [3, 6] on an 8-token model: the first token and the pairs counted
-    // against the target's own distributions, with a chain of 2 and a tree of [3, 2].
+    // Three tokens after [3, 6] on an 8-token model (so the first round drafts both
+    // levels): the first token and the pairs counted against the target's own
+    // distributions, with a chain of 2 and a tree of [3, 2].
     let p = sharpened(&TINY, 5, 60.0);
     let target = TransformerLM::new(&p, TINY, "t").unwrap();
     let h = heads(&TINY, &p, 2, 9, 2.0);
@@ -204,14 +205,14 @@ fn sampled_medusa_draws_exactly_from_the_target() {
                 &target,
                 &medusa,
                 &prompt,
-                2,
+                3,
                 Sampling::Temperature(1.0),
                 &mut rng,
             )
             .unwrap();
             first[tokens[0] as usize] += 1;
             pair[(tokens[0] * 8 + tokens[1]) as usize] += 1;
-            drafted_accepted += stats.accepted[0];
+            drafted_accepted += u32::from(stats.accepted[0] >= 1);
         }
         let (chi2, df) = chi_square(&first, &p1, n);
         assert!(
@@ -253,7 +254,7 @@ fn heads_that_do_not_fit_are_errors_not_panics() {
     let e = speculative_generate(&other, &medusa, &[1, 2], 4, Sampling::Greedy, &mut rng);
     assert!(e.unwrap_err().to_string().contains("cannot read a target"));
     assert!(MedusaHeads::new(Vec::new()).is_err());
-    let mut bad = heads(&TINY, &p, 1, 1, 1.0);
+    let bad = heads(&TINY, &p, 1, 1, 1.0);
     let mut one = bad
         .logits(1, Array1::zeros(16).view())
         .map(|_| ())
@@ -281,6 +282,4 @@ fn heads_that_do_not_fit_are_errors_not_panics() {
             .to_string()
             .contains("head 1")
     );
-    bad = heads(&TINY, &p, 1, 2, 1.0);
-    assert!(!bad.is_empty());
 }

@@ -142,9 +142,19 @@ pub fn heads_from_bytes(bytes: &[u8]) -> Result<HeadsCheckpoint, Error> {
             .map_err(|_| err(format!("{k} is not a count")))
     };
     let (k, d, vocab) = (num("medusa_heads")?, num("d_model")?, num("vocab")?);
-    if k == 0 || k > 64 || d == 0 || vocab == 0 || d.saturating_mul(vocab) > 1 << 28 {
+    // The tensors' bytes, checked against the file's before anything is allocated.
+    let per_head = d
+        .checked_mul(d)
+        .and_then(|dd| d.checked_mul(vocab).and_then(|dv| dd.checked_add(dv)))
+        .and_then(|n| n.checked_add(d));
+    let need = per_head
+        .and_then(|n| n.checked_mul(k))
+        .and_then(|n| n.checked_mul(4));
+    if k == 0 || d == 0 || vocab == 0 || need.is_none_or(|n| n > bytes.len()) {
         return Err(err(format!(
-            "{k} heads of width {d} and vocabulary {vocab}: not a Medusa file this crate writes"
+            "{k} heads of width {d} and vocabulary {vocab} do not fit in {} bytes: not a \
+             Medusa file this crate writes",
+            bytes.len()
         )));
     }
     let st = SafeTensors::deserialize(bytes).map_err(|e| err(e.to_string()))?;
@@ -338,6 +348,19 @@ pub fn eagle_from_bytes(bytes: &[u8]) -> Result<EagleCheckpoint, Error> {
         ));
     }
     let cfg = config_from(&meta)?;
+    let floats = eagle_shapes(&cfg).iter().try_fold(0usize, |sum, shape| {
+        let n = shape.iter().try_fold(1usize, |p, &x| p.checked_mul(x))?;
+        sum.checked_add(n)
+    });
+    if floats
+        .and_then(|n| n.checked_mul(4))
+        .is_none_or(|n| n > bytes.len())
+    {
+        return Err(err(format!(
+            "an EAGLE head for a target of {cfg:?} does not fit in {} bytes",
+            bytes.len()
+        )));
+    }
     let st = SafeTensors::deserialize(bytes).map_err(|e| err(e.to_string()))?;
     let mut eagle: Eagle<f32> = Eagle::new(&cfg, 0)?;
     for ((name, x), shape) in eagle.tensors_mut().into_iter().zip(eagle_shapes(&cfg)) {

@@ -149,6 +149,12 @@ pub fn check_head_gradients(
     n: usize,
     per_tensor: usize,
 ) -> Result<Vec<TensorCheck>, Error> {
+    if k == 0 || d == 0 || vocab == 0 || n == 0 {
+        return Err(Error::Shape(format!(
+            "a gradient check needs heads, a width, a vocabulary and positions, got {k}, {d}, \
+             {vocab} and {n}"
+        )));
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut random = |shape: (usize, usize)| {
         ndarray::Array2::from_shape_fn(shape, |_| rng.random_range(-1.0..1.0))

@@ -1,7 +1,7 @@
 //! Medusa's heads, trained on a frozen target (Cai et al. 2024, §2.2.1, Medusa-1): K
 //! heads on the target's last hidden state h (after the final norm), head k guessing at
-//! every position the token k + 1 places after the one the target's LM head predicts
-//! there. Head k is one residual block and its own LM head, as Medusa's `ResBlock` and
+//! every position t the token x_{t+1+k}, k places after the one the target's LM head
+//! predicts there. Head k is one residual block and its own LM head, as Medusa's `ResBlock` and
 //! `Linear`:
 //!
 //! ```text
@@ -13,7 +13,7 @@
 //! ```
 //!
 //! Each block starts at zero and each LM head as a copy of the target's (so a head starts
-//! as the target's own guess, one place late), and head k's loss is weighted λ_k = 0.8^k
+//! as the target's own guess, k places late), and head k's loss is weighted λ_k = 0.8^k
 //! (Medusa's choice). The target is not trained: its hidden states come from
 //! [`crate::model::hidden_at`], a micro-batch at a time, in parallel, the heads' gradients
 //! added in a fixed order as [`crate::train`] adds a model's.
@@ -152,7 +152,12 @@ fn check<T: Real>(
 ) -> Result<(), Error> {
     let (d, vocab) = heads.dims();
     let k = heads.heads.len();
+    let alike = heads
+        .heads
+        .iter()
+        .all(|h| h.w.dim() == (d, d) && h.bias.len() == d && h.lm_head.dim() == (d, vocab));
     let fits = k > 0
+        && alike
         && targets.len() == k
         && weights.len() == k
         && h.ncols() == d

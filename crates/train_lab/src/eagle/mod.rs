@@ -192,6 +192,21 @@ pub struct Frozen<'a, T> {
     pub cfg: &'a Config,
 }
 
+/// Whether the block has the shapes of a block of `cfg`.
+fn layer_fits<T>(l: &Layer<T>, cfg: &Config) -> bool {
+    let (d, ff) = (cfg.d_model, cfg.d_ff);
+    let square = [&l.wq, &l.wk, &l.wv, &l.wo]
+        .iter()
+        .all(|m| m.dim() == (d, d));
+    square
+        && l.attn_norm.len() == d
+        && l.mlp_norm.len() == d
+        && l.w_gate.dim() == (d, ff)
+        && l.w_up.dim() == (d, ff)
+        && l.w_down.dim() == (ff, d)
+        && d.is_multiple_of(cfg.n_heads.max(1))
+}
+
 fn check<T: Real>(e: &Eagle<T>, frozen: &Frozen<'_, T>, s: &Step<'_, T>) -> Result<(), Error> {
     let (d, vocab) = (frozen.cfg.d_model, frozen.cfg.vocab);
     let n = s.b * s.t;
@@ -200,6 +215,7 @@ fn check<T: Real>(e: &Eagle<T>, frozen: &Frozen<'_, T>, s: &Step<'_, T>) -> Resu
         && e.fc.dim() == (2 * d, d)
         && e.fc_bias.len() == d
         && e.final_norm.len() == d
+        && layer_fits(&e.layer, frozen.cfg)
         && frozen.embed.dim() == (vocab, d)
         && frozen.lm_head.dim() == (d, vocab)
         && s.next.len() == n

@@ -142,6 +142,14 @@ impl Proposer for EagleDraft<'_, '_> {
                 h.d_model, h.vocab, t.d_model, t.vocab
             )));
         }
+        let (mine, theirs) = (self.head.layer.params(), target.params());
+        if mine.embed != theirs.embed || mine.lm_head != theirs.lm_head {
+            return Err(Error::Argument(
+                "an EAGLE head reads with the target's own embedding and LM head; this one \
+                 has others"
+                    .into(),
+            ));
+        }
         if need > h.max_seq {
             return Err(Error::Model(transformer_lab::Error::TooLong {
                 len: need,

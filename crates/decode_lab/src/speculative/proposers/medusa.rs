@@ -1,5 +1,5 @@
 //! Medusa's heads (Cai et al. 2024, §2.1.1): K small heads on the target's last hidden
-//! state, head k guessing the token k + 1 places ahead of the one the target's own LM head
+//! state, head k guessing the token k places after the one the target's own LM head
 //! predicts there. No draft model and no draft cache: one hidden state, the one the round's
 //! root was predicted from, gives every level of the round's tree at once, so the tokens of
 //! a level do not depend on the ones drafted before them (EAGLE's draft layer, which reads

@@ -133,6 +133,19 @@ pub fn observation(d: &Demo7, gamma: u32) -> Observation {
     let measured = eagle.1.iter().flatten();
     let low = measured.clone().fold(f64::INFINITY, |m, &a| m.min(a));
     let high = measured.fold(f64::NEG_INFINITY, |m, &a| m.max(a));
+    let range = match low.is_finite() && high.is_finite() {
+        true => format!(
+            "演示 1–3 假设的逐位置 α 是 EAGLE 论文表里的 {:.2}–{:.2}，这里 EAGLE 头量出来的是 {low:.2}–{high:.2}。",
+            EAGLE_ALPHA.0, EAGLE_ALPHA.1
+        ),
+        false => String::new(),
+    };
+    let why = match eagle.0 > medusa.0 {
+        true => {
+            "EAGLE（Li et al. 2024）比的也是同一个目标上的 Medusa：它的草稿层读前一个 token，后几层不像 Medusa 的头那样从同一个隐状态往后猜。"
+        }
+        false => "",
+    };
     let same = d
         .trees
         .iter()
@@ -157,9 +170,7 @@ pub fn observation(d: &Demo7, gamma: u32) -> Observation {
     what_if(format!(
         "EAGLE 头上同样节点数，静态树 → 动态树（EAGLE-2）的 τ：{}。\
          链 γ = {gamma}、T = 0.7 的 τ 和逐层 α：EAGLE 头 {:.2}（{}），Medusa 头 {:.2}（{}），{draft_name} {:.2}（{}）——{order}。\
-         EAGLE（Li et al. 2024）比的是同一个目标上的 Medusa，它的草稿层读前一个 token，所以后几层不像 Medusa 的头那样从同一个隐状态盲猜。\
-         演示 1–3 假设的逐位置 α 是 EAGLE 论文表里的 {:.2}–{:.2}，这里 EAGLE 头量出来的是 {:.2}–{:.2}。\
-         贪心时 EAGLE 头最好的是{}：τ {:.2}{same}，批 {} 加速 {:.2}×、批 {} {:.2}×。",
+         {why}{range}贪心时 EAGLE 头最好的是{}：τ {:.2}{same}，批 {} 加速 {:.2}×、批 {} {:.2}×。",
         pairs.join("，"),
         eagle.0,
         levels(&eagle.1),
@@ -167,10 +178,6 @@ pub fn observation(d: &Demo7, gamma: u32) -> Observation {
         levels(&medusa.1),
         draft.tau,
         levels(&draft.alphas),
-        EAGLE_ALPHA.0,
-        EAGLE_ALPHA.1,
-        low,
-        high,
         best.label,
         best.tau,
         BATCHES[0],

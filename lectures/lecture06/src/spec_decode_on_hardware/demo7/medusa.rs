@@ -54,7 +54,7 @@ pub fn print(out: &mut Out, rows: &[HeadRow], top1: &[f64]) {
     out.print(format!(
         "\nMedusa 头（Cai et al. 2024，Medusa-1：目标冻结，只训练头）：{} 个头接在训练过的目标最后一层的隐状态上，\
          第 k 个头猜下一个 token 之后第 k 个位置，每个头一层残差块加自己的 LM head（`cargo xtask train medusa`）；\
-         留出文本上各头的第一名猜中的比例 {}。没有草稿模型：一轮的每一层都出自同一个隐状态，第 k 层的孩子在每个父节点下都一样。\
+         留出文本上各头的第一名猜中的比例 {}。没有草稿模型：一轮的每一层都出自同一个隐状态，贪心时第 k 层的孩子在每个父节点下都一样（采样时各自从同一个分布里抽）。\
          卡上每层读一个头的权重，是 {} 一步的 {:.3}：",
         top1.len(),
         slashed(top1),
@@ -147,14 +147,15 @@ fn compare(
         return what_if("Medusa 头：没有可比的链或草稿。");
     };
     let reached: Vec<f64> = chain.alphas.iter().flatten().copied().collect();
-    let rising = reached.windows(2).all(|w| w[1] >= w[0]);
-    let trend = match rising {
-        true => "却一层比一层高：走到后几层的轮，本来就落在好猜的文本上",
-        false => "有升有降",
+    let steps = reached.len() >= 2;
+    let trend = match (steps, reached.windows(2).all(|w| w[1] > w[0])) {
+        (false, _) => "这里不到两层，看不出走向",
+        (true, true) => "这里一层比一层高",
+        (true, false) if reached.windows(2).all(|w| w[1] < w[0]) => "这里一层比一层低",
+        (true, false) => "这里有升有降",
     };
-    let falling = top1.windows(2).all(|w| w[1] < w[0]);
-    let own = match falling {
-        true => "随 k 下降",
+    let own = match top1.len() >= 2 && top1.windows(2).all(|w| w[1] < w[0]) {
+        true => "随 k 下降：第 k 个头看不到它前面 k − 1 个草稿 token，只能从同一个隐状态往后猜",
         false => "并不随 k 下降",
     };
     let tree = draft.tree_tau.map_or(String::new(), |t| {
@@ -162,8 +163,8 @@ fn compare(
     });
     what_if(format!(
         "链 γ = {gamma}、T = 0.7：Medusa 头 τ {:.2}，逐层 α {}；{} τ {:.2}，逐层 α {}。\
-         各头自己的第一名猜中比例{own}（{}）：第 k 个头看不到它前面 k − 1 个草稿 token，只能从同一个隐状态往后猜；\
-         逐层 α 只算到了这一层的轮，{trend}。贪心时 Medusa 头最好的是{}：τ {:.2}{tree}，\
+         各头自己的第一名猜中比例（留出文本上）{own}（{}）；\
+         逐层 α 是条件比例，只算前面几层都接受了的轮，和头自己的猜中比例不是一回事，{trend}。贪心时 Medusa 头最好的是{}：τ {:.2}{tree}，\
          批 {} 加速 {:.2}×、批 {} {:.2}×。EAGLE（Li et al. 2024）让草稿层读目标的特征和前一个 token，补的正是头看不到前文这一点。",
         chain.tau,
         levels(&chain.alphas),
