@@ -38,7 +38,8 @@ pub struct EagleHead<'p> {
 impl<'p> EagleHead<'p> {
     /// The head: `fc [2 · d_model, d_model]` (its first `d_model` rows read the token's
     /// embedding, the rest the feature) and `fc_bias [d_model]`, feeding `layer`, a model
-    /// of one block whose embedding and LM head are the target's.
+    /// of one block whose embedding and LM head are the target's (checked when it proposes
+    /// for a target: [`Proposer::check`]).
     ///
     /// Errors: a `layer` of more than one block, a fusion layer of another width, a weight
     /// that is not finite.
