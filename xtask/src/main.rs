@@ -73,6 +73,38 @@ fn main() -> ExitCode {
     }
 }
 
+/// `r` with `steps` optimiser steps and a twentieth of them to warm up, when given.
+pub(crate) fn with_steps(
+    mut r: train_lab::recipe::Recipe,
+    steps: Option<usize>,
+) -> train_lab::recipe::Recipe {
+    if let Some(s) = steps {
+        r.schedule.steps = s;
+        r.schedule.warmup = s / 20;
+    }
+    r
+}
+
+/// A training run's progress for its `log`: about 30 lines over `steps` and the last
+/// step, each with the seconds since `start`; `unit` follows the loss ("nats", or nothing
+/// for a loss that mixes kinds).
+pub(crate) fn progress(
+    steps: usize,
+    start: std::time::Instant,
+    unit: &'static str,
+) -> impl FnMut(&train_lab::train::StepLog) {
+    let every = (steps / 30).max(1);
+    move |l| {
+        if l.step % every == 0 || l.step + 1 == steps {
+            let secs = start.elapsed().as_secs_f64();
+            println_out(&format!(
+                "step {:>5}  loss {:.3}{unit}  lr {:.2e}  |g| {:.2}  {secs:.0} s",
+                l.step, l.loss, l.lr, l.grad_norm
+            ));
+        }
+    }
+}
+
 #[allow(clippy::print_stdout)] // a command-line tool's own output
 pub(crate) fn println_out(s: &str) {
     println!("{s}");

@@ -52,16 +52,13 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         "eagle" => return crate::train_eagle::run(root, &corpus, steps),
         _ => {}
     }
-    let mut r = recipe::all()
+    let found = recipe::all()
         .into_iter()
         .find(|r| r.name == what)
         .ok_or(format!(
             "no recipe {what:?}; corpus, prompts, target, draft, distilled, layerskip, medusa, eagle or measure"
         ))?;
-    if let Some(s) = steps {
-        r.schedule.steps = s;
-        r.schedule.warmup = s / 20;
-    }
+    let r = crate::with_steps(found, steps);
     let out = root.join("crates/train_lab").join(r.file);
     let shipped = steps.is_none();
     let path = match shipped {
@@ -78,17 +75,12 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
 /// cross-entropy and top-1 accuracy (the target's own beside them) in the metadata.
 fn train_medusa(root: &Path, c: &Corpus, steps: Option<usize>) -> Result<(), String> {
     let e = |e: train_lab::Error| e.to_string();
-    let mut r = recipe::medusa();
-    if let Some(s) = steps {
-        r.schedule.steps = s;
-        r.schedule.warmup = s / 20;
-    }
+    let r = crate::with_steps(recipe::medusa(), steps);
     let target = shipped_target()?;
     let k = recipe::MEDUSA_HEADS;
     let mut heads = Heads::new(k, &target.weights.lm_head);
     let threads = rayon::current_num_threads();
     let start = Instant::now();
-    let every = (r.schedule.steps / 30).max(1);
     medusa::train(
         &target.weights,
         &target.cfg,
@@ -96,15 +88,7 @@ fn train_medusa(root: &Path, c: &Corpus, steps: Option<usize>) -> Result<(), Str
         &c.train,
         &r.schedule,
         &r.opt,
-        &mut |l| {
-            if l.step % every == 0 || l.step + 1 == r.schedule.steps {
-                let secs = start.elapsed().as_secs_f64();
-                crate::println_out(&format!(
-                    "step {:>5}  loss {:.3} nats  lr {:.2e}  |g| {:.2}  {secs:.0} s",
-                    l.step, l.loss, l.lr, l.grad_norm
-                ));
-            }
-        },
+        &mut crate::progress(r.schedule.steps, start, " nats"),
     )
     .map_err(e)?;
     let secs = start.elapsed().as_secs_f64();
@@ -195,7 +179,6 @@ fn train_and_save(
     );
     let threads = rayon::current_num_threads();
     let start = Instant::now();
-    let every = (r.schedule.steps / 30).max(1);
     let teacher = match r.name {
         "distilled" => Some(shipped_target()?),
         _ => None,
@@ -211,15 +194,7 @@ fn train_and_save(
         &r.schedule,
         &r.opt,
         teacher,
-        &mut |l| {
-            if l.step % every == 0 || l.step + 1 == r.schedule.steps {
-                let secs = start.elapsed().as_secs_f64();
-                crate::println_out(&format!(
-                    "step {:>5}  loss {:.3} nats  lr {:.2e}  |g| {:.2}  {secs:.0} s",
-                    l.step, l.loss, l.lr, l.grad_norm
-                ));
-            }
-        },
+        &mut crate::progress(r.schedule.steps, start, " nats"),
     )
     .map_err(e)?;
     let secs = start.elapsed().as_secs_f64();

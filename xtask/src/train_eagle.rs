@@ -13,17 +13,12 @@ use train_lab::recipe::{self, TEST_WINDOWS};
 /// Runs the task.
 pub fn run(root: &Path, c: &Corpus, steps: Option<usize>) -> Result<(), String> {
     let e = |e: train_lab::Error| e.to_string();
-    let mut r = recipe::eagle();
-    if let Some(s) = steps {
-        r.schedule.steps = s;
-        r.schedule.warmup = s / 20;
-    }
+    let r = crate::with_steps(recipe::eagle(), steps);
     let file = root.join("crates/train_lab").join(recipe::target().file);
     let target = train_lab::checkpoint::load(&file).map_err(e)?;
     let mut head: Eagle<f32> = Eagle::new(&target.cfg, r.init_seed).map_err(e)?;
     let threads = rayon::current_num_threads();
     let start = Instant::now();
-    let every = (r.schedule.steps / 30).max(1);
     eagle::train(
         &target.weights,
         &target.cfg,
@@ -31,15 +26,7 @@ pub fn run(root: &Path, c: &Corpus, steps: Option<usize>) -> Result<(), String> 
         &c.train,
         &r.schedule,
         &r.opt,
-        &mut |l| {
-            if l.step % every == 0 || l.step + 1 == r.schedule.steps {
-                let secs = start.elapsed().as_secs_f64();
-                crate::println_out(&format!(
-                    "step {:>5}  loss {:.3}  lr {:.2e}  |g| {:.2}  {secs:.0} s",
-                    l.step, l.loss, l.lr, l.grad_norm
-                ));
-            }
-        },
+        &mut crate::progress(r.schedule.steps, start, ""),
     )
     .map_err(e)?;
     let secs = start.elapsed().as_secs_f64();

@@ -4,7 +4,7 @@
 //! sampled output is drawn from the target, a head that does not fit is an error.
 
 mod common;
-use common::{TINY, chi_square, chi_square_critical, sharpened};
+use common::{TINY, sampled_pairs_match_the_target, sharpened};
 use std::cell::RefCell;
 
 use decode_lab::speculative::{EagleDraft, EagleDynamic, EagleHead, EagleState, Lane, Proposer};
@@ -196,53 +196,14 @@ fn sampled_eagle_draws_exactly_from_the_target() {
     let target = TransformerLM::new(&p, TINY, "t").unwrap();
     let w = weights(&TINY, &p, 9, 1.0);
     let h = head(&TINY, &w);
-    let prompt = [3u32, 6];
-    let dist = |tokens: &[u32]| -> Vec<f64> {
-        let t = Array2::from_shape_vec((1, tokens.len()), tokens.to_vec()).unwrap();
-        let logits = target.full_logits(t.view()).unwrap();
-        transformer_lab::softmax_probs(logits.slice(s![0, tokens.len() - 1, ..]), 1.0).unwrap()
-    };
-    let p1 = dist(&prompt);
-    let pairs: Vec<f64> = (0..8u32)
-        .flat_map(|a| {
-            let pa = p1[a as usize];
-            dist(&[3, 6, a]).into_iter().map(move |pb| pa * pb)
-        })
-        .collect();
     for levels in [&[1u32, 1][..], &[3, 2][..]] {
         let shape = TreeShape::new(levels).unwrap();
         let eagle = EagleDraft {
             head: &h,
             shape: &shape,
         };
-        let n = 12_000;
-        let mut rng = ChaCha8Rng::seed_from_u64(2026);
-        let (mut first, mut pair, mut accepted) = (vec![0usize; 8], vec![0usize; 64], 0);
-        for _ in 0..n {
-            let (tokens, stats) = speculative_generate(
-                &target,
-                &eagle,
-                &prompt,
-                3,
-                Sampling::Temperature(1.0),
-                &mut rng,
-            )
-            .unwrap();
-            first[tokens[0] as usize] += 1;
-            pair[(tokens[0] * 8 + tokens[1]) as usize] += 1;
-            accepted += u32::from(stats.accepted[0] >= 1);
-        }
-        let (chi2, df) = chi_square(&first, &p1, n);
-        assert!(
-            chi2 < chi_square_critical(df),
-            "{levels:?} first: χ² {chi2:.1}, {df} df"
-        );
-        let (chi2, df) = chi_square(&pair, &pairs, n);
-        assert!(
-            chi2 < chi_square_critical(df),
-            "{levels:?} pairs: χ² {chi2:.1}, {df} df"
-        );
-        let rate = f64::from(accepted) / n as f64;
+        let label = format!("{levels:?}");
+        let rate = sampled_pairs_match_the_target(&target, &eagle, 12_000, 2026, &label);
         assert!(rate > 0.05 && rate < 0.95, "{levels:?}: acceptance {rate}");
     }
 }

@@ -3,10 +3,10 @@
 //! says it should, sampled output is drawn from the target, bad heads are errors.
 
 mod common;
-use common::{TINY, chi_square, chi_square_critical, sharpened};
+use common::{TINY, sampled_pairs_match_the_target, sharpened};
 use decode_lab::speculative::{MedusaDraft, MedusaHead, MedusaHeads};
 use decode_lab::{Sampling, TreeShape, speculative_generate, speculative_generate_batch};
-use ndarray::{Array1, Array2, ArrayView1, s};
+use ndarray::{Array1, Array2, ArrayView1};
 use quant_lab::{QCFG, sample_tokens};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -178,53 +178,14 @@ fn sampled_medusa_draws_exactly_from_the_target() {
     let p = sharpened(&TINY, 5, 60.0);
     let target = TransformerLM::new(&p, TINY, "t").unwrap();
     let h = heads(&TINY, &p, 2, 9, 2.0);
-    let prompt = [3u32, 6];
-    let dist = |tokens: &[u32]| -> Vec<f64> {
-        let t = Array2::from_shape_vec((1, tokens.len()), tokens.to_vec()).unwrap();
-        let logits = target.full_logits(t.view()).unwrap();
-        transformer_lab::softmax_probs(logits.slice(s![0, tokens.len() - 1, ..]), 1.0).unwrap()
-    };
-    let p1 = dist(&prompt);
-    let pairs: Vec<f64> = (0..8u32)
-        .flat_map(|a| {
-            let pa = p1[a as usize];
-            dist(&[3, 6, a]).into_iter().map(move |pb| pa * pb)
-        })
-        .collect();
     for levels in [&[1u32, 1][..], &[3, 2][..]] {
         let shape = TreeShape::new(levels).unwrap();
         let medusa = MedusaDraft {
             heads: &h,
             shape: &shape,
         };
-        let n = 12_000;
-        let mut rng = ChaCha8Rng::seed_from_u64(2025);
-        let (mut first, mut pair, mut drafted_accepted) = (vec![0usize; 8], vec![0usize; 64], 0);
-        for _ in 0..n {
-            let (tokens, stats) = speculative_generate(
-                &target,
-                &medusa,
-                &prompt,
-                3,
-                Sampling::Temperature(1.0),
-                &mut rng,
-            )
-            .unwrap();
-            first[tokens[0] as usize] += 1;
-            pair[(tokens[0] * 8 + tokens[1]) as usize] += 1;
-            drafted_accepted += u32::from(stats.accepted[0] >= 1);
-        }
-        let (chi2, df) = chi_square(&first, &p1, n);
-        assert!(
-            chi2 < chi_square_critical(df),
-            "{levels:?} first: χ² {chi2:.1}, {df} df"
-        );
-        let (chi2, df) = chi_square(&pair, &pairs, n);
-        assert!(
-            chi2 < chi_square_critical(df),
-            "{levels:?} pairs: χ² {chi2:.1}, {df} df"
-        );
-        let rate = f64::from(drafted_accepted) / n as f64;
+        let label = format!("{levels:?}");
+        let rate = sampled_pairs_match_the_target(&target, &medusa, 12_000, 2025, &label);
         assert!(rate > 0.05 && rate < 0.95, "{levels:?}: acceptance {rate}");
     }
 }

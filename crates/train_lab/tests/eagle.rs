@@ -11,6 +11,9 @@ use train_lab::train::{Schedule, StepLog};
 use train_lab::weights::{Tensors, Weights};
 use transformer_lab::{Config, init_params};
 
+mod common;
+use common::{HELD_OUT, SMALL, TEXT};
+
 /// Two heads of width 4, a vocabulary of 11: small enough for finite differences.
 const TINY: Config = Config {
     vocab: 11,
@@ -22,23 +25,6 @@ const TINY: Config = Config {
     norm_eps: 1e-5,
     rope_theta: 10000.0,
 };
-
-/// A byte-level target small enough for a test.
-const SMALL: Config = Config {
-    vocab: 256,
-    d_model: 32,
-    n_layers: 2,
-    n_heads: 2,
-    d_ff: 64,
-    max_seq: 32,
-    norm_eps: 1e-5,
-    rope_theta: 10000.0,
-};
-
-/// Real text, frozen in `data/` so that editing this crate does not change what the tests
-/// train on: three of its source files as they once were train, a fourth is held out.
-const TEXT: &str = include_str!("data/train.txt");
-const HELD_OUT: &str = include_str!("data/held_out.txt");
 
 #[test]
 fn every_tensor_of_the_head_matches_finite_differences() {

@@ -7,24 +7,10 @@ use train_lab::adamw::AdamW;
 use train_lab::agree::{Reader, agreement};
 use train_lab::train::{Schedule, StepLog, Teacher, bits_per_byte, train, train_from};
 use train_lab::weights::Weights;
-use transformer_lab::{Config, init_params};
+use transformer_lab::init_params;
 
-/// A byte-level model small enough to train for a few dozen steps in a test.
-const SMALL: Config = Config {
-    vocab: 256,
-    d_model: 32,
-    n_layers: 2,
-    n_heads: 2,
-    d_ff: 64,
-    max_seq: 32,
-    norm_eps: 1e-5,
-    rope_theta: 10000.0,
-};
-
-/// Real text, frozen in `data/` so that editing this crate does not change what the tests
-/// train on: three of its source files as they once were train, a fourth is held out.
-const TEXT: &str = include_str!("data/train.txt");
-const HELD_OUT: &str = include_str!("data/held_out.txt");
+mod common;
+use common::{HELD_OUT, SMALL, TEXT};
 
 fn schedule(steps: usize) -> Schedule {
     Schedule {

@@ -261,7 +261,8 @@ fn medusa_rows(
             .find(|r| r.temperature == t && r.nodes == 4)
             .unwrap();
         let first = heads.alphas[0].unwrap();
-        let (weak, strong) = (TRAINED_DRAFT_NAMES[FIRST_LAYER], TRAINED_DRAFT_NAMES[DRAFT]);
+        let weak = TRAINED_DRAFT_NAMES[FIRST_LAYER];
+        let strong = TRAINED_DRAFT_NAMES[DRAFT];
         assert!(
             first > chain(weak, t)[0] + 0.1 && first < chain(strong, t)[0] - 0.1,
             "T {t}"

@@ -68,3 +68,55 @@ fn the_critical_value_matches_published_quantiles() {
         assert!((got / q - 1.0).abs() < 0.012, "df {df}: {got} vs {q}");
     }
 }
+
+/// Three tokens after `[3, 6]` on `target` (a vocabulary of 8) drawn `n` times at T = 1
+/// with `proposer` from a generator seeded `seed` (three, so the first round drafts two
+/// levels): the first token and the pairs counted against the target's own distributions
+/// (χ² at p = 0.001, `label` naming a failure). Returns the share of runs whose first
+/// round accepted a draft token.
+pub fn sampled_pairs_match_the_target<P: decode_lab::speculative::Proposer>(
+    target: &transformer_lab::TransformerLM<'_>,
+    proposer: &P,
+    n: usize,
+    seed: u64,
+    label: &str,
+) -> f64 {
+    use rand::SeedableRng;
+    let dist = |tokens: &[u32]| -> Vec<f64> {
+        let t = ndarray::Array2::from_shape_vec((1, tokens.len()), tokens.to_vec()).unwrap();
+        let logits = target.full_logits(t.view()).unwrap();
+        let last = logits.slice(ndarray::s![0, tokens.len() - 1, ..]);
+        transformer_lab::softmax_probs(last, 1.0).unwrap()
+    };
+    let p1 = dist(&[3, 6]);
+    let pairs: Vec<f64> = (0..8u32)
+        .flat_map(|a| {
+            let pa = p1[a as usize];
+            dist(&[3, 6, a]).into_iter().map(move |pb| pa * pb)
+        })
+        .collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut first = vec![0usize; 8];
+    let mut pair = vec![0usize; 64];
+    let mut accepted = 0usize;
+    for _ in 0..n {
+        let sampling = decode_lab::Sampling::Temperature(1.0);
+        let (tokens, stats) =
+            decode_lab::speculative_generate(target, proposer, &[3, 6], 3, sampling, &mut rng)
+                .unwrap();
+        first[tokens[0] as usize] += 1;
+        pair[(tokens[0] * 8 + tokens[1]) as usize] += 1;
+        accepted += usize::from(stats.accepted[0] >= 1);
+    }
+    let (chi2, df) = chi_square(&first, &p1, n);
+    assert!(
+        chi2 < chi_square_critical(df),
+        "{label} first: χ² {chi2:.1}, {df} df"
+    );
+    let (chi2, df) = chi_square(&pair, &pairs, n);
+    assert!(
+        chi2 < chi_square_critical(df),
+        "{label} pairs: χ² {chi2:.1}, {df} df"
+    );
+    accepted as f64 / n as f64
+}
