@@ -47,12 +47,15 @@ pub fn draft_ranks(logits: ArrayView2<f32>, tokens: ArrayView1<u32>) -> Result<V
         )));
     }
     Ok((0..t.saturating_sub(1))
-        .map(|p| {
-            let row = logits.row(p);
-            let target = row[tokens[p + 1] as usize];
-            row.iter().filter(|&&l| l > target).count() as u32
-        })
+        .map(|p| rank(logits.row(p), tokens[p + 1]))
         .collect())
+}
+
+/// The rank of `token` in one row of logits: how many entries are strictly larger (0 = the
+/// first choice). The caller has checked the token against the row and the row for NaN.
+pub(crate) fn rank(logits: ArrayView1<f32>, token: u32) -> u32 {
+    let target = logits[token as usize];
+    logits.iter().filter(|&&l| l > target).count() as u32
 }
 
 /// Accepted lengths of a draft tree at every start position of a set of sequences.
@@ -128,20 +131,57 @@ pub fn tree_accept_lengths_per_sequence<S: AsRef<[u32]>>(
     let accepted = ranks
         .iter()
         .map(AsRef::as_ref)
-        .flat_map(|seq| {
-            (0..seq.len()).map(move |t| {
-                seq[t..]
-                    .iter()
-                    .zip(branching)
-                    .take_while(|&(&r, &k)| r < k)
-                    .count() as u32
-            })
-        })
+        .flat_map(|seq| (0..seq.len()).map(move |t| accepted_levels(&seq[t..], branching)))
         .collect();
     Ok(TreeAcceptance {
         accepted,
         nodes: shape.nodes(),
     })
+}
+
+/// Under greedy decoding, how many levels of a draft tree the target accepts in rounds
+/// whose ranks are known level by level: `rounds[i][j]` is the rank of the target's token
+/// at level j + 1 of round i among the draft's candidates there, the round's path so far
+/// being the target's own (the only path a greedy target accepts). Level j is accepted when
+/// `rounds[i][j] < k_j` and every level before it was; a round stops where its ranks end.
+///
+/// This is the estimate for drafters whose guess at a level depends on where the round
+/// started — Medusa's heads read every level from the root's hidden state, EAGLE's head
+/// each level from the features it drafted before
+/// ([`MedusaHeads::round_ranks`](crate::speculative::MedusaHeads::round_ranks),
+/// [`EagleHead::round_ranks`](crate::speculative::EagleHead::round_ranks)). A draft model's
+/// rank at a position is the same from any start, so its rounds are the tails of one array
+/// of ranks ([`tree_accept_lengths_per_sequence`]).
+///
+/// Errors: a tree known only by its size ([`TreeShape::sized`]).
+///
+/// ```
+/// use decode_lab::{TreeShape, round_accept_lengths};
+/// // A tree 2×1: the first round's token ranks 1 then 0 → 2 levels; the second's 0 then
+/// // 4 → 1; the third has one level left and ranks 3 there → 0.
+/// let acc = round_accept_lengths(&[vec![1, 0], vec![0, 4], vec![3]], &TreeShape::new(&[2, 1])?)?;
+/// assert_eq!(acc.accepted, vec![2, 1, 0]);
+/// # Ok::<(), decode_lab::Error>(())
+/// ```
+pub fn round_accept_lengths<S: AsRef<[u32]>>(
+    rounds: &[S],
+    shape: &TreeShape,
+) -> Result<TreeAcceptance, Error> {
+    let branching = shape.levels_for("round_accept_lengths")?;
+    let accepted = rounds
+        .iter()
+        .map(|r| accepted_levels(r.as_ref(), branching))
+        .collect();
+    Ok(TreeAcceptance {
+        accepted,
+        nodes: shape.nodes(),
+    })
+}
+
+/// The levels a round accepts: while the rank at each level is within its top k.
+fn accepted_levels(ranks: &[u32], branching: &[u32]) -> u32 {
+    let within = ranks.iter().zip(branching).take_while(|&(&r, &k)| r < k);
+    within.count() as u32
 }
 
 #[cfg(test)]
@@ -193,6 +233,34 @@ mod tests {
         assert_eq!(joined.accepted, vec![4, 4, 3, 2, 1]);
         let empty = tree_accept_lengths(&[], &tree(&[1])).unwrap();
         assert_eq!((empty.accepted.len(), empty.tau()), (0, 1.0));
+    }
+
+    #[test]
+    fn rounds_known_by_level_accept_what_their_own_ranks_say() {
+        // A model draft's round from t reads its ranks from t on: as rounds, its tails
+        // accept what the per-sequence estimate does, on many shapes.
+        let seqs: Vec<Vec<u32>> = (0..4)
+            .map(|s| (0..30).map(|p| ((p * 5 + s * 7) % 13) as u32 % 5).collect())
+            .collect();
+        let tails: Vec<&[u32]> = seqs
+            .iter()
+            .flat_map(|q| (0..q.len()).map(move |t| &q[t..]))
+            .collect();
+        for levels in [&[1][..], &[1, 1, 1, 1], &[2, 2, 2], &[4, 2, 2, 1], &[3; 6]] {
+            let by_round = round_accept_lengths(&tails, &tree(levels)).unwrap();
+            let by_seq = tree_accept_lengths_per_sequence(&seqs, &tree(levels)).unwrap();
+            assert_eq!(by_round, by_seq, "{levels:?}");
+        }
+        // A head's rounds are not tails of each other: by hand, a chain of 3 accepts 3, 0
+        // (its first rank is 1) and 1 (its second level is 2), and a round with no rank
+        // accepts nothing.
+        let rounds = [vec![0, 0, 0], vec![1, 0, 0], vec![0, 2], vec![]];
+        let chain = round_accept_lengths(&rounds, &tree(&[1, 1, 1])).unwrap();
+        assert_eq!(chain.accepted, vec![3, 0, 1, 0]);
+        assert_eq!(chain.tau(), 1.0 + 4.0 / 4.0);
+        let wide = round_accept_lengths(&rounds, &tree(&[2, 3, 1])).unwrap();
+        assert_eq!(wide.accepted, vec![3, 3, 2, 0]);
+        assert!(round_accept_lengths(&rounds, &TreeShape::sized(3, 7).unwrap()).is_err());
     }
 
     #[test]

@@ -18,7 +18,8 @@
 //!   level, or only its depth and size for a published tree).
 //! - [`acceptance`]: acceptance measured on a real (toy) model — where the target's token ranks
 //!   among the draft's candidates ([`draft_ranks`]) and how many levels a chain or a tree
-//!   of drafts gets accepted ([`tree_accept_lengths`]).
+//!   of drafts gets accepted ([`tree_accept_lengths`]; [`round_accept_lengths`] for a
+//!   draft head, whose guess at a level depends on where the round started).
 //! - [`speculative`]: the algorithm itself on the toy model — a [`Proposer`] drafts a chain
 //!   or a tree, the target verifies it in one pass with a tree attention mask, the caches
 //!   roll back to the accepted path ([`speculative_generate_batch`], a whole batch at
@@ -41,7 +42,8 @@ pub mod speculative;
 pub mod tree;
 
 pub use acceptance::{
-    TreeAcceptance, draft_ranks, tree_accept_lengths, tree_accept_lengths_per_sequence,
+    TreeAcceptance, draft_ranks, round_accept_lengths, tree_accept_lengths,
+    tree_accept_lengths_per_sequence,
 };
 pub use draft::{Draft, MAX_DRAFT_COST, check_tokenizers};
 pub use glance::{Fit, Glance, Step, glance};

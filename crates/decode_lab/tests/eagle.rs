@@ -4,6 +4,7 @@
 //! sampled output is drawn from the target, a head that does not fit is an error.
 
 mod common;
+use common::heads::{EagleWeights, eagle_head, eagle_weights, hidden, top};
 use common::{TINY, sampled_pairs_match_the_target, sharpened};
 use std::cell::RefCell;
 
@@ -17,58 +18,6 @@ use transformer_lab::{
     Config, Params, TransformerLM, autoregressive_generate, config_like, init_params, reference,
 };
 
-/// A head's weights for a target `p` of shape `cfg`: its fusion layer uniform in
-/// ±`scale`/√(2d), one block from `init_params` with `seed`, the target's embedding and LM
-/// head, a final norm's gain of 1.
-struct Weights {
-    fc: Array2<f32>,
-    bias: Array1<f32>,
-    params: Params,
-}
-
-fn weights(cfg: &Config, p: &Params, seed: u64, scale: f32) -> Weights {
-    let d = cfg.d_model;
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let r = scale / ((2 * d) as f32).sqrt();
-    let fc = Array2::from_shape_fn((2 * d, d), |_| rng.random_range(-r..=r));
-    let bias = Array1::from_shape_fn(d, |_| rng.random_range(-r..=r));
-    let mut params = init_params(&config_like(cfg, 1), seed).unwrap();
-    params.embed = p.embed.clone();
-    params.lm_head = p.lm_head.clone();
-    for l in &mut params.layers {
-        l.wo *= 10.0;
-        l.w_down *= 10.0;
-    }
-    Weights { fc, bias, params }
-}
-
-fn head<'p>(cfg: &Config, w: &'p Weights) -> EagleHead<'p> {
-    let layer = TransformerLM::new(&w.params, config_like(cfg, 1), "eagle").unwrap();
-    EagleHead::new(w.fc.clone(), w.bias.clone(), layer).unwrap()
-}
-
-/// The last normed hidden state of every position of `x` (rows: embeddings or fused
-/// inputs) through `layers` and the final norm of `p`.
-fn hidden(p: &Params, cfg: &Config, x: Array2<f32>) -> Array2<f32> {
-    let mut x = x;
-    for layer in &p.layers {
-        x = reference::block(layer, cfg, &x);
-    }
-    reference::rms_norm(&x, p.final_norm.view(), cfg.norm_eps)
-}
-
-/// The `n` best tokens of `logits`, ties to the lowest id.
-fn top(logits: ArrayView1<f32>, n: usize) -> Vec<u32> {
-    let mut ids: Vec<u32> = (0..logits.len() as u32).collect();
-    ids.sort_by(|&a, &b| {
-        logits[b as usize]
-            .total_cmp(&logits[a as usize])
-            .then(a.cmp(&b))
-    });
-    ids.truncate(n);
-    ids
-}
-
 /// The rounds of a greedy static tree of `levels`, from the target's greedy output alone:
 /// at a round whose root sits at R, the head reads the pairs (f_j, x_{j+1}) for j < R (the
 /// target's true features), then along the output's own path each token y as the pair (its
@@ -77,7 +26,7 @@ fn top(logits: ArrayView1<f32>, n: usize) -> Vec<u32> {
 fn reference_accepted(
     target: &Params,
     cfg: &Config,
-    w: &Weights,
+    w: &EagleWeights,
     levels: &[u32],
     prompt: &[u32],
     output: &[u32],
@@ -125,8 +74,8 @@ fn greedy_eagle_is_the_targets_output_and_a_chain_accepts_what_the_reference_say
     let prompts: Vec<Vec<u32>> = (1..=12)
         .map(|i| (0..1 + i % 3).map(|_| rng.random_range(0..8)).collect())
         .collect();
-    let w = weights(&TINY, &params, 2, 1.0);
-    let h = head(&TINY, &w);
+    let w = eagle_weights(&TINY, &params, 2, 1.0);
+    let h = eagle_head(&TINY, &w);
     let target = TransformerLM::new(&params, TINY, "t").unwrap();
     let n_new = 12;
     let (mut accepted, mut deepest) = (0, 0);
@@ -171,8 +120,8 @@ fn greedy_eagle_is_the_targets_output_and_a_chain_accepts_what_the_reference_say
     let mut prompts: Vec<Vec<u32>> = sampled.outer_iter().map(|r| r.to_vec()).collect();
     prompts.push(prompts[0][..3].to_vec());
     prompts.push(vec![7]);
-    let w = weights(&QCFG, &params, 4, 1.0);
-    let h = head(&QCFG, &w);
+    let w = eagle_weights(&QCFG, &params, 4, 1.0);
+    let h = eagle_head(&QCFG, &w);
     let target = TransformerLM::new(&params, QCFG, "t").unwrap();
     let shape = TreeShape::new(&[4, 2, 2, 1]).unwrap();
     let eagle = EagleDraft {
@@ -194,8 +143,8 @@ fn greedy_eagle_is_the_targets_output_and_a_chain_accepts_what_the_reference_say
 fn sampled_eagle_draws_exactly_from_the_target() {
     let p = sharpened(&TINY, 5, 6.0);
     let target = TransformerLM::new(&p, TINY, "t").unwrap();
-    let w = weights(&TINY, &p, 9, 1.0);
-    let h = head(&TINY, &w);
+    let w = eagle_weights(&TINY, &p, 9, 1.0);
+    let h = eagle_head(&TINY, &w);
     for levels in [&[1u32, 1][..], &[3, 2][..]] {
         let shape = TreeShape::new(levels).unwrap();
         let eagle = EagleDraft {
@@ -211,7 +160,7 @@ fn sampled_eagle_draws_exactly_from_the_target() {
 #[test]
 fn a_head_that_does_not_fit_is_an_error_not_a_panic() {
     let p = init_params(&TINY, 1).unwrap();
-    let w = weights(&TINY, &p, 1, 1.0);
+    let w = eagle_weights(&TINY, &p, 1, 1.0);
     let two = TransformerLM::new(&p, TINY, "two blocks").unwrap();
     let e = EagleHead::new(w.fc.clone(), w.bias.clone(), two)
         .err()
@@ -220,7 +169,7 @@ fn a_head_that_does_not_fit_is_an_error_not_a_panic() {
     let layer = TransformerLM::new(&w.params, config_like(&TINY, 1), "eagle").unwrap();
     let e = EagleHead::new(w.fc.slice(s![..16, ..]).to_owned(), w.bias.clone(), layer).err();
     assert!(e.unwrap().to_string().contains("fusion layer"));
-    let h = head(&TINY, &w);
+    let h = eagle_head(&TINY, &w);
     let wide = init_params(&QCFG, 0).unwrap();
     let other = TransformerLM::new(&wide, QCFG, "other").unwrap();
     let chain = TreeShape::chain(2).unwrap();
@@ -248,8 +197,8 @@ fn dynamic_trees_on_the_head_are_lossless_within_their_budget_and_greedy_only() 
     let prompts: Vec<Vec<u32>> = (1..=12)
         .map(|i| (0..1 + i % 3).map(|_| rng.random_range(0..8)).collect())
         .collect();
-    let w = weights(&TINY, &params, 2, 1.0);
-    let h = head(&TINY, &w);
+    let w = eagle_weights(&TINY, &params, 2, 1.0);
+    let h = eagle_head(&TINY, &w);
     let target = TransformerLM::new(&params, TINY, "t").unwrap();
     let mut taus = Vec::new();
     for budget in [1, 4, 12] {
@@ -376,7 +325,7 @@ fn every_drafted_node_has_the_children_a_cache_free_reference_gives_it() {
     // features) and the node's own ancestors — so a wrong tree mask, RoPE position or
     // feature shows up wherever it changes a child.
     let params = sharpened(&TINY, 3, 8.0);
-    let mut w = weights(&TINY, &params, 2, 1.0);
+    let mut w = eagle_weights(&TINY, &params, 2, 1.0);
     // Attention that matters: peaked scores, large values, so what a node sees and where
     // it sits change its output.
     for l in &mut w.params.layers {
@@ -384,7 +333,7 @@ fn every_drafted_node_has_the_children_a_cache_free_reference_gives_it() {
         l.wk *= 8.0;
         l.wv *= 4.0;
     }
-    let h = head(&TINY, &w);
+    let h = eagle_head(&TINY, &w);
     let target = TransformerLM::new(&params, TINY, "t").unwrap();
     let levels = [3u32, 2, 2];
     let shape = TreeShape::new(&levels).unwrap();

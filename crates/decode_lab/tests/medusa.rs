@@ -3,55 +3,15 @@
 //! says it should, sampled output is drawn from the target, bad heads are errors.
 
 mod common;
+use common::heads::{hidden_states, medusa_heads, top};
 use common::{TINY, sampled_pairs_match_the_target, sharpened};
 use decode_lab::speculative::{MedusaDraft, MedusaHead, MedusaHeads};
 use decode_lab::{Sampling, TreeShape, speculative_generate, speculative_generate_batch};
-use ndarray::{Array1, Array2, ArrayView1};
+use ndarray::{Array1, Array2};
 use quant_lab::{QCFG, sample_tokens};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use transformer_lab::{Config, Params, TransformerLM, autoregressive_generate, init_params};
-
-/// `k` heads for a model of shape `cfg`, seeded: each block's matrix and bias drawn
-/// uniformly in ±`scale` / √d, each LM head the target's own plus noise (as Medusa starts
-/// its heads from the target's LM head).
-fn heads(cfg: &Config, target: &Params, k: usize, seed: u64, scale: f32) -> MedusaHeads {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let d = cfg.d_model;
-    let mut uniform =
-        |n: usize, r: f32| -> Vec<f32> { (0..n).map(|_| rng.random_range(-r..=r)).collect() };
-    let r = scale / (d as f32).sqrt();
-    let heads = (0..k)
-        .map(|_| MedusaHead {
-            w: Array2::from_shape_vec((d, d), uniform(d * d, r)).unwrap(),
-            bias: Array1::from(uniform(d, r)),
-            lm_head: &target.lm_head
-                + &Array2::from_shape_vec(target.lm_head.raw_dim(), uniform(d * cfg.vocab, r))
-                    .unwrap(),
-        })
-        .collect();
-    MedusaHeads::new(heads).unwrap()
-}
-
-/// The last normed hidden state of every position of `tokens`, from the reference forward.
-fn hidden_states(p: &Params, cfg: &Config, tokens: &[u32]) -> Array2<f32> {
-    let mut x = transformer_lab::reference::embed(&p.embed, tokens).unwrap();
-    for layer in &p.layers {
-        x = transformer_lab::reference::block(layer, cfg, &x);
-    }
-    transformer_lab::reference::rms_norm(&x, p.final_norm.view(), cfg.norm_eps)
-}
-
-fn top(logits: ArrayView1<f32>, n: usize) -> Vec<u32> {
-    let mut ids: Vec<u32> = (0..logits.len() as u32).collect();
-    ids.sort_by(|&a, &b| {
-        logits[b as usize]
-            .total_cmp(&logits[a as usize])
-            .then(a.cmp(&b))
-    });
-    ids.truncate(n);
-    ids
-}
 
 /// What each greedy round accepts, from the target's greedy output alone: a round whose
 /// root is followed (in the output) by g₁ g₂ …, with the hidden state its root came from,
@@ -144,7 +104,7 @@ fn greedy_medusa_is_the_targets_output_and_accepts_what_the_reference_says() {
     let mut prompts: Vec<Vec<u32>> = sampled.outer_iter().map(|r| r.to_vec()).collect();
     prompts.push(prompts[0][..3].to_vec());
     prompts.push(vec![7]);
-    let h = heads(&QCFG, &params, 4, 1, 0.5);
+    let h = medusa_heads(&QCFG, &params, 4, 1, 0.5);
     check_greedy(
         &params,
         &QCFG,
@@ -160,7 +120,7 @@ fn greedy_medusa_is_the_targets_output_and_accepts_what_the_reference_says() {
     let prompts: Vec<Vec<u32>> = (1..=12)
         .map(|i| (0..1 + i % 3).map(|_| rng.random_range(0..8)).collect())
         .collect();
-    let h = heads(&TINY, &params, 3, 2, 0.5);
+    let h = medusa_heads(&TINY, &params, 3, 2, 0.5);
     let shapes: [&[u32]; 3] = [&[1, 1, 1], &[4, 4, 2], &[3, 2]];
     let (accepted, deepest) = check_greedy(&params, &TINY, &h, &shapes, &prompts, 12);
     assert!(
@@ -177,7 +137,7 @@ fn sampled_medusa_draws_exactly_from_the_target() {
     // distributions, with a chain of 2 and a tree of [3, 2].
     let p = sharpened(&TINY, 5, 60.0);
     let target = TransformerLM::new(&p, TINY, "t").unwrap();
-    let h = heads(&TINY, &p, 2, 9, 2.0);
+    let h = medusa_heads(&TINY, &p, 2, 9, 2.0);
     for levels in [&[1u32, 1][..], &[3, 2][..]] {
         let shape = TreeShape::new(levels).unwrap();
         let medusa = MedusaDraft {
@@ -194,7 +154,7 @@ fn sampled_medusa_draws_exactly_from_the_target() {
 fn heads_that_do_not_fit_are_errors_not_panics() {
     let p = init_params(&TINY, 1).unwrap();
     let target = TransformerLM::new(&p, TINY, "t").unwrap();
-    let h = heads(&TINY, &p, 2, 1, 1.0);
+    let h = medusa_heads(&TINY, &p, 2, 1, 1.0);
     assert_eq!((h.len(), h.d_model(), h.vocab()), (2, 16, 8));
     assert_eq!(h.n_params(), 2 * (16 * 16 + 16 + 16 * 8));
     let deep = TreeShape::chain(3).unwrap();
@@ -215,7 +175,7 @@ fn heads_that_do_not_fit_are_errors_not_panics() {
     let e = speculative_generate(&other, &medusa, &[1, 2], 4, Sampling::Greedy, &mut rng);
     assert!(e.unwrap_err().to_string().contains("cannot read a target"));
     assert!(MedusaHeads::new(Vec::new()).is_err());
-    let bad = heads(&TINY, &p, 1, 1, 1.0);
+    let bad = medusa_heads(&TINY, &p, 1, 1, 1.0);
     let mut one = bad
         .logits(1, Array1::zeros(16).view())
         .map(|_| ())

@@ -1,6 +1,8 @@
 //! What the speculative-decoding test files share.
 #![allow(dead_code)] // each test binary uses some of it
 
+pub mod heads;
+
 use transformer_lab::{Config, Params, init_params};
 
 /// A vocabulary of 8, for sampling tests whose outcomes can all be counted.

@@ -76,7 +76,11 @@ impl<'p> EagleHead<'p> {
     /// row per pair.
     ///
     /// Errors: as many features as tokens, each of the head's width.
-    fn fuse(&self, features: ArrayView2<f32>, tokens: &[u32]) -> Result<Array2<f32>, Error> {
+    pub(crate) fn fuse(
+        &self,
+        features: ArrayView2<f32>,
+        tokens: &[u32],
+    ) -> Result<Array2<f32>, Error> {
         let embed = &self.layer.params().embed;
         let rows: Vec<usize> = tokens.iter().map(|&t| t as usize).collect();
         let e = embed.select(Axis(0), &rows);

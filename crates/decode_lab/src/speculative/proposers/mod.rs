@@ -8,6 +8,7 @@ mod draft_caches;
 mod dynamic;
 mod eagle;
 mod eagle_dynamic;
+mod head_ranks;
 mod lookup;
 mod medusa;
 mod tree;
