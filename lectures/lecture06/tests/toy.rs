@@ -11,7 +11,10 @@ use once_cell::sync::Lazy;
 
 /// Demo 4's figures, computed once for this test binary.
 static DEMO4: Lazy<demo4::Demo4> = Lazy::new(|| demo4::figures(&TOY).unwrap());
-use lecture06::spec_decode_on_hardware::demo3::{self, DraftShapes, Shape, toy_model};
+use lecture06::spec_decode_on_hardware::demo3::toy_model::{DraftRanks, N_NEW};
+use lecture06::spec_decode_on_hardware::demo3::{
+    self, DraftShapes, SHAPES, Shape, chain_alphas, toy_model,
+};
 use lecture06::spec_decode_on_hardware::demo4;
 
 // ---- demo 3 ---------------------------------------------------------------------
@@ -327,4 +330,59 @@ fn demo4_draws_its_figure_so_plot_is_honoured_for_it_alone() {
 /// What demo 4 prints for `figures`, as blocks.
 fn demo4_blocks(figures: &demo4::Demo4) -> Vec<Block> {
     lecture_kit::testing::blocks(4, |out| demo4::print(out, figures)).unwrap()
+}
+
+// ---- ranks by hand -----------------------------------------------------------
+
+/// A draft model's ranks: `pattern` repeated over two sequences.
+fn ranks_of(pattern: &[u32]) -> DraftRanks {
+    let ranks = pattern.iter().copied().cycle().take(2 * N_NEW).collect();
+    DraftRanks {
+        name: "手算",
+        ranks,
+        rounds: None,
+    }
+}
+
+#[test]
+fn a_heads_alphas_and_acceptance_read_its_own_rounds() {
+    // Two sequences of rounds by hand: the head's first guesses are all right, but
+    // from rounds starting at odd positions its second guess misses. A draft model with
+    // the same first ranks would accept every second level too.
+    let rows: Vec<Vec<u32>> = (0..2 * N_NEW)
+        .map(|t| match t % 2 {
+            0 => vec![0, 0, 0, 0],
+            _ => vec![0, 5, 0, 0],
+        })
+        .collect();
+    let head = DraftRanks {
+        name: "头",
+        ranks: vec![0; 2 * N_NEW],
+        rounds: Some(toy_model::RoundRanks { levels: 4, rows }),
+    };
+    assert_eq!(chain_alphas(&head, 4), [1.0, 0.5, 1.0, 1.0]);
+    let chain = TreeShape::chain(4).unwrap();
+    assert_eq!(head.accept(&chain).unwrap().tau(), 1.0 + (4.0 + 1.0) / 2.0);
+    assert_eq!(chain_alphas(&ranks_of(&[0]), 4), [1.0; 4]);
+    // The head proposes no tree deeper than its levels; a draft model any.
+    assert!(head.drafts(&[2, 2, 2, 2]) && !head.drafts(&[1; 6]));
+    assert!(ranks_of(&[0]).drafts(&[1; 6]));
+    // Every shape demo 3 runs is within the levels a head's ranks go to.
+    assert!(SHAPES.iter().all(|s| s.len() <= toy_model::HEAD_LEVELS));
+}
+
+#[test]
+fn chain_alphas_by_hand() {
+    assert_eq!(chain_alphas(&ranks_of(&[0]), 4), [1.0; 4]);
+    assert_eq!(chain_alphas(&ranks_of(&[3]), 4), [0.0; 4]);
+    // 0, 1, 0, 1, …: half the rounds accept their first token and none a second.
+    assert_eq!(chain_alphas(&ranks_of(&[0, 1]), 4), [0.5, 0.0, 0.0, 0.0]);
+    // 0, 0, 2 repeated over 48 tokens: rounds from t ≡ 0 (mod 3) accept 2, from t ≡ 1
+    // accept 1, from t ≡ 2 none. Position 1: 32 of 48. Position 2: of the 32 rounds
+    // that accepted position 1 (all have a position 2: t ≤ 46), the 16 from t ≡ 0.
+    // Position 3: the 16 that got there (t ≤ 45) all stop.
+    assert_eq!(
+        chain_alphas(&ranks_of(&[0, 0, 2]), 4),
+        [2.0 / 3.0, 0.5, 0.0, 0.0]
+    );
 }

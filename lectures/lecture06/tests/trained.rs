@@ -7,10 +7,19 @@
 mod common;
 
 use common::{DEMO3, demo3, observations};
-use lecture06::spec_decode_on_hardware::demo3::toy_model::{self, TRAINED_DRAFT_NAMES, ToyModel};
-use lecture06::spec_decode_on_hardware::demo3::{ALPHA_POSITIONS, EAGLE_ALPHA, chain_alphas};
+use decode_lab::speculative::{EagleDraft, MedusaDraft, Proposer};
+use decode_lab::{Sampling, TreeShape, round_accept_lengths, speculative_generate_batch};
+use lecture06::spec_decode_on_hardware::demo3::heads::HEAD_NAMES;
+use lecture06::spec_decode_on_hardware::demo3::toy_model::{
+    self, TRAINED_DRAFT_NAMES, ToyModel, ToyRun,
+};
+use lecture06::spec_decode_on_hardware::demo3::{
+    ALPHA_POSITIONS, EAGLE_ALPHA, SHAPES, chain_alphas,
+};
 use lecture06::spec_decode_on_hardware::demo4;
 use once_cell::sync::Lazy;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 
 static TRAINED: Lazy<lecture06::spec_decode_on_hardware::demo3::Demo3> =
     Lazy::new(|| demo3(&["--model", "trained"]));
@@ -19,6 +28,71 @@ const FIRST_LAYER: usize = 0;
 const INT4: usize = 1;
 const DRAFT: usize = 2;
 const DISTILLED: usize = 3;
+const MEDUSA: usize = 4;
+const EAGLE: usize = 5;
+
+#[test]
+fn at_the_roots_of_real_rounds_the_heads_ranks_accept_what_decoding_accepted() {
+    // Demo 3's estimate for a head reads its ranks round by round; decoding the first
+    // prompts for real, every round (its root where the last one stopped) accepts exactly
+    // what the head's ranks at that root say, for both heads, a chain and a tree.
+    let run = toy_model::shared(ToyModel::Trained).unwrap();
+    let heads = run.heads.as_ref().unwrap();
+    let eagle = heads.eagle.head().unwrap();
+    let mut rounds = 0;
+    for levels in [&[1, 1, 1, 1][..], &[4, 2, 2, 1]] {
+        let shape = TreeShape::new(levels).unwrap();
+        let medusa = MedusaDraft {
+            heads: &heads.medusa,
+            shape: &shape,
+        };
+        rounds += rounds_match(run, MEDUSA, &medusa, &shape);
+        let eagle = EagleDraft {
+            head: &eagle,
+            shape: &shape,
+        };
+        rounds += rounds_match(run, EAGLE, &eagle, &shape);
+    }
+    assert!(rounds > 300, "{rounds} rounds");
+}
+
+/// Decodes the run's first 8 prompts greedily with `proposer` (draft `k` of the run) and
+/// checks each round against the draft's ranks at its root, cut to the depth the decoder
+/// drafted (never the last token, which the target adds itself). Returns the rounds.
+fn rounds_match<P: Proposer>(run: &ToyRun, k: usize, proposer: &P, shape: &TreeShape) -> usize {
+    let n_new = toy_model::N_NEW;
+    let prompts: Vec<Vec<u32>> = (0..8).map(|i| run.prompts.row(i).to_vec()).collect();
+    let target = run.target().unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    let out = speculative_generate_batch(
+        &target,
+        proposer,
+        &prompts,
+        n_new,
+        Sampling::Greedy,
+        &mut rng,
+    );
+    let rows = &run.ranks[k].rounds.as_ref().unwrap().rows;
+    let mut rounds = 0;
+    for (i, (_, stats)) in out.unwrap().iter().enumerate() {
+        // Round start t of sequence i is row i · N_NEW + t; the next starts past what this
+        // one accepted and the target's own token.
+        let mut t = 0;
+        let mut cut = Vec::new();
+        for &a in &stats.accepted {
+            let depth = shape.depth() as usize;
+            let depth = depth.min(n_new - t - 1);
+            let row = &rows[i * n_new + t];
+            cut.push(row[..depth.min(row.len())].to_vec());
+            t += a as usize + 1;
+        }
+        let estimate = round_accept_lengths(&cut, shape).unwrap();
+        let name = run.ranks[k].name;
+        assert_eq!(estimate.accepted, stats.accepted, "{name}, prompt {i}");
+        rounds += cut.len();
+    }
+    rounds
+}
 
 #[test]
 fn the_trained_run_measures_every_draft_on_the_held_out_prompts() {
@@ -26,7 +100,7 @@ fn the_trained_run_measures_every_draft_on_the_held_out_prompts() {
     assert_eq!(run.model, ToyModel::Trained);
     assert_eq!(run.prompts, train_lab::shipped::prompts().unwrap());
     let names: Vec<&str> = TRAINED.drafts.iter().map(|d| d.name).collect();
-    assert_eq!(names, TRAINED_DRAFT_NAMES);
+    assert_eq!(names, [&TRAINED_DRAFT_NAMES[..], &HEAD_NAMES].concat());
     for (d, ranks) in TRAINED.drafts.iter().zip(&run.ranks) {
         assert_eq!(ranks.ranks.len(), toy_model::N_SEQ * toy_model::N_NEW);
         // α at the first position is, by definition, the share of first choices: every
@@ -75,10 +149,12 @@ fn the_trained_runs_observation_names_every_draft_and_eagles_range() {
         .iter()
         .find(|s| s.starts_with("训练过的模型上实测"))
         .expect("the trained model's observation");
-    for name in TRAINED_DRAFT_NAMES {
+    for name in TRAINED_DRAFT_NAMES.iter().chain(&HEAD_NAMES) {
         assert!(line.contains(name), "{name} in {line}");
     }
     assert!(line.contains("0.65–0.8"), "{line}");
+    // EAGLE's head accepts more than Medusa's on a chain, as EAGLE's figure 1 finds.
+    assert!(line.contains("EAGLE 头接受得更多，和论文一致"), "{line}");
     // The script's sentence about trees on the random model is marked as the default's.
     let trees = said
         .iter()
@@ -95,12 +171,22 @@ fn the_trained_runs_observation_names_every_draft_and_eagles_range() {
 #[test]
 fn speculative_decoding_on_the_trained_pair_is_lossless_and_a_trained_draft_pays() {
     let d = demo4::figures(toy_model::shared(ToyModel::Trained).unwrap()).unwrap();
-    assert_eq!(d.drafts.len(), TRAINED_DRAFT_NAMES.len());
+    assert_eq!(d.drafts.len(), TRAINED_DRAFT_NAMES.len() + HEAD_NAMES.len());
     for draft in &d.drafts {
         for s in &draft.shapes {
             assert!(s.identical_to_target, "{} {}", draft.name, s.label);
         }
     }
+    // Every shape of demo 3 for every draft but Medusa's four heads, which stop at 4 levels.
+    for (i, draft) in d.drafts.iter().enumerate() {
+        let want = match i {
+            MEDUSA => SHAPES.len() - 1,
+            _ => SHAPES.len(),
+        };
+        assert_eq!(draft.shapes.len(), want, "{}", draft.name);
+    }
+    let medusa = &d.drafts[MEDUSA].shapes;
+    assert!(medusa.iter().all(|s| s.branching.len() <= 4));
     let chain4 = |i: usize| {
         let shapes = &d.drafts[i].shapes;
         shapes

@@ -2,9 +2,10 @@
 //! chain on the toy model, and what that buys on the setup's cards at batch 1 and 32;
 //! figure `trees.svg`.
 
+pub mod heads;
 pub mod toy_model;
 
-use decode_lab::{Draft, Scenario, TreeAcceptance, TreeShape, tree_accept_lengths, tree_speedup};
+use decode_lab::{Draft, Scenario, TreeAcceptance, TreeShape, tree_speedup};
 use lecture_flags::roofline::Roofline;
 use lecture_kit::value::{self, fixed, int, join, label, missing, percent};
 use lecture_kit::{
@@ -13,6 +14,7 @@ use lecture_kit::{
 use planner::flags::{Setup, Terms};
 use serde::Serialize;
 
+use self::heads::HEAD_NAMES;
 use self::toy_model::{DraftRanks, ModelFlag, ToyModel};
 use super::words::{break_even, cards, does_not_fit_line, fitting_batch, hw_name};
 
@@ -115,7 +117,8 @@ pub struct DraftShapes {
     /// share of rounds that accept it among those that accepted every position before it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alpha_per_position: Option<Vec<f64>>,
-    /// One entry per shape of [`SHAPES`].
+    /// One entry per shape of [`SHAPES`] the draft proposes (a head as deep as its
+    /// levels, a draft model every one).
     pub shapes: Vec<Shape>,
 }
 
@@ -164,9 +167,9 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
             ));
         }
         let mut shapes = Vec::new();
-        for br in SHAPES {
+        for br in SHAPES.into_iter().filter(|br| d.drafts(br)) {
             let tree = TreeShape::new(br)?;
-            let acc = tree_accept_lengths(&d.ranks, &tree)?;
+            let acc = d.accept(&tree)?;
             let x = |b| {
                 let at = Scenario { batch: b, ..s };
                 (b <= fits).then(|| tree_speedup(&at, p, &tree, acc.tau()))
@@ -183,6 +186,12 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         out.table(headers, shapes.iter().map(Shape::row))
             .id(format!("demo3_draft{}", drafts.len() + 1))
             .caption(caption(&s, d.name));
+        if let Some(r) = d.rounds.as_ref().filter(|_| shapes.len() < SHAPES.len()) {
+            out.print(format!(
+                "（{} 最多起草 {} 层，更深的形状不列。）",
+                d.name, r.levels
+            ));
+        }
         drafts.push(DraftShapes {
             name: d.name,
             top_k_fraction: top_k,
@@ -199,7 +208,8 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
     if model == ToyModel::Trained {
         out.print(
             "（训练过的模型：提示取自留出的代码文本；加速比仍按上面的假设给每个草稿定价，\
-             两层的小草稿和目标的前几层其实更贵，τ 与 α 才是实测的。）",
+             两层的小草稿和目标的前几层其实更贵，τ 与 α 才是实测的。两个头的排名按轮计：\
+             Medusa 每层都读这一轮起点的隐状态，EAGLE 每层读自己上一层起草的特征，所以更深的层要从每一轮的起点算起。）",
         );
     }
     // On the random model the trees' gain holds for every card; on the trained one it is
@@ -249,20 +259,19 @@ fn rest() -> [Observation; 2] {
 /// α at each position 1..=`gamma` of a greedy chain of draft `d`, each sequence on its
 /// own: among the rounds (one starting at every position) that accepted every position
 /// before i and whose sequence has a token at position i, the share that accept it too
-/// (the draft's first choice is the target's token); 0 where no round gets there.
+/// (the draft's first choice is the target's token); 0 where no round gets there. A
+/// head's rounds are its own rows ([`DraftRanks::rounds`]).
 pub fn chain_alphas(d: &DraftRanks, gamma: u32) -> Vec<f64> {
     let gamma = gamma as usize;
     let mut tried = vec![0usize; gamma + 1];
     let mut accepted = vec![0usize; gamma + 1];
-    for seq in d.per_sequence() {
-        for t in 0..seq.len() {
-            let run = seq[t..].iter().take(gamma);
-            let run = run.take_while(|&&r| r == 0).count();
-            for i in 1..=gamma.min(seq.len() - t) {
-                if run >= i - 1 {
-                    tried[i] += 1;
-                    accepted[i] += usize::from(run >= i);
-                }
+    for round in d.rounds(usize::MAX) {
+        let run = round.iter().take(gamma);
+        let run = run.take_while(|&&r| r == 0).count();
+        for i in 1..=gamma.min(round.len()) {
+            if run >= i - 1 {
+                tried[i] += 1;
+                accepted[i] += usize::from(run >= i);
             }
         }
     }
@@ -278,10 +287,7 @@ pub fn chain_alphas(d: &DraftRanks, gamma: u32) -> Vec<f64> {
 fn trained_summary(drafts: &[DraftShapes]) -> String {
     let chain = [1; ALPHA_POSITIONS as usize];
     let tree = [2, 2, 2];
-    let tau = |d: &DraftShapes, branching: &[u32]| {
-        let shape = d.shapes.iter().find(|s| s.branching == branching);
-        shape.map(|s| s.tau)
-    };
+    let tau = |d: &DraftShapes, branching: &[u32]| d.shape(branching).map(|s| s.tau);
     // Each draft that has its α₁ and both shapes (every draft of the trained run does).
     let measured: Vec<(&str, f64, f64, f64)> = drafts
         .iter()
@@ -329,8 +335,43 @@ fn trained_summary(drafts: &[DraftShapes]) -> String {
     let band = join(band.map(|(where_, n)| format!("{n}{where_}")), "，");
     format!(
         "训练过的模型上实测（留出的代码文本、贪心）：{}。{depth}\
-         EAGLE 表 2 报告聊天模型上每个位置的 α 约 {lo}–{hi}（演示 1、2 假设的值）；这里的 α₁：{band}。",
-        join(each, "；")
+         EAGLE 表 2 报告聊天模型上每个位置的 α 约 {lo}–{hi}（演示 1、2 假设的值）；这里的 α₁：{band}。{}",
+        join(each, "；"),
+        heads_compared(drafts)
+    )
+}
+
+/// The sentence comparing the two heads, when both are there: α at each position of a
+/// chain of [`ALPHA_POSITIONS`] and that chain's τ.
+fn heads_compared(drafts: &[DraftShapes]) -> String {
+    let chain = [1; ALPHA_POSITIONS as usize];
+    let measured = |name: &str| {
+        let d = drafts.iter().find(|d| d.name == name)?;
+        Some((d.alpha_per_position.clone()?, d.shape(&chain)?.tau))
+    };
+    let [medusa, eagle] = HEAD_NAMES;
+    let (Some((m, m_tau)), Some((e, e_tau))) = (measured(medusa), measured(eagle)) else {
+        return String::new();
+    };
+    let slashed = |a: &[f64]| join(a.iter().map(|&x| fixed(x, 2)), " / ");
+    let verdict = match e_tau > m_tau {
+        true => "EAGLE 头接受得更多，和论文一致",
+        false => "这里 Medusa 头接受得不比 EAGLE 头少，和论文相反",
+    };
+    // α at a deep position counts only the rounds that got there: the easy ones.
+    let deep = match m.last() > m.first() {
+        true => "；Medusa 深处的 α 反而高，是因为只有前几层都猜中的少数轮走得到那里",
+        false => "",
+    };
+    format!(
+        "两个头：「{eagle}」各位置 α {}、{} τ = {}，「{medusa}」{}、τ = {}——{verdict}\
+         （EAGLE 论文 Li et al. 2024 图 1：MT-bench 上贪心解码，EAGLE 的加速比高于 Medusa）。\
+         Medusa 的第 k 个头只看这一轮起点的隐状态、隔着 k 个位置去猜，EAGLE 头读自己上一层起草的特征和那一层的 token{deep}。",
+        slashed(&e),
+        shape_label(&chain),
+        fixed(e_tau, 2),
+        slashed(&m),
+        fixed(m_tau, 2)
     )
 }
 
@@ -340,6 +381,13 @@ pub fn shape_label(branching: &[u32]) -> String {
     match branching.iter().all(|&k| k == 1) {
         true => format!("链 γ={}", branching.len()),
         false => format!("树 {}", levels.join("×")),
+    }
+}
+
+impl DraftShapes {
+    /// Its shape of per-level top k `branching`, if the draft proposes it.
+    pub fn shape(&self, branching: &[u32]) -> Option<&Shape> {
+        self.shapes.iter().find(|s| s.branching == branching)
     }
 }
 
@@ -417,9 +465,11 @@ pub fn trees_figure(s: &Scenario, drafts: &[DraftShapes]) -> Figure {
     let tgt = s.target.name;
     let axis = || Axis::categories("草稿形状", SHAPES.map(shape_label).to_vec());
     let dots = |y: &dyn Fn(&Shape) -> Option<f64>| {
-        let series = drafts
-            .iter()
-            .map(|d| Series::category_dots(d.name, d.shapes.iter().map(y)));
+        // A draft's dot at each shape it proposes (a head: as deep as its levels).
+        let series = drafts.iter().map(|d| {
+            let ys = SHAPES.iter().map(|br| d.shape(br).and_then(y));
+            Series::category_dots(d.name, ys)
+        });
         series.collect::<Vec<_>>()
     };
     let title = "τ = 每轮产出的 token（玩具模型上实测的接受长度）";
@@ -440,34 +490,4 @@ pub fn trees_figure(s: &Scenario, drafts: &[DraftShapes]) -> Figure {
     }
     let title = format!("树形验证：τ 与 {hw} 上的加速比（目标 {tgt}）");
     Figure::new(title, panels).id("trees")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use toy_model::N_NEW;
-
-    fn draft(pattern: &[u32]) -> DraftRanks {
-        let ranks = pattern.iter().copied().cycle().take(2 * N_NEW).collect();
-        DraftRanks {
-            name: "手算",
-            ranks,
-        }
-    }
-
-    #[test]
-    fn chain_alphas_by_hand() {
-        assert_eq!(chain_alphas(&draft(&[0]), 4), [1.0; 4]);
-        assert_eq!(chain_alphas(&draft(&[3]), 4), [0.0; 4]);
-        // 0, 1, 0, 1, …: half the rounds accept their first token and none a second.
-        assert_eq!(chain_alphas(&draft(&[0, 1]), 4), [0.5, 0.0, 0.0, 0.0]);
-        // 0, 0, 2 repeated over 48 tokens: rounds from t ≡ 0 (mod 3) accept 2, from t ≡ 1
-        // accept 1, from t ≡ 2 none. Position 1: 32 of 48. Position 2: of the 32 rounds
-        // that accepted position 1 (all have a position 2: t ≤ 46), the 16 from t ≡ 0.
-        // Position 3: the 16 that got there (t ≤ 45) all stop.
-        assert_eq!(
-            chain_alphas(&draft(&[0, 0, 2]), 4),
-            [2.0 / 3.0, 0.5, 0.0, 0.0]
-        );
-    }
 }

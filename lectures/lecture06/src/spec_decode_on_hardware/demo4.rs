@@ -5,8 +5,10 @@
 
 use std::sync::Mutex;
 
-use decode_lab::tree_accept_lengths_per_sequence;
-use decode_lab::{Sampling, SpecStats, TreeDraft, TreeShape, speculative_generate_batch};
+use decode_lab::speculative::{EagleDraft, MedusaDraft, Proposer};
+use decode_lab::{
+    Sampling, SpecStats, TransformerLM, TreeDraft, TreeShape, speculative_generate_batch,
+};
 use lecture_kit::value::{boolean, fixed, label};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row};
 use rand::SeedableRng;
@@ -14,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::demo3::toy_model::{self, ModelFlag, ToyModel, ToyRun};
+use super::demo3::toy_model::{self, DraftRanks, ModelFlag, ToyModel, ToyRun};
 use super::demo3::{SHAPES, shape_label};
 
 /// Prompts demo 4 runs speculative decoding on: the first 16 of demo 3's 64, so the demo
@@ -44,7 +46,7 @@ pub struct Demo4 {
 pub struct MeasuredDraft {
     /// The draft's name as printed.
     pub name: &'static str,
-    /// One entry per shape of [`SHAPES`].
+    /// One entry per shape of [`SHAPES`] it proposes (a head: as deep as its levels).
     pub shapes: Vec<MeasuredShape>,
 }
 
@@ -99,37 +101,62 @@ pub fn figures(run: &ToyRun) -> Result<Demo4, Error> {
     })
 }
 
-/// Demo 4's figures for draft `k` of `run` alone: every shape of [`SHAPES`] decoded for
-/// real. What [`figures`] runs for each draft; a page runs drafts in workers of their own
-/// with it and hands the figures in.
+/// Demo 4's figures for draft `k` of `run` alone: every shape of [`SHAPES`] it proposes
+/// decoded for real (a draft model's through [`TreeDraft`]; on the trained model, the
+/// heads after them through [`MedusaDraft`] and [`EagleDraft`]). What [`figures`] runs for
+/// each draft; a page runs drafts in workers of their own with it and hands the figures in.
 ///
 /// Errors: a `k` past the drafts, or a model that refuses the shapes.
 pub fn measure_draft(run: &ToyRun, k: usize) -> Result<Vec<MeasuredShape>, Error> {
     let target = run.target()?;
     let drafts = run.drafts()?;
-    let (Some(draft), Some(ranks)) = (drafts.get(k), run.ranks.get(k)) else {
+    let Some(ranks) = run.ranks.get(k) else {
         return Err(Error::Library(
-            format!("demo 4 has {} drafts, not a draft {k}", drafts.len()).into(),
+            format!("demo 4 has {} drafts, not a draft {k}", run.ranks.len()).into(),
         ));
     };
+    let shapes = SHAPES.into_iter().filter(|levels| ranks.drafts(levels));
+    let shapes = shapes
+        .map(|levels| Ok((levels, TreeShape::new(levels)?)))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let on = (run, &target, ranks);
+    // The ranks are the draft models' and then the heads', in `HEAD_NAMES` order.
+    match (drafts.get(k), &run.heads, k - drafts.len().min(k)) {
+        (Some(draft), ..) => decode(on, &shapes, &|shape| TreeDraft { draft, shape }),
+        (None, Some(heads), 0) => decode(on, &shapes, &|shape| MedusaDraft {
+            heads: &heads.medusa,
+            shape,
+        }),
+        (None, Some(heads), _) => {
+            let head = heads.eagle.head()?;
+            decode(on, &shapes, &|shape| EagleDraft { head: &head, shape })
+        }
+        (None, None, _) => Err(Error::Library(
+            format!("draft {k} of demo 4 has ranks but no model").into(),
+        )),
+    }
+}
+
+/// Decodes the first [`DEMO4_PROMPTS`] prompts of `run` greedily with `proposer(shape)`
+/// for each of `shapes`, beside the rank-based estimate of `ranks` on the same prompts.
+fn decode<'s, P: Proposer + Sync>(
+    (run, target, ranks): (&ToyRun, &TransformerLM<'_>, &DraftRanks),
+    shapes: &'s [(&[u32], TreeShape)],
+    proposer: &(dyn Fn(&'s TreeShape) -> P + Sync),
+) -> Result<Vec<MeasuredShape>, Error> {
     let n = DEMO4_PROMPTS.min(run.prompts.nrows());
     // Every prompt in one batch: each round is one batched draft pass per level and one
     // batched verification, each sequence accepting its own path.
     let prompts: Vec<Vec<u32>> = (0..n).map(|i| run.prompts.row(i).to_vec()).collect();
     // The shapes side by side: each call is parallel inside its passes, and whole
     // calls keep both cores busy between them.
-    SHAPES
+    shapes
         .par_iter()
-        .map(|&levels| -> Result<MeasuredShape, Error> {
-            let shape = TreeShape::new(levels)?;
+        .map(|(levels, shape)| -> Result<MeasuredShape, Error> {
             let mut rng = ChaCha8Rng::seed_from_u64(0); // greedy: never drawn from
-            let proposer = TreeDraft {
-                draft,
-                shape: &shape,
-            };
             let results = speculative_generate_batch(
-                &target,
-                &proposer,
+                target,
+                &proposer(shape),
                 &prompts,
                 toy_model::N_NEW,
                 Sampling::Greedy,
@@ -149,8 +176,7 @@ pub fn measure_draft(run: &ToyRun, k: usize) -> Result<Vec<MeasuredShape>, Error
                 target_forwards: sum(|s| s.target_forwards),
                 draft_forwards: sum(|s| s.draft_forwards),
                 tau_measured: generated as f64 / rounds as f64,
-                tau_ranks: tree_accept_lengths_per_sequence(&ranks.per_sequence()[..n], &shape)?
-                    .tau(),
+                tau_ranks: ranks.accept_within(n, shape)?.tau(),
                 identical_to_target: identical,
             })
         })
@@ -259,13 +285,14 @@ pub fn figure(d: &Demo4) -> Figure {
                 Axis::categories("草稿形状", labels.clone()),
                 Axis::linear("τ（token / 轮）"),
             );
+            // Each shape at its place among SHAPES (a head proposes only the shallower).
+            let place = |s: &MeasuredShape| SHAPES.iter().position(|b| *b == s.branching);
             let pick = |f: fn(&MeasuredShape) -> f64| {
-                draft
+                let at = draft
                     .shapes
                     .iter()
-                    .enumerate()
-                    .map(|(i, s)| (i as f64, f(s)))
-                    .collect()
+                    .filter_map(|s| Some((place(s)? as f64, f(s))));
+                at.collect()
             };
             panel
                 .series

@@ -5,17 +5,23 @@
 //! `--model random` (the default) is the script's: the random-initialised model, prompts
 //! sampled from it, its first layer and its int4 copy as drafts. `--model trained` runs the
 //! same measurement on the models `train_lab` trained on code (its shipped files): prompts
-//! from the held-out text, and beside the same two drafts, the draft trained on the text
-//! and the one distilled on the target.
+//! from the held-out text, and beside the same two drafts, the draft trained on the text,
+//! the one distilled on the target, and the heads trained on the frozen target (Medusa's,
+//! EAGLE's: [`super::heads`]).
 
 use std::sync::OnceLock;
 
-use decode_lab::{TransformerLM, draft_ranks};
+use decode_lab::{
+    TransformerLM, TreeAcceptance, TreeShape, draft_ranks, round_accept_lengths,
+    tree_accept_lengths, tree_accept_lengths_per_sequence,
+};
 use lecture_kit::Error;
 use ndarray::{Array2, Axis, concatenate, s};
 use quant_lab::{QCFG, Scheme, quantize_params, sample_tokens};
 use serde::Serialize;
 use transformer_lab::{Config, Params, config_like, greedy_generate, init_params};
+
+use super::heads::{self, HEAD_NAMES, TrainedHeads};
 
 /// Sequences the target generates.
 pub const N_SEQ: usize = 64;
@@ -73,14 +79,33 @@ impl ToyModel {
 
 impl lecture_kit::Inputs for ModelFlag {}
 
+/// How deep a head's ranks go: EAGLE's head drafts as deep as demo 3's deepest shape.
+pub const HEAD_LEVELS: usize = 6;
+
 /// One draft's ranks of the target's generated tokens, every sequence's one after the
 /// other (as the script concatenates them): 0 = the draft's first choice.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DraftRanks {
     /// The draft's name as printed.
     pub name: &'static str,
-    /// `N_SEQ · N_NEW` ranks, sequence after sequence.
+    /// `N_SEQ · N_NEW` ranks, sequence after sequence: at each position, the rank of the
+    /// target's next token among the draft's first guesses there.
     pub ranks: Vec<u32>,
+    /// A draft head's ranks level by level, round by round (`None` for a draft model,
+    /// whose rank at a position is the same from any round's start).
+    pub rounds: Option<RoundRanks>,
+}
+
+/// A draft head's ranks level by level: its guess at a level depends on where the round
+/// started, so each round has its own row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundRanks {
+    /// The levels the head drafts.
+    pub levels: usize,
+    /// `N_SEQ · N_NEW` rows, one per round start (the same positions as
+    /// [`DraftRanks::ranks`], whose entries are the rows' first), each the ranks of the
+    /// target's tokens at levels 1, 2, … as far as the sequence goes.
+    pub rows: Vec<Vec<u32>>,
 }
 
 impl DraftRanks {
@@ -97,6 +122,59 @@ impl DraftRanks {
     /// The ranks of each sequence.
     pub fn per_sequence(&self) -> Vec<&[u32]> {
         self.ranks.chunks(N_NEW).collect()
+    }
+
+    /// Whether the draft proposes trees as deep as `branching`: a draft model any, a
+    /// head as deep as its levels.
+    pub fn drafts(&self, branching: &[u32]) -> bool {
+        self.rounds
+            .as_ref()
+            .is_none_or(|r| branching.len() <= r.levels)
+    }
+
+    /// The ranks by level of a round from each position of the first `sequences`
+    /// sequences: a head's rows, a draft model's ranks from that position on within its
+    /// sequence.
+    pub fn rounds(&self, sequences: usize) -> Vec<&[u32]> {
+        let n = sequences.saturating_mul(N_NEW);
+        match &self.rounds {
+            Some(r) => r.rows.iter().take(n).map(Vec::as_slice).collect(),
+            None => {
+                let seqs = self.per_sequence().into_iter().take(sequences);
+                seqs.flat_map(|q| (0..q.len()).map(move |t| &q[t..]))
+                    .collect()
+            }
+        }
+    }
+
+    /// Demo 3's acceptance of `tree` at every position: a draft model's over its ranks
+    /// concatenated, as the script computes it (a round near a sequence's end runs on into
+    /// the next one's ranks); a head's round by round.
+    ///
+    /// Errors: a tree known only by its size.
+    pub fn accept(&self, tree: &TreeShape) -> Result<TreeAcceptance, decode_lab::Error> {
+        match &self.rounds {
+            Some(r) => round_accept_lengths(&r.rows, tree),
+            None => tree_accept_lengths(&self.ranks, tree),
+        }
+    }
+
+    /// The acceptance of `tree` on the first `sequences` sequences, each round within its
+    /// own sequence: what demo 4 sets beside decoding for real.
+    ///
+    /// Errors: a tree known only by its size.
+    pub fn accept_within(
+        &self,
+        sequences: usize,
+        tree: &TreeShape,
+    ) -> Result<TreeAcceptance, decode_lab::Error> {
+        match &self.rounds {
+            Some(_) => round_accept_lengths(&self.rounds(sequences), tree),
+            None => {
+                let seqs: Vec<&[u32]> = self.per_sequence().into_iter().take(sequences).collect();
+                tree_accept_lengths_per_sequence(&seqs, tree)
+            }
+        }
     }
 }
 
@@ -120,7 +198,7 @@ pub struct DraftModel {
     pub cfg: Config,
 }
 
-/// Everything the toy model run computes, kept for demo 4.
+/// Everything the toy model run computes, kept for demos 4 and 7.
 #[derive(Debug, Clone)]
 pub struct ToyRun {
     /// Which model.
@@ -135,8 +213,11 @@ pub struct ToyRun {
     pub prompts: Array2<u32>,
     /// The target's greedy continuations, `[N_SEQ, N_NEW]`.
     pub generated: Array2<u32>,
-    /// Every draft's ranks of the generated tokens.
+    /// Every draft's ranks of the generated tokens: the draft models' ([`ToyRun::drafts`]),
+    /// then on the trained model the heads' ([`HEAD_NAMES`]).
     pub ranks: Vec<DraftRanks>,
+    /// The trained target's heads (`None` on the random model).
+    pub heads: Option<TrainedHeads>,
 }
 
 impl ToyRun {
@@ -182,8 +263,8 @@ pub fn toy_ranks() -> Result<ToyRun, Error> {
 }
 
 /// The same measurement on the trained models (`train_lab::shipped`): the trained target
-/// continues the held-out prompts; its first layer, its int4 copy, the trained draft and
-/// the distilled draft rank its tokens.
+/// continues the held-out prompts; its first layer, its int4 copy, the trained draft, the
+/// distilled draft and the two heads rank its tokens.
 pub fn trained_ranks() -> Result<ToyRun, Error> {
     let lib = |e: train_lab::Error| Error::Library(e.to_string().into());
     let target = train_lab::shipped::target().map_err(lib)?;
@@ -211,7 +292,27 @@ pub fn trained_ranks() -> Result<ToyRun, Error> {
             distilled.cfg,
         ),
     ];
-    measure(ToyModel::Trained, p, target.cfg, draft_models, prompts)
+    let mut run = measure(ToyModel::Trained, p, target.cfg, draft_models, prompts)?;
+    let heads = heads::load(&run.params)?;
+    let seqs = concatenate(Axis(1), &[run.prompts.view(), run.generated.view()])?;
+    // The round from position p of a sequence guesses its token p + 1 first, as a draft
+    // model's rank at p: roots from the prompt's last token.
+    let roots = (PROMPT_LEN - 1, N_NEW);
+    let rows = heads.round_ranks(&run.target()?, seqs.view(), roots, HEAD_LEVELS)?;
+    let levels = [heads.medusa.len(), HEAD_LEVELS];
+    for ((name, rows), levels) in HEAD_NAMES.into_iter().zip(rows).zip(levels) {
+        let first = rows.iter().map(|r| r.first().copied());
+        let ranks = first.collect::<Option<Vec<u32>>>().ok_or_else(|| {
+            Error::Library(format!("{name}: a round with nothing to rank").into())
+        })?;
+        run.ranks.push(DraftRanks {
+            name,
+            ranks,
+            rounds: Some(RoundRanks { levels, rows }),
+        });
+    }
+    run.heads = Some(heads);
+    Ok(run)
 }
 
 /// The target continues `prompts` greedily; each draft ranks the target's tokens.
@@ -233,6 +334,7 @@ fn measure(
         prompts,
         generated,
         ranks: Vec::new(),
+        heads: None,
     };
     let names: Vec<&'static str> = run.draft_models.iter().map(|d| d.name).collect();
     let mut out = Vec::new();
@@ -246,7 +348,11 @@ fn measure(
                 seqs.slice(s![i, first..]),
             )?);
         }
-        out.push(DraftRanks { name, ranks });
+        out.push(DraftRanks {
+            name,
+            ranks,
+            rounds: None,
+        });
     }
     run.ranks = out;
     Ok(run)
@@ -274,6 +380,7 @@ mod tests {
         let d = DraftRanks {
             name: "手算",
             ranks: vec![0, 1, 5, 0, 0, 3, 1],
+            rounds: None,
         };
         let fractions = [1, 2, 4, 8].map(|k| d.top_k_fraction(k));
         assert_eq!(fractions, [3.0 / 7.0, 5.0 / 7.0, 6.0 / 7.0, 1.0]);
@@ -281,6 +388,7 @@ mod tests {
         let empty = DraftRanks {
             name: "空",
             ranks: vec![],
+            rounds: None,
         };
         assert_eq!(empty.top_k_fraction(4), 0.0);
     }

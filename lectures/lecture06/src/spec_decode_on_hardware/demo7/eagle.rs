@@ -4,69 +4,16 @@
 //! (`decode_lab::speculative::EagleDraft`), beside Medusa's heads and the draft trained on
 //! the text.
 
-use decode_lab::speculative::EagleHead;
 use decode_lab::{Draft, Scenario, cost_coefficient};
-use lecture_kit::{Error, Observation, Out, what_if};
-use ndarray::{Array1, Array2};
-use transformer_lab::{Params, TransformerLM, config_like};
+use lecture_kit::{Observation, Out, what_if};
 
 use super::medusa::table;
 use super::rows::{Demo7, HeadRow};
 use crate::spec_decode_on_hardware::demo3::toy_model::TRAINED_DRAFT_NAMES;
 use crate::spec_decode_on_hardware::demo3::{BATCHES, CTX, EAGLE_ALPHA, shape_label};
 
-/// The shipped head's weights with the target's embedding and LM head, ready to make an
-/// [`EagleHead`], and what its file states of its first guess on held-out text.
-pub struct EagleWeights {
-    fc: Array2<f32>,
-    bias: Array1<f32>,
-    params: Params,
-    cfg: transformer_lab::Config,
-    /// How often its first guess is the target's own, and the text's byte.
-    pub agreement: (f64, f64),
-}
-
-/// The shipped head, for the trained target `target` (its embedding and LM head).
-///
-/// Errors: a damaged file (a test reads the shipped one), a head of another shape than
-/// the target's.
-pub fn weights(target: &Params) -> Result<EagleWeights, Error> {
-    let lib = |e: train_lab::Error| Error::Library(e.to_string().into());
-    let shipped = train_lab::shipped::eagle().map_err(lib)?;
-    let stated = |key: &str| {
-        let value = shipped.meta.get(key).and_then(|v| v.parse::<f64>().ok());
-        value.ok_or_else(|| Error::Library(format!("data/eagle.safetensors: no {key}").into()))
-    };
-    let agreement = (stated("agree_target_top1")?, stated("agree_text_top1")?);
-    let cfg = config_like(&shipped.cfg, 1);
-    let mut one =
-        train_lab::weights::Weights::<f32>::from_params(&transformer_lab::init_params(&cfg, 0)?);
-    one.layers = vec![shipped.eagle.layer.clone()];
-    one.final_norm = shipped.eagle.final_norm.clone();
-    let mut params = one.to_params();
-    params.embed = target.embed.clone();
-    params.lm_head = target.lm_head.clone();
-    Ok(EagleWeights {
-        fc: shipped.eagle.fc,
-        bias: shipped.eagle.fc_bias,
-        params,
-        cfg,
-        agreement,
-    })
-}
-
-impl EagleWeights {
-    /// The head the decoding loop runs.
-    ///
-    /// Errors: weights the toy model refuses.
-    pub fn head(&self) -> Result<EagleHead<'_>, Error> {
-        let layer = TransformerLM::new(&self.params, self.cfg, "EAGLE")?;
-        Ok(EagleHead::new(self.fc.clone(), self.bias.clone(), layer)?)
-    }
-}
-
 /// The table of EAGLE's rows; `agreement`: its first guess on held-out text (see
-/// [`EagleWeights::agreement`]).
+/// [`EagleWeights::agreement`](crate::spec_decode_on_hardware::demo3::heads::EagleWeights::agreement)).
 pub fn print(out: &mut Out, rows: &[HeadRow], (with_target, with_text): (f64, f64)) {
     let s = Scenario::LECTURE;
     let c: Vec<String> = BATCHES

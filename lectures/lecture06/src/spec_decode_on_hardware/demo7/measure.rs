@@ -18,12 +18,12 @@ use transformer_lab::{Config, Params, TransformerLM, config_like, greedy_generat
 
 use super::super::demo3::toy_model::{self, ToyModel};
 use super::super::demo3::{BATCHES, CTX, LEVEL_COST, shape_label};
+use super::medusa;
 use super::rows::HeadRow;
 use super::{
     DYNAMIC_DEPTH, DYNAMIC_WIDTH, Demo7, GAMMA, LookupRow, PROMPTS, SAMPLED, STATIC, SampledRow,
     SkipRow, TEMPERATURES, TreeRow,
 };
-use super::{eagle, medusa};
 
 /// One drafter of the lecture, as demo 7 runs it.
 enum Drafter<'d, 'p> {
@@ -290,20 +290,19 @@ fn head_figures(
         ..Scenario::LECTURE
     };
     let runs = head_runs()?;
-    let (heads, medusa_top1) = medusa::heads()?;
+    let trained = run.heads.as_ref().ok_or_else(|| {
+        Error::Library("demo 7's heads run on the trained model, which has them".into())
+    })?;
+    let heads = &trained.medusa;
     let medusa_card = card(Draft::FixedCost(medusa::card_cost()));
     let medusa = head_rows(
         &target,
         prompts,
         (n_new, generated),
         (&runs, &medusa_card),
-        &|shape| MedusaDraft {
-            heads: &heads,
-            shape,
-        },
+        &|shape| MedusaDraft { heads, shape },
     )?;
-    let weights = eagle::weights(&run.params)?;
-    let head = weights.head()?;
+    let head = trained.eagle.head()?;
     let eagle_card = card(Draft::Head);
     let mut eagle = head_rows(
         &target,
@@ -348,9 +347,9 @@ fn head_figures(
     eagle.splice(greedy..greedy, dynamic);
     Ok(Heads {
         medusa,
-        medusa_top1,
+        medusa_top1: trained.medusa_top1.clone(),
         eagle,
-        eagle_agreement: weights.agreement,
+        eagle_agreement: trained.eagle.agreement,
     })
 }
 

@@ -7,37 +7,8 @@ use super::rows::{Demo7, HeadRow};
 use crate::spec_decode_on_hardware::demo3::toy_model::TRAINED_DRAFT_NAMES;
 use crate::spec_decode_on_hardware::demo3::{BATCHES, shape_label};
 use decode_lab::Scenario;
-use decode_lab::speculative::{MedusaHead, MedusaHeads};
 use lecture_kit::value::{fixed, int, label, missing, speedup};
-use lecture_kit::{Error, Observation, Out, columns, row, what_if};
-
-/// The shipped heads, as the decoding loop reads them, and how often each head's top
-/// token was the byte it guesses on the held-out text (the file states it; `cargo xtask
-/// train medusa` measured it, `train_lab`'s `tests/shipped.rs` measures it again).
-///
-/// Errors: a damaged file (a test reads the shipped one), heads that do not fit together.
-pub fn heads() -> Result<(MedusaHeads, Vec<f64>), Error> {
-    let lib = |e: train_lab::Error| Error::Library(e.to_string().into());
-    let shipped = train_lab::shipped::medusa().map_err(lib)?;
-    let top1 = (1..=shipped.heads.heads.len())
-        .map(|k| {
-            let key = format!("head{k}_top1");
-            let value = shipped.meta.get(&key).and_then(|v| v.parse::<f64>().ok());
-            value.ok_or_else(|| Error::Library(format!("data/medusa.safetensors: no {key}").into()))
-        })
-        .collect::<Result<Vec<f64>, Error>>()?;
-    let heads = shipped
-        .heads
-        .heads
-        .into_iter()
-        .map(|h| MedusaHead {
-            w: h.w,
-            bias: h.bias,
-            lm_head: h.lm_head,
-        })
-        .collect();
-    Ok((MedusaHeads::new(heads)?, top1))
-}
+use lecture_kit::{Observation, Out, columns, row, what_if};
 
 /// One head's cost on the card, as a fraction of a target step: its weights, a residual
 /// block and its own LM head (`d² + d + d · vocab`), over what a target step reads. Each
@@ -48,7 +19,8 @@ pub fn card_cost() -> f64 {
     head as f64 / t.streamed_params() as f64
 }
 
-/// The table of Medusa's rows; `top1`: each head's held-out top-1 (see [`heads`]).
+/// The table of Medusa's rows; `top1`: each head's held-out top-1 (see
+/// [`TrainedHeads::medusa_top1`](crate::spec_decode_on_hardware::demo3::heads::TrainedHeads::medusa_top1)).
 pub fn print(out: &mut Out, rows: &[HeadRow], top1: &[f64]) {
     let t = Scenario::LECTURE.target;
     out.print(format!(
