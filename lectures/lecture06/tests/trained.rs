@@ -20,6 +20,7 @@ use lecture06::spec_decode_on_hardware::demo4;
 use once_cell::sync::Lazy;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use stat_checks::{chi_square, chi_square_critical};
 
 static TRAINED: Lazy<lecture06::spec_decode_on_hardware::demo3::Demo3> =
     Lazy::new(|| demo3(&["--model", "trained"]));
@@ -92,6 +93,77 @@ fn rounds_match<P: Proposer>(run: &ToyRun, k: usize, proposer: &P, shape: &TreeS
         rounds += cut.len();
     }
     rounds
+}
+
+#[test]
+fn sampled_speculative_decoding_on_the_trained_pair_draws_from_the_target() {
+    // Demo 7's T = 0.7 on the trained target, whose distributions are peaked where the
+    // random model's are flat: 3 000 copies of a held-out prompt in one batch, three
+    // tokens each (so the first round drafts two levels). The first token is counted
+    // against the target's own distribution, the first two against p(a) · p(b | a), by χ²
+    // at a false-alarm rate of 0.1% each; for the EAGLE head's chain and the trained
+    // draft's tree.
+    let run = toy_model::shared(ToyModel::Trained).unwrap();
+    let target = run.target().unwrap();
+    let vocab = run.cfg.vocab;
+    let t = 0.7;
+    let prompt = run.prompts.row(0).to_vec();
+    let dist = |tokens: &[u32]| {
+        let x = ndarray::Array2::from_shape_vec((1, tokens.len()), tokens.to_vec()).unwrap();
+        let logits = target.full_logits(x.view()).unwrap();
+        let last = logits.slice(ndarray::s![0, tokens.len() - 1, ..]);
+        transformer_lab::softmax_probs(last, t).unwrap()
+    };
+    let p1 = dist(&prompt);
+    let pairs: Vec<f64> = (0..vocab as u32)
+        .flat_map(|a| {
+            let after: Vec<u32> = prompt.iter().copied().chain([a]).collect();
+            let pa = p1[a as usize];
+            dist(&after).into_iter().map(move |pb| pa * pb)
+        })
+        .collect();
+    let n = 3000;
+    let prompts = vec![prompt.clone(); n];
+    let check = |name: &str, out: Vec<(Vec<u32>, decode_lab::SpecStats)>| {
+        let mut first = vec![0usize; vocab];
+        let mut pair = vec![0usize; vocab * vocab];
+        for (tokens, _) in &out {
+            first[tokens[0] as usize] += 1;
+            pair[tokens[0] as usize * vocab + tokens[1] as usize] += 1;
+        }
+        for (what, counts, probs) in [("first", &first, &p1), ("pairs", &pair, &pairs)] {
+            let (chi2, df) = chi_square(counts, probs, n);
+            assert!(
+                chi2 < chi_square_critical(df),
+                "{name} {what}: χ² {chi2:.1}, {df} df"
+            );
+        }
+        // The drafts were accepted often: the check saw the accepting path too.
+        let accepted = out.iter().filter(|(_, s)| s.accepted[0] >= 1).count();
+        assert!(
+            accepted > n / 3,
+            "{name}: {accepted} of {n} first rounds accepted"
+        );
+    };
+    let sampling = Sampling::Temperature(t);
+    let heads = run.heads.as_ref().unwrap();
+    let head = heads.eagle.head().unwrap();
+    let chain = TreeShape::chain(2).unwrap();
+    let eagle = EagleDraft {
+        head: &head,
+        shape: &chain,
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let out = speculative_generate_batch(&target, &eagle, &prompts, 3, sampling, &mut rng);
+    check(HEAD_NAMES[1], out.unwrap());
+    let drafts = run.drafts().unwrap();
+    let tree = TreeShape::new(&[2, 2]).unwrap();
+    let draft = decode_lab::TreeDraft {
+        draft: &drafts[DRAFT],
+        shape: &tree,
+    };
+    let out = speculative_generate_batch(&target, &draft, &prompts, 3, sampling, &mut rng);
+    check(TRAINED_DRAFT_NAMES[DRAFT], out.unwrap());
 }
 
 #[test]

@@ -30,46 +30,7 @@ pub fn sharpened(cfg: &Config, seed: u64, head: f32) -> Params {
     p
 }
 
-/// χ² statistic of `counts` (out of `n`) against expected probabilities `probs`, bins with
-/// an expected count below 5 merged into one; returns (χ², degrees of freedom).
-pub fn chi_square(counts: &[usize], probs: &[f64], n: usize) -> (f64, usize) {
-    let mut chi2 = 0.0;
-    let mut bins = 0;
-    let mut small_obs = 0.0;
-    let mut small_exp = 0.0;
-    for (&c, &p) in counts.iter().zip(probs) {
-        let e = p * n as f64;
-        if e < 5.0 {
-            small_obs += c as f64;
-            small_exp += e;
-        } else {
-            chi2 += (c as f64 - e).powi(2) / e;
-            bins += 1;
-        }
-    }
-    if small_exp > 0.0 {
-        chi2 += (small_obs - small_exp).powi(2) / small_exp.max(1e-9);
-        bins += 1;
-    }
-    (chi2, bins - 1)
-}
-
-/// χ² critical value at p = 0.001 for `df` degrees of freedom (Wilson–Hilferty's
-/// approximation: within 1.2% of the exact quantile for df ≥ 5, closer as df grows).
-pub fn chi_square_critical(df: usize) -> f64 {
-    let k = df as f64;
-    let z = 3.090_232;
-    k * (1.0 - 2.0 / (9.0 * k) + z * (2.0 / (9.0 * k)).sqrt()).powi(3)
-}
-
-#[test]
-fn the_critical_value_matches_published_quantiles() {
-    // χ²(0.999) quantiles from standard tables: df 5 → 20.515, 10 → 29.588, 30 → 59.703.
-    for (df, q) in [(5, 20.515), (10, 29.588), (30, 59.703)] {
-        let got = chi_square_critical(df);
-        assert!((got / q - 1.0).abs() < 0.012, "df {df}: {got} vs {q}");
-    }
-}
+pub use stat_checks::{chi_square, chi_square_critical};
 
 /// Three tokens after `[3, 6]` on `target` (a vocabulary of 8) drawn `n` times at T = 1
 /// with `proposer` from a generator seeded `seed` (three, so the first round drafts two
