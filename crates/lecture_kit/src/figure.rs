@@ -9,25 +9,31 @@ use serde::Serialize;
 
 use crate::error::Error;
 
-/// One figure (one SVG file): a title and one or more panels stacked vertically.
+/// One figure (one SVG file): a title and one or more panels, stacked vertically or in
+/// rows side by side ([`Figure::rows`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Figure {
     /// The file stem, e.g. `"knee"` → `knee.svg`.
     pub id: String,
     /// The title drawn above the panels.
     pub title: String,
-    /// The panels, top to bottom.
+    /// The panels, top to bottom (row by row, left to right in a row).
     pub panels: Vec<Panel>,
+    /// How many panels each row holds, top to bottom; empty: one a row. How the figure is
+    /// laid out, not what it shows: the export leaves it out.
+    #[serde(skip)]
+    pub rows: Vec<usize>,
 }
 
 impl Figure {
-    /// A figure of `panels` under `title`. Its file name (`id`) is left empty: a demo's
-    /// figure gets one from the kit (`demo1.svg`), or name it with [`Figure::id`].
+    /// A figure of `panels` under `title`, stacked. Its file name (`id`) is left empty: a
+    /// demo's figure gets one from the kit (`demo1.svg`), or name it with [`Figure::id`].
     pub fn new(title: impl Into<String>, panels: Vec<Panel>) -> Self {
         Figure {
             id: String::new(),
             title: title.into(),
             panels,
+            rows: Vec::new(),
         }
     }
 
@@ -35,6 +41,34 @@ impl Figure {
     pub fn id(mut self, id: impl Into<String>) -> Self {
         self.id = id.into();
         self
+    }
+
+    /// The same figure with its panels in rows of `rows[0]`, `rows[1]`, … panels side by
+    /// side (`&[1, 2]`: one across the top, two below it), so that a figure of several
+    /// panels fits a slide. Each panel is as wide as a stacked one; a row of fewer panels
+    /// than the widest row spreads them over the figure's width. The renderer refuses rows
+    /// that do not hold the panels exactly.
+    pub fn rows(mut self, rows: &[usize]) -> Self {
+        self.rows = rows.to_vec();
+        self
+    }
+
+    /// The same figure with its panels in rows of `n` side by side, the last row holding
+    /// what is left ([`Figure::rows`]); `n` of 0 or 1 stacks them.
+    ///
+    /// ```
+    /// use lecture_kit::{Axis, Figure, Panel};
+    /// let panel = || Panel::new("", Axis::linear("x"), Axis::linear("y"));
+    /// let five = Figure::new("图", (0..5).map(|_| panel()).collect()).columns(2);
+    /// assert_eq!(five.rows, [2, 2, 1]);
+    /// ```
+    pub fn columns(self, n: usize) -> Self {
+        let total = self.panels.len();
+        let rows: Vec<usize> = match n {
+            0 | 1 => Vec::new(),
+            n => (0..total).step_by(n).map(|i| n.min(total - i)).collect(),
+        };
+        self.rows(&rows)
     }
 }
 

@@ -29,11 +29,7 @@ fn demo(out: &mut Out, d: u8) -> Result<(), Error> {
             y: 1.0,
             label: "1.0×".into(),
         });
-        out.figure(Figure {
-            id: "fig".into(),
-            title: "图".into(),
-            panels: vec![panel],
-        });
+        out.figure(Figure::new("图", vec![panel]).id("fig"));
     }
     out.data(d);
     Ok(())
@@ -197,12 +193,7 @@ fn svg_figures_are_written_with_human_ticks_and_the_cjk_font_list() {
 fn a_panel_with_nothing_to_draw_says_why_instead_of_drawing_axes() {
     let mut panel = Panel::new("", Axis::linear("x"), Axis::linear("y"));
     panel.message = Some("Llama-3.1-70B 放不下".into());
-    let svg = lecture_kit::render::svg::to_string(&Figure {
-        id: "x".into(),
-        title: "t".into(),
-        panels: vec![panel],
-    })
-    .unwrap();
+    let svg = lecture_kit::render::svg::to_string(&Figure::new("t", vec![panel]).id("x")).unwrap();
     let doc = roxmltree::Document::parse(&svg).unwrap();
     let texts: Vec<&str> = doc
         .descendants()

@@ -69,6 +69,23 @@ fn all_figures() -> Vec<Figure> {
 // ---- the checks ----------------------------------------------------------------------
 
 #[test]
+fn every_figure_fits_a_slide_no_taller_than_wide() {
+    // Demo 4 with the trained model's six drafts too, whose panels go two abreast.
+    let mut six = demo4_by_hand();
+    let two = six.drafts.clone();
+    six.drafts.extend(two.iter().chain(&two).cloned());
+    let mut all = all_figures();
+    all.push(demo4::figure(&six));
+    for f in all {
+        let svg = lecture_kit::render::svg::to_string(&f).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let size = |a: &str| -> f64 { doc.root_element().attribute(a).unwrap().parse().unwrap() };
+        let (w, h) = (size("width"), size("height"));
+        assert!(h <= w, "{}.svg is {w} × {h}", f.id);
+    }
+}
+
+#[test]
 fn every_text_of_every_figure_asks_for_a_cjk_font_first() {
     for f in all_figures() {
         let s = Svg::of(&f);

@@ -292,11 +292,7 @@ mod tests {
         panel
             .series
             .push(Series::line(evil, vec![(1.0, 2.0), (2.0, 3.0)]));
-        let figure = Figure {
-            id: "f".into(),
-            title: evil.into(),
-            panels: vec![panel],
-        };
+        let figure = Figure::new(evil, vec![panel]).id("f");
         let table = Table::new("t", evil, vec![Column::text(evil), Column::number("n", "")])
             .row(vec![Cell::text(evil), Cell::number("1.50", 1.5)])
             .row(vec![Cell::text("x"), Cell::missing("放不下", 1)]);

@@ -457,9 +457,9 @@ fn summary(s: &Scenario, drafts: &[DraftShapes]) -> Result<String, Error> {
     ))
 }
 
-/// Figure `trees.svg`: dot plots over the draft shapes — each draft's τ (top panel), then
-/// its speedup at batch 1 and 32 on one shared scale with the 1.0× line; a batch that does
-/// not fit on the cards says so in words.
+/// Figure `trees.svg`: dot plots over the draft shapes — each draft's τ (across the top),
+/// then its speedup at batch 1 and 32 side by side on one shared scale with the 1.0× line;
+/// a batch that does not fit on the cards says so in words.
 pub fn trees_figure(s: &Scenario, drafts: &[DraftShapes]) -> Figure {
     let hw = hw_name(s);
     let tgt = s.target.name;
@@ -489,5 +489,6 @@ pub fn trees_figure(s: &Scenario, drafts: &[DraftShapes]) -> Figure {
         panels.push(panel);
     }
     let title = format!("树形验证：τ 与 {hw} 上的加速比（目标 {tgt}）");
-    Figure::new(title, panels).id("trees")
+    // τ across the top, the two batches side by side below: a slide's shape, not a column.
+    Figure::new(title, panels).id("trees").rows(&[1, 2])
 }

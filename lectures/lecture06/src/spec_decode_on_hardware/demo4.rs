@@ -273,7 +273,7 @@ pub fn print(out: &mut Out, d: &Demo4) -> Result<(), Error> {
 }
 
 /// Figure `measured.svg`: for each draft, the measured τ beside demo 3's rank-based τ,
-/// shape by shape.
+/// shape by shape; more than two drafts in rows of two.
 pub fn figure(d: &Demo4) -> Figure {
     let labels: Vec<String> = SHAPES.iter().map(|b| shape_label(b)).collect();
     let panels = d
@@ -303,12 +303,17 @@ pub fn figure(d: &Demo4) -> Figure {
             panel
         })
         .collect();
-    Figure {
-        id: "measured".into(),
-        title: format!(
+    Figure::new(
+        format!(
             "演示 4：实测 τ 与演示 3 的估计（前 {} 条提示，各生成 {} 个 token）",
             d.prompts, d.n_new
         ),
         panels,
-    }
+    )
+    .id("measured")
+    // Two drafts (the random model's) stack; the trained model's six go two abreast.
+    .columns(match d.drafts.len() {
+        0..=2 => 1,
+        _ => 2,
+    })
 }

@@ -370,11 +370,7 @@ pub fn figure(d: &Demo5) -> Figure {
                 .collect(),
         ));
     }
-    Figure {
-        id: "validation".into(),
-        title: "演示 5：加速比随批大小的变化，实测与三种假设".into(),
-        panels: vec![panel],
-    }
+    Figure::new("演示 5：加速比随批大小的变化，实测与三种假设", vec![panel]).id("validation")
 }
 
 fn observations(d: &Demo5) -> Vec<String> {

@@ -395,9 +395,5 @@ pub fn figure(d: &Demo7) -> Figure {
             skip.series.push(Series::line(name, points));
         }
     }
-    Figure {
-        id: "drafters".into(),
-        title: "演示 7：动态树与静态树，跳层自起草".into(),
-        panels: vec![trees, skip],
-    }
+    Figure::new("演示 7：动态树与静态树，跳层自起草", vec![trees, skip]).id("drafters")
 }

@@ -26,7 +26,7 @@ use crate::figure::{Figure, Panel, Scale, SeriesStyle};
 use super::hover;
 use super::layout::{
     self, AXIS_PX, Frame, LEGEND_PX, MARGIN, MESSAGE_PX, NOTE_PX, PANEL_TITLE_PX, PANEL_TITLE_TOP,
-    RIGHT_MARGIN, TICK_PX, TITLE_AT, TITLE_HEIGHT, TITLE_PX, WIDTH, X_LABEL_AREA, Y_LABEL_AREA,
+    RIGHT_MARGIN, TICK_PX, TITLE_PX, TITLE_TOP, X_LABEL_AREA, Y_LABEL_AREA,
 };
 use super::place::{self, Anchor, ChartLayout, Label, MessageStrip};
 
@@ -75,30 +75,25 @@ pub fn write(figure: &Figure, path: &Path) -> Result<(), String> {
 
 /// Draws `figure` into a string of SVG.
 pub fn to_string(figure: &Figure) -> Result<String, String> {
-    let heights = layout::panel_heights(figure);
-    let height = TITLE_HEIGHT + heights.iter().sum::<u32>();
+    let grid = layout::grid(figure)?;
     let mut svg = String::new();
     let mut values = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, grid.size).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         root.draw(&Text::new(
             figure.title.clone(),
-            TITLE_AT,
+            (grid.size.0 as i32 / 2, TITLE_TOP),
             font(TITLE_PX)
                 .color(&INK)
                 .pos(Pos::new(HPos::Center, VPos::Top)),
         ))
         .map_err(|e| e.to_string())?;
-        let (_, mut rest) = root.split_vertically(TITLE_HEIGHT);
-        let mut top = TITLE_HEIGHT as i32;
-        for (panel, h) in figure.panels.iter().zip(heights) {
-            let (area, below) = rest.split_vertically(h);
+        for (panel, &(at, size)) in figure.panels.iter().zip(&grid.cells) {
+            let area = root.clone().shrink(at, size);
             if let Some(layout) = draw_panel(&area, panel)? {
-                hover::panel_values(&mut values, panel, &layout, top);
+                hover::panel_values(&mut values, panel, &layout, at);
             }
-            rest = below;
-            top += h as i32;
         }
         root.present().map_err(|e| e.to_string())?;
     }
@@ -355,15 +350,12 @@ where
 mod tests {
     use std::ops::Range;
 
+    use super::super::layout::{TITLE_HEIGHT, WIDTH};
     use super::*;
     use crate::figure::{Axis, Region, Series};
 
     fn one_panel(panel: Panel) -> Figure {
-        Figure {
-            id: "f".into(),
-            title: "标题".into(),
-            panels: vec![panel],
-        }
+        Figure::new("标题", vec![panel]).id("f")
     }
 
     fn parse(svg: &str) -> roxmltree::Document<'_> {
@@ -548,6 +540,64 @@ mod tests {
         let wide = find("宽");
         assert_eq!(wide.attribute("text-anchor"), Some("start"));
         assert!(num(&wide, "x") > bands[1], "starts inside its band");
+    }
+
+    #[test]
+    fn panels_side_by_side_draw_in_their_own_cells_with_their_values_under_the_pointer() {
+        // Three panels in rows of 1 and 2: each title centred over its cell, each panel's
+        // hover circle inside its cell (the right one offset across as well as down).
+        let panel = |name: &str| {
+            let mut p = Panel::new(name, Axis::linear("x"), Axis::linear("y"));
+            p.series.push(Series::dots(
+                format!("点{name}"),
+                vec![(1.0, 1.0), (3.0, 2.0)],
+            ));
+            p
+        };
+        let figure = Figure::new("图", vec![panel("上"), panel("左"), panel("右")]).rows(&[1, 2]);
+        let svg = to_string(&figure).unwrap();
+        let doc = parse(&svg);
+        let root = doc.root_element();
+        assert_eq!((num(&root, "width"), num(&root, "height")), (1920.0, 844.0));
+        let centre = |title: &str| {
+            let t = texts(&doc).into_iter();
+            let t = t
+                .into_iter()
+                .find(|t| t.text().map(str::trim) == Some(title));
+            num(&t.unwrap(), "x")
+        };
+        assert_eq!(
+            [centre("图"), centre("上"), centre("左"), centre("右")],
+            [960.0, 960.0, 480.0, 1440.0]
+        );
+        let cells = [
+            ("上", (0.0, 1920.0), (44.0, 444.0)),
+            ("左", (0.0, 960.0), (444.0, 844.0)),
+        ];
+        let cells = cells
+            .into_iter()
+            .chain([("右", (960.0, 1920.0), (444.0, 844.0))]);
+        for (name, (x0, x1), (y0, y1)) in cells {
+            let circles: Vec<_> = doc
+                .descendants()
+                .filter(|n| n.has_tag_name("circle") && n.attribute("fill-opacity") == Some("0"))
+                .filter(|n| {
+                    n.children().any(|c| {
+                        c.text()
+                            .is_some_and(|t| t.starts_with(&format!("点{name}")))
+                    })
+                })
+                .collect();
+            assert_eq!(circles.len(), 2, "{name}");
+            for c in circles {
+                let (x, y) = (num(&c, "cx"), num(&c, "cy"));
+                assert!(
+                    (x0..x1).contains(&x) && (y0..y1).contains(&y),
+                    "{name} at ({x}, {y})"
+                );
+            }
+        }
+        assert!(to_string(&figure.rows(&[2, 2])).is_err());
     }
 
     #[test]

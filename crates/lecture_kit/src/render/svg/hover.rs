@@ -61,9 +61,9 @@ fn placeable(axis: &Axis, v: f64) -> bool {
     v.is_finite() && (axis.scale == Scale::Linear || v > 0.0)
 }
 
-/// The hover circles of one panel drawn with `layout`, `dy` pixels below the figure's
-/// top, appended to `out`.
-pub fn panel_values(out: &mut String, panel: &Panel, layout: &ChartLayout, dy: i32) {
+/// The hover circles of one panel drawn with `layout`, its area `dx` pixels right of the
+/// figure's left edge and `dy` below its top, appended to `out`.
+pub fn panel_values(out: &mut String, panel: &Panel, layout: &ChartLayout, (dx, dy): (i32, i32)) {
     for (series, drawn) in panel.series.iter().zip(&layout.points) {
         for (&(x, y), &at) in series.points.iter().zip(drawn) {
             if !placeable(&panel.x, at.0) || !placeable(&panel.y, y) {
@@ -81,8 +81,9 @@ pub fn panel_values(out: &mut String, panel: &Panel, layout: &ChartLayout, dy: i
             // Writing to a String cannot fail.
             let _ = writeln!(
                 out,
-                "<circle cx=\"{px}\" cy=\"{}\" r=\"{REACH_PX}\" fill-opacity=\"0\" \
+                "<circle cx=\"{}\" cy=\"{}\" r=\"{REACH_PX}\" fill-opacity=\"0\" \
                  pointer-events=\"all\"><title>{}</title></circle>",
+                px + dx,
                 py + dy,
                 escape(&title)
             );
