@@ -23,6 +23,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::figure::{Figure, Panel, Scale, SeriesStyle};
 
+use super::grid;
 use super::hover;
 use super::layout::{
     self, AXIS_PX, Frame, LEGEND_PX, MARGIN, MESSAGE_PX, NOTE_PX, PANEL_TITLE_PX, PANEL_TITLE_TOP,
@@ -75,7 +76,7 @@ pub fn write(figure: &Figure, path: &Path) -> Result<(), String> {
 
 /// Draws `figure` into a string of SVG.
 pub fn to_string(figure: &Figure) -> Result<String, String> {
-    let grid = layout::grid(figure)?;
+    let grid = grid::grid(figure)?;
     let mut svg = String::new();
     let mut values = String::new();
     {

@@ -11,18 +11,22 @@
 //!   label inside the band, and a dashed line in its colour marks where it starts;
 //! - the legend and the labels of reference lines go where they cover the fewest points
 //!   and lines;
-//! - a panel with nothing to plot shows its message in words instead of empty axes.
+//! - a panel with nothing to plot shows its message in words instead of empty axes;
+//! - panels stacked, or side by side in rows so a figure fits a slide
+//!   ([`Figure::rows`](crate::figure::Figure::rows)).
 //!
-//! Every size is in pixels of the [`WIDTH`]-pixel-wide figure. The renderer is two halves:
+//! Every size is in pixels of a [`WIDTH`]-pixel-wide panel. The renderer is two halves:
 //!
 //! | file | what it does |
 //! |---|---|
 //! | `layout.rs` | sizes, axis ranges, where a value lands in pixels, tick labels — pure |
+//! | `grid.rs` | where each panel goes in the figure, and the figure's size — pure |
 //! | `place.rs` | where the bands, labels, legend and message go — pure |
 //! | `draw.rs` | the plotters calls that draw that layout |
 //! | `hover.rs` | the value under the pointer: a `<title>` over every point — pure |
 
 mod draw;
+mod grid;
 mod hover;
 mod layout;
 mod place;
