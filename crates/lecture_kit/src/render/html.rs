@@ -250,9 +250,16 @@ fn table(out: &mut dyn Write, t: &Table) -> io::Result<()> {
     writeln!(out, "</figure>")
 }
 
-/// A figure: the SVG drawn by [`svg::to_string`], inline, labelled with its title.
+/// A figure: the SVG drawn by [`svg::to_string`], inline, labelled with its title. A page
+/// or a handout scrolls in one column, so its panels stack there whatever rows the figure
+/// asks for ([`Figure::rows`]: side by side is for the SVG files a slide shows), each as
+/// wide as its text is drawn for.
 fn figure(out: &mut dyn Write, f: &Figure) -> io::Result<()> {
-    let markup = svg::to_string(f).map_err(io::Error::other)?;
+    let stacked = Figure {
+        rows: Vec::new(),
+        ..f.clone()
+    };
+    let markup = svg::to_string(&stacked).map_err(io::Error::other)?;
     let body = markup.strip_prefix("<svg ").ok_or_else(|| {
         io::Error::other(format!("figure {}: the SVG does not start with <svg", f.id))
     })?;
@@ -314,6 +321,28 @@ mod tests {
         let mut out = Vec::new();
         write(&mut out, report).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_figure_in_rows_stacks_on_the_page_and_goes_side_by_side_in_its_file() {
+        let panel = || {
+            let mut p = Panel::new("p", Axis::linear("x"), Axis::linear("y"));
+            p.series.push(Series::line("s", vec![(1.0, 2.0)]));
+            p
+        };
+        let figure = Figure::new("图", vec![panel(), panel(), panel()]).rows(&[1, 2]);
+        let file = svg::to_string(&figure).unwrap();
+        assert!(
+            file.starts_with("<svg width=\"1920\" height=\"844\""),
+            "{}",
+            &file[..60]
+        );
+        let mut report = hostile();
+        report.sections[0].blocks = vec![Block::Figure(figure)];
+        let html = page(&report);
+        let at = html.find("<svg role=\"img\"").unwrap();
+        let drawn = &html[at..at + 200];
+        assert!(drawn.contains("width=\"960\" height=\"1244\""), "{drawn}");
     }
 
     #[test]
