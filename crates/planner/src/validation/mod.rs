@@ -25,6 +25,9 @@
 //! - [`summary`](mod@summary): every prediction ([`predictions`]), the median and worst ratio of each
 //!   profile on each subset ([`summary()`]) and kind ([`summary_by_kind`]), and the batch
 //!   series of the data ([`batch_series`]).
+//! - [`trends`](mod@trends): the leave-one-publisher-out predictions judged on what a
+//!   student relies on — ratios within a series, orderings, speedup trends, best γ
+//!   ([`trends()`]).
 //!
 //! Every prediction is computed here; nothing predicted is typed in. A measured figure
 //! often depends on things the roofline does not see (the context length the benchmark
@@ -42,6 +45,7 @@ pub mod fit_measured;
 pub mod measurement;
 pub mod profile;
 pub mod summary;
+pub mod trends;
 
 pub use cross::{
     BatchBand, CrossPrediction, CrossSummary, PublisherOffset, SeriesSlope, cross_summary,
@@ -68,3 +72,4 @@ pub use summary::{
     BatchSeries, KindSummary, PROFILES, Prediction, ProfileSummary, RatioSummary, batch_series,
     predictions, summarize, summary, summary_by_kind,
 };
+pub use trends::{GammaSweep, PairRatio, SpeedupTrend, Trends, trends};

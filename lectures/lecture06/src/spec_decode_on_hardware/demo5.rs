@@ -6,6 +6,7 @@
 
 pub mod commands;
 pub mod cross;
+pub mod trends;
 pub mod validation_doc;
 
 use lecture_kit::value::{boolean, fixed, label, number, parts};

@@ -10,6 +10,8 @@ use planner::validation::{
 };
 use serde::Serialize;
 
+use super::trends::{self, TrendRow};
+
 /// One subset's cross-validated ratios.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CrossRow {
@@ -82,6 +84,8 @@ pub struct Cross {
     pub by_engine: Vec<CrossRow>,
     /// Plain-step batch series.
     pub slopes: Vec<SlopeRow>,
+    /// What a student relies on: ratios, orderings, trends, best γ.
+    pub trends: TrendRow,
     /// Engine profiles.
     pub engines: Vec<EngineRow>,
     /// Plain steps by publisher.
@@ -148,12 +152,14 @@ pub fn figures() -> Result<Cross, Error> {
         })
         .collect();
     let offsets = validation::publisher_offsets(&rows, |m| m.quantity.kind() == Kind::StepTime)?;
+    let trends = trends::figures(&rows);
     Ok(Cross {
         publishers: validation::publishers(ms).len(),
         rows: ms.len(),
         by_band,
         by_engine,
         slopes,
+        trends,
         engines,
         shares_within_25: validation::shares_within_25(&offsets)?,
         offsets: offsets
@@ -245,6 +251,7 @@ pub fn print(out: &mut Out, c: &Cross) {
         .id("demo5_cross_slopes")
         .caption("演示 5：decode 一步随批大小的斜率 d ln t / d ln 批（留一个发布者）")
         .left(["序列", "批大小"]);
+    trends::print(out, &c.trends);
     let rows = c.offsets.iter().map(|o| {
         row![
             label(o.publisher),
@@ -311,6 +318,7 @@ pub fn observations(c: &Cross) -> Vec<String> {
             within
         ),
     ];
+    out.push(trends::observation(&c.trends));
     if let Some(range) = offset_range(c) {
         out.push(format!(
             "各发布者 decode 一步的整体偏差从 {:.2} 到 {:.2}；就算知道每一家的整体偏差，\

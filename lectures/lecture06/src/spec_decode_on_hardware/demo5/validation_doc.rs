@@ -5,6 +5,7 @@
 
 pub use super::commands::{command, explicit_command, left_out};
 use super::cross::{Cross, CrossRow};
+use super::trends;
 use lecture_kit::Error;
 use planner::validation::{self, CALIBRATIONS, Kind, MEASURED, Prediction, Quantity, Role};
 
@@ -210,6 +211,7 @@ fn cross_markdown(s: &mut String, c: &Cross) {
             r.predicted / r.measured
         ));
     }
+    s.push_str(&trends::markdown(&c.trends));
     s.push_str(
         "\nPlain steps by publisher: the offset is the geometric mean of its rows' ratios, \
          what no fit without the publisher can know:\n\n\
