@@ -410,22 +410,37 @@ impl AllReduceLatencies {
     ///
     /// Errors: an interconnect of no known family, or a latency that is negative.
     pub fn for_card(&self, hw: &Accelerator) -> Result<f64, Error> {
-        let kind = hw.interconnect.kind;
-        let (what, x) = if kind.starts_with("NVLink") {
-            ("NVLink", self.nvlink)
-        } else if kind.starts_with("Infinity Fabric") {
-            ("Infinity Fabric", self.infinity_fabric)
-        } else if kind.starts_with("PCIe") {
-            ("PCIe", self.pcie)
-        } else if kind.contains("RoCE") || kind.contains("Ethernet") {
-            ("Ethernet", self.ethernet)
-        } else {
-            return Err(Error::Argument(format!(
-                "{}'s interconnect \"{kind}\" is of no known family",
-                hw.name
-            )));
+        let what = card_family(hw)?;
+        let x = match what {
+            "NVLink" => self.nvlink,
+            "Infinity Fabric" => self.infinity_fabric,
+            "PCIe" => self.pcie,
+            _ => self.ethernet,
         };
         seconds(&format!("{what} all-reduce latency"), x)
+    }
+}
+
+/// The family of a card, by its interconnect's kind: "NVLink" (NVIDIA's data-centre
+/// cards), "Infinity Fabric" (AMD's), "PCIe" (cards that talk over PCIe: workstation and
+/// consumer cards) or "Ethernet" (scale-up over RoCE, as Intel's Gaudi).
+///
+/// Errors: an interconnect of no known family.
+pub fn card_family(hw: &Accelerator) -> Result<&'static str, Error> {
+    let kind = hw.interconnect.kind;
+    if kind.starts_with("NVLink") {
+        Ok("NVLink")
+    } else if kind.starts_with("Infinity Fabric") {
+        Ok("Infinity Fabric")
+    } else if kind.starts_with("PCIe") {
+        Ok("PCIe")
+    } else if kind.contains("RoCE") || kind.contains("Ethernet") {
+        Ok("Ethernet")
+    } else {
+        Err(Error::Argument(format!(
+            "{}'s interconnect \"{kind}\" is of no known family",
+            hw.name
+        )))
     }
 }
 

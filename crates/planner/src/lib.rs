@@ -30,7 +30,7 @@ mod units;
 pub mod validation;
 
 pub use cost_terms::{
-    AllReduceLatencies, CostTerms, DtypeEfficiency, MAX_VERIFY_COST, draft_layer_time,
+    AllReduceLatencies, CostTerms, DtypeEfficiency, MAX_VERIFY_COST, card_family, draft_layer_time,
     implied_overlap, overlapped_time, round_overhead, sequence_layer_time, verify_extra_time,
     verify_time_per_token,
 };

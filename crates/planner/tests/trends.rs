@@ -2,25 +2,11 @@
 //! predictions are set by hand, then on the shipped data, leave-one-publisher-out.
 #![allow(clippy::print_stderr)] // the figures on the shipped data, for the closing note (--nocapture)
 
-use planner::validation::{CrossPrediction, leave_one_publisher_out, parse_measurements, trends};
+mod common;
 
-/// A row of publisher `publisher`, series `series`, at `batch`: a plain step, or with
-/// `gamma` a speedup of a chain of that depth.
-fn row(id: &str, publisher: &str, series: &str, batch: u64, gamma: Option<u64>) -> String {
-    let quantity = match gamma {
-        None => r#""quantity": "step_time", "published": {"itl_ms": 10}"#.to_string(),
-        Some(g) => format!(
-            r#""quantity": "speedup", "draft": "eagle1_head", "acceptance_length": 2.0,
-               "gamma": {g}, "tree_nodes": {g}, "published": {{"as_published": {{"text": "x", "value": 2}}}}"#
-        ),
-    };
-    format!(
-        r#"{{"id": "{id}", "publisher": "{publisher}", "source": "s", "url": "u", "setup": "t",
-           "engine": "vllm", "series": "{series}", "hw": "H100", "target": "Llama-3.1-8B",
-           "tp": 1, "weights": "bf16", "kv": "bf16", "batch": {batch}, "ctx": 512,
-           {quantity}, "role": "held_out"}}"#
-    )
-}
+use common::row;
+
+use planner::validation::{CrossPrediction, leave_one_publisher_out, parse_measurements, trends};
 
 #[test]
 fn trends_by_hand() {

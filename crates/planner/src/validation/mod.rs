@@ -25,6 +25,8 @@
 //! - [`summary`](mod@summary): every prediction ([`predictions`]), the median and worst ratio of each
 //!   profile on each subset ([`summary()`]) and kind ([`summary_by_kind`]), and the batch
 //!   series of the data ([`batch_series`]).
+//! - [`intervals`]: how sure the planner is — an 80% interval from the residuals of rows
+//!   like a row, made without its publisher ([`interval`]), and its coverage ([`coverage`]).
 //! - [`trends`](mod@trends): the leave-one-publisher-out predictions judged on what a
 //!   student relies on — ratios within a series, orderings, speedup trends, best γ
 //!   ([`trends()`]).
@@ -42,6 +44,7 @@ pub mod engines;
 pub mod fast;
 pub mod fit;
 pub mod fit_measured;
+pub mod intervals;
 pub mod measurement;
 pub mod profile;
 pub mod summary;
@@ -63,6 +66,7 @@ pub use fit_measured::{
     AXES, ENGINE_AXES, Fit, GridAxis, Indices, MEASURED_GRID, Moves, POOLED_AXES, fit_measured,
     grid_start, measured_at, search,
 };
+pub use intervals::{COVERAGE, Coverage, Interval, Likeness, MIN_LIKE, coverage, interval};
 pub use measurement::{
     ClosedLoop, DraftKind, Kind, Measurement, Published, Quantity, Role, measurements,
     parse_measurements, step_time_with_prefill,

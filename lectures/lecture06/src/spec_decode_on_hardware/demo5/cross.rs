@@ -10,7 +10,7 @@ use planner::validation::{
 };
 use serde::Serialize;
 
-use super::trends::{self, TrendRow};
+use super::trends::{self, IntervalRow, TrendRow};
 
 /// One subset's cross-validated ratios.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -86,6 +86,8 @@ pub struct Cross {
     pub slopes: Vec<SlopeRow>,
     /// What a student relies on: ratios, orderings, trends, best γ.
     pub trends: TrendRow,
+    /// The 80% intervals' coverage on held-out publishers, per batch band.
+    pub intervals: Vec<IntervalRow>,
     /// Engine profiles.
     pub engines: Vec<EngineRow>,
     /// Plain steps by publisher.
@@ -153,6 +155,7 @@ pub fn figures() -> Result<Cross, Error> {
         .collect();
     let offsets = validation::publisher_offsets(&rows, |m| m.quantity.kind() == Kind::StepTime)?;
     let trends = trends::figures(&rows);
+    let intervals = trends::intervals(&rows)?;
     Ok(Cross {
         publishers: validation::publishers(ms).len(),
         rows: ms.len(),
@@ -160,6 +163,7 @@ pub fn figures() -> Result<Cross, Error> {
         by_engine,
         slopes,
         trends,
+        intervals,
         engines,
         shares_within_25: validation::shares_within_25(&offsets)?,
         offsets: offsets
@@ -252,6 +256,7 @@ pub fn print(out: &mut Out, c: &Cross) {
         .caption("演示 5：decode 一步随批大小的斜率 d ln t / d ln 批（留一个发布者）")
         .left(["序列", "批大小"]);
     trends::print(out, &c.trends);
+    trends::print_intervals(out, &c.intervals);
     let rows = c.offsets.iter().map(|o| {
         row![
             label(o.publisher),
@@ -319,6 +324,7 @@ pub fn observations(c: &Cross) -> Vec<String> {
         ),
     ];
     out.push(trends::observation(&c.trends));
+    out.push(trends::intervals_observation(&c.intervals));
     if let Some(range) = offset_range(c) {
         out.push(format!(
             "各发布者 decode 一步的整体偏差从 {:.2} 到 {:.2}；就算知道每一家的整体偏差，\

@@ -1,11 +1,13 @@
 //! Demo 5's judgement on what a student relies on (`planner::validation::trends`), with
 //! each row's publisher left out: the ratio of two rows of one series, the order of two
 //! rows of one publisher, the direction of a speedup along the batch, the best γ of a γ
-//! sweep. In demo 5's tables and observations, and in `docs/validation.md`.
+//! sweep; and how sure it is: the coverage of its 80% intervals on held-out publishers
+//! (`planner::validation::intervals`). In demo 5's tables and observations, and in
+//! `docs/validation.md`.
 
 use lecture_kit::value::{label, missing, percent};
-use lecture_kit::{Out, row};
-use planner::validation::{self, CrossPrediction};
+use lecture_kit::{Error, Out, row};
+use planner::validation::{self, COVERAGE, CrossPrediction};
 use serde::Serialize;
 
 /// The planner judged on trends (`planner::validation::trends`), leave-one-publisher-out.
@@ -21,6 +23,48 @@ pub struct TrendRow {
     pub speedup_trends: (usize, usize),
     /// γ sweeps: how many predict the best γ within one, of how many.
     pub gamma_sweeps: (usize, usize),
+}
+
+/// One batch band's 80% intervals on held-out publishers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IntervalRow {
+    /// The band (`≤ 4`, `5–31`, `≥ 32`).
+    pub band: &'static str,
+    /// Rows whose measurement lies inside their interval.
+    pub covered: usize,
+    /// Rows with an interval.
+    pub rows: usize,
+}
+
+/// The coverage of the planner's intervals on `rows`, per batch band, each row's interval
+/// made without its publisher.
+///
+/// Errors: as `planner::validation::coverage`.
+pub fn intervals(rows: &[CrossPrediction<'_>]) -> Result<Vec<IntervalRow>, Error> {
+    let bands = validation::coverage(rows)?
+        .into_iter()
+        .map(|c| IntervalRow {
+            band: c.band.label(),
+            covered: c.covered,
+            rows: c.rows,
+        });
+    Ok(bands.collect())
+}
+
+/// Demo 5's table of the intervals' coverage.
+pub fn print_intervals(out: &mut Out, rows: &[IntervalRow]) {
+    let body = rows.iter().map(|r| {
+        let s = share((r.covered, r.rows)).map_or(missing("—"), percent);
+        row![label(r.band), r.covered, r.rows, s]
+    });
+    let headers = ["批大小", "落在区间里", "行数", "覆盖"];
+    out.table(headers, body)
+        .id("demo5_cross_intervals")
+        .caption(format!(
+            "演示 5：{:.0}% 区间（同种、同批段、同卡族、同权重格式的别家行的残差）在没见过的发布者上覆盖了多少",
+            COVERAGE * 100.0
+        ))
+        .left(["批大小"]);
 }
 
 /// The judgement on `rows` (predicted leave-one-publisher-out).
@@ -111,6 +155,53 @@ pub fn markdown(t: &TrendRow) -> String {
         s.push_str(&format!(
             "| {what} | {} | {} | {shown} |\n",
             counts.0, counts.1
+        ));
+    }
+    s
+}
+
+/// The intervals' coverage in one sentence, for demo 5's observations: the bands whose
+/// coverage falls short of the stated level by more than five points named.
+pub fn intervals_observation(rows: &[IntervalRow]) -> String {
+    let covered = |r: &IntervalRow| share((r.covered, r.rows)).unwrap_or(0.0);
+    let bands = rows
+        .iter()
+        .map(|r| format!("批 {} {:.0}%", r.band, 100.0 * covered(r)));
+    let short: Vec<String> = rows
+        .iter()
+        .filter(|r| covered(r) < COVERAGE - 0.05)
+        .map(|r| format!("批 {}", r.band))
+        .collect();
+    let verdict = match short.is_empty() {
+        true => "每一段都接近说的覆盖率".to_string(),
+        false => format!(
+            "{} 的区间还偏窄，别家的残差低估了那里没见过的发布者",
+            short.join("、")
+        ),
+    };
+    format!(
+        "预测有多准，也要说出来：{:.0}% 区间（用别家同类行的残差做，宽度按别家自己的行校准）在没见过的发布者上覆盖了 {}；{verdict}。",
+        COVERAGE * 100.0,
+        bands.collect::<Vec<_>>().join("、")
+    )
+}
+
+/// The intervals' coverage as `docs/validation.md`'s table.
+pub fn intervals_markdown(rows: &[IntervalRow]) -> String {
+    let mut s = format!(
+        "\nHow sure: {:.0}% intervals from the residuals of other publishers' rows like each \
+         one (kind, batch band, card family, weight format; each publisher weighing the same; \
+         the level widened until it covers that share of the other publishers' own rows), \
+         judged on the row's publisher (`planner::validation::intervals`):\n\n\
+         | batch | covered | rows | coverage |\n|---|---|---|---|\n",
+        COVERAGE * 100.0
+    );
+    for r in rows {
+        let shown =
+            share((r.covered, r.rows)).map_or("—".to_string(), |x| format!("{:.1}%", 100.0 * x));
+        s.push_str(&format!(
+            "| {} | {} | {} | {shown} |\n",
+            r.band, r.covered, r.rows
         ));
     }
     s

@@ -212,6 +212,7 @@ fn cross_markdown(s: &mut String, c: &Cross) {
         ));
     }
     s.push_str(&trends::markdown(&c.trends));
+    s.push_str(&trends::intervals_markdown(&c.intervals));
     s.push_str(
         "\nPlain steps by publisher: the offset is the geometric mean of its rows' ratios, \
          what no fit without the publisher can know:\n\n\

@@ -1,0 +1,296 @@
+//! How sure the planner is: an 80% interval around a prediction, from how far the
+//! leave-one-publisher-out predictions of rows like it ran from what their publishers
+//! measured ([`super::cross`]). Rows are alike when they share the kind of figure, the
+//! batch band, the card family ([`crate::card_family`]) and the weight format; where fewer
+//! than [`MIN_LIKE`] such rows exist the likeness coarsens, format first, then family, then
+//! band. Judged as every other figure of the planner: each row's interval is made without
+//! its own publisher's rows, and the share of rows whose measurement falls inside it is
+//! the coverage ([`coverage`]).
+
+use llm_math::WeightDtype;
+
+use super::cross::{BatchBand, CrossPrediction};
+use super::measurement::{Kind, Measurement};
+use crate::{Error, card_family};
+
+/// The interval's stated coverage: the 10th to the 90th percentile of the residuals.
+pub const COVERAGE: f64 = 0.8;
+/// The fewest rows an interval is made from; below it the likeness coarsens.
+pub const MIN_LIKE: usize = 10;
+
+/// What made the rows an interval is made from alike, finest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Likeness {
+    /// Kind, batch band, card family and weight format.
+    Format,
+    /// Kind, batch band and card family.
+    Family,
+    /// Kind and batch band.
+    Band,
+    /// Kind alone.
+    Kind,
+}
+
+impl Likeness {
+    /// Finest first.
+    pub const ALL: [Likeness; 4] = [
+        Likeness::Format,
+        Likeness::Family,
+        Likeness::Band,
+        Likeness::Kind,
+    ];
+}
+
+/// An interval around a prediction: the figure lies between `low` and `high` times it
+/// with the stated coverage.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    /// The lower factor.
+    pub low: f64,
+    /// The upper factor.
+    pub high: f64,
+    /// What made its rows alike.
+    pub like: Likeness,
+    /// How many rows it is made from.
+    pub rows: usize,
+    /// The nominal level its percentiles were taken at ([`LEVELS`]).
+    pub level: f64,
+}
+
+impl Interval {
+    /// Whether `measured` lies inside the interval around `predicted`.
+    pub fn covers(&self, predicted: f64, measured: f64) -> bool {
+        (self.low * predicted..=self.high * predicted).contains(&measured)
+    }
+}
+
+/// What a row is, for likeness.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Traits {
+    kind: Kind,
+    band: BatchBand,
+    family: &'static str,
+    weights: WeightDtype,
+}
+
+impl Traits {
+    fn of(m: &Measurement) -> Result<Traits, Error> {
+        Ok(Traits {
+            kind: m.quantity.kind(),
+            band: BatchBand::of(m.batch),
+            family: card_family(&m.hw)?,
+            weights: m.weights,
+        })
+    }
+
+    fn alike(&self, other: &Traits, like: Likeness) -> bool {
+        let same = [
+            self.kind == other.kind,
+            self.band == other.band || like == Likeness::Kind,
+            self.family == other.family || like >= Likeness::Band,
+            self.weights == other.weights || like >= Likeness::Family,
+        ];
+        same.iter().all(|&s| s)
+    }
+}
+
+/// The nominal levels an interval is tried at, narrowest first ([`interval`] takes the
+/// narrowest whose coverage on other publishers reaches [`COVERAGE`]).
+pub const LEVELS: [f64; 10] = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.98, 1.0];
+
+/// Every row's traits, publisher and residual (measured over predicted).
+struct Residuals<'a> {
+    rows: Vec<(Traits, &'a str, f64)>,
+}
+
+impl<'a> Residuals<'a> {
+    fn of(rows: &[CrossPrediction<'a>]) -> Result<Residuals<'a>, Error> {
+        let rows = rows.iter().map(|p| {
+            let t = Traits::of(p.measurement)?;
+            Ok((
+                t,
+                p.measurement.publisher.as_str(),
+                p.measured / p.predicted,
+            ))
+        });
+        Ok(Residuals {
+            rows: rows.collect::<Result<_, Error>>()?,
+        })
+    }
+
+    /// The residuals like a row of traits `own`, from the rows of no publisher in
+    /// `excluded`, at the finest likeness with at least [`MIN_LIKE`] rows: sorted, each
+    /// with its weight ([`Weighted`]).
+    fn alike(&self, own: &Traits, excluded: &[&str]) -> Option<Weighted> {
+        let others = self.rows.iter().filter(|(_, p, _)| !excluded.contains(p));
+        let others: Vec<&(Traits, &str, f64)> = others.collect();
+        Likeness::ALL.into_iter().find_map(|like| {
+            let alike = others.iter().filter(|(t, ..)| own.alike(t, like));
+            let alike: Vec<(&str, f64)> = alike.map(|&&(_, p, r)| (p, r)).collect();
+            (alike.len() >= MIN_LIKE).then(|| Weighted::of(&alike, like))
+        })
+    }
+
+    /// The interval at nominal `level` for a row of traits `own`, from the rows of no
+    /// publisher in `excluded`.
+    fn at(&self, own: &Traits, level: f64, excluded: &[&str]) -> Option<Interval> {
+        self.alike(own, excluded).map(|w| w.interval(level))
+    }
+
+    /// The narrowest of [`LEVELS`] whose intervals cover at least [`COVERAGE`] of the rows
+    /// of `band` published by none of `excluded`, each row's interval made without its own
+    /// publisher too (the widest when none does).
+    fn level(&self, band: BatchBand, excluded: &[&str]) -> f64 {
+        let judged: Vec<(Weighted, f64)> = self
+            .rows
+            .iter()
+            .filter(|(t, p, _)| t.band == band && !excluded.contains(p))
+            .filter_map(|(t, p, r)| {
+                let without: Vec<&str> = excluded.iter().copied().chain([*p]).collect();
+                Some((self.alike(t, &without)?, *r))
+            })
+            .collect();
+        let reaches = |level: f64| {
+            let covered = judged
+                .iter()
+                .filter(|(w, r)| w.interval(level).contains(*r));
+            !judged.is_empty() && covered.count() as f64 >= COVERAGE * judged.len() as f64
+        };
+        LEVELS.into_iter().find(|&l| reaches(l)).unwrap_or(1.0)
+    }
+}
+
+/// Residuals like a row, sorted, each publisher weighing as much as any other, shared
+/// among its rows: a new publisher is one more draw of a publisher, not of a row.
+struct Weighted {
+    like: Likeness,
+    /// (residual, weight), by residual; the weights sum to 1.
+    sorted: Vec<(f64, f64)>,
+}
+
+impl Weighted {
+    fn of(alike: &[(&str, f64)], like: Likeness) -> Weighted {
+        let mut publishers: Vec<&str> = alike.iter().map(|(p, _)| *p).collect();
+        publishers.sort_unstable();
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        for p in publishers {
+            match counts.last_mut() {
+                Some((q, n)) if *q == p => *n += 1,
+                _ => counts.push((p, 1)),
+            }
+        }
+        let share = |p: &str| {
+            let n = counts.iter().find(|(q, _)| *q == p).map_or(1, |c| c.1);
+            1.0 / (n as f64 * counts.len() as f64)
+        };
+        let mut sorted: Vec<(f64, f64)> = alike.iter().map(|&(p, r)| (r, share(p))).collect();
+        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        Weighted { like, sorted }
+    }
+
+    /// The smallest residual whose cumulative weight reaches `q`.
+    fn quantile(&self, q: f64) -> f64 {
+        let mut cumulative = 0.0;
+        for &(r, w) in &self.sorted {
+            cumulative += w;
+            if cumulative >= q - 1e-12 {
+                return r;
+            }
+        }
+        self.sorted.last().map_or(1.0, |&(r, _)| r)
+    }
+
+    /// The interval between the quantiles `(1 − level) / 2` and `(1 + level) / 2`.
+    fn interval(&self, level: f64) -> Interval {
+        let tail = (1.0 - level) / 2.0;
+        Interval {
+            low: self.quantile(tail),
+            high: self.quantile(1.0 - tail),
+            like: self.like,
+            rows: self.sorted.len(),
+            level,
+        }
+    }
+}
+
+impl Interval {
+    /// Whether the residual `r` (measured over predicted) lies inside.
+    fn contains(&self, r: f64) -> bool {
+        (self.low..=self.high).contains(&r)
+    }
+}
+
+/// The interval for a row like `m`, made without `m`'s publisher: the residuals (measured
+/// over predicted) of the other publishers' rows of `rows` like it, each publisher weighing
+/// the same, at the narrowest nominal level of [`LEVELS`] that
+/// covers [`COVERAGE`] of those publishers' own rows of its batch band when each is left
+/// out in turn — so that the stated coverage holds for a publisher the rows have not
+/// seen. `None` when even the kind alone has too few rows.
+///
+/// Errors: a card of no known family.
+pub fn interval(rows: &[CrossPrediction<'_>], m: &Measurement) -> Result<Option<Interval>, Error> {
+    let residuals = Residuals::of(rows)?;
+    let own = Traits::of(m)?;
+    let excluded = [m.publisher.as_str()];
+    let level = residuals.level(own.band, &excluded);
+    Ok(residuals.at(&own, level, &excluded))
+}
+
+/// How many rows of a batch band the intervals cover, of how many that have one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Coverage {
+    /// The band.
+    pub band: BatchBand,
+    /// Rows whose measurement lies inside their interval.
+    pub covered: usize,
+    /// Rows with an interval.
+    pub rows: usize,
+}
+
+impl Coverage {
+    /// `covered / rows` (1 for none).
+    pub fn share(&self) -> f64 {
+        match self.rows {
+            0 => 1.0,
+            n => self.covered as f64 / n as f64,
+        }
+    }
+}
+
+/// The intervals judged on held-out publishers: for every row of `rows`, its interval
+/// made without its publisher ([`interval`]), and whether it covers the measurement, per
+/// batch band (bands with no row left out).
+///
+/// Errors: a card of no known family.
+pub fn coverage(rows: &[CrossPrediction<'_>]) -> Result<Vec<Coverage>, Error> {
+    let residuals = Residuals::of(rows)?;
+    let mut levels: Vec<((&str, BatchBand), f64)> = Vec::new();
+    let mut out: Vec<Coverage> = BatchBand::ALL
+        .iter()
+        .map(|&band| Coverage {
+            band,
+            covered: 0,
+            rows: 0,
+        })
+        .collect();
+    for (&(t, publisher, _), p) in residuals.rows.iter().zip(rows) {
+        let excluded = [publisher];
+        // One level per publisher and band: the same rows decide it.
+        let level = match levels.iter().find(|(k, _)| *k == (publisher, t.band)) {
+            Some(&(_, level)) => level,
+            None => {
+                let level = residuals.level(t.band, &excluded);
+                levels.push(((publisher, t.band), level));
+                level
+            }
+        };
+        let Some(i) = residuals.at(&t, level, &excluded) else {
+            continue;
+        };
+        if let Some(c) = out.iter_mut().find(|c| c.band == t.band) {
+            c.rows += 1;
+            c.covered += usize::from(i.covers(p.predicted, p.measured));
+        }
+    }
+    Ok(out.into_iter().filter(|c| c.rows > 0).collect())
+}

@@ -1,0 +1,107 @@
+//! How sure the planner is (`planner::validation::intervals`): an interval by hand from
+//! residuals set by hand, its likeness coarsening where too few rows are alike, and the
+//! coverage of the shipped data's intervals on held-out publishers.
+#![allow(clippy::print_stderr)] // the figures on the shipped data, for the closing note (--nocapture)
+
+mod common;
+
+use common::row_on;
+use planner::validation::{
+    BatchBand, CrossPrediction, Likeness, Measurement, coverage, interval, leave_one_publisher_out,
+    parse_measurements,
+};
+
+/// Rows of publishers Q and R (ten plain steps each at batch 1 on H100s) and P (one on an
+/// H100, one on an MI300X), predicted 100, measured 100 × the residual given.
+fn rows(q: impl Fn(u32) -> f64, r: impl Fn(u32) -> f64, p: [f64; 2]) -> (String, Vec<f64>) {
+    let mut json = Vec::new();
+    let mut residuals = Vec::new();
+    for (name, f) in [("Q", &q as &dyn Fn(u32) -> f64), ("R", &r)] {
+        for i in 0..10 {
+            json.push(row_on(&format!("{name}{i}"), name, "s", 1, None, "H100"));
+            residuals.push(f(i));
+        }
+    }
+    json.push(row_on("P1", "P", "p", 2, None, "H100"));
+    json.push(row_on("P2", "P", "p", 2, None, "MI300X"));
+    residuals.extend(p);
+    (format!("[{}]", json.join(",")), residuals)
+}
+
+fn predicted<'a>(ms: &'a [Measurement], residuals: &[f64]) -> Vec<CrossPrediction<'a>> {
+    ms.iter()
+        .zip(residuals)
+        .map(|(m, &r)| CrossPrediction {
+            measurement: m,
+            measured: 100.0 * r,
+            predicted: 100.0,
+        })
+        .collect()
+}
+
+#[test]
+fn an_interval_by_hand_its_level_and_its_likeness() {
+    // Q's residuals 1.00, 1.02, …, 1.18 and R's 1.01, 1.03, …, 1.19, interleaved. Each
+    // publisher's rows, judged by the other's intervals (ten rows, a tenth each): at level
+    // 0.7 the quantiles 0.15 and 0.85 are the 2nd and 9th (R: 1.03–1.17, Q: 1.02–1.16),
+    // covering 7 of Q's and 7 of R's rows (70%); at 0.8 the 1st and 9th (1.01–1.17,
+    // 1.00–1.16) cover 8 and 8 (80%): the level is 0.8. P's interval at 0.8, from all
+    // twenty (a twentieth each): the 2nd and 18th, 1.01–1.17.
+    let (json, residuals) = rows(
+        |i| 1.0 + 0.02 * f64::from(i),
+        |i| 1.01 + 0.02 * f64::from(i),
+        [1.10, 1.30],
+    );
+    let ms = parse_measurements(&json).unwrap();
+    let cross = predicted(&ms, &residuals);
+    let p1 = interval(&cross, &ms[20]).unwrap().unwrap();
+    assert_eq!((p1.level, p1.like, p1.rows), (0.8, Likeness::Format, 20));
+    assert!(
+        (p1.low - 1.01).abs() < 1e-12 && (p1.high - 1.17).abs() < 1e-12,
+        "{p1:?}"
+    );
+    assert!(p1.covers(100.0, 110.0) && !p1.covers(100.0, 118.0));
+    // The MI300X has no like row of its family: the likeness drops to the band, the same
+    // twenty rows.
+    let p2 = interval(&cross, &ms[21]).unwrap().unwrap();
+    assert_eq!((p2.level, p2.like, p2.rows), (0.8, Likeness::Band, 20));
+    assert!(!p2.covers(100.0, 130.0));
+    // Q and R disagree (1.00–1.09 against 1.50–1.59): no level covers 80% of one by the
+    // other's rows, so P's interval is the widest, every residual between.
+    let (json, residuals) = rows(
+        |i| 1.0 + 0.01 * f64::from(i),
+        |i| 1.5 + 0.01 * f64::from(i),
+        [1.2, 1.2],
+    );
+    let ms = parse_measurements(&json).unwrap();
+    let cross = predicted(&ms, &residuals);
+    let wide = interval(&cross, &ms[20]).unwrap().unwrap();
+    assert_eq!(wide.level, 1.0);
+    assert!(
+        (wide.low - 1.0).abs() < 1e-12 && (wide.high - 1.59).abs() < 1e-12,
+        "{wide:?}"
+    );
+    // With one publisher besides P, a row of Q has none left to go on: no interval.
+    let lone = &cross[..10];
+    assert_eq!(interval(lone, &ms[0]).unwrap(), None);
+    // Every row has an interval here, each made without its publisher.
+    let c = coverage(&cross).unwrap();
+    assert_eq!((c.len(), c[0].band, c[0].rows), (1, BatchBand::Small, 22));
+}
+
+#[test]
+fn the_shipped_intervals_cover_held_out_publishers() {
+    let cross = leave_one_publisher_out().unwrap();
+    let c = coverage(&cross).unwrap();
+    for band in &c {
+        eprintln!(
+            "80% intervals, batch {}: {} of {} covered ({:.1}%)",
+            band.band.label(),
+            band.covered,
+            band.rows,
+            100.0 * band.share()
+        );
+    }
+    assert_eq!(c.len(), 3);
+    assert!(c.iter().all(|b| b.rows > 30));
+}
