@@ -6,9 +6,10 @@
 mod common;
 
 use common::row_on;
+use llm_math::WeightDtype;
 use planner::validation::{
-    BatchBand, CrossPrediction, Likeness, Measurement, coverage, interval, leave_one_publisher_out,
-    parse_measurements,
+    BatchBand, CrossPrediction, Kind, Likeness, Measurement, coverage, interval, interval_for,
+    leave_one_publisher_out, parse_measurements,
 };
 
 /// Rows of publishers Q and R (ten plain steps each at batch 1 on H100s) and P (one on an
@@ -66,6 +67,15 @@ fn an_interval_by_hand_its_level_and_its_likeness() {
     let p2 = interval(&cross, &ms[21]).unwrap().unwrap();
     assert_eq!((p2.level, p2.like, p2.rows), (0.8, Likeness::Band, 20));
     assert!(!p2.covers(100.0, 130.0));
+    // A setup no row comes from gets what a row of a publisher not in the data would.
+    let new =
+        parse_measurements(&format!("[{}]", row_on("N1", "N", "n", 2, None, "H100"))).unwrap();
+    let h100 = hw_specs::accelerator("H100").unwrap();
+    let setup = interval_for(&cross, Kind::StepTime, 2, h100, WeightDtype::Bf16).unwrap();
+    assert_eq!(setup, interval(&cross, &new[0]).unwrap());
+    // Made from Q's, R's and P's H100 row (P's MI300X row is of another family).
+    let setup = setup.unwrap();
+    assert_eq!((setup.like, setup.rows), (Likeness::Format, 21));
     // Q and R disagree (1.00–1.09 against 1.50–1.59): no level covers 80% of one by the
     // other's rows, so P's interval is the widest, every residual between.
     let (json, residuals) = rows(

@@ -195,3 +195,42 @@ fn a_what_if_under_the_seeds_assumptions_says_how_far_engines_run_from_them() {
         assert!(!out.contains(said), "{args:?}");
     }
 }
+
+#[test]
+fn a_what_if_under_the_measured_profiles_says_how_sure_the_step_and_speedup_are() {
+    let said = "按公开数据标定后有多准";
+    let bare = |t: &str| t.split_whitespace().collect::<String>();
+    let rows = validation::leave_one_publisher_out().unwrap();
+    let h100 = hw_specs::accelerator("H100").unwrap();
+    let bf16 = llm_math::WeightDtype::Bf16;
+    let step = validation::interval_for(&rows, Kind::StepTime, 1, h100, bf16);
+    let step = step.unwrap().unwrap();
+    let speedup = validation::interval_for(&rows, Kind::Speedup, 1, h100, bf16);
+    let speedup = speedup.unwrap().unwrap();
+    assert!(step.low < 1.0 && step.high > 1.0 && speedup.low < speedup.high);
+    for args in [
+        &["--demo", "1", "--calibration", "measured"][..],
+        &["--demo", "1", "--engine", "vllm"],
+    ] {
+        let out = bare(&lecture_kit::testing::output::<Cli>(args));
+        assert!(out.contains(said), "{args:?}: {out}");
+        // The rows each interval is made from, and the speedup's factors.
+        let step_rows = format!("（{} 行）", step.rows);
+        let factors = format!(
+            "×{:.2}–×{:.2}（{} 行）",
+            speedup.low, speedup.high, speedup.rows
+        );
+        assert!(
+            out.contains(&bare(&step_rows)) && out.contains(&bare(&factors)),
+            "{out}"
+        );
+    }
+    // Under the seed's assumptions (the default) and the fitted profile: not a word.
+    for args in [
+        &["--demo", "1"][..],
+        &["--demo", "1", "--calibration", "fitted"],
+    ] {
+        let out = bare(&lecture_kit::testing::output::<Cli>(args));
+        assert!(!out.contains(said), "{args:?}");
+    }
+}

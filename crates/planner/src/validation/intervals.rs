@@ -7,6 +7,7 @@
 //! its own publisher's rows, and the share of rows whose measurement falls inside it is
 //! the coverage ([`coverage`]).
 
+use hw_specs::Accelerator;
 use llm_math::WeightDtype;
 
 use super::cross::{BatchBand, CrossPrediction};
@@ -234,6 +235,30 @@ pub fn interval(rows: &[CrossPrediction<'_>], m: &Measurement) -> Result<Option<
     let excluded = [m.publisher.as_str()];
     let level = residuals.level(own.band, &excluded);
     Ok(residuals.at(&own, level, &excluded))
+}
+
+/// The interval for a setup none of `rows` comes from — a figure of `kind` at `batch` on
+/// `hw` with weights `weights` — from every publisher's rows like it, at the level that
+/// covers [`COVERAGE`] of their own rows of its batch band when each publisher is left out
+/// in turn. What a what-if prints beside a figure the planner computes.
+///
+/// Errors: a card of no known family.
+pub fn interval_for(
+    rows: &[CrossPrediction<'_>],
+    kind: Kind,
+    batch: u64,
+    hw: &Accelerator,
+    weights: WeightDtype,
+) -> Result<Option<Interval>, Error> {
+    let residuals = Residuals::of(rows)?;
+    let own = Traits {
+        kind,
+        band: BatchBand::of(batch),
+        family: card_family(hw)?,
+        weights,
+    };
+    let level = residuals.level(own.band, &[]);
+    Ok(residuals.at(&own, level, &[]))
 }
 
 /// How many rows of a batch band the intervals cover, of how many that have one.

@@ -66,7 +66,9 @@ pub use fit_measured::{
     AXES, ENGINE_AXES, Fit, GridAxis, Indices, MEASURED_GRID, Moves, POOLED_AXES, fit_measured,
     grid_start, measured_at, search,
 };
-pub use intervals::{COVERAGE, Coverage, Interval, Likeness, MIN_LIKE, coverage, interval};
+pub use intervals::{
+    COVERAGE, Coverage, Interval, LEVELS, Likeness, MIN_LIKE, coverage, interval, interval_for,
+};
 pub use measurement::{
     ClosedLoop, DraftKind, Kind, Measurement, Published, Quantity, Role, measurements,
     parse_measurements, step_time_with_prefill,

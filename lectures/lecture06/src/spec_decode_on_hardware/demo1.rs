@@ -8,6 +8,7 @@ use lecture_flags::round::{Gamma, Grid, MeasuredTree};
 use lecture_kit::value::{fixed, int, py, ratio, time};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
 use planner::flags::{DraftTerms, Setup, Terms};
+use planner::validation::{COVERAGE, Kind};
 use serde::Serialize;
 
 use super::words::{RoundData, cards, draft_label, draft_share, fitting_batch, gamma_value};
@@ -162,6 +163,9 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         fixed(c, 3),
         draft_share(&s.draft, &s.target)
     ));
+    if let Some(line) = how_sure(&i.terms, &s, t_base)? {
+        out.print(line);
+    }
 
     let mut rows = Vec::new();
     let mut forward = Vec::new();
@@ -299,6 +303,39 @@ pub fn free_up_to(passes: &[Forward]) -> u64 {
     let t_base = passes.first().map_or(0.0, |p| p.time_s);
     let free = passes.iter().take_while(|p| p.time_s / t_base < 1.01);
     free.last().map_or(0, |p| p.n)
+}
+
+/// Under the profiles fitted on published rows (`--calibration measured`, `--engine`): how
+/// sure the step time `t_base` and a speedup are, as their 80% intervals from the
+/// residuals of published rows like the setup (`planner::validation::interval_for`).
+/// `None` under the seed's or the fitted profile, which the intervals do not judge.
+fn how_sure(terms: &Terms, s: &Scenario, t_base: f64) -> Result<Option<String>, Error> {
+    let measured = terms.calibration.is_some_and(|c| c.name == "measured");
+    if !(measured || terms.engine.is_some()) {
+        return Ok(None);
+    }
+    let rows = planner::validation::leave_one_publisher_out()?;
+    let like = |kind| {
+        let weights = s.deployment.weights;
+        planner::validation::interval_for(&rows, kind, s.batch, &s.hw, weights)
+    };
+    let (Some(step), speedup) = (like(Kind::StepTime)?, like(Kind::Speedup)?) else {
+        return Ok(None);
+    };
+    let speedup = speedup.map_or(String::new(), |x| {
+        format!(
+            "；加速比是预测的 ×{:.2}–×{:.2}（{} 行）",
+            x.low, x.high, x.rows
+        )
+    });
+    Ok(Some(format!(
+        "按公开数据标定后有多准（{:.0}% 区间：别家同类的发布数据的残差，宽度按它们在没见过的发布者上的覆盖校准，见演示 5）：\
+         decode 一步 {}–{}（{} 行）{speedup}。",
+        COVERAGE * 100.0,
+        time(step.low * t_base),
+        time(step.high * t_base),
+        step.rows
+    )))
 }
 
 /// How far published engines run from the seed's assumptions, in one sentence: the seed's
