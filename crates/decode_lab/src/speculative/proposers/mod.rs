@@ -2,7 +2,10 @@
 //! [`DynamicDraft`] (EAGLE-2's dynamic trees), [`EagleDraft`] (EAGLE's head on the
 //! target's features), [`MedusaDraft`] (heads on the target's last
 //! hidden state) and [`PromptLookup`] (n-gram lookup), with
-//! the draft model's caches the first two share ([`DraftCaches`]).
+//! the draft model's caches the first two share ([`DraftCaches`]). Beside them,
+//! `head_ranks.rs`: where Medusa's heads and EAGLE's head rank a known continuation, round
+//! by round (`MedusaHeads::round_ranks`, `EagleHead::round_ranks`), for the rank-based
+//! estimate of demo 3.
 
 mod draft_caches;
 mod dynamic;
