@@ -4,18 +4,18 @@
 //! sampled output is drawn from the target, a head that does not fit is an error.
 
 mod common;
-use common::heads::{EagleWeights, eagle_head, eagle_weights, hidden, top};
+use common::heads::{EagleWeights, attending_eagle_weights, eagle_head, eagle_weights, top};
 use common::{TINY, sampled_pairs_match_the_target, sharpened};
 use std::cell::RefCell;
 
 use decode_lab::speculative::{EagleDraft, EagleDynamic, EagleHead, EagleState, Lane, Proposer};
 use decode_lab::{Error, Sampling, TreeShape, speculative_generate, speculative_generate_batch};
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, concatenate, s};
+use ndarray::{Array1, Array2, ArrayView2, s};
 use quant_lab::{QCFG, sample_tokens};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use transformer_lab::{
-    Config, Params, TransformerLM, autoregressive_generate, config_like, init_params, reference,
+    Config, Params, TransformerLM, autoregressive_generate, config_like, init_params,
 };
 
 /// The rounds of a greedy static tree of `levels`, from the target's greedy output alone:
@@ -32,32 +32,21 @@ fn reference_accepted(
     output: &[u32],
 ) -> Vec<u32> {
     let all: Vec<u32> = prompt.iter().chain(output).copied().collect();
-    let embed = |t: &[u32]| reference::embed(&target.embed, t).unwrap();
-    let f = hidden(target, cfg, embed(&all));
-    let fuse = |feature: ArrayView1<f32>, token: u32| -> Array1<f32> {
-        let e = embed(&[token]);
-        let a = concatenate(Axis(1), &[e.view(), feature.insert_axis(Axis(0))]).unwrap();
-        (a.dot(&w.fc) + &w.bias).row(0).to_owned()
-    };
-    let one = config_like(cfg, 1);
     let (mut produced, mut rounds) = (0, Vec::new());
     while produced < output.len() {
         let root = prompt.len() + produced - 1;
         let depth = levels.len().min(output.len() - produced - 1);
         let mut a = 0;
         if root > 0 {
-            let mut inputs: Vec<Array1<f32>> =
-                (0..root).map(|j| fuse(f.row(j), all[j + 1])).collect();
+            let mut inputs = w.committed_pairs(target, cfg, &all, root);
             while a < depth {
-                let views: Vec<ArrayView1<f32>> = inputs.iter().map(|r| r.view()).collect();
-                let g = hidden(&w.params, &one, ndarray::stack(Axis(0), &views).unwrap());
-                let last = g.row(g.nrows() - 1).to_owned();
+                let last = w.last_feature(cfg, &inputs);
                 let want = all[root + 1 + a];
                 let logits = last.dot(&w.params.lm_head);
                 if !top(logits.view(), levels[a] as usize).contains(&want) {
                     break;
                 }
-                inputs.push(fuse(last.view(), want));
+                inputs.push(w.fuse(last.view(), want));
                 a += 1;
             }
         }
@@ -325,14 +314,7 @@ fn every_drafted_node_has_the_children_a_cache_free_reference_gives_it() {
     // features) and the node's own ancestors — so a wrong tree mask, RoPE position or
     // feature shows up wherever it changes a child.
     let params = sharpened(&TINY, 3, 8.0);
-    let mut w = eagle_weights(&TINY, &params, 2, 1.0);
-    // Attention that matters: peaked scores, large values, so what a node sees and where
-    // it sits change its output.
-    for l in &mut w.params.layers {
-        l.wq *= 8.0;
-        l.wk *= 8.0;
-        l.wv *= 4.0;
-    }
+    let w = attending_eagle_weights(&TINY, &params, 2);
     let h = eagle_head(&TINY, &w);
     let target = TransformerLM::new(&params, TINY, "t").unwrap();
     let levels = [3u32, 2, 2];
@@ -348,13 +330,6 @@ fn every_drafted_node_has_the_children_a_cache_free_reference_gives_it() {
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     speculative_generate_batch(&target, &recorder, &prompts, 8, Sampling::Greedy, &mut rng)
         .unwrap();
-    let embed = |t: &[u32]| reference::embed(&params.embed, t).unwrap();
-    let fuse = |feature: ArrayView1<f32>, token: u32| -> Array1<f32> {
-        let e = embed(&[token]);
-        let a = concatenate(Axis(1), &[e.view(), feature.insert_axis(Axis(0))]).unwrap();
-        (a.dot(&w.fc) + &w.bias).row(0).to_owned()
-    };
-    let one = config_like(&TINY, 1);
     let mut checked = 0;
     for (committed, nodes) in recorder.rounds.borrow().iter() {
         let r = committed.len() - 1;
@@ -366,8 +341,7 @@ fn every_drafted_node_has_the_children_a_cache_free_reference_gives_it() {
             );
             continue;
         }
-        let f = hidden(&params, &TINY, embed(&committed[..r]));
-        let base: Vec<Array1<f32>> = (0..r).map(|j| fuse(f.row(j), committed[j + 1])).collect();
+        let base = w.committed_pairs(&params, &TINY, committed, r);
         for n in 0..nodes.len() {
             let children: Vec<u32> = nodes
                 .iter()
@@ -386,11 +360,9 @@ fn every_drafted_node_has_the_children_a_cache_free_reference_gives_it() {
             let mut inputs = base.clone();
             let mut last = Array1::zeros(TINY.d_model);
             for k in 0..path.len() {
-                let views: Vec<ArrayView1<f32>> = inputs.iter().map(|x| x.view()).collect();
-                let g = hidden(&w.params, &one, ndarray::stack(Axis(0), &views).unwrap());
-                last = g.row(g.nrows() - 1).to_owned();
+                last = w.last_feature(&TINY, &inputs);
                 if let Some(&next) = path.get(k + 1) {
-                    inputs.push(fuse(last.view(), nodes[next].0));
+                    inputs.push(w.fuse(last.view(), nodes[next].0));
                 }
             }
             let want = top(

@@ -5,15 +5,17 @@
 //! ranks accept exactly what the decoder accepted.
 
 mod common;
-use common::heads::{eagle_head, eagle_weights, hidden, hidden_states, medusa_heads, top};
+use common::heads::{
+    attending_eagle_weights, eagle_head, eagle_weights, hidden, hidden_states, medusa_heads, top,
+};
 use common::{TINY, sharpened};
 
 use decode_lab::speculative::{EagleDraft, MedusaDraft, Proposer};
 use decode_lab::{Sampling, SpecStats, TreeShape, round_accept_lengths, speculative_generate};
-use ndarray::{Array1, Array2, ArrayView1, Axis, concatenate};
+use ndarray::{Array2, ArrayView1};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use transformer_lab::{Params, TransformerLM, autoregressive_generate, config_like, reference};
+use transformer_lab::{Params, TransformerLM, autoregressive_generate, reference};
 
 /// Prompts of 1 to 5 tokens.
 const PROMPTS: [&[u32]; 3] = [&[1, 5, 2], &[6], &[3, 3, 0, 7, 1]];
@@ -157,29 +159,18 @@ fn eagle_reference(
     seq: &[u32],
     levels: usize,
 ) -> Vec<Vec<u32>> {
-    let embed = |t: &[u32]| reference::embed(&target.embed, t).unwrap();
-    let f = hidden(target, &TINY, embed(seq));
-    let fuse = |feature: ArrayView1<f32>, token: u32| -> Array1<f32> {
-        let e = embed(&[token]);
-        let a = concatenate(Axis(1), &[e.view(), feature.insert_axis(Axis(0))]).unwrap();
-        (a.dot(&w.fc) + &w.bias).row(0).to_owned()
-    };
-    let one = config_like(&TINY, 1);
     (1..seq.len())
         .map(|root| {
-            let mut inputs: Vec<Array1<f32>> =
-                (0..root).map(|j| fuse(f.row(j), seq[j + 1])).collect();
+            let mut inputs = w.committed_pairs(target, &TINY, seq, root);
             let mut row = Vec::new();
             for k in 1..=levels {
                 if root + k >= seq.len() {
                     break;
                 }
-                let views: Vec<ArrayView1<f32>> = inputs.iter().map(|r| r.view()).collect();
-                let g = hidden(&w.params, &one, ndarray::stack(Axis(0), &views).unwrap());
-                let last = g.row(g.nrows() - 1).to_owned();
+                let last = w.last_feature(&TINY, &inputs);
                 let logits = last.dot(&w.params.lm_head);
                 row.push(sorted_rank(logits.view(), seq[root + k]));
-                inputs.push(fuse(last.view(), seq[root + k]));
+                inputs.push(w.fuse(last.view(), seq[root + k]));
             }
             row
         })
@@ -189,14 +180,7 @@ fn eagle_reference(
 #[test]
 fn eagle_ranks_follow_the_drafted_features_and_accept_what_decoding_accepts() {
     let params = sharpened(&TINY, 3, 8.0);
-    let mut w = eagle_weights(&TINY, &params, 2, 1.0);
-    // Attention that matters: peaked scores, large values, so what a node sees and where
-    // it sits change its output.
-    for l in &mut w.params.layers {
-        l.wq *= 8.0;
-        l.wk *= 8.0;
-        l.wv *= 4.0;
-    }
+    let w = attending_eagle_weights(&TINY, &params, 2);
     let head = eagle_head(&TINY, &w);
     let target = TransformerLM::new(&params, TINY, "t").unwrap();
     let levels = 4;

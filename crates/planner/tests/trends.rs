@@ -50,6 +50,7 @@ fn trends_by_hand() {
         within,
         [true, false, false, true, true, false, true, false, false]
     );
+    assert_eq!(t.ratios_right(), (4, 9));
     assert!((t.ratios_within() - 4.0 / 9.0).abs() < 1e-12);
     // Orderings: every step pair differs by more than 5% and is predicted the same way
     // (3 of 3); of Q's six pairs, B3 against B2 (2.2 < 2.4, predicted 2.0 > 1.9) is wrong,
@@ -66,23 +67,25 @@ fn trends_by_hand() {
     assert_eq!((sweep.measured_best, sweep.predicted_best), (4, 6));
     assert_eq!(sweep.depths, [2, 4, 6]);
     assert!(!sweep.right());
+    assert_eq!(
+        (t.speedup_trends_right(), t.gamma_sweeps_right()),
+        ((1, 1), (0, 1))
+    );
 }
 
 #[test]
 fn the_shipped_data_judged_on_trends() {
     let cross = leave_one_publisher_out().unwrap();
     let t = trends(&cross);
-    let right = |n: usize, of: usize| format!("{n} of {of}");
-    let trends_right = t.speedup_trends.iter().filter(|s| s.right()).count();
-    let sweeps_right = t.gamma_sweeps.iter().filter(|s| s.right()).count();
+    let right = |(n, of): (usize, usize)| format!("{n} of {of}");
     eprintln!(
         "ratios within ±25%: {:.3} of {}; orderings {:.3} ({}); speedup trends {}; best γ {}",
         t.ratios_within(),
         t.ratios.len(),
         t.orderings_right(),
-        right(t.orderings.0, t.orderings.1),
-        right(trends_right, t.speedup_trends.len()),
-        right(sweeps_right, t.gamma_sweeps.len()),
+        right(t.orderings),
+        right(t.speedup_trends_right()),
+        right(t.gamma_sweeps_right()),
     );
     for s in &t.speedup_trends {
         eprintln!(

@@ -97,6 +97,33 @@ impl<'p> TransformerLM<'p> {
     ///
     /// Errors: an empty batch, no token, `T > max_seq`, a token id ≥ vocab.
     pub fn full_logits(&self, tokens: ArrayView2<u32>) -> Result<Array3<f32>, Error> {
+        Ok(self.teacher_forced(tokens, false)?.0)
+    }
+
+    /// [`full_logits`](Self::full_logits), and beside them (the same bits) the last hidden
+    /// state of every position, `[B, T, d_model]`: the residual stream after the final
+    /// RMSNorm, what the LM head reads and what draft heads read (Medusa's heads, EAGLE's
+    /// draft layer), with no cache built.
+    ///
+    /// Errors: as [`full_logits`](Self::full_logits).
+    pub fn full_hidden(
+        &self,
+        tokens: ArrayView2<u32>,
+    ) -> Result<(Array3<f32>, Array3<f32>), Error> {
+        let (logits, hidden) = self.teacher_forced(tokens, true)?;
+        let (b, t) = tokens.dim();
+        let hidden = hidden.expect("asked for the hidden states");
+        let hidden = hidden.into_shape_with_order((b, t, self.cfg.d_model));
+        Ok((logits, hidden.expect("B·T rows of hidden states")))
+    }
+
+    /// Every position of `tokens [B, T]` teacher-forced: the logits `[B, T, vocab]` and,
+    /// with `hidden`, the last hidden states `[B · T, d_model]`.
+    fn teacher_forced(
+        &self,
+        tokens: ArrayView2<u32>,
+        hidden: bool,
+    ) -> Result<(Array3<f32>, Option<Array2<f32>>), Error> {
         let (b, t) = tokens.dim();
         if b == 0 {
             return Err(Error::Shape("a batch needs at least one sequence".into()));
@@ -124,10 +151,11 @@ impl<'p> TransformerLM<'p> {
                 kv: Vec::new(),
             })
             .collect();
-        let logits = self.run_chunks(seqs, true);
-        Ok(logits
+        let (logits, states) = self.run_chunks_reading(seqs, true, hidden);
+        let logits = logits
             .into_shape_with_order((b, t, self.cfg.vocab))
-            .expect("B·T rows of logits"))
+            .expect("B·T rows of logits");
+        Ok((logits, states))
     }
 
     /// Prefill: feeds `prompts [B, T]` to a new cache with room for `max_seq` positions,

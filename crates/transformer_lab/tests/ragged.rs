@@ -276,3 +276,29 @@ fn the_hidden_states_are_what_the_lm_head_reads_beside_the_same_logits() {
         .fold(0.0f32, |m, v| m.max(v.abs()));
     assert!(worst < 1e-4, "hidden · lm_head off the logits by {worst}");
 }
+
+#[test]
+fn full_hidden_is_full_logits_beside_the_states_a_causal_pass_reads() {
+    // Three sequences of 9 tokens, no cache: the logits are full_logits' bits, and each
+    // sequence's hidden states are those extend_ragged_hidden returns for it from an empty
+    // cache, bit for bit.
+    let p = init_params(&SMALL, 21).unwrap();
+    let m = TransformerLM::new(&p, SMALL, "m").unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(6);
+    let tokens =
+        ndarray::Array2::from_shape_fn((3, 9), |_| rng.random_range(0..SMALL.vocab as u32));
+    let (logits, hidden) = m.full_hidden(tokens.view()).unwrap();
+    assert_eq!(logits, m.full_logits(tokens.view()).unwrap());
+    assert_eq!(hidden.dim(), (3, 9, SMALL.d_model));
+    for (i, row) in tokens.outer_iter().enumerate() {
+        let seq = row.to_vec();
+        let mut cache = m.new_cache(1, 9).unwrap();
+        let feed = Feed {
+            tokens: &seq,
+            tree: None,
+        };
+        let (_, want) = m.extend_ragged_hidden(&mut [&mut cache], &[feed]).unwrap();
+        assert_eq!(hidden.slice(s![i, .., ..]), want, "sequence {i}");
+    }
+    assert!(m.full_hidden(tokens.slice(s![..0, ..])).is_err());
+}

@@ -80,8 +80,9 @@ fn every_figure_fits_a_slide_no_taller_than_wide() {
         let svg = lecture_kit::render::svg::to_string(&f).unwrap();
         let doc = roxmltree::Document::parse(&svg).unwrap();
         let size = |a: &str| -> f64 { doc.root_element().attribute(a).unwrap().parse().unwrap() };
-        let (w, h) = (size("width"), size("height"));
-        assert!(h <= w, "{}.svg is {w} × {h}", f.id);
+        let width = size("width");
+        let height = size("height");
+        assert!(height <= width, "{}.svg is {width} × {height}", f.id);
     }
 }
 

@@ -2,7 +2,7 @@
 //! their checks are built from.
 
 use decode_lab::speculative::{EagleHead, MedusaHead, MedusaHeads};
-use ndarray::{Array1, Array2, ArrayView1};
+use ndarray::{Array1, Array2, ArrayView1, Axis, concatenate};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use transformer_lab::{Config, Params, TransformerLM, config_like, init_params, reference};
@@ -72,6 +72,52 @@ pub fn eagle_weights(cfg: &Config, p: &Params, seed: u64, scale: f32) -> EagleWe
         l.w_down *= 10.0;
     }
     EagleWeights { fc, bias, params }
+}
+
+/// [`eagle_weights`] with attention that matters: peaked scores and large values, so what
+/// a node sees and where it sits change its output.
+pub fn attending_eagle_weights(cfg: &Config, p: &Params, seed: u64) -> EagleWeights {
+    let mut w = eagle_weights(cfg, p, seed, 1.0);
+    for l in &mut w.params.layers {
+        l.wq *= 8.0;
+        l.wk *= 8.0;
+        l.wv *= 4.0;
+    }
+    w
+}
+
+impl EagleWeights {
+    /// The fused input of the pair (`feature`, `token`) by the reference: `[e(token) |
+    /// feature] · W + b`, `e` the target's embedding (the head's own).
+    pub fn fuse(&self, feature: ArrayView1<f32>, token: u32) -> Array1<f32> {
+        let e = reference::embed(&self.params.embed, &[token]).unwrap();
+        let a = concatenate(Axis(1), &[e.view(), feature.insert_axis(Axis(0))]).unwrap();
+        (a.dot(&self.fc) + &self.bias).row(0).to_owned()
+    }
+
+    /// The head of shape `cfg`'s one block run from scratch over the fused pairs `inputs`:
+    /// the output feature of the last.
+    pub fn last_feature(&self, cfg: &Config, inputs: &[Array1<f32>]) -> Array1<f32> {
+        let views: Vec<ArrayView1<f32>> = inputs.iter().map(|x| x.view()).collect();
+        let x = ndarray::stack(Axis(0), &views).unwrap();
+        let g = hidden(&self.params, &config_like(cfg, 1), x);
+        g.row(g.nrows() - 1).to_owned()
+    }
+
+    /// The fused true pairs (f_j, x_{j+1}) for j < `root` of `tokens` on the target `p`:
+    /// what the head has read when a round's root sits at `root`.
+    pub fn committed_pairs(
+        &self,
+        p: &Params,
+        cfg: &Config,
+        tokens: &[u32],
+        root: usize,
+    ) -> Vec<Array1<f32>> {
+        let f = hidden(p, cfg, reference::embed(&p.embed, &tokens[..root]).unwrap());
+        (0..root)
+            .map(|j| self.fuse(f.row(j), tokens[j + 1]))
+            .collect()
+    }
 }
 
 pub fn eagle_head<'p>(cfg: &Config, w: &'p EagleWeights) -> EagleHead<'p> {

@@ -105,22 +105,37 @@ pub struct Trends<'a> {
 }
 
 impl Trends<'_> {
+    /// [`Trends::ratios`] within [`WITHIN`]: how many, of how many.
+    pub fn ratios_right(&self) -> (usize, usize) {
+        let right = self.ratios.iter().filter(|r| r.within()).count();
+        (right, self.ratios.len())
+    }
+
+    /// [`Trends::speedup_trends`] that go the measured way: how many, of how many.
+    pub fn speedup_trends_right(&self) -> (usize, usize) {
+        let right = self.speedup_trends.iter().filter(|s| s.right()).count();
+        (right, self.speedup_trends.len())
+    }
+
+    /// [`Trends::gamma_sweeps`] whose best γ is within one: how many, of how many.
+    pub fn gamma_sweeps_right(&self) -> (usize, usize) {
+        let right = self.gamma_sweeps.iter().filter(|s| s.right()).count();
+        (right, self.gamma_sweeps.len())
+    }
+
     /// The share of [`Trends::ratios`] within [`WITHIN`] (1 when there are none).
     pub fn ratios_within(&self) -> f64 {
-        share(
-            self.ratios.iter().filter(|r| r.within()).count(),
-            self.ratios.len(),
-        )
+        share(self.ratios_right())
     }
 
     /// The share of orderings right (1 when there are none).
     pub fn orderings_right(&self) -> f64 {
-        share(self.orderings.0, self.orderings.1)
+        share(self.orderings)
     }
 }
 
 /// `part / whole`, 1 for an empty whole.
-fn share(part: usize, whole: usize) -> f64 {
+fn share((part, whole): (usize, usize)) -> f64 {
     match whole {
         0 => 1.0,
         n => part as f64 / n as f64,

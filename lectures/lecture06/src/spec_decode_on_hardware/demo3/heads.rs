@@ -14,7 +14,7 @@ use decode_lab::speculative::{EagleHead, MedusaHead, MedusaHeads};
 use lecture_kit::Error;
 use ndarray::{Array1, Array2, ArrayView2};
 use rayon::prelude::*;
-use transformer_lab::{Config, Feed, Params, TransformerLM, config_like};
+use transformer_lab::{Config, Params, TransformerLM, config_like};
 
 /// The names of the heads in demos 3 and 4, in order: Medusa's, EAGLE's.
 pub const HEAD_NAMES: [&str; 2] = ["Medusa 头（训练过）", "EAGLE 头（训练过）"];
@@ -104,8 +104,8 @@ impl TrainedHeads {
     /// Each head's ranks of the sequences `seqs` (`[sequences, tokens]`, the target's
     /// greedy continuations after their prompts), for a round from each root in `first ..
     /// first + rounds` of every sequence, sequence after sequence: Medusa's as deep as it
-    /// has heads, EAGLE's `levels` deep. The target's hidden states come from one pass
-    /// over every sequence.
+    /// has heads, EAGLE's `levels` deep. The target's hidden states come from one
+    /// teacher-forced pass over every sequence.
     ///
     /// Errors: sequences the target or a head refuses.
     pub fn round_ranks(
@@ -116,27 +116,14 @@ impl TrainedHeads {
         levels: usize,
     ) -> Result<[Vec<Vec<u32>>; 2], Error> {
         let tokens: Vec<Vec<u32>> = seqs.outer_iter().map(|r| r.to_vec()).collect();
-        let mut caches = tokens
-            .iter()
-            .map(|t| target.new_cache(1, t.len()))
-            .collect::<Result<Vec<_>, _>>()?;
-        let feeds: Vec<Feed<'_>> = tokens
-            .iter()
-            .map(|t| Feed {
-                tokens: t,
-                tree: None,
-            })
-            .collect();
-        let mut refs: Vec<_> = caches.iter_mut().collect();
-        let (_, hidden) = target.extend_ragged_hidden(&mut refs, &feeds)?;
+        let (_, hidden) = target.full_hidden(seqs)?;
         let eagle = self.eagle.head()?;
         let roots = first..first + rounds;
         let per_sequence = tokens
             .par_iter()
             .enumerate()
             .map(|(i, t)| -> Result<[Vec<Vec<u32>>; 2], Error> {
-                let n = t.len();
-                let h = hidden.slice(ndarray::s![i * n..(i + 1) * n, ..]);
+                let h = hidden.slice(ndarray::s![i, .., ..]);
                 Ok([
                     self.medusa.round_ranks(h, t, roots.clone())?,
                     eagle.round_ranks(h, t, roots.clone(), levels)?,

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use decode_lab::{
     TransformerLM, TreeAcceptance, TreeShape, draft_ranks, round_accept_lengths,
-    tree_accept_lengths, tree_accept_lengths_per_sequence,
+    tree_accept_lengths,
 };
 use lecture_kit::Error;
 use ndarray::{Array2, Axis, concatenate, s};
@@ -160,7 +160,7 @@ impl DraftRanks {
     }
 
     /// The acceptance of `tree` on the first `sequences` sequences, each round within its
-    /// own sequence: what demo 4 sets beside decoding for real.
+    /// own sequence ([`DraftRanks::rounds`]): what demo 4 sets beside decoding for real.
     ///
     /// Errors: a tree known only by its size.
     pub fn accept_within(
@@ -168,13 +168,7 @@ impl DraftRanks {
         sequences: usize,
         tree: &TreeShape,
     ) -> Result<TreeAcceptance, decode_lab::Error> {
-        match &self.rounds {
-            Some(_) => round_accept_lengths(&self.rounds(sequences), tree),
-            None => {
-                let seqs: Vec<&[u32]> = self.per_sequence().into_iter().take(sequences).collect();
-                tree_accept_lengths_per_sequence(&seqs, tree)
-            }
-        }
+        round_accept_lengths(&self.rounds(sequences), tree)
     }
 }
 

@@ -70,21 +70,11 @@ pub fn print_intervals(out: &mut Out, rows: &[IntervalRow]) {
 /// The judgement on `rows` (predicted leave-one-publisher-out).
 pub fn figures(rows: &[CrossPrediction<'_>]) -> TrendRow {
     let t = validation::trends(rows);
-    let count = |right: usize, all: usize| (right, all);
     TrendRow {
-        ratios: count(
-            t.ratios.iter().filter(|r| r.within()).count(),
-            t.ratios.len(),
-        ),
+        ratios: t.ratios_right(),
         orderings: t.orderings,
-        speedup_trends: count(
-            t.speedup_trends.iter().filter(|s| s.right()).count(),
-            t.speedup_trends.len(),
-        ),
-        gamma_sweeps: count(
-            t.gamma_sweeps.iter().filter(|s| s.right()).count(),
-            t.gamma_sweeps.len(),
-        ),
+        speedup_trends: t.speedup_trends_right(),
+        gamma_sweeps: t.gamma_sweeps_right(),
     }
 }
 
