@@ -16,7 +16,8 @@ use transformer_lab::{
     Config, Params, TransformerLM, autoregressive_generate, config_like, init_params,
 };
 
-/// Lecture 6 demo 3's models and prompts.
+/// Lecture 6 demo 3's models, and its first [`LOSSLESS_PROMPTS`] prompts with the target's
+/// greedy output after them.
 struct Demo3 {
     target: Params,
     int4: Params,
@@ -26,7 +27,8 @@ struct Demo3 {
 
 static DEMO3: Lazy<Demo3> = Lazy::new(|| {
     let target = init_params(&QCFG, 0).unwrap();
-    let prompts = sample_tokens(&target, &QCFG, 64, 8, 3).unwrap();
+    let demo3_prompts = sample_tokens(&target, &QCFG, 64, 8, 3).unwrap();
+    let prompts = demo3_prompts.slice(s![..LOSSLESS_PROMPTS, ..]).to_owned();
     let m = TransformerLM::new(&target, QCFG, "t").unwrap();
     let greedy = autoregressive_generate(
         &m,
@@ -46,6 +48,9 @@ static DEMO3: Lazy<Demo3> = Lazy::new(|| {
     }
 });
 
+/// Prompts the lossless test decodes (of demo 3's 64).
+const LOSSLESS_PROMPTS: usize = 8;
+
 const SHAPES: [&[u32]; 9] = [
     &[1],
     &[1, 1],
@@ -64,67 +69,87 @@ fn greedy_speculation_reproduces_the_target_token_for_token() {
     let target = TransformerLM::new(&d.target, QCFG, "t").unwrap();
     let weak = TransformerLM::new(&d.target, config_like(&QCFG, 1), "d1").unwrap();
     let int4 = TransformerLM::new(&d.int4, QCFG, "d4").unwrap();
-    // All 64 prompts in one batch: every round is one batched pass per draft level and
+    // The first prompts in one batch: every round is one batched pass per draft level and
     // one batched verification. Drafts and shapes side by side, to keep both cores busy.
+    // As many prompts as it takes for every shape to roll back after every accepted length
+    // from none to all of its levels (checked below): what losslessness must be shown on.
     let prompts: Vec<Vec<u32>> = d.prompts.outer_iter().map(|p| p.to_vec()).collect();
     let runs: Vec<(&TransformerLM<'_>, &[u32])> = [&weak, &int4]
         .into_iter()
         .flat_map(|draft| SHAPES.iter().map(move |&levels| (draft, levels)))
         .collect();
-    runs.into_par_iter().for_each(|(draft, levels)| {
-        let shape = TreeShape::new(levels).unwrap();
-        let mut rng = ChaCha8Rng::seed_from_u64(0);
-        let results = speculative_generate_batch(
-            &target,
-            &TreeDraft {
-                draft,
-                shape: &shape,
-            },
-            &prompts,
-            48,
-            Sampling::Greedy,
-            &mut rng,
-        )
-        .unwrap();
-        assert_eq!(results.len(), prompts.len());
-        for (i, (tokens, stats)) in results.iter().enumerate() {
-            assert_eq!(
-                tokens.as_slice(),
-                d.greedy.row(i).as_slice().unwrap(),
-                "{} {levels:?} prompt {i}",
-                draft.name()
-            );
-            assert_eq!(stats.rounds, stats.accepted.len());
-            assert_eq!(
-                stats.generated, 48,
-                "each round is cut to the tokens still missing"
-            );
-            assert_eq!(
-                stats.generated,
-                stats.rounds + stats.accepted.iter().sum::<u32>() as usize
-            );
-            // τ = tokens per round = 1 + mean accepted, as demo 3 computes it.
-            let from_accepted = TreeAcceptance {
-                accepted: stats.accepted.clone(),
-                nodes: shape.nodes(),
-            };
-            assert!((stats.tau() - from_accepted.tau()).abs() < 1e-12);
-            // α per level: every accepted token counted at its level, and a level reached
-            // only by rounds that accepted at the level before.
-            let per_level = stats.per_level(levels.len());
-            let counted: usize = per_level.iter().map(|&(_, accepted)| accepted).sum();
-            assert_eq!(counted, stats.accepted.iter().sum::<u32>() as usize);
-            assert!(
-                per_level
-                    .iter()
-                    .all(|&(reached, accepted)| accepted <= reached)
-            );
-            assert!(
-                per_level.windows(2).all(|w| w[1].0 <= w[0].1),
-                "{per_level:?}"
-            );
-        }
-    });
+    let lengths: Vec<(&[u32], Vec<u32>)> = runs
+        .into_par_iter()
+        .map(|(draft, levels)| {
+            let shape = TreeShape::new(levels).unwrap();
+            let mut rng = ChaCha8Rng::seed_from_u64(0);
+            let results = speculative_generate_batch(
+                &target,
+                &TreeDraft {
+                    draft,
+                    shape: &shape,
+                },
+                &prompts,
+                48,
+                Sampling::Greedy,
+                &mut rng,
+            )
+            .unwrap();
+            assert_eq!(results.len(), prompts.len());
+            for (i, (tokens, stats)) in results.iter().enumerate() {
+                assert_eq!(
+                    tokens,
+                    &d.greedy.row(i).to_vec(),
+                    "{} {levels:?} prompt {i}",
+                    draft.name()
+                );
+                assert_eq!(stats.rounds, stats.accepted.len());
+                assert_eq!(
+                    stats.generated, 48,
+                    "each round is cut to the tokens still missing"
+                );
+                assert_eq!(
+                    stats.generated,
+                    stats.rounds + stats.accepted.iter().sum::<u32>() as usize
+                );
+                // τ = tokens per round = 1 + mean accepted, as demo 3 computes it.
+                let from_accepted = TreeAcceptance {
+                    accepted: stats.accepted.clone(),
+                    nodes: shape.nodes(),
+                };
+                assert!((stats.tau() - from_accepted.tau()).abs() < 1e-12);
+                // α per level: every accepted token counted at its level, and a level reached
+                // only by rounds that accepted at the level before.
+                let per_level = stats.per_level(levels.len());
+                let counted: usize = per_level.iter().map(|&(_, accepted)| accepted).sum();
+                assert_eq!(counted, stats.accepted.iter().sum::<u32>() as usize);
+                assert!(
+                    per_level
+                        .iter()
+                        .all(|&(reached, accepted)| accepted <= reached)
+                );
+                assert!(
+                    per_level.windows(2).all(|w| w[1].0 <= w[0].1),
+                    "{per_level:?}"
+                );
+            }
+            let accepted = results.iter().flat_map(|(_, s)| s.accepted.iter().copied());
+            (levels, accepted.collect())
+        })
+        .collect();
+    for levels in SHAPES {
+        let depth = levels.len() as u32;
+        let seen: std::collections::BTreeSet<u32> = lengths
+            .iter()
+            .filter(|(l, _)| *l == levels)
+            .flat_map(|(_, accepted)| accepted.iter().copied())
+            .collect();
+        assert_eq!(
+            seen,
+            (0..=depth).collect(),
+            "{levels:?}: some accepted length never rolled back"
+        );
+    }
 }
 
 /// The tiny model (vocabulary 8) with peaked next-token distributions, so p and q differ.

@@ -147,7 +147,15 @@ pub fn check_command_line<L: Lecture>(bin: &str) {
 /// demo that does not exist, a bad `--format` and an unknown flag exit with 2 and one line
 /// that points to `--help`. Panics with what went wrong.
 pub fn check_command_line_with<L: Lecture>(lecture: impl Fn() -> Command) {
-    let first = run::<L>(&[]);
+    // The default run in every form, its demos computed once.
+    let forms: [&[&str]; 4] = [
+        &[],
+        &["--format", "markdown"],
+        &["--format", "json"],
+        &["--format", "html"],
+    ];
+    let [first, markdown, json, html] =
+        <[Run; 4]>::try_from(run_renderings::<L>(&[], &forms)).expect("one run per form");
     assert_eq!(first.code, 0, "the default run fails: {}", first.stderr);
     assert!(!first.stdout.is_empty(), "the default run prints nothing");
     let process = |threads: &str| {
@@ -185,16 +193,15 @@ pub fn check_command_line_with<L: Lecture>(lecture: impl Fn() -> Command) {
             );
         }
     }
-    for args in [&["--list"][..], &["--format", "markdown"], &["--help"]] {
+    for args in [&["--list"][..], &["--help"]] {
         let r = run::<L>(args);
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
     }
-    let json = run::<L>(&["--format", "json"]);
+    assert_eq!(markdown.code, 0, "--format markdown: {}", markdown.stderr);
     assert_eq!(json.code, 0, "--format json: {}", json.stderr);
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("--format json is JSON");
     assert_eq!(doc["lecture"], L::NUMBER, "the JSON names the lecture");
     assert_masked(&doc);
-    let html = run::<L>(&["--format", "html"]);
     assert_eq!(html.code, 0, "--format html: {}", html.stderr);
     assert!(
         html.stdout.starts_with("<!DOCTYPE html>") && html.stdout.ends_with("</html>\n"),

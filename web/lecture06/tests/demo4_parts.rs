@@ -2,29 +2,12 @@
 //! the worker that answers: what is handed in is what prints, and what cannot be demo 4's
 //! figures is refused. (Its own file: a hand-in lasts for the process.)
 
+mod common;
+
+use common::marked;
 use lecture_kit::web::Answer;
 use lecture06::spec_decode_on_hardware::demo3::SHAPES;
-use lecture06::spec_decode_on_hardware::demo4::MeasuredShape;
 use lecture06_web::{answer, demo4_hand_in, setup};
-
-/// Figures no decoding gives (a round count of 90 000 + the shape's index), so that the
-/// page's table shows they were printed, not measured again.
-fn marked(k: usize) -> Vec<MeasuredShape> {
-    SHAPES
-        .iter()
-        .enumerate()
-        .map(|(i, levels)| MeasuredShape {
-            label: lecture06::spec_decode_on_hardware::demo3::shape_label(levels),
-            branching: levels.to_vec(),
-            rounds: 90_000 + 100 * k + i,
-            target_forwards: 1,
-            draft_forwards: 1,
-            tau_measured: 1.0,
-            tau_ranks: 1.0,
-            identical_to_target: true,
-        })
-        .collect()
-}
 
 #[test]
 fn handed_in_drafts_print_as_demo_4_without_running_again() {

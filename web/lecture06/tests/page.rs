@@ -3,8 +3,10 @@
 //! sections as `--format html` draws, or the same refusal it prints on standard error.
 //! (`.ci/web-check.cjs` checks the page itself, in Chromium, against `--format json`.)
 
+mod common;
+
 use lecture_kit::web::Answer;
-use lecture06_web::{PAGE_DEMOS, answer, setup};
+use lecture06_web::{PAGE_DEMOS, answer, demo4_hand_in, setup};
 
 fn strings(flags: &[&str]) -> Vec<String> {
     flags.iter().map(|s| s.to_string()).collect()
@@ -203,6 +205,13 @@ fn the_controls_are_every_what_if_flag_of_help_and_their_suggestions_are_accepte
         }
     }
     assert_eq!(s.demos.len(), PAGE_DEMOS.len());
+    // Demo 4 prints drafts handed in, as the page's workers hand them in, instead of
+    // decoding them again: this test checks the flags each demo accepts (no other test of
+    // this binary runs demo 4; `demo4_parts.rs` checks that what is handed in prints).
+    for k in 0..s.demo4_drafts {
+        let shapes = serde_json::to_string(&common::marked(k)).unwrap();
+        demo4_hand_in(k, &shapes).unwrap();
+    }
     for (n, reads) in &s.reads {
         let mut flags = vec!["--demo".to_string(), n.to_string()];
         for r in reads.iter().filter(|r| *r == "--hw") {

@@ -3,7 +3,7 @@
 //! caches roll back to the accepted path — with the measured τ beside demo 3's estimate;
 //! figure `measured.svg`.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use decode_lab::speculative::{EagleDraft, MedusaDraft, Proposer};
 use decode_lab::{
@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::demo3::toy_model::{self, DraftRanks, ModelFlag, ToyModel, ToyRun};
+use super::demo3::toy_model::{self, DraftRanks, Kept, ModelFlag, ToyModel, ToyRun};
 use super::demo3::{SHAPES, shape_label};
 
 /// Prompts demo 4 runs speculative decoding on: the first 16 of demo 3's 64, so the demo
@@ -73,10 +73,20 @@ pub struct MeasuredShape {
 
 /// 实测: speculative decoding for real on the toy model, shared with demo 3.
 pub fn run(out: &mut Out, i: &ModelFlag) -> Result<(), Error> {
-    let d = figures(toy_model::shared(i.model)?)?;
+    let d = shared(i.model)?;
     print(out, &d)?;
-    out.data(d);
+    out.data(Demo4::clone(&d));
     Ok(())
+}
+
+/// Demo 4's figures kept per model ([`shared`]).
+static KEPT: Kept<Demo4> = Kept::new();
+
+/// Demo 4's [`figures`] for `model`, decoded once per process: every later call (the
+/// command line's, a test's) gets the same figures until a draft is handed in
+/// ([`hand_in`]), which the next call prints.
+pub fn shared(model: ToyModel) -> Result<Arc<Demo4>, Error> {
+    KEPT.get_or_compute(model, || figures(toy_model::shared(model)?))
 }
 
 /// Runs speculative decoding for real — every demo 3 draft and shape on the first
@@ -189,12 +199,15 @@ type HandedIn = Vec<((ToyModel, usize), Vec<MeasuredShape>)>;
 static HANDED_IN: Mutex<HandedIn> = Mutex::new(Vec::new());
 
 /// Hands in draft `k`'s figures for `model`, measured by [`measure_draft`] in another
-/// process (the page's second worker), so that [`figures`] does not run it again. The
-/// command line never hands anything in.
+/// process (the page's second worker), so that [`figures`] does not run it again; the
+/// figures [`shared`] kept for `model` are forgotten, so the next `--demo 4` prints them.
+/// The command line never hands anything in.
 pub fn hand_in(model: ToyModel, k: usize, shapes: Vec<MeasuredShape>) {
     let mut given = HANDED_IN.lock().unwrap_or_else(|e| e.into_inner());
     given.retain(|(key, _)| *key != (model, k));
     given.push(((model, k), shapes));
+    drop(given);
+    KEPT.forget(model);
 }
 
 fn handed_in(model: ToyModel, k: usize) -> Option<Vec<MeasuredShape>> {

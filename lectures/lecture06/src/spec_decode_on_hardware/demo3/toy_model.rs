@@ -9,7 +9,7 @@
 //! the one distilled on the target, and the heads trained on the frozen target (Medusa's,
 //! EAGLE's: [`super::heads`]).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use decode_lab::{
     TransformerLM, TreeAcceptance, TreeShape, draft_ranks, round_accept_lengths,
@@ -361,6 +361,59 @@ pub fn shared(model: ToyModel) -> Result<&'static ToyRun, Error> {
         ToyModel::Trained => TRAINED.get_or_init(|| trained_ranks().map_err(|e| e.to_string())),
     };
     toy.as_ref().map_err(|e| Error::Library(e.clone().into()))
+}
+
+/// Figures of a demo on each toy model, computed once per process and kept until
+/// forgotten: the command line computes them once, and a test process that prints a demo
+/// many ways (every demo, the sweep, the claims on its figures) decodes once per model.
+pub struct Kept<T> {
+    random: Mutex<Option<Arc<T>>>,
+    trained: Mutex<Option<Arc<T>>>,
+}
+
+impl<T> Kept<T> {
+    /// Nothing kept yet.
+    pub const fn new() -> Self {
+        Kept {
+            random: Mutex::new(None),
+            trained: Mutex::new(None),
+        }
+    }
+
+    fn cell(&self, model: ToyModel) -> std::sync::MutexGuard<'_, Option<Arc<T>>> {
+        let cell = match model {
+            ToyModel::Random => &self.random,
+            ToyModel::Trained => &self.trained,
+        };
+        cell.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The figures kept for `model`, or `compute`'s, kept if it succeeds. A second caller
+    /// for the same model waits for the first instead of computing them again.
+    pub fn get_or_compute(
+        &self,
+        model: ToyModel,
+        compute: impl FnOnce() -> Result<T, Error>,
+    ) -> Result<Arc<T>, Error> {
+        let mut cell = self.cell(model);
+        if let Some(kept) = cell.as_ref() {
+            return Ok(Arc::clone(kept));
+        }
+        let figures = Arc::new(compute()?);
+        *cell = Some(Arc::clone(&figures));
+        Ok(figures)
+    }
+
+    /// Forgets what is kept for `model`: the next call computes it again.
+    pub fn forget(&self, model: ToyModel) {
+        *self.cell(model) = None;
+    }
+}
+
+impl<T> Default for Kept<T> {
+    fn default() -> Self {
+        Kept::new()
+    }
 }
 
 #[cfg(test)]

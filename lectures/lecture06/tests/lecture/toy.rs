@@ -2,15 +2,17 @@
 //! that buys on the accelerator, and speculative decoding for real — the claims of the
 //! text checked on the figures. (The snapshot in `output.rs` pins the bytes.)
 
-mod common;
+use crate::common;
 
-use common::{DEMO3, OUTPUT, RANKS, TOY, blocks, text_of};
+use common::{DEMO3, OUTPUT, RANKS, blocks, text_of};
 use decode_lab::TreeShape;
 use lecture_kit::Block;
 use once_cell::sync::Lazy;
 
-/// Demo 4's figures, computed once for this test binary.
-static DEMO4: Lazy<demo4::Demo4> = Lazy::new(|| demo4::figures(&TOY).unwrap());
+/// Demo 4's figures on the random model, as the command line prints them (decoded once a
+/// process).
+static DEMO4: Lazy<std::sync::Arc<demo4::Demo4>> =
+    Lazy::new(|| demo4::shared(toy_model::ToyModel::Random).unwrap());
 use lecture06::spec_decode_on_hardware::demo3::toy_model::{DraftRanks, N_NEW};
 use lecture06::spec_decode_on_hardware::demo3::{
     self, DraftShapes, SHAPES, Shape, chain_alphas, toy_model,
@@ -299,7 +301,7 @@ fn demo4_is_lossless_and_measures_tau_just_below_the_rank_estimate() {
 
 #[test]
 fn demo4_says_so_when_an_output_differs_from_the_target() {
-    let mut figures = DEMO4.clone();
+    let mut figures = demo4::Demo4::clone(&DEMO4);
     figures.drafts[1].shapes[3].identical_to_target = false;
     let text = text_of(demo4_blocks(&figures));
     assert!(text.contains("| 否"), "{text}");

@@ -1,7 +1,7 @@
 //! `--format html`: the lecture as one self-contained page (the handout), read back as
 //! XML and compared with the other exports of the same run.
 
-mod run;
+use crate::run;
 
 use run::{lecture06, stderr, stdout};
 

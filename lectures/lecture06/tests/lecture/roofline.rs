@@ -2,7 +2,7 @@
 //! figures they print — against hand-computed values, independent formulas and
 //! properties over many setups. (The snapshot in `output.rs` pins the bytes.)
 
-mod common;
+use crate::common;
 
 use common::{DEMO1, DEMO2, OUTPUT, blocks, observations, text_of};
 use decode_lab::Scenario;

@@ -3,7 +3,7 @@
 //! command line many ways is refused with exit 2 and one line that names the flag and the
 //! reason (or, for units and µ, accepted).
 
-mod run;
+use crate::run;
 
 use run::{lecture06, stderr, stdout};
 

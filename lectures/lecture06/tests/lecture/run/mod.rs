@@ -1,5 +1,4 @@
 //! Runs the `lecture06` binary as a user would, for the command-line tests.
-#![allow(dead_code)] // each test binary uses some of these
 
 use std::process::{Command, Output};
 

@@ -1,6 +1,6 @@
 //! The `lecture06` binary as students and instructors run it: setups, flags, exit codes.
 
-mod run;
+use crate::run;
 
 use std::process::{Command, Stdio};
 

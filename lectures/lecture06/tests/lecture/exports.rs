@@ -1,7 +1,7 @@
 //! The `lecture06` exports: JSON, tidy CSV files, SVG figures.
 
-mod common;
-mod run;
+use crate::common;
+use crate::run;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! step no faster than its weight read allows: one pass of a batch-1 decode streams every
 //! weight the token uses once, at no more than the card's bandwidth.
 
-mod common;
+use crate::common;
 
 use common::demo1;
 use lecture06::Cli;

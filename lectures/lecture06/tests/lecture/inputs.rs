@@ -2,7 +2,7 @@
 //! prints and is named after it; one it reads moves its figures; the script's sentences
 //! print as written exactly when the demo computes on the default setup.
 
-mod common;
+use crate::common;
 
 use common::{blocks, inputs, observations, report};
 use decode_lab::{Draft, Scenario, Seed, TreeShape, tree_accept_lengths, tree_speedup};

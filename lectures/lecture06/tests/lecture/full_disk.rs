@@ -4,7 +4,7 @@
 //! folder as it was (a file with a second name, rewritten in place, with its old content
 //! put back).
 
-mod run;
+use crate::run;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,5 @@
 //! What the claim tests share: the demos' typed figures (each demo's own data type) for a
 //! command line, and what the default run prints, computed once per test binary.
-#![allow(dead_code)] // each test binary uses some of these
 
 use lecture_kit::{Block, Figure, Inputs, Out, Report, Section};
 use lecture06::spec_decode_on_hardware::demo3::toy_model::{self, DraftRanks, ToyRun};
@@ -12,7 +11,9 @@ pub static OUTPUT: Lazy<String> = Lazy::new(|| lecture_kit::testing::output::<Cl
 pub static DEMO1: Lazy<demo1::Demo1> = Lazy::new(|| demo1(&[]).expect("8B fits on an H100"));
 pub static DEMO2: Lazy<demo2::Demo2> = Lazy::new(|| demo2(&[]));
 pub static DEMO3: Lazy<Vec<demo3::DraftShapes>> = Lazy::new(|| demo3(&[]).drafts);
-pub static TOY: Lazy<ToyRun> = Lazy::new(|| toy_model::toy_ranks().unwrap());
+/// The random model's run, as the demos share it.
+pub static TOY: Lazy<&'static ToyRun> =
+    Lazy::new(|| toy_model::shared(toy_model::ToyModel::Random).unwrap());
 pub static RANKS: Lazy<Vec<DraftRanks>> = Lazy::new(|| TOY.ranks.clone());
 
 /// The inputs `args` give a demo.

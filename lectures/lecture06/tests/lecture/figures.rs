@@ -3,8 +3,8 @@
 //! cut short, labels outside their region, a y axis from 0, lines across categories, no
 //! break-even line, empty axes where the target does not fit.
 
-mod common;
-mod svg_read;
+use crate::common;
+use crate::svg_read;
 
 use lecture_kit::Figure;
 use lecture_kit::render::svg::color_hex;

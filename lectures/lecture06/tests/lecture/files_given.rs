@@ -3,7 +3,7 @@
 //! is read only when it is a regular file of a sensible size, and what a card or a
 //! prefill sets is checked like the fields beside it.
 
-mod run;
+use crate::run;
 
 use std::fs;
 use std::path::{Path, PathBuf};
