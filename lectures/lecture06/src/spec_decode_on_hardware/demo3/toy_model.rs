@@ -421,6 +421,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn kept_figures_are_computed_once_per_model_until_forgotten_and_a_failure_is_not_kept() {
+        let kept: Kept<usize> = Kept::new();
+        let calls = std::cell::Cell::new(0);
+        // What `model` gets, offering `n` if anything is computed.
+        let get = |model: ToyModel, n: usize| {
+            let figures = kept.get_or_compute(model, || {
+                calls.set(calls.get() + 1);
+                Ok(n)
+            });
+            *figures.unwrap()
+        };
+        let fail =
+            |model: ToyModel| kept.get_or_compute(model, || Err(Error::Library("no".into())));
+        assert_eq!([get(ToyModel::Random, 1), get(ToyModel::Random, 2)], [1, 1]);
+        assert_eq!(get(ToyModel::Trained, 3), 3);
+        assert_eq!(calls.get(), 2);
+        kept.forget(ToyModel::Random);
+        assert_eq!(
+            [get(ToyModel::Random, 4), get(ToyModel::Trained, 5)],
+            [4, 3]
+        );
+        assert_eq!(
+            *fail(ToyModel::Random).unwrap(),
+            4,
+            "kept, nothing computed"
+        );
+        kept.forget(ToyModel::Trained);
+        assert!(fail(ToyModel::Trained).is_err());
+        assert_eq!(get(ToyModel::Trained, 6), 6, "the failure was not kept");
+        assert_eq!(calls.get(), 4);
+    }
+
+    #[test]
     fn the_top_k_fraction_counts_ranks_below_k() {
         // Seven tokens; by hand: 3 first choices, 5 in the top 2, 6 in the top 4, all 7 in
         // the top 8.
