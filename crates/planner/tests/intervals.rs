@@ -100,6 +100,40 @@ fn an_interval_by_hand_its_level_and_its_likeness() {
 }
 
 #[test]
+fn where_no_interval_of_rows_this_alike_reaches_the_coverage_the_likeness_coarsens() {
+    // Q's H100 rows run 1.00–1.09, R's 1.50–1.59, S's MI300X rows 0.90, 0.98, …, 1.62; P
+    // has one H100 row. Judged with P left out: among rows of one family, Q's are judged by
+    // R's and R's by Q's, so no level covers 80% of them (S's, judged by Q's and R's at
+    // the band, add 7 of 30). Alike only by the band, each publisher judged by the other
+    // two (a third each): 17 of 30 rows covered at level 0.8, 22 at 0.85 and 0.9, 27 at
+    // 0.93. P's interval is then from all 30 rows (a thirtieth each) at 0.93: the
+    // quantiles 0.035 and 0.965 are the 2nd and 29th residuals, 0.98 and 1.59. Without the
+    // coarsening it was the widest of the H100 rows: 1.00–1.59 at level 1.
+    let mut json = Vec::new();
+    let mut residuals = Vec::new();
+    for (name, hw, first, step) in [
+        ("Q", "H100", 1.0, 0.01),
+        ("R", "H100", 1.5, 0.01),
+        ("S", "MI300X", 0.9, 0.08),
+    ] {
+        for i in 0..10 {
+            json.push(row_on(&format!("{name}{i}"), name, "s", 1, None, hw));
+            residuals.push(first + step * f64::from(i));
+        }
+    }
+    json.push(row_on("P1", "P", "p", 2, None, "H100"));
+    residuals.push(1.2);
+    let ms = parse_measurements(&format!("[{}]", json.join(","))).unwrap();
+    let cross = predicted(&ms, &residuals);
+    let p = interval(&cross, &ms[30]).unwrap().unwrap();
+    assert_eq!((p.level, p.like, p.rows), (0.93, Likeness::Band, 30));
+    assert!(
+        (p.low - 0.98).abs() < 1e-12 && (p.high - 1.59).abs() < 1e-12,
+        "{p:?}"
+    );
+}
+
+#[test]
 fn the_shipped_intervals_cover_held_out_publishers() {
     let cross = leave_one_publisher_out().unwrap();
     let c = coverage(&cross).unwrap();

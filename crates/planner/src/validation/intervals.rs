@@ -3,9 +3,11 @@
 //! measured ([`super::cross`]). Rows are alike when they share the kind of figure, the
 //! batch band, the card family ([`crate::card_family`]) and the weight format; where fewer
 //! than [`MIN_LIKE`] such rows exist the likeness coarsens, format first, then family, then
-//! band. Judged as every other figure of the planner: each row's interval is made without
-//! its own publisher's rows, and the share of rows whose measurement falls inside it is
-//! the coverage ([`coverage`]).
+//! band. It coarsens too where even the widest interval of rows this alike covers less
+//! than [`COVERAGE`] of the band's rows when each publisher is left out in turn: a few
+//! publishers that agree say little of how far a new one may run. Judged as every other
+//! figure of the planner: each row's interval is made without its own publisher's rows,
+//! and the share of rows whose measurement falls inside it is the coverage ([`coverage`]).
 
 use hw_specs::Accelerator;
 use llm_math::WeightDtype;
@@ -120,45 +122,70 @@ impl<'a> Residuals<'a> {
     }
 
     /// The residuals like a row of traits `own`, from the rows of no publisher in
-    /// `excluded`, at the finest likeness with at least [`MIN_LIKE`] rows: sorted, each
-    /// with its weight ([`Weighted`]).
-    fn alike(&self, own: &Traits, excluded: &[&str]) -> Option<Weighted> {
+    /// `excluded`, at the finest likeness no finer than `from` with at least [`MIN_LIKE`]
+    /// rows: sorted, each with its weight ([`Weighted`]).
+    fn alike(&self, own: &Traits, excluded: &[&str], from: Likeness) -> Option<Weighted> {
         let others = self.rows.iter().filter(|(_, p, _)| !excluded.contains(p));
         let others: Vec<&(Traits, &str, f64)> = others.collect();
-        Likeness::ALL.into_iter().find_map(|like| {
+        let mut likenesses = Likeness::ALL.into_iter().filter(|&like| like >= from);
+        likenesses.find_map(|like| {
             let alike = others.iter().filter(|(t, ..)| own.alike(t, like));
             let alike: Vec<(&str, f64)> = alike.map(|&&(_, p, r)| (p, r)).collect();
             (alike.len() >= MIN_LIKE).then(|| Weighted::of(&alike, like))
         })
     }
 
-    /// The interval at nominal `level` for a row of traits `own`, from the rows of no
+    /// The interval at `calibration` for a row of traits `own`, from the rows of no
     /// publisher in `excluded`.
-    fn at(&self, own: &Traits, level: f64, excluded: &[&str]) -> Option<Interval> {
-        self.alike(own, excluded).map(|w| w.interval(level))
+    fn at(&self, own: &Traits, calibration: Calibration, excluded: &[&str]) -> Option<Interval> {
+        let w = self.alike(own, excluded, calibration.from);
+        w.map(|w| w.interval(calibration.level))
     }
 
-    /// The narrowest of [`LEVELS`] whose intervals cover at least [`COVERAGE`] of the rows
-    /// of `band` published by none of `excluded`, each row's interval made without its own
-    /// publisher too (the widest when none does).
-    fn level(&self, band: BatchBand, excluded: &[&str]) -> f64 {
-        let judged: Vec<(Weighted, f64)> = self
-            .rows
-            .iter()
-            .filter(|(t, p, _)| t.band == band && !excluded.contains(p))
-            .filter_map(|(t, p, r)| {
-                let without: Vec<&str> = excluded.iter().copied().chain([*p]).collect();
-                Some((self.alike(t, &without)?, *r))
-            })
-            .collect();
-        let reaches = |level: f64| {
-            let covered = judged
-                .iter()
-                .filter(|(w, r)| w.interval(level).contains(*r));
-            !judged.is_empty() && covered.count() as f64 >= COVERAGE * judged.len() as f64
-        };
-        LEVELS.into_iter().find(|&l| reaches(l)).unwrap_or(1.0)
+    /// The rows of `band` published by none of `excluded`, each with the residuals like it
+    /// no finer than `from` and made without its own publisher too, and its residual.
+    fn judged(&self, band: BatchBand, excluded: &[&str], from: Likeness) -> Vec<(Weighted, f64)> {
+        let rows = self.rows.iter();
+        let in_band = rows.filter(|(t, p, _)| t.band == band && !excluded.contains(p));
+        let judged = in_band.filter_map(|(t, p, r)| {
+            let without: Vec<&str> = excluded.iter().copied().chain([*p]).collect();
+            Some((self.alike(t, &without, from)?, *r))
+        });
+        judged.collect()
     }
+
+    /// The finest likeness and, at it, the narrowest of [`LEVELS`] whose intervals cover at
+    /// least [`COVERAGE`] of the rows of `band` published by none of `excluded`, each row's
+    /// interval made without its own publisher too: where even the widest interval of rows
+    /// this alike misses more, the rows are too few or too alike to say how far a new
+    /// publisher may run, and the likeness coarsens (the widest of all when none reaches).
+    fn calibrate(&self, band: BatchBand, excluded: &[&str]) -> Calibration {
+        let reached = Likeness::ALL.into_iter().find_map(|from| {
+            let judged = self.judged(band, excluded, from);
+            let reaches = |level: f64| {
+                let covered = judged
+                    .iter()
+                    .filter(|(w, r)| w.interval(level).contains(*r));
+                !judged.is_empty() && covered.count() as f64 >= COVERAGE * judged.len() as f64
+            };
+            let level = LEVELS.into_iter().find(|&l| reaches(l))?;
+            Some(Calibration { from, level })
+        });
+        reached.unwrap_or(Calibration {
+            from: Likeness::Kind,
+            level: 1.0,
+        })
+    }
+}
+
+/// Where an interval's residuals come from and the level it is taken at
+/// ([`Residuals::calibrate`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Calibration {
+    /// The finest likeness the residuals may share.
+    from: Likeness,
+    /// The nominal level.
+    level: f64,
 }
 
 /// Residuals like a row, sorted, each publisher weighing as much as any other, shared
@@ -223,8 +250,8 @@ impl Interval {
 
 /// The interval for a row like `m`, made without `m`'s publisher: the residuals (measured
 /// over predicted) of the other publishers' rows of `rows` like it, each publisher weighing
-/// the same, at the narrowest nominal level of [`LEVELS`] that
-/// covers [`COVERAGE`] of those publishers' own rows of its batch band when each is left
+/// the same, at the finest likeness and the narrowest nominal level of [`LEVELS`] that
+/// cover [`COVERAGE`] of those publishers' own rows of its batch band when each is left
 /// out in turn — so that the stated coverage holds for a publisher the rows have not
 /// seen. `None` when even the kind alone has too few rows.
 ///
@@ -233,14 +260,14 @@ pub fn interval(rows: &[CrossPrediction<'_>], m: &Measurement) -> Result<Option<
     let residuals = Residuals::of(rows)?;
     let own = Traits::of(m)?;
     let excluded = [m.publisher.as_str()];
-    let level = residuals.level(own.band, &excluded);
-    Ok(residuals.at(&own, level, &excluded))
+    let calibration = residuals.calibrate(own.band, &excluded);
+    Ok(residuals.at(&own, calibration, &excluded))
 }
 
 /// The interval for a setup none of `rows` comes from — a figure of `kind` at `batch` on
-/// `hw` with weights `weights` — from every publisher's rows like it, at the level that
-/// covers [`COVERAGE`] of their own rows of its batch band when each publisher is left out
-/// in turn. What a what-if prints beside a figure the planner computes.
+/// `hw` with weights `weights` — from every publisher's rows like it, at the likeness and
+/// level that cover [`COVERAGE`] of their own rows of its batch band when each publisher
+/// is left out in turn. What a what-if prints beside a figure the planner computes.
 ///
 /// Errors: a card of no known family.
 pub fn interval_for(
@@ -257,8 +284,8 @@ pub fn interval_for(
         family: card_family(hw)?,
         weights,
     };
-    let level = residuals.level(own.band, &[]);
-    Ok(residuals.at(&own, level, &[]))
+    let calibration = residuals.calibrate(own.band, &[]);
+    Ok(residuals.at(&own, calibration, &[]))
 }
 
 /// How many rows of a batch band the intervals cover, of how many that have one.
@@ -289,7 +316,7 @@ impl Coverage {
 /// Errors: a card of no known family.
 pub fn coverage(rows: &[CrossPrediction<'_>]) -> Result<Vec<Coverage>, Error> {
     let residuals = Residuals::of(rows)?;
-    let mut levels: Vec<((&str, BatchBand), f64)> = Vec::new();
+    let mut calibrations: Vec<((&str, BatchBand), Calibration)> = Vec::new();
     let mut out: Vec<Coverage> = BatchBand::ALL
         .iter()
         .map(|&band| Coverage {
@@ -300,16 +327,17 @@ pub fn coverage(rows: &[CrossPrediction<'_>]) -> Result<Vec<Coverage>, Error> {
         .collect();
     for (&(t, publisher, _), p) in residuals.rows.iter().zip(rows) {
         let excluded = [publisher];
-        // One level per publisher and band: the same rows decide it.
-        let level = match levels.iter().find(|(k, _)| *k == (publisher, t.band)) {
-            Some(&(_, level)) => level,
+        // One calibration per publisher and band: the same rows decide it.
+        let found = calibrations.iter().find(|(k, _)| *k == (publisher, t.band));
+        let calibration = match found {
+            Some(&(_, calibration)) => calibration,
             None => {
-                let level = residuals.level(t.band, &excluded);
-                levels.push(((publisher, t.band), level));
-                level
+                let calibration = residuals.calibrate(t.band, &excluded);
+                calibrations.push(((publisher, t.band), calibration));
+                calibration
             }
         };
-        let Some(i) = residuals.at(&t, level, &excluded) else {
+        let Some(i) = residuals.at(&t, calibration, &excluded) else {
             continue;
         };
         if let Some(c) = out.iter_mut().find(|c| c.band == t.band) {

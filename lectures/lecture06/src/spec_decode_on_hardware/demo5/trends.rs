@@ -151,23 +151,33 @@ pub fn markdown(t: &TrendRow) -> String {
 }
 
 /// The intervals' coverage in one sentence, for demo 5's observations: the bands whose
-/// coverage falls short of the stated level by more than five points named.
+/// coverage falls short of the stated level or passes it by more than five points named.
 pub fn intervals_observation(rows: &[IntervalRow]) -> String {
     let covered = |r: &IntervalRow| share((r.covered, r.rows)).unwrap_or(0.0);
     let bands = rows
         .iter()
         .map(|r| format!("批 {} {:.0}%", r.band, 100.0 * covered(r)));
-    let short: Vec<String> = rows
-        .iter()
-        .filter(|r| covered(r) < COVERAGE - 0.05)
-        .map(|r| format!("批 {}", r.band))
-        .collect();
-    let verdict = match short.is_empty() {
+    let named = |outside: &dyn Fn(f64) -> bool| {
+        let outside = rows.iter().filter(|r| outside(covered(r)));
+        outside
+            .map(|r| format!("批 {}", r.band))
+            .collect::<Vec<_>>()
+            .join("、")
+    };
+    let short = named(&|c| c < COVERAGE - 0.05);
+    let wide = named(&|c| c > COVERAGE + 0.05);
+    let mut verdicts = Vec::new();
+    if !short.is_empty() {
+        verdicts.push(format!(
+            "{short} 的区间还偏窄，别家的残差低估了那里没见过的发布者"
+        ));
+    }
+    if !wide.is_empty() {
+        verdicts.push(format!("{wide} 的区间偏宽，比说的更保守"));
+    }
+    let verdict = match verdicts.is_empty() {
         true => "每一段都接近说的覆盖率".to_string(),
-        false => format!(
-            "{} 的区间还偏窄，别家的残差低估了那里没见过的发布者",
-            short.join("、")
-        ),
+        false => verdicts.join("；"),
     };
     format!(
         "预测有多准，也要说出来：{:.0}% 区间（用别家同类行的残差做，宽度按别家自己的行校准）在没见过的发布者上覆盖了 {}；{verdict}。",
@@ -181,7 +191,8 @@ pub fn intervals_markdown(rows: &[IntervalRow]) -> String {
     let mut s = format!(
         "\nHow sure: {:.0}% intervals from the residuals of other publishers' rows like each \
          one (kind, batch band, card family, weight format; each publisher weighing the same; \
-         the level widened until it covers that share of the other publishers' own rows), \
+         the level widened until it covers that share of the other publishers' own rows, \
+         the likeness coarsened where no level does), \
          judged on the row's publisher (`planner::validation::intervals`):\n\n\
          | batch | covered | rows | coverage |\n|---|---|---|---|\n",
         COVERAGE * 100.0
@@ -195,4 +206,31 @@ pub fn intervals_markdown(rows: &[IntervalRow]) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bands(covered: [usize; 3]) -> Vec<IntervalRow> {
+        let names = ["≤ 4", "5–31", "≥ 32"];
+        let rows = names.into_iter().zip(covered);
+        rows.map(|(band, covered)| IntervalRow {
+            band,
+            covered,
+            rows: 100,
+        })
+        .collect()
+    }
+
+    #[test]
+    fn the_verdict_names_the_bands_more_than_five_points_off_the_stated_coverage() {
+        let close = intervals_observation(&bands([75, 80, 85]));
+        assert!(close.ends_with("批 ≤ 4 75%、批 5–31 80%、批 ≥ 32 85%；每一段都接近说的覆盖率。"));
+        let off = intervals_observation(&bands([74, 86, 71]));
+        assert!(
+            off.ends_with("批 ≤ 4、批 ≥ 32 的区间还偏窄，别家的残差低估了那里没见过的发布者；批 5–31 的区间偏宽，比说的更保守。"),
+            "{off}"
+        );
+    }
 }
