@@ -11,6 +11,7 @@ use planner::flags::{DraftTerms, Setup, Terms};
 use planner::validation::{COVERAGE, Kind};
 use serde::Serialize;
 
+use super::how_sure;
 use super::words::{RoundData, cards, draft_label, draft_share, fitting_batch, gamma_value};
 use super::words::{label, slow_down, weights_problem};
 
@@ -310,15 +311,10 @@ pub fn free_up_to(passes: &[Forward]) -> u64 {
 /// residuals of published rows like the setup (`planner::validation::interval_for`).
 /// `None` under the seed's or the fitted profile, which the intervals do not judge.
 fn how_sure(terms: &Terms, s: &Scenario, t_base: f64) -> Result<Option<String>, Error> {
-    let measured = terms.calibration.is_some_and(|c| c.name == "measured");
-    if !(measured || terms.engine.is_some()) {
+    if !how_sure::judged(terms) {
         return Ok(None);
     }
-    let rows = planner::validation::leave_one_publisher_out()?;
-    let like = |kind| {
-        let weights = s.deployment.weights;
-        planner::validation::interval_for(&rows, kind, s.batch, &s.hw, weights)
-    };
+    let like = |kind| how_sure::interval(s, kind, s.batch);
     let (Some(step), speedup) = (like(Kind::StepTime)?, like(Kind::Speedup)?) else {
         return Ok(None);
     };
@@ -329,8 +325,9 @@ fn how_sure(terms: &Terms, s: &Scenario, t_base: f64) -> Result<Option<String>, 
         )
     });
     Ok(Some(format!(
-        "按公开数据标定后有多准（{:.0}% 区间：别家同类的发布数据的残差，宽度按它们在没见过的发布者上的覆盖校准，见演示 5）：\
+        "{}（{:.0}% 区间：别家同类的发布数据的残差，宽度按它们在没见过的发布者上的覆盖校准，见演示 5）：\
          decode 一步 {}–{}（{} 行）{speedup}。",
+        how_sure::OPENING,
         COVERAGE * 100.0,
         time(step.low * t_base),
         time(step.high * t_base),

@@ -9,8 +9,10 @@ use lecture_kit::{Axis, Error, Figure, Out, Panel, Region, Series, always, seed,
 use lecture_kit::{cut_at, log_sweep, try_map};
 use llm_math::critical_tokens;
 use planner::flags::{DraftTerms, Setup, Terms};
+use planner::validation::{BatchBand, COVERAGE, Kind};
 use serde::Serialize;
 
+use super::how_sure;
 use super::words::{RoundData, break_even, does_not_fit_line, fitting_batch, label, memory_gb};
 use super::words::{round_cell, slow_down, weights_problem};
 
@@ -163,6 +165,9 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         .id("demo2_grid")
         .caption(grid_caption(&s, g));
     out.print("（括号里是\"验证 γ+1 个 token 的时间 / 普通 decode 一步\"。）");
+    if let Some(line) = how_sure(&i.terms, &s, &batches)? {
+        out.print(line);
+    }
     // The grid's hardest corner: its largest batch at its shortest context (the
     // script's 512 and 512).
     let example = print_example(
@@ -204,6 +209,41 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         critical_tokens,
     });
     Ok(())
+}
+
+/// Under the profiles fitted on published rows: how sure the grid's speedups are, as the
+/// 80% interval of each batch band the grid spans (`how_sure`); `None` otherwise, or when
+/// no band has rows enough.
+fn how_sure(terms: &Terms, s: &Scenario, batches: &[u64]) -> Result<Option<String>, Error> {
+    if !how_sure::judged(terms) {
+        return Ok(None);
+    }
+    let mut bands: Vec<(BatchBand, u64)> = Vec::new();
+    for &b in batches {
+        if !bands.iter().any(|&(band, _)| band == BatchBand::of(b)) {
+            bands.push((BatchBand::of(b), b));
+        }
+    }
+    let mut each = Vec::new();
+    for (band, b) in bands {
+        if let Some(x) = how_sure::interval(s, Kind::Speedup, b)? {
+            each.push(format!(
+                "批 {} ×{:.2}–×{:.2}（{} 行）",
+                band.label(),
+                x.low,
+                x.high,
+                x.rows
+            ));
+        }
+    }
+    Ok((!each.is_empty()).then(|| {
+        format!(
+            "{}（{:.0}% 区间，见演示 1、演示 5）：各格的加速比是预测的 {}。",
+            how_sure::OPENING,
+            COVERAGE * 100.0,
+            each.join("、")
+        )
+    }))
 }
 
 /// A cell of the grid: its round ([`round_cell`]), or "放不下" where the batch does not fit.

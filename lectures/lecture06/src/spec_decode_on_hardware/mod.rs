@@ -49,6 +49,7 @@ pub mod demo4;
 pub mod demo5;
 pub mod demo6;
 pub mod demo7;
+pub mod how_sure;
 pub mod words;
 
 use lecture_kit::{Demo, Script};

@@ -234,3 +234,36 @@ fn a_what_if_under_the_measured_profiles_says_how_sure_the_step_and_speedup_are(
         assert!(!out.contains(said), "{args:?}");
     }
 }
+
+#[test]
+fn demo_2_under_the_measured_profiles_says_how_sure_each_batch_band_of_its_grid_is() {
+    let bare = |t: &str| t.split_whitespace().collect::<String>();
+    let rows = validation::leave_one_publisher_out().unwrap();
+    let h100 = hw_specs::accelerator("H100").unwrap();
+    let bf16 = llm_math::WeightDtype::Bf16;
+    // One batch of each band, by hand: 1 (≤ 4), 8 (5–31), 64 (≥ 32).
+    let factors = |batch: u64, band: &str| {
+        let x = validation::interval_for(&rows, Kind::Speedup, batch, h100, bf16);
+        let x = x.unwrap().unwrap();
+        format!("批 {band} ×{:.2}–×{:.2}（{} 行）", x.low, x.high, x.rows)
+    };
+    let all = [factors(1, "≤ 4"), factors(8, "5–31"), factors(64, "≥ 32")];
+    let args = [
+        "--demo",
+        "2",
+        "--calibration",
+        "measured",
+        "--batch",
+        "1,8,64",
+    ];
+    let out = bare(&lecture_kit::testing::output::<Cli>(&args));
+    assert!(out.contains(&bare(&all.join("、"))), "{out}");
+    // A grid of one band names that band alone.
+    let args = ["--demo", "2", "--engine", "vllm", "--batch", "2,4"];
+    let out = bare(&lecture_kit::testing::output::<Cli>(&args));
+    let one = format!("预测的{}。", bare(&all[0]));
+    assert!(out.contains(&one), "{out}");
+    // Under the seed's assumptions: not a word.
+    let out = lecture_kit::testing::output::<Cli>(&["--demo", "2"]);
+    assert!(!out.contains("按公开数据标定后有多准"));
+}
