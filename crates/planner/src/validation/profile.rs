@@ -68,20 +68,20 @@ pub const FITTED: Calibration = Calibration {
 pub const MEASURED: Calibration = Calibration {
     name: "measured",
     compute_efficiency: 30.0 * 0.02,
-    bandwidth_efficiency: 85.0 * 0.01,
+    bandwidth_efficiency: 86.0 * 0.01,
     overhead_target: 42.0 * 0.05e-3,
     overhead_draft: 30.0 * 0.02e-3,
     all_reduce_latency: 0.0,
     cost_terms: CostTerms {
-        overlap: 17.0 * 0.05,
+        overlap: 13.0 * 0.05,
         verify_per_batch_token: 0.0,
         round_fixed: 0.0 * 0.05e-3,
         round_per_sequence: 18.0 * 0.005e-3,
         draft_per_layer: 0.0,
-        per_sequence_layer: 15.0 * 0.05e-6,
+        per_sequence_layer: 14.0 * 0.05e-6,
         fp8: DtypeEfficiency {
             bandwidth: 89.0 * 0.01,
-            compute: 14.0 * 0.05,
+            compute: 16.0 * 0.05,
         },
         all_reduce: crate::AllReduceLatencies {
             nvlink: 10.0 * 1e-6,
@@ -94,7 +94,7 @@ pub const MEASURED: Calibration = Calibration {
         expert_latency: 28.0 * 0.1e-6,
         verify_cost_per_token: 0.0,
     },
-    verify_efficiency: Some(35.0 * 0.02),
+    verify_efficiency: Some(44.0 * 0.02),
 };
 
 /// Every named profile, in the order a `--list` would show them.

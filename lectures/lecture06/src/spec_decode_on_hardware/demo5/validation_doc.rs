@@ -274,10 +274,10 @@ mod tests {
     }
 
     /// The measured profile spelled as flags, by hand for M16 (MI300X, TP 4): its card
-    /// family's all-reduce latency, 43 · 2 = 86 µs; the verification cost per token at 70%
+    /// family's all-reduce latency, 43 · 2 = 86 µs; the verification cost per token at 88%
     /// of the MI300X's 1307.4 TFLOP/s for 70,553,706,496 / 4 parameters a card, 2 ·
-    /// 17.64e9 / (1.3074e15 · 0.70) = 38.546355086 µs (nine decimals: it multiplies every
-    /// verified token); 15 · 0.05 = 0.75 µs per sequence per layer; and every other
+    /// 17.64e9 / (1.3074e15 · 0.88) = 30.661873364 µs (nine decimals: it multiplies every
+    /// verified token); 14 · 0.05 = 0.7 µs per sequence per layer; and every other
     /// non-neutral term that prices something in a bf16 row (not FP8's factors; the round's
     /// fixed cost is 0, neutral; not the W8A16 factor, 65 · 0.01, nor INT4's 43 · 0.25
     /// dequantization ops per weight, which a W8A16 and an INT4 row spell).
@@ -288,10 +288,10 @@ mod tests {
         assert_eq!(
             explicit_command(m16, &MEASURED).unwrap(),
             "cargo run -p lecture06 -- --hw MI300X --target Llama-3.1-70B --tp 4 --weights bf16 \
-             --kv bf16 --batch 1 --ctx 512 --eff-compute 0.6 --eff-bandwidth 0.85 \
-             --overhead-target 2.1ms --overhead-draft 0.6ms --overlap 0.85 \
-             --verify-us-per-token 38.546355086 --round-overhead-per-seq-ms 0.09 \
-             --all-reduce-us 86 --per-seq-layer-us 0.75 --draft-head"
+             --kv bf16 --batch 1 --ctx 512 --eff-compute 0.6 --eff-bandwidth 0.86 \
+             --overhead-target 2.1ms --overhead-draft 0.6ms --overlap 0.65 \
+             --verify-us-per-token 30.661873364 --round-overhead-per-seq-ms 0.09 \
+             --all-reduce-us 86 --per-seq-layer-us 0.7 --draft-head"
         );
         assert!(left_out(m16, &MEASURED, true).is_empty());
         let m164 = ms.iter().find(|m| m.id == "M164").unwrap();
