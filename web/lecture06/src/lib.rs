@@ -461,7 +461,7 @@ pub fn demo4_draft(k: usize) -> Result<Vec<demo4::MeasuredShape>, String> {
     demo4::measure_draft(run, k).map_err(|e| e.to_string())
 }
 
-/// Hands in draft `k`'s figures ([`demo4_draft`]'s, as JSON) for this thread's next
+/// Hands in draft `k`'s figures ([`demo4_draft`]'s, as JSON) for this process's next
 /// `--demo 4` ([`demo4::hand_in`]).
 ///
 /// Errors: JSON that is not a list of demo 4's shapes, or of another length.

@@ -135,11 +135,11 @@ impl<'a> Residuals<'a> {
         })
     }
 
-    /// The interval at `calibration` for a row of traits `own`, from the rows of no
+    /// The interval at `judged` for a row of traits `own`, from the rows of no
     /// publisher in `excluded`.
-    fn at(&self, own: &Traits, calibration: Calibration, excluded: &[&str]) -> Option<Interval> {
-        let w = self.alike(own, excluded, calibration.from);
-        w.map(|w| w.interval(calibration.level))
+    fn at(&self, own: &Traits, judged: Judged, excluded: &[&str]) -> Option<Interval> {
+        let w = self.alike(own, excluded, judged.from);
+        w.map(|w| w.interval(judged.level))
     }
 
     /// The rows of `band` published by none of `excluded`, each with the residuals like it
@@ -159,7 +159,7 @@ impl<'a> Residuals<'a> {
     /// interval made without its own publisher too: where even the widest interval of rows
     /// this alike misses more, the rows are too few or too alike to say how far a new
     /// publisher may run, and the likeness coarsens (the widest of all when none reaches).
-    fn calibrate(&self, band: BatchBand, excluded: &[&str]) -> Calibration {
+    fn calibrate(&self, band: BatchBand, excluded: &[&str]) -> Judged {
         let reached = Likeness::ALL.into_iter().find_map(|from| {
             let judged = self.judged(band, excluded, from);
             let reaches = |level: f64| {
@@ -169,19 +169,19 @@ impl<'a> Residuals<'a> {
                 !judged.is_empty() && covered.count() as f64 >= COVERAGE * judged.len() as f64
             };
             let level = LEVELS.into_iter().find(|&l| reaches(l))?;
-            Some(Calibration { from, level })
+            Some(Judged { from, level })
         });
-        reached.unwrap_or(Calibration {
+        reached.unwrap_or(Judged {
             from: Likeness::Kind,
             level: 1.0,
         })
     }
 }
 
-/// Where an interval's residuals come from and the level it is taken at
-/// ([`Residuals::calibrate`]).
+/// Where an interval's residuals come from and the level it is taken at, as the held-out
+/// publishers judge them ([`Residuals::calibrate`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Calibration {
+struct Judged {
     /// The finest likeness the residuals may share.
     from: Likeness,
     /// The nominal level.
@@ -260,8 +260,8 @@ pub fn interval(rows: &[CrossPrediction<'_>], m: &Measurement) -> Result<Option<
     let residuals = Residuals::of(rows)?;
     let own = Traits::of(m)?;
     let excluded = [m.publisher.as_str()];
-    let calibration = residuals.calibrate(own.band, &excluded);
-    Ok(residuals.at(&own, calibration, &excluded))
+    let judged = residuals.calibrate(own.band, &excluded);
+    Ok(residuals.at(&own, judged, &excluded))
 }
 
 /// The interval for a setup none of `rows` comes from — a figure of `kind` at `batch` on
@@ -284,8 +284,8 @@ pub fn interval_for(
         family: card_family(hw)?,
         weights,
     };
-    let calibration = residuals.calibrate(own.band, &[]);
-    Ok(residuals.at(&own, calibration, &[]))
+    let judged = residuals.calibrate(own.band, &[]);
+    Ok(residuals.at(&own, judged, &[]))
 }
 
 /// How many rows of a batch band the intervals cover, of how many that have one.
@@ -316,7 +316,7 @@ impl Coverage {
 /// Errors: a card of no known family.
 pub fn coverage(rows: &[CrossPrediction<'_>]) -> Result<Vec<Coverage>, Error> {
     let residuals = Residuals::of(rows)?;
-    let mut calibrations: Vec<((&str, BatchBand), Calibration)> = Vec::new();
+    let mut calibrations: Vec<((&str, BatchBand), Judged)> = Vec::new();
     let mut out: Vec<Coverage> = BatchBand::ALL
         .iter()
         .map(|&band| Coverage {
@@ -329,15 +329,15 @@ pub fn coverage(rows: &[CrossPrediction<'_>]) -> Result<Vec<Coverage>, Error> {
         let excluded = [publisher];
         // One calibration per publisher and band: the same rows decide it.
         let found = calibrations.iter().find(|(k, _)| *k == (publisher, t.band));
-        let calibration = match found {
-            Some(&(_, calibration)) => calibration,
+        let judged = match found {
+            Some(&(_, judged)) => judged,
             None => {
-                let calibration = residuals.calibrate(t.band, &excluded);
-                calibrations.push(((publisher, t.band), calibration));
-                calibration
+                let judged = residuals.calibrate(t.band, &excluded);
+                calibrations.push(((publisher, t.band), judged));
+                judged
             }
         };
-        let Some(i) = residuals.at(&t, calibration, &excluded) else {
+        let Some(i) = residuals.at(&t, judged, &excluded) else {
             continue;
         };
         if let Some(c) = out.iter_mut().find(|c| c.band == t.band) {

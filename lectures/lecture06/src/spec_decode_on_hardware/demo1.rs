@@ -164,7 +164,7 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         fixed(c, 3),
         draft_share(&s.draft, &s.target)
     ));
-    if let Some(line) = how_sure(&i.terms, &s, t_base)? {
+    if let Some(line) = how_sure_line(&i.terms, &s, t_base)? {
         out.print(line);
     }
 
@@ -310,19 +310,16 @@ pub fn free_up_to(passes: &[Forward]) -> u64 {
 /// sure the step time `t_base` and a speedup are, as their 80% intervals from the
 /// residuals of published rows like the setup (`planner::validation::interval_for`).
 /// `None` under the seed's or the fitted profile, which the intervals do not judge.
-fn how_sure(terms: &Terms, s: &Scenario, t_base: f64) -> Result<Option<String>, Error> {
+fn how_sure_line(terms: &Terms, s: &Scenario, t_base: f64) -> Result<Option<String>, Error> {
     if !how_sure::judged(terms) {
         return Ok(None);
     }
-    let like = |kind| how_sure::interval(s, kind, s.batch);
-    let (Some(step), speedup) = (like(Kind::StepTime)?, like(Kind::Speedup)?) else {
+    let Some(step) = how_sure::interval(s, Kind::StepTime, s.batch)? else {
         return Ok(None);
     };
+    let speedup = how_sure::interval(s, Kind::Speedup, s.batch)?;
     let speedup = speedup.map_or(String::new(), |x| {
-        format!(
-            "；加速比是预测的 ×{:.2}–×{:.2}（{} 行）",
-            x.low, x.high, x.rows
-        )
+        format!("；加速比是预测的 {}", how_sure::factors(&x))
     });
     Ok(Some(format!(
         "{}（{:.0}% 区间：别家同类的发布数据的残差，宽度按它们在没见过的发布者上的覆盖校准，见演示 5）：\

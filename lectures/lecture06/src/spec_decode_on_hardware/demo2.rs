@@ -165,7 +165,7 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         .id("demo2_grid")
         .caption(grid_caption(&s, g));
     out.print("（括号里是\"验证 γ+1 个 token 的时间 / 普通 decode 一步\"。）");
-    if let Some(line) = how_sure(&i.terms, &s, &batches)? {
+    if let Some(line) = how_sure_line(&i.terms, &s, &batches)? {
         out.print(line);
     }
     // The grid's hardest corner: its largest batch at its shortest context (the
@@ -214,7 +214,7 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
 /// Under the profiles fitted on published rows: how sure the grid's speedups are, as the
 /// 80% interval of each batch band the grid spans (`how_sure`); `None` otherwise, or when
 /// no band has rows enough.
-fn how_sure(terms: &Terms, s: &Scenario, batches: &[u64]) -> Result<Option<String>, Error> {
+fn how_sure_line(terms: &Terms, s: &Scenario, batches: &[u64]) -> Result<Option<String>, Error> {
     if !how_sure::judged(terms) {
         return Ok(None);
     }
@@ -227,13 +227,7 @@ fn how_sure(terms: &Terms, s: &Scenario, batches: &[u64]) -> Result<Option<Strin
     let mut each = Vec::new();
     for (band, b) in bands {
         if let Some(x) = how_sure::interval(s, Kind::Speedup, b)? {
-            each.push(format!(
-                "批 {} ×{:.2}–×{:.2}（{} 行）",
-                band.label(),
-                x.low,
-                x.high,
-                x.rows
-            ));
+            each.push(format!("批 {} {}", band.label(), how_sure::factors(&x)));
         }
     }
     Ok((!each.is_empty()).then(|| {

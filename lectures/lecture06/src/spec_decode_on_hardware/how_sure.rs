@@ -12,6 +12,11 @@ use planner::validation::{Interval, Kind};
 /// The sentence's opening: what the intervals are (demos 1 and 2 print it).
 pub const OPENING: &str = "按公开数据标定后有多准";
 
+/// An interval's factors and the rows it is made from: "×0.76–×1.23（21 行）".
+pub fn factors(x: &Interval) -> String {
+    format!("×{:.2}–×{:.2}（{} 行）", x.low, x.high, x.rows)
+}
+
 /// Whether `terms` are the profiles the intervals judge (measured or an engine's).
 pub fn judged(terms: &Terms) -> bool {
     let measured = terms.calibration.is_some_and(|c| c.name == "measured");

@@ -3,7 +3,7 @@
 //! process and shared by every test that prints or checks them, so the command-line
 //! checks, the sweep and the claims on the figures decode each model once between them.
 //!
-//! Each module is one file of claims; `cargo test -p lecture06 --test lecture sweep` runs
+//! Each module is one file of claims; `cargo test -p lecture06 --test lecture sweep::` runs
 //! one of them. Demo 6's timing tests (`demo6.rs`) and the snapshot (`output.rs`) keep
 //! binaries of their own: demo 6 times passes, which other tests running beside it would
 //! disturb.

@@ -6,7 +6,7 @@
 //! `sweep/expected.txt` holds, per command line, the exit code and the SHA-256 of standard
 //! output and standard error of each run. It pins behaviour through refactors: a change
 //! that moves code must leave it alone. A change meant to alter what some command prints
-//! records the sweep again (`SWEEP_RECORD=1 cargo test -p lecture06 --test lecture sweep`) and says
+//! records the sweep again (`SWEEP_RECORD=1 cargo test -p lecture06 --test lecture sweep::`) and says
 //! in its commit which lines changed and why (`git diff` of `expected.txt` names them).
 
 use lecture_kit::testing::{Run, run_renderings};

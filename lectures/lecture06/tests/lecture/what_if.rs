@@ -1,5 +1,5 @@
 //! The what-if flags, each checked against figures computed by hand from
-//! SPEC §2's roofline (the validation table's commands: `tests/validation_commands.rs`).
+//! SPEC §2's roofline (the validation table's commands: `tests/lecture/validation_commands.rs`).
 
 use lecture_kit::testing::run;
 use lecture06::Cli;

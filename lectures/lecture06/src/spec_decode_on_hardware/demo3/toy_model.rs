@@ -352,7 +352,7 @@ fn measure(
     Ok(run)
 }
 
-/// The run of `model`, computed once per process: demos 3 and 4 share it.
+/// The run of `model`, computed once per process: demos 3, 4 and 7 share it.
 pub fn shared(model: ToyModel) -> Result<&'static ToyRun, Error> {
     static RANDOM: OnceLock<Result<ToyRun, String>> = OnceLock::new();
     static TRAINED: OnceLock<Result<ToyRun, String>> = OnceLock::new();
@@ -389,7 +389,8 @@ impl<T> Kept<T> {
     }
 
     /// The figures kept for `model`, or `compute`'s, kept if it succeeds. A second caller
-    /// for the same model waits for the first instead of computing them again.
+    /// for the same model waits for the first instead of computing them again (so
+    /// `compute` must not ask for the same model's figures, not even from a rayon task).
     pub fn get_or_compute(
         &self,
         model: ToyModel,

@@ -158,9 +158,8 @@ pub fn intervals_observation(rows: &[IntervalRow]) -> String {
         .iter()
         .map(|r| format!("批 {} {:.0}%", r.band, 100.0 * covered(r)));
     let named = |outside: &dyn Fn(f64) -> bool| {
-        let outside = rows.iter().filter(|r| outside(covered(r)));
-        outside
-            .map(|r| format!("批 {}", r.band))
+        let off = rows.iter().filter(|r| outside(covered(r)));
+        off.map(|r| format!("批 {}", r.band))
             .collect::<Vec<_>>()
             .join("、")
     };

@@ -1,5 +1,5 @@
 //! What the claim tests share: the demos' typed figures (each demo's own data type) for a
-//! command line, and what the default run prints, computed once per test binary.
+//! command line, and what the default run prints, computed once per process and shared by every module.
 
 use lecture_kit::{Block, Figure, Inputs, Out, Report, Section};
 use lecture06::spec_decode_on_hardware::demo3::toy_model::{self, DraftRanks, ToyRun};

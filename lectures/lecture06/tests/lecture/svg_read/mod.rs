@@ -1,6 +1,5 @@
 //! Reads an SVG figure back as a reader's tools would see it: texts with their position,
 //! anchor and font, rectangles, markers, polylines.
-#![allow(dead_code)] // each test binary uses some of these
 
 use lecture_kit::Figure;
 use lecture_kit::render::svg;
