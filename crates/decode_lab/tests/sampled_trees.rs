@@ -6,8 +6,10 @@
 //! an expected count below 5 merged): a correct rule fails one comparison in a thousand
 //! seeds, and with the seed fixed the outcome is the same on every run. The rule's own
 //! arithmetic is checked over 200,000 draws per temperature on synthetic distributions;
-//! the whole algorithm on the tiny model over 20,000 runs per temperature. A deliberately
-//! broken rule (the residual not updated after a rejection) is rejected by the same test.
+//! the whole algorithm on the tiny model over as many runs per temperature as it takes to
+//! catch a sampler 0.1 off in temperature (`stat_checks::draws_to_detect`: 7,263). A
+//! deliberately broken rule (the residual not updated after a rejection) is rejected by the
+//! same test.
 
 mod common;
 use common::{TINY, chi_square, chi_square_critical, sharpened};
@@ -76,7 +78,8 @@ fn two_levels(
     let draw = |d: &Array1<f64>, rng: &mut ChaCha8Rng| {
         draw_weighted(d.as_slice().unwrap(), rng).unwrap() as u32
     };
-    let (mut first, mut pair) = (vec![0usize; V], vec![0usize; V * V]);
+    let mut first = vec![0usize; V];
+    let mut pair = vec![0usize; V * V];
     for _ in 0..n {
         let root: Vec<u32> = (0..k).map(|_| draw(&q[0], &mut rng)).collect();
         let (a, accepted) = match rule(&p[0], &q[0], &root, &mut rng) {
@@ -204,8 +207,8 @@ fn sampled_trees_on_the_tiny_model_draw_exactly_from_the_target() {
     let draft = TransformerLM::new(&params, config_like(&TINY, 1), "d").unwrap();
     let prompt = [3u32, 6];
     let shape = TreeShape::new(&[2, 2]).unwrap();
-    let n = 20_000;
-    for t in [0.7, 1.0] {
+    // The first token's and the pair's distributions at temperature t.
+    let dists = |t: f64| {
         let p1 = next_dist(&target, &prompt, t);
         let pairs: Vec<f64> = (0..V as u32)
             .flat_map(|a| {
@@ -214,8 +217,21 @@ fn sampled_trees_on_the_tiny_model_draw_exactly_from_the_target() {
                 p2.into_iter().map(move |pb| pa * pb)
             })
             .collect();
+        (p1, pairs)
+    };
+    // As many draws as it takes to catch a sampler 0.1 off in temperature by its first
+    // tokens (7,263 at T = 1): the size the mistake sets, not habit.
+    let n = [0.7, 1.0]
+        .map(|t| stat_checks::draws_to_detect(&dists(t).0, &dists(t + 0.1).0))
+        .into_iter()
+        .max()
+        .unwrap();
+    assert!((5_000..10_000).contains(&n), "{n}");
+    for t in [0.7, 1.0] {
+        let (p1, pairs) = dists(t);
         let mut rng = ChaCha8Rng::seed_from_u64(349);
-        let (mut first, mut pair) = (vec![0usize; V], vec![0usize; V * V]);
+        let mut first = vec![0usize; V];
+        let mut pair = vec![0usize; V * V];
         for _ in 0..n {
             let (tokens, _) = speculative_generate(
                 &target,

@@ -40,6 +40,62 @@ pub fn chi_square_critical(df: usize) -> f64 {
     k * (1.0 - 2.0 / (9.0 * k) + z * (2.0 / (9.0 * k)).sqrt()).powi(3)
 }
 
+/// The fewest draws with which [`chi_square`] tells draws from `wrong` apart from `probs`
+/// almost surely: a test of that many draws fails them with probability about 99.9%
+/// (three standard deviations), besides its 0.1% false alarms on right draws. How a
+/// sampling test is sized: by the mistake it must catch, not by habit.
+///
+/// Draws from `wrong` give a χ² statistic whose mean is `df + λ` and whose variance is
+/// `2 (df + 2λ)`, with `λ = n · Σ (wrong − probs)² / probs` (the noncentral χ²); `n` is the
+/// fewest for which the mean less three standard deviations passes the critical value.
+/// Bins are not merged here, so keep `probs` free of near-empty bins.
+///
+/// ```
+/// // Eight equal bins against a sample that puts 0.16 where 0.125 belongs and 0.09 in
+/// // its neighbour: Σ (w − p)² / p = 2 · 0.035² / 0.125 = 0.0196 a draw.
+/// let p = [0.125; 8];
+/// let w = [0.16, 0.09, 0.125, 0.125, 0.125, 0.125, 0.125, 0.125];
+/// let n = stat_checks::draws_to_detect(&p, &w);
+/// assert!((2_500..3_500).contains(&n), "{n}");
+/// ```
+pub fn draws_to_detect(probs: &[f64], wrong: &[f64]) -> usize {
+    let per_draw: f64 = probs
+        .iter()
+        .zip(wrong)
+        .filter(|(p, _)| **p > 0.0)
+        .map(|(p, w)| (w - p).powi(2) / p)
+        .sum();
+    let df = probs
+        .iter()
+        .filter(|p| **p > 0.0)
+        .count()
+        .saturating_sub(1)
+        .max(1);
+    let critical = chi_square_critical(df);
+    let detects = |n: f64| {
+        let k = df as f64;
+        let lambda = n * per_draw;
+        k + lambda - 3.0 * (2.0 * (k + 2.0 * lambda)).sqrt() > critical
+    };
+    if per_draw <= 0.0 {
+        return usize::MAX;
+    }
+    let mut n = 1usize;
+    while !detects(n as f64) {
+        n *= 2;
+    }
+    // The fewest between n / 2 and n.
+    let (mut low, mut high) = (n / 2, n);
+    while high - low > 1 {
+        let mid = (low + high) / 2;
+        match detects(mid as f64) {
+            true => high = mid,
+            false => low = mid,
+        }
+    }
+    high
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,6 +107,32 @@ mod tests {
             let got = chi_square_critical(df);
             assert!((got / q - 1.0).abs() < 0.012, "df {df}: {got} vs {q}");
         }
+    }
+
+    #[test]
+    fn draws_to_detect_is_where_wrong_draws_pass_the_critical_value_by_three_deviations() {
+        // By hand, 8 bins (df 7, critical 24.32 by the approximation): λ = 0.0196 n; at
+        // n the mean 7 + λ less 3 √(2 (7 + 2λ)) first exceeds 24.32.
+        let p = [0.125; 8];
+        let w = [0.16, 0.09, 0.125, 0.125, 0.125, 0.125, 0.125, 0.125];
+        let n = draws_to_detect(&p, &w);
+        let gap = |n: usize| {
+            let lambda = 0.0196 * n as f64;
+            7.0 + lambda - 3.0 * (2.0 * (7.0 + 2.0 * lambda)).sqrt() - chi_square_critical(7)
+        };
+        assert!(gap(n) > 0.0 && gap(n - 1) <= 0.0, "{n}");
+        // Wrong draws of that many fail the check nearly always; right ones pass it.
+        let (chi2, _) = chi_square(&expected(&w, n), &p, n);
+        assert!(chi2 > chi_square_critical(7), "{chi2}");
+        assert_eq!(draws_to_detect(&p, &p), usize::MAX);
+    }
+
+    /// The counts `n` draws of `probs` give on average, rounded.
+    fn expected(probs: &[f64], n: usize) -> Vec<usize> {
+        probs
+            .iter()
+            .map(|p| (p * n as f64).round() as usize)
+            .collect()
     }
 
     #[test]
