@@ -7,7 +7,7 @@
 //! seeds, and with the seed fixed the outcome is the same on every run. The rule's own
 //! arithmetic is checked over 200,000 draws per temperature on synthetic distributions;
 //! the whole algorithm on the tiny model over as many runs per temperature as it takes to
-//! catch a sampler 0.1 off in temperature (`stat_checks::draws_to_detect`: 7,263). A
+//! catch a sampler 0.1 off in temperature (`stat_checks::draws_to_detect`: 6,717). A
 //! deliberately broken rule (the residual not updated after a rejection) is rejected by the
 //! same test.
 
@@ -220,7 +220,7 @@ fn sampled_trees_on_the_tiny_model_draw_exactly_from_the_target() {
         (p1, pairs)
     };
     // As many draws as it takes to catch a sampler 0.1 off in temperature by its first
-    // tokens (7,263 at T = 1): the size the mistake sets, not habit.
+    // tokens (6,717 at T = 1): the size the mistake sets, not habit.
     let n = [0.7, 1.0]
         .map(|t| stat_checks::draws_to_detect(&dists(t).0, &dists(t + 0.1).0))
         .into_iter()

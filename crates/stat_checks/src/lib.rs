@@ -45,10 +45,11 @@ pub fn chi_square_critical(df: usize) -> f64 {
 /// (three standard deviations), besides its 0.1% false alarms on right draws. How a
 /// sampling test is sized: by the mistake it must catch, not by habit.
 ///
-/// Draws from `wrong` give a χ² statistic whose mean is `df + λ` and whose variance is
-/// `2 (df + 2λ)`, with `λ = n · Σ (wrong − probs)² / probs` (the noncentral χ²); `n` is the
-/// fewest for which the mean less three standard deviations passes the critical value.
-/// Bins are not merged here, so keep `probs` free of near-empty bins.
+/// At `n` draws, with the bins [`chi_square`] would merge merged alike, draws from `wrong`
+/// give a χ² statistic whose mean is `df + λ` and whose variance is `2 (df + 2λ)`, with
+/// `λ = n · Σ (wrong − probs)² / probs` over the bins (the noncentral χ²); the answer is
+/// the fewest `n` (to within one, by bisection) for which the mean less three standard
+/// deviations passes the critical value. `usize::MAX` when the two do not differ.
 ///
 /// ```
 /// // Eight equal bins against a sample that puts 0.16 where 0.125 belongs and 0.09 in
@@ -59,41 +60,53 @@ pub fn chi_square_critical(df: usize) -> f64 {
 /// assert!((2_500..3_500).contains(&n), "{n}");
 /// ```
 pub fn draws_to_detect(probs: &[f64], wrong: &[f64]) -> usize {
-    let per_draw: f64 = probs
-        .iter()
-        .zip(wrong)
-        .filter(|(p, _)| **p > 0.0)
-        .map(|(p, w)| (w - p).powi(2) / p)
-        .sum();
-    let df = probs
-        .iter()
-        .filter(|p| **p > 0.0)
-        .count()
-        .saturating_sub(1)
-        .max(1);
-    let critical = chi_square_critical(df);
-    let detects = |n: f64| {
+    let detects = |n: usize| {
+        let (lambda, df) = noncentrality(probs, wrong, n);
         let k = df as f64;
-        let lambda = n * per_draw;
-        k + lambda - 3.0 * (2.0 * (k + 2.0 * lambda)).sqrt() > critical
+        k + lambda - 3.0 * (2.0 * (k + 2.0 * lambda)).sqrt() > chi_square_critical(df)
     };
-    if per_draw <= 0.0 {
-        return usize::MAX;
-    }
     let mut n = 1usize;
-    while !detects(n as f64) {
+    while !detects(n) {
+        if n > 1 << 40 {
+            return usize::MAX;
+        }
         n *= 2;
     }
     // The fewest between n / 2 and n.
-    let (mut low, mut high) = (n / 2, n);
+    let mut low = n / 2;
+    let mut high = n;
     while high - low > 1 {
         let mid = (low + high) / 2;
-        match detects(mid as f64) {
+        match detects(mid) {
             true => high = mid,
             false => low = mid,
         }
     }
     high
+}
+
+/// `λ` and the degrees of freedom of [`chi_square`] at `n` draws from `wrong` against
+/// `probs`, bins expected below 5 merged as it merges them.
+fn noncentrality(probs: &[f64], wrong: &[f64], n: usize) -> (f64, usize) {
+    let n = n as f64;
+    let mut lambda = 0.0;
+    let mut bins = 0;
+    let mut small_p = 0.0;
+    let mut small_w = 0.0;
+    for (&p, &w) in probs.iter().zip(wrong) {
+        if p * n < 5.0 {
+            small_p += p;
+            small_w += w;
+        } else {
+            lambda += n * (w - p).powi(2) / p;
+            bins += 1;
+        }
+    }
+    if small_p > 0.0 {
+        lambda += n * (small_w - small_p).powi(2) / small_p;
+        bins += 1;
+    }
+    (lambda, bins.max(2) - 1)
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use lecture06::spec_decode_on_hardware::demo4;
 use once_cell::sync::Lazy;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use stat_checks::{chi_square, chi_square_critical};
+use stat_checks::{chi_square, chi_square_critical, draws_to_detect};
 
 static TRAINED: Lazy<lecture06::spec_decode_on_hardware::demo3::Demo3> =
     Lazy::new(|| demo3(&["--model", "trained"]));
@@ -98,22 +98,23 @@ fn rounds_match<P: Proposer>(run: &ToyRun, k: usize, proposer: &P, shape: &TreeS
 #[test]
 fn sampled_speculative_decoding_on_the_trained_pair_draws_from_the_target() {
     // Demo 7's T = 0.7 on the trained target, whose distributions are peaked where the
-    // random model's are flat: 3 000 copies of a held-out prompt in one batch, three
-    // tokens each (so the first round drafts two levels). The first token is counted
-    // against the target's own distribution, the first two against p(a) · p(b | a), by χ²
-    // at a false-alarm rate of 0.1% each; for the EAGLE head's chain and the trained
-    // draft's tree.
+    // random model's are flat: copies of a held-out prompt in one batch, three tokens each
+    // (so the first round drafts two levels). The first token is counted against the
+    // target's own distribution, the first two against p(a) · p(b | a), by χ² at a
+    // false-alarm rate of 0.1% each; for the EAGLE head's chain and the trained draft's
+    // tree. As many copies as it takes to catch a sampler at T = 0.8 by the first tokens.
     let run = toy_model::shared(ToyModel::Trained).unwrap();
     let target = run.target().unwrap();
     let vocab = run.cfg.vocab;
     let t = 0.7;
     let prompt = run.prompts.row(0).to_vec();
-    let dist = |tokens: &[u32]| {
+    let at = |tokens: &[u32], t: f64| {
         let x = ndarray::Array2::from_shape_vec((1, tokens.len()), tokens.to_vec()).unwrap();
         let logits = target.full_logits(x.view()).unwrap();
         let last = logits.slice(ndarray::s![0, tokens.len() - 1, ..]);
         transformer_lab::softmax_probs(last, t).unwrap()
     };
+    let dist = |tokens: &[u32]| at(tokens, t);
     let p1 = dist(&prompt);
     let pairs: Vec<f64> = (0..vocab as u32)
         .flat_map(|a| {
@@ -122,7 +123,8 @@ fn sampled_speculative_decoding_on_the_trained_pair_draws_from_the_target() {
             dist(&after).into_iter().map(move |pb| pa * pb)
         })
         .collect();
-    let n = 3000;
+    let n = draws_to_detect(&p1, &at(&prompt, t + 0.1));
+    assert!((1_000..10_000).contains(&n), "{n} copies");
     let prompts = vec![prompt.clone(); n];
     let check = |name: &str, out: Vec<(Vec<u32>, decode_lab::SpecStats)>| {
         let mut first = vec![0usize; vocab];
