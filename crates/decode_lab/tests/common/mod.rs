@@ -32,26 +32,32 @@ pub fn sharpened(cfg: &Config, seed: u64, head: f32) -> Params {
 
 pub use stat_checks::{chi_square, chi_square_critical};
 
-/// Three tokens after `[3, 6]` on `target` (a vocabulary of 8) drawn `n` times at T = 1
-/// with `proposer` from a generator seeded `seed` (three, so the first round drafts two
+/// Three tokens after `[3, 6]` on `target` (a vocabulary of 8) drawn at T = 1 with
+/// `proposer` from a generator seeded `seed` (three, so the first round drafts two
 /// levels): the first token and the pairs counted against the target's own distributions
-/// (χ² at p = 0.001, `label` naming a failure). Returns the share of runs whose first
-/// round accepted a draft token.
+/// (χ² at p = 0.001, `label` naming a failure), over as many runs as it takes to catch a
+/// sampler at T = 1.1 by the first tokens (`stat_checks::draws_to_detect`). Returns the
+/// share of runs whose first round accepted a draft token.
 pub fn sampled_pairs_match_the_target<P: decode_lab::speculative::Proposer>(
     target: &transformer_lab::TransformerLM<'_>,
     proposer: &P,
-    n: usize,
     seed: u64,
     label: &str,
 ) -> f64 {
     use rand::SeedableRng;
-    let dist = |tokens: &[u32]| -> Vec<f64> {
+    let at = |tokens: &[u32], temperature: f64| -> Vec<f64> {
         let t = ndarray::Array2::from_shape_vec((1, tokens.len()), tokens.to_vec()).unwrap();
         let logits = target.full_logits(t.view()).unwrap();
         let last = logits.slice(ndarray::s![0, tokens.len() - 1, ..]);
-        transformer_lab::softmax_probs(last, 1.0).unwrap()
+        transformer_lab::softmax_probs(last, temperature).unwrap()
     };
+    let dist = |tokens: &[u32]| at(tokens, 1.0);
     let p1 = dist(&[3, 6]);
+    let n = stat_checks::draws_to_detect(&p1, &at(&[3, 6], 1.1));
+    assert!(
+        n <= 20_000,
+        "{label}: {n} runs to catch T = 1.1, a flatter target than meant"
+    );
     let pairs: Vec<f64> = (0..8u32)
         .flat_map(|a| {
             let pa = p1[a as usize];
