@@ -33,7 +33,7 @@ static DEMO3: Lazy<Demo3> = Lazy::new(|| {
     let greedy = autoregressive_generate(
         &m,
         prompts.view(),
-        48,
+        N_NEW,
         0.0,
         &mut ChaCha8Rng::seed_from_u64(0),
     )
@@ -50,6 +50,8 @@ static DEMO3: Lazy<Demo3> = Lazy::new(|| {
 
 /// Prompts the lossless test decodes (of demo 3's 64).
 const LOSSLESS_PROMPTS: usize = 5;
+/// Tokens generated after each prompt, as demo 3 generates them.
+const N_NEW: usize = 48;
 
 const SHAPES: [&[u32]; 9] = [
     &[1],
@@ -90,7 +92,7 @@ fn greedy_speculation_reproduces_the_target_token_for_token() {
                     shape: &shape,
                 },
                 &prompts,
-                48,
+                N_NEW,
                 Sampling::Greedy,
                 &mut rng,
             )
@@ -105,7 +107,7 @@ fn greedy_speculation_reproduces_the_target_token_for_token() {
                 );
                 assert_eq!(stats.rounds, stats.accepted.len());
                 assert_eq!(
-                    stats.generated, 48,
+                    stats.generated, N_NEW,
                     "each round is cut to the tokens still missing"
                 );
                 assert_eq!(
@@ -163,7 +165,7 @@ fn whole_tree_rounds(accepted: &[u32], depth: u32) -> Vec<u32> {
     let mut generated = 0;
     let mut whole = Vec::new();
     for &a in accepted {
-        let missing = 48 - generated;
+        let missing = N_NEW as u32 - generated;
         let cut = depth.min(missing - 1);
         if a < cut || a == depth {
             whole.push(a);

@@ -11,17 +11,22 @@
 /// assert_eq!(stat_checks::chi_square(&[60, 40], &[0.5, 0.5], 100), (4.0, 1));
 /// ```
 pub fn chi_square(counts: &[usize], probs: &[f64], n: usize) -> (f64, usize) {
+    statistic(counts.iter().map(|&c| c as f64), probs, n)
+}
+
+/// [`chi_square`] of counts `observed` (not necessarily whole) out of `n`.
+fn statistic(observed: impl Iterator<Item = f64>, probs: &[f64], n: usize) -> (f64, usize) {
     let mut chi2 = 0.0;
     let mut bins = 0;
     let mut small_obs = 0.0;
     let mut small_exp = 0.0;
-    for (&c, &p) in counts.iter().zip(probs) {
+    for (c, &p) in observed.zip(probs) {
         let e = p * n as f64;
         if e < 5.0 {
-            small_obs += c as f64;
+            small_obs += c;
             small_exp += e;
         } else {
-            chi2 += (c as f64 - e).powi(2) / e;
+            chi2 += (c - e).powi(2) / e;
             bins += 1;
         }
     }
@@ -85,28 +90,12 @@ pub fn draws_to_detect(probs: &[f64], wrong: &[f64]) -> usize {
     high
 }
 
-/// `λ` and the degrees of freedom of [`chi_square`] at `n` draws from `wrong` against
-/// `probs`, bins expected below 5 merged as it merges them.
+/// `λ` and the degrees of freedom (at least one) of [`chi_square`] at `n` draws from
+/// `wrong` against `probs`: the statistic of the counts `wrong` expects, bins merged alike.
 fn noncentrality(probs: &[f64], wrong: &[f64], n: usize) -> (f64, usize) {
-    let n = n as f64;
-    let mut lambda = 0.0;
-    let mut bins = 0;
-    let mut small_p = 0.0;
-    let mut small_w = 0.0;
-    for (&p, &w) in probs.iter().zip(wrong) {
-        if p * n < 5.0 {
-            small_p += p;
-            small_w += w;
-        } else {
-            lambda += n * (w - p).powi(2) / p;
-            bins += 1;
-        }
-    }
-    if small_p > 0.0 {
-        lambda += n * (small_w - small_p).powi(2) / small_p;
-        bins += 1;
-    }
-    (lambda, bins.max(2) - 1)
+    let expected = wrong.iter().map(|w| w * n as f64);
+    let (lambda, df) = statistic(expected, probs, n);
+    (lambda, df.max(1))
 }
 
 #[cfg(test)]
