@@ -20,6 +20,35 @@ pub fn has_avx2_fma() -> bool {
     std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
 }
 
+/// Whether this CPU runs the AVX-512 copy of the packed product ([`crate::gemm`]): AVX-512F
+/// besides AVX2 and FMA (checked once, then cached by the standard library).
+#[cfg(target_arch = "x86_64")]
+pub fn has_avx512() -> bool {
+    #[cfg(test)]
+    if AVX2_ONLY.get() {
+        return false;
+    }
+    has_avx2_fma() && std::arch::is_x86_feature_detected!("avx512f")
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+thread_local! {
+    /// Set on a thread to make it behave as a CPU with AVX2 and FMA but no AVX-512 (see
+    /// [`avx2_pool`]).
+    static AVX2_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A rayon pool whose threads all take the AVX2 path, as on a CPU without AVX-512: run
+/// code under `pool.install(…)` to test that path on any machine with AVX2.
+#[cfg(all(test, target_arch = "x86_64"))]
+pub(crate) fn avx2_pool() -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .start_handler(|_| AVX2_ONLY.set(true))
+        .build()
+        .expect("a thread pool of two threads")
+}
+
 #[cfg(all(test, target_arch = "x86_64"))]
 thread_local! {
     /// Set on a thread to make it behave as a CPU without AVX2 or FMA: the baseline copies

@@ -9,7 +9,9 @@
 //! panels straight from memory through a small register-blocked kernel: [`MR`] rows ×
 //! [`NR`] columns of the output held in 10 of the 16 AVX registers, one fused
 //! multiply-add per weight per row. (Measured on the CI machine: 4 rows leave the FMA
-//! units waiting on their own results, 6 run out of registers and spill.)
+//! units waiting on their own results, 6 run out of registers and spill.) A CPU with
+//! AVX-512 runs the same products 16 floats per instruction, a block over two panels at
+//! once (`gemm/avx512.rs`); each output element is the same chain either way.
 //!
 //! A panel is read from memory by the first row block and from L2 by the others; the
 //! hardware prefetcher follows only misses, so while the later blocks compute, memory
@@ -36,6 +38,9 @@ use ndarray::{ArrayView2, ArrayViewMut2, Axis};
 
 use crate::Error;
 use crate::kernels::{COL_PIECE, Pieces, pieces};
+
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 
 /// Columns per panel (two 8-float AVX registers).
 pub const NR: usize = 16;
@@ -240,11 +245,21 @@ fn product(
     product_rows(a, w, panels, &mut rows);
 }
 
+/// `rows = a · W[:, panels]`: the AVX-512 kernel ([`avx512`]) where the CPU has it, else
+/// [`product_body`] ([`product_rows_avx2`]); the same bits either way.
+fn product_rows(a: &[f32], w: &PackedMatrix, panels: Range<usize>, rows: &mut [&mut [f32]]) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::cpu::has_avx512() {
+        return avx512::product_rows(a, w, panels, rows);
+    }
+    product_rows_avx2(a, w, panels, rows);
+}
+
 crate::cpu::with_avx2! {
     /// [`product_body`], with AVX2 + FMA where the CPU has them. Without them `mul_add` is
     /// a (slow but exact) library call on x86-64, where the model does not pack its
     /// weights; aarch64 always has fused multiply-add.
-    fn product_rows(a: &[f32], w: &PackedMatrix, panels: Range<usize>, rows: &mut [&mut [f32]])
+    fn product_rows_avx2(a: &[f32], w: &PackedMatrix, panels: Range<usize>, rows: &mut [&mut [f32]])
         => product_body
 }
 
@@ -504,13 +519,17 @@ mod tests {
     #[test]
     fn products_are_the_documented_fma_chain_bit_for_bit() {
         // Odd sizes exercise every row remainder (1..=5) and a padded last panel; one and
-        // two rows their groups of 4 and 2 panels with panels left over, whole and split
-        // into pieces of 64 columns.
+        // two rows their groups of panels (AVX2: 4 and 2; AVX-512: 8 and 4, and 2 for
+        // blocks of more rows) with panels left over, whole and split into pieces of 64
+        // columns.
         for (m, k, n) in [
             (1, 1, 1),
             (1, 37, 16 * 5 + 3),
             (1, 37, 16 * 3 + 5),
+            (1, 37, 16 * 9 + 3),
             (2, 64, 16 * 3 + 5),
+            (2, 64, 16 * 6 + 5),
+            (3, 50, 16 * 5 + 1),
             (1, 512, 1040),
             (2, 300, 1000),
             (7, 3, 17),
@@ -527,6 +546,13 @@ mod tests {
                     packed_product(a.view(), &p, split),
                     expected,
                     "{m}×{k}×{n} split={split}"
+                );
+                // The AVX2 kernel too, on a CPU that would take the AVX-512 one.
+                #[cfg(target_arch = "x86_64")]
+                assert_eq!(
+                    crate::cpu::avx2_pool().install(|| packed_product(a.view(), &p, split)),
+                    expected,
+                    "AVX2: {m}×{k}×{n} split={split}"
                 );
             }
             // And they are the same product as ndarray's, to rounding.
