@@ -166,6 +166,9 @@ mod tests {
             ("name = 'mine'", "name = \"mi\\u001bne\""),
             ("name = 'mine'", "name = \"mi\\nne\""),
             ("kind = 'PCIe'", "kind = \"PC\\u0000Ie\""),
+            // DEL, and a C1 control (CSI) in text that is not ASCII.
+            ("name = 'mine'", "name = \"mi\\u007fne\""),
+            ("name = 'mine'", "name = \"mï\\u009bne\""),
         ] {
             let e = Accelerator::from_toml(&MINE.replace(from, to))
                 .unwrap_err()
@@ -173,6 +176,9 @@ mod tests {
             assert!(e.contains("control character"), "{e}");
             assert!(!e.chars().any(char::is_control), "{e:?}");
         }
+        // Text that is not ASCII, without a control character, is a name like any other.
+        let card = Accelerator::from_toml(&MINE.replace("'mine'", "'mïne µ'")).unwrap();
+        assert_eq!(card.name, "mïne µ");
     }
 
     #[test]

@@ -189,7 +189,14 @@ impl Accelerator {
         let texts = [("name", self.name), ("interconnect kind", link.kind)];
         let aliases = self.aliases.iter().map(|a| ("alias", *a));
         for (what, text) in texts.into_iter().chain(aliases) {
-            if text.chars().any(char::is_control) {
+            // ASCII controls byte by byte, every byte (a loop without an early exit runs 32
+            // bytes an instruction: a fit validates its cards millions of times); the
+            // others (C1) are not ASCII, so only text that is not ASCII is decoded.
+            let ascii_control = text
+                .bytes()
+                .fold(false, |seen, b| seen | b.is_ascii_control());
+            let control = ascii_control || (!text.is_ascii() && text.chars().any(char::is_control));
+            if control {
                 // Named escaped: the text itself would move the terminal's cursor.
                 return Err(InvalidAccelerator {
                     name: self.name.escape_debug().to_string(),

@@ -106,7 +106,7 @@ impl CostTerms {
             ("PCIe", l.pcie),
             ("Ethernet", l.ethernet),
         ] {
-            seconds(&format!("{what} all-reduce latency"), x)?;
+            seconds(format_args!("{what} all-reduce latency"), x)?;
         }
         Ok(())
     }
@@ -417,7 +417,7 @@ impl AllReduceLatencies {
             "PCIe" => self.pcie,
             _ => self.ethernet,
         };
-        seconds(&format!("{what} all-reduce latency"), x)
+        seconds(format_args!("{what} all-reduce latency"), x)
     }
 }
 

@@ -1,5 +1,7 @@
 //! Times in seconds, checked: what every cost term takes and gives.
 
+use std::fmt::Display;
+
 use crate::Error;
 use llm_math::MAX_SECONDS;
 
@@ -14,8 +16,9 @@ pub(crate) fn finite_time(what: &str, x: f64) -> Result<f64, Error> {
     }
 }
 
-/// `x` if it is a cost term in seconds from 0 to [`MAX_SECONDS`].
-pub(crate) fn seconds(what: &str, x: f64) -> Result<f64, Error> {
+/// `x` if it is a cost term in seconds from 0 to [`MAX_SECONDS`]. `what` is written out
+/// only for the error (a fit checks its terms millions of times).
+pub(crate) fn seconds(what: impl Display, x: f64) -> Result<f64, Error> {
     if x.is_finite() && (0.0..=MAX_SECONDS).contains(&x) {
         Ok(x)
     } else {
