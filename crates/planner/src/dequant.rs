@@ -36,8 +36,8 @@ pub(crate) fn check_dequant_ops(ops: f64) -> Result<f64, Error> {
 /// README, TinyChat): the card with the least vector rate per byte pays most.
 ///
 /// Errors: ops outside 0 to [`MAX_DEQUANT_OPS`]; a weight count that is not finite and
-/// ≥ 0; a card that cannot exist ([`Accelerator::validate`]); INT4 weights with ops > 0
-/// on a card without a `peak_flops_fp32`.
+/// ≥ 0; for INT4 weights with ops > 0, a card that cannot exist
+/// ([`Accelerator::validate`]) or one without a `peak_flops_fp32`.
 ///
 /// ```
 /// use llm_math::WeightDtype;
@@ -55,7 +55,6 @@ pub fn dequant_time(
     ops_per_weight: f64,
 ) -> Result<f64, Error> {
     let ops = check_dequant_ops(ops_per_weight)?;
-    hw.validate().map_err(|e| Error::Argument(e.to_string()))?;
     if !(weights_read.is_finite() && weights_read >= 0.0) {
         return Err(Error::Argument(format!(
             "weights read must be a finite count ≥ 0, got {weights_read}"
@@ -64,6 +63,8 @@ pub fn dequant_time(
     if weights != WeightDtype::Int4 || ops == 0.0 {
         return Ok(0.0);
     }
+    // The card only where its figures are used: every plan asks this for every pass.
+    hw.validate().map_err(|e| Error::Argument(e.to_string()))?;
     let Some(rate) = hw.peak_flops_fp32 else {
         return Err(Error::Argument(format!(
             "{} has no FP32 vector peak (peak_flops_fp32) to price INT4 dequantization at: \
@@ -115,5 +116,17 @@ mod tests {
             );
         }
         assert!(dequant_time(f64::NAN, &a100, WeightDtype::Int4, 4.0).is_err());
+        // A card that cannot exist is refused where its rate prices something, and not
+        // looked at where nothing is priced (the pass's own checks refuse it).
+        let broken = Accelerator {
+            hbm_bandwidth: f64::NAN,
+            ..a100
+        };
+        let e = dequant_time(1e9, &broken, WeightDtype::Int4, 4.0).unwrap_err();
+        assert!(e.to_string().contains("memory bandwidth"), "{e}");
+        assert_eq!(
+            dequant_time(1e9, &broken, WeightDtype::Bf16, 4.0).unwrap(),
+            0.0
+        );
     }
 }
