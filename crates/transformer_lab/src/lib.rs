@@ -26,10 +26,11 @@
 //!
 //! # Speed
 //! The model packs its weights for a register-blocked fused multiply-add kernel
-//! ([`gemm`]), and its elementwise and attention loops are compiled twice, for the x86-64
-//! baseline and for AVX2, the AVX2 copy running where the CPU has it (the two places this
-//! crate uses `unsafe`: calling that copy after checking the CPU, and the prefetch hint
-//! of [`cpu`], which cannot fault). Work is split into
+//! ([`gemm`]; on a CPU with AVX-512, a copy of it written for 16-float registers), and its
+//! elementwise and attention loops are compiled twice, for the x86-64 baseline and for
+//! AVX2, the AVX2 copy running where the CPU has it (the places this crate uses `unsafe`:
+//! calling a copy after checking the CPU, the AVX-512 copy's loads and stores, and the
+//! prefetch hint of [`cpu`], which cannot fault). Work is split into
 //! pieces whose boundaries depend only on the shapes, so results are bit-identical for
 //! any number of threads.
 
