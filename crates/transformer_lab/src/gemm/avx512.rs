@@ -38,6 +38,7 @@ pub(super) fn product_rows(
     }
 }
 
+/// [`product_rows`] on a CPU known to have AVX-512F, AVX2 and FMA.
 #[target_feature(enable = "avx512f,avx2,fma")]
 fn wide(a: &[f32], w: &PackedMatrix, panels: Range<usize>, rows: &mut [&mut [f32]]) {
     let c0 = panels.start * NR;
@@ -125,11 +126,8 @@ fn tile<const R: usize, const G: usize>(
     // Raw pointers and plain loops: bounds checks and the row pointers reloaded from the
     // stack cost a quarter of the loop; a closure handed to `array::map` or `from_fn`
     // carries the target features and is not inlined into them.
-    let a = a.as_ptr();
-    let mut panels = [a; G];
-    for (p, g) in panels.iter_mut().zip(&group) {
-        *p = g.as_ptr();
-    }
+    let a_rows = a.as_ptr();
+    let panels: [*const f32; G] = group.map(<[f32]>::as_ptr);
     for kk in 0..k {
         if kk == due && line < len {
             for h in ahead.iter().flatten() {
@@ -149,7 +147,7 @@ fn tile<const R: usize, const G: usize>(
         for (r, sums) in acc.iter_mut().enumerate() {
             // SAFETY: r < R and kk < k, and `a` holds R rows of k floats (asserted above).
             #[allow(unsafe_code)]
-            let x = _mm512_set1_ps(unsafe { *a.add(r * k + kk) });
+            let x = _mm512_set1_ps(unsafe { *a_rows.add(r * k + kk) });
             for (s, &b) in sums.iter_mut().zip(&b) {
                 *s = _mm512_fmadd_ps(x, b, *s);
             }
