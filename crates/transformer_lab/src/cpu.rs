@@ -71,7 +71,8 @@ pub(crate) fn baseline_pool() -> rayon::ThreadPool {
 /// Defines a function that runs `$body` (an `#[inline(always)]` function with the same
 /// arguments) compiled for AVX2 + FMA when the CPU has them, and as built otherwise: the
 /// workspace's runtime dispatch (its `unsafe` is the call of the AVX2 copy after the
-/// check; the packed product alone adds an AVX-512 copy, `gemm/avx512.rs`). Used as `transformer_lab::cpu::with_avx2! { pub fn name(a: T) -> R => body }`.
+/// check; the packed product alone adds an AVX-512 copy, `gemm/avx512.rs`). Used as
+/// `transformer_lab::cpu::with_avx2! { pub fn name(a: T) -> R => body }`.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __with_avx2 {
