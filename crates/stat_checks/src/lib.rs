@@ -82,9 +82,10 @@ pub fn draws_to_detect(probs: &[f64], wrong: &[f64]) -> usize {
     let mut high = n;
     while high - low > 1 {
         let mid = (low + high) / 2;
-        match detects(mid) {
-            true => high = mid,
-            false => low = mid,
+        if detects(mid) {
+            high = mid;
+        } else {
+            low = mid;
         }
     }
     high

@@ -36,34 +36,34 @@ thread_local! {
     /// Set on a thread to make it behave as a CPU with AVX2 and FMA but no AVX-512 (see
     /// [`avx2_pool`]).
     static AVX2_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Set on a thread to make it behave as a CPU without AVX2 or FMA: the baseline copies
+    /// run and models do not pack their weights (see [`baseline_pool`]).
+    static BASELINE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// A rayon pool whose threads all take the AVX2 path, as on a CPU without AVX-512: run
 /// code under `pool.install(…)` to test that path on any machine with AVX2.
 #[cfg(all(test, target_arch = "x86_64"))]
 pub(crate) fn avx2_pool() -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .start_handler(|_| AVX2_ONLY.set(true))
-        .build()
-        .expect("a thread pool of two threads")
-}
-
-#[cfg(all(test, target_arch = "x86_64"))]
-thread_local! {
-    /// Set on a thread to make it behave as a CPU without AVX2 or FMA: the baseline copies
-    /// run and models do not pack their weights (see [`baseline_pool`]).
-    static BASELINE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    pool_acting_as(&AVX2_ONLY)
 }
 
 /// A rayon pool whose threads all take the x86-64 baseline path, as on a CPU without
-/// AVX2 or FMA: run code under `pool.install(…)` to test that path on any machine. Other
-/// threads, and so tests running meanwhile, are not affected.
+/// AVX2 or FMA: run code under `pool.install(…)` to test that path on any machine.
 #[cfg(all(test, target_arch = "x86_64"))]
 pub(crate) fn baseline_pool() -> rayon::ThreadPool {
+    pool_acting_as(&BASELINE_ONLY)
+}
+
+/// Two threads with `flag` set on each. Other threads, and so tests running meanwhile,
+/// are not affected.
+#[cfg(all(test, target_arch = "x86_64"))]
+fn pool_acting_as(
+    flag: &'static std::thread::LocalKey<std::cell::Cell<bool>>,
+) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
         .num_threads(2)
-        .start_handler(|_| BASELINE_ONLY.set(true))
+        .start_handler(move |_| flag.set(true))
         .build()
         .expect("a thread pool of two threads")
 }
