@@ -1,10 +1,11 @@
-//! The `lecture06` binary as students and instructors run it: setups, flags, exit codes.
+//! Lecture 6's command line as students and instructors run it: setups, flags, exit codes
+//! (in-process, see `run`; as the binary where the process itself is under test).
 
 use crate::run;
 
 use std::process::{Command, Stdio};
 
-use run::{close, data, json, lecture06, stderr, stdout};
+use run::{close, data, json, lecture06, process, stderr, stdout};
 use serde_json::Value;
 
 #[test]
@@ -413,7 +414,7 @@ fn the_help_states_the_libraries_defaults() {
 fn out_dev_stdout_writes_through_a_pipe_and_appends_to_a_redirected_file() {
     let args = ["--demo", "1", "--format", "markdown"];
     let plain = lecture06(&args).stdout;
-    let through = lecture06(&[&args[..], &["--out", "/dev/stdout"]].concat());
+    let through = process(&[&args[..], &["--out", "/dev/stdout"]].concat());
     assert!(through.status.success(), "{}", stderr(&through));
     assert_eq!(through.stdout, plain, "through the pipe");
     // `lecture06 --out /dev/stdout >> log`: the log keeps what it held.
