@@ -215,7 +215,18 @@ fn speculative_sampling_draws_exactly_from_the_target() {
         "the draft must differ from the target for the test to mean anything: {overlap}"
     );
 
-    let n = 24_000;
+    // As many runs as it takes to catch a sampler at T = 1.1 by the first token (and the
+    // acceptance rate to within 3 standard errors of its expectation at any number).
+    let hotter = {
+        let t = Array2::from_shape_vec((1, prompt.len()), prompt.to_vec()).unwrap();
+        let logits = target.full_logits(t.view()).unwrap();
+        transformer_lab::softmax_probs(logits.slice(s![0, prompt.len() - 1, ..]), 1.1).unwrap()
+    };
+    let n = stat_checks::draws_to_detect(&p1, &hotter);
+    assert!(
+        n <= 24_000,
+        "{n} runs to catch T = 1.1: a flatter target than meant"
+    );
     let shape = TreeShape::chain(2).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(2024);
     let (mut first, mut pair, mut accepted_first) = (vec![0usize; 8], vec![0usize; 64], 0usize);

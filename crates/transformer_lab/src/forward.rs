@@ -6,7 +6,7 @@ use ndarray::parallel::prelude::*;
 use ndarray::{Array2, ArrayViewMut2, ArrayViewMut3, Axis};
 
 use crate::TransformerLM;
-use crate::kernels::{attend, attend_tree, rope_row};
+use crate::kernels::{SPLIT_FLOPS, attend, attend_tree, rope_row};
 use crate::ops::{rms_norm_into, swiglu_into};
 use crate::scratch::{Scratch, matrix, split_rows, split_slice};
 use crate::seq::Seq;
@@ -115,6 +115,17 @@ impl TransformerLM<'_> {
             let (state_out, state_tail) = state_rows.unzip();
             rest_states = state_tail;
             work.push((seqs, out, state_out));
+        }
+        // A pass whose work all told is under SPLIT_FLOPS (a test's tiny model) would
+        // split no product: the pool would share out only microseconds of attention, for
+        // a hand-over from the caller's thread and back and an idle core spinning. It runs
+        // on the calling thread, unsplit: the same bits, as the chunks' arithmetic never
+        // depends on the thread that runs it.
+        if self.cfg.forward_flops(1, 0, rows) < SPLIT_FLOPS as f64 {
+            for (mut seqs, out, state_out) in work {
+                self.forward_chunk(&mut seqs, out, state_out, false);
+            }
+            return (logits, states);
         }
         // `in_worker` keeps every nested parallel loop on a pool thread: without it each
         // of a decode step's few dozen parallel loops would be handed over from the

@@ -13,7 +13,7 @@ use ndarray::{ArrayView2, ArrayViewMut2, ArrayViewMut3, Axis};
 use crate::ops::{rope_pairs, softmax_in_place};
 
 /// Below this many FLOPs a product runs as one piece: splitting costs more than it saves.
-const SPLIT_FLOPS: usize = 1 << 20;
+pub(crate) const SPLIT_FLOPS: usize = 1 << 20;
 /// Rows per piece when a product is split by rows (tall inputs: prefill, full logits).
 const ROW_PIECE: usize = 256;
 /// From this many queries per sequence on, attention uses matrix products.
