@@ -9,7 +9,7 @@ use common::row_on;
 use llm_math::WeightDtype;
 use planner::validation::{
     BatchBand, CrossPrediction, Kind, Likeness, Measurement, coverage, interval, interval_for,
-    leave_one_publisher_out, parse_measurements,
+    leave_one_publisher_out, parse_measurements, shipped_interval,
 };
 
 /// Rows of publishers Q and R (ten plain steps each at batch 1 on H100s) and P (one on an
@@ -149,4 +149,32 @@ fn the_shipped_intervals_cover_held_out_publishers() {
     }
     assert_eq!(c.len(), 3);
     assert!(c.iter().all(|b| b.rows > 30));
+}
+
+/// The shipped rows' intervals, judged once per process, are those judged afresh from the
+/// same rows: every kind, batch band, card family and weight format.
+#[test]
+fn the_shipped_interval_is_the_interval_for_the_shipped_rows() {
+    let cross = leave_one_publisher_out().unwrap();
+    let formats = [
+        WeightDtype::Bf16,
+        WeightDtype::Fp8,
+        WeightDtype::Int4,
+        WeightDtype::W8A16,
+    ];
+    let mut some = 0;
+    for card in ["H100", "A100", "MI300X", "L40S", "Gaudi2", "B200"] {
+        let hw = hw_specs::accelerator(card).unwrap();
+        for kind in [Kind::StepTime, Kind::Speedup] {
+            for batch in [1, 4, 5, 16, 32, 256] {
+                for weights in formats {
+                    let fresh = interval_for(&cross, kind, batch, hw, weights).unwrap();
+                    let kept = shipped_interval(kind, batch, hw, weights).unwrap();
+                    assert_eq!(kept, fresh, "{card} {kind:?} batch {batch} {weights:?}");
+                    some += usize::from(kept.is_some());
+                }
+            }
+        }
+    }
+    assert!(some > 100, "{some} of 576 setups have an interval");
 }

@@ -11,6 +11,7 @@
 
 use hw_specs::Accelerator;
 use llm_math::WeightDtype;
+use once_cell::sync::Lazy;
 
 use super::cross::{BatchBand, CrossPrediction};
 use super::measurement::{Kind, Measurement};
@@ -78,11 +79,20 @@ struct Traits {
 
 impl Traits {
     fn of(m: &Measurement) -> Result<Traits, Error> {
+        Traits::of_setup(m.quantity.kind(), m.batch, &m.hw, m.weights)
+    }
+
+    fn of_setup(
+        kind: Kind,
+        batch: u64,
+        hw: &Accelerator,
+        weights: WeightDtype,
+    ) -> Result<Traits, Error> {
         Ok(Traits {
-            kind: m.quantity.kind(),
-            band: BatchBand::of(m.batch),
-            family: card_family(&m.hw)?,
-            weights: m.weights,
+            kind,
+            band: BatchBand::of(batch),
+            family: card_family(hw)?,
+            weights,
         })
     }
 
@@ -278,13 +288,33 @@ pub fn interval_for(
     weights: WeightDtype,
 ) -> Result<Option<Interval>, Error> {
     let residuals = Residuals::of(rows)?;
-    let own = Traits {
-        kind,
-        band: BatchBand::of(batch),
-        family: card_family(hw)?,
-        weights,
-    };
+    let own = Traits::of_setup(kind, batch, hw, weights)?;
     let judged = residuals.calibrate(own.band, &[]);
+    Ok(residuals.at(&own, judged, &[]))
+}
+
+/// [`interval_for`] on the shipped rows' leave-one-publisher-out predictions
+/// ([`super::leave_one_publisher_out`]): their residuals, and each batch band's likeness
+/// and level, judged once per process (a what-if asks for an interval beside every
+/// figure it prints, and judging a band weighs each of its rows against all the others).
+///
+/// Errors: the folds' ([`super::leave_one_publisher_out`]); a card of no known family.
+pub fn shipped_interval(
+    kind: Kind,
+    batch: u64,
+    hw: &Accelerator,
+    weights: WeightDtype,
+) -> Result<Option<Interval>, Error> {
+    type Judgements = (Residuals<'static>, [Judged; 3]);
+    static SHIPPED: Lazy<Result<Judgements, Error>> = Lazy::new(|| {
+        let residuals = Residuals::of(super::cross::shipped()?)?;
+        let judged = BatchBand::ALL.map(|band| residuals.calibrate(band, &[]));
+        Ok((residuals, judged))
+    });
+    let (residuals, judged) = SHIPPED.as_ref().map_err(Clone::clone)?;
+    let own = Traits::of_setup(kind, batch, hw, weights)?;
+    let band = BatchBand::ALL.iter().position(|&b| b == own.band);
+    let judged = judged[band.expect("BatchBand::ALL holds every band")];
     Ok(residuals.at(&own, judged, &[]))
 }
 

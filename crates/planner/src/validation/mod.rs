@@ -68,6 +68,7 @@ pub use fit_measured::{
 };
 pub use intervals::{
     COVERAGE, Coverage, Interval, LEVELS, Likeness, MIN_LIKE, coverage, interval, interval_for,
+    shipped_interval,
 };
 pub use measurement::{
     ClosedLoop, DraftKind, Kind, Measurement, Published, Quantity, Role, measurements,

@@ -1,6 +1,6 @@
 //! How sure the planner's figures are, where it can say: under the profiles fitted on
 //! published rows (`--calibration measured`, `--engine`), a figure's 80% interval from the
-//! residuals of published rows like its setup (`planner::validation::interval_for`, judged
+//! residuals of published rows like its setup (`planner::validation::shipped_interval`, judged
 //! in demo 5). Demos 1 and 2 print them beside their figures; under the seed's or the
 //! fitted profile, which the intervals do not judge, they print none.
 
@@ -26,9 +26,8 @@ pub fn judged(terms: &Terms) -> bool {
 /// The 80% interval of a figure of `kind` at `batch` for the setup `s` (its card and
 /// weight format), as factors of the prediction; `None` when too few rows are like it.
 pub fn interval(s: &Scenario, kind: Kind, batch: u64) -> Result<Option<Interval>, Error> {
-    let rows = planner::validation::leave_one_publisher_out()?;
     let weights = s.deployment.weights;
-    Ok(planner::validation::interval_for(
-        &rows, kind, batch, &s.hw, weights,
+    Ok(planner::validation::shipped_interval(
+        kind, batch, &s.hw, weights,
     )?)
 }
