@@ -50,15 +50,26 @@ pub fn max_batch_on(
     }
     dep.check(cfg)?;
     crate::validate::check_card(hw)?;
+    Ok(max_batch_checked(cfg, hw, ctx, dep))
+}
+
+/// [`max_batch_on`] for a setup already checked (`ctx` ≥ 1, [`Deployment::check`] of
+/// `cfg`, the card): what a pass's price asks, which checks them first.
+pub(crate) fn max_batch_checked(
+    cfg: &ModelConfig,
+    hw: &Accelerator,
+    ctx: u64,
+    dep: &Deployment,
+) -> u64 {
     let weights = cfg.weight_bytes(dep.weights);
     let free = dep.tp as f64 * hw.memory_bytes - weights;
     if free <= 0.0 {
-        return Ok(0);
+        return 0;
     }
     // Split `kv_shards` ways, so held `tp / kv_shards` times when `tp` exceeds the KV
     // heads (MLA's one latent: by every card).
     let per_seq = dep.kv_bytes_held_at(cfg, ctx);
-    Ok((free / per_seq).floor() as u64)
+    (free / per_seq).floor() as u64
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! ([`ForwardCost::time`]; checked against device memory, [`ForwardCost::checked_time`]).
 //! decode_lab's `verify_time` and a scenario's passes add their fixed overheads to it.
 
-use crate::{Deployment, Error, ModelConfig, max_batch_on};
+use crate::memory::max_batch_checked;
+use crate::{Deployment, Error, ModelConfig};
 use hw_specs::Accelerator;
 
 /// The shape of one forward pass: `batch` sequences, each feeding `n_new` new tokens
@@ -82,7 +83,8 @@ pub struct ForwardCost {
     pub memory_time: f64,
     /// Tensor-parallel all-reduces, seconds ([`all_reduce_time`]); 0 on one card.
     pub comm_time: f64,
-    /// The largest batch the cards hold at this pass's context ([`max_batch_on`]).
+    /// The largest batch the cards hold at this pass's context
+    /// ([`max_batch_on`](crate::max_batch_on)).
     pub max_batch: u64,
     /// Whether the weights alone fit in the cards' memory (when they do and `max_batch`
     /// is 0, it is one sequence's KV that does not fit beside them).
@@ -214,7 +216,8 @@ pub fn forward_cost(
         compute_time: flops / (dep.weights.peak_flops(hw) * dep.compute_efficiency),
         memory_time: bytes / (hw.hbm_bandwidth * dep.bandwidth_efficiency),
         comm_time: all_reduce_time(cfg, hw, shape.tokens(), dep),
-        max_batch: max_batch_on(cfg, hw, shape.ctx, dep)?,
+        // Checked above: the shape (ctx ≥ 1), the deployment of `cfg`, the card.
+        max_batch: max_batch_checked(cfg, hw, shape.ctx, dep),
         weights_fit: cfg.weight_bytes(dep.weights) < dep.tp as f64 * hw.memory_bytes,
         shape,
         model: cfg.name,
