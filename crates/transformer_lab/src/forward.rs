@@ -116,11 +116,12 @@ impl TransformerLM<'_> {
             rest_states = state_tail;
             work.push((seqs, out, state_out));
         }
-        // A pass whose work all told is under SPLIT_FLOPS (a test's tiny model) would
-        // split no product: the pool would share out only microseconds of attention, for
-        // a hand-over from the caller's thread and back and an idle core spinning. It runs
-        // on the calling thread, unsplit: the same bits, as the chunks' arithmetic never
-        // depends on the thread that runs it.
+        // A pass whose matrix products come to fewer than SPLIT_FLOPS together (its
+        // tokens' `forward_flops` with nothing cached: a test's tiny model) splits none of
+        // them: the pool would share out only microseconds of attention, for a hand-over
+        // from the caller's thread and back and an idle core spinning. It runs on the
+        // calling thread, unsplit: the same bits, as the chunks' arithmetic never depends
+        // on the thread that runs it.
         if self.cfg.forward_flops(1, 0, rows) < SPLIT_FLOPS as f64 {
             for (mut seqs, out, state_out) in work {
                 self.forward_chunk(&mut seqs, out, state_out, false);

@@ -27,7 +27,6 @@ pub fn judged(terms: &Terms) -> bool {
 /// weight format), as factors of the prediction; `None` when too few rows are like it.
 pub fn interval(s: &Scenario, kind: Kind, batch: u64) -> Result<Option<Interval>, Error> {
     let weights = s.deployment.weights;
-    Ok(planner::validation::shipped_interval(
-        kind, batch, &s.hw, weights,
-    )?)
+    let x = planner::validation::shipped_interval(kind, batch, &s.hw, weights)?;
+    Ok(x)
 }
