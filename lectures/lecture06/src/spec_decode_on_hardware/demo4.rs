@@ -3,20 +3,17 @@
 //! caches roll back to the accepted path — with the measured τ beside demo 3's estimate;
 //! figure `measured.svg`.
 
+pub mod greedy;
+
 use std::sync::{Arc, Mutex};
 
-use decode_lab::speculative::{EagleDraft, MedusaDraft, Proposer};
-use decode_lab::{
-    Sampling, SpecStats, TransformerLM, TreeDraft, TreeShape, speculative_generate_batch,
-};
+use decode_lab::{SpecStats, TreeShape};
 use lecture_kit::value::{boolean, fixed, label};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::demo3::toy_model::{self, DraftRanks, Kept, ModelFlag, ToyModel, ToyRun};
+use super::demo3::toy_model::{self, Kept, ModelFlag, ToyModel, ToyRun};
 use super::demo3::{SHAPES, shape_label};
 
 /// Prompts demo 4 runs speculative decoding on: the first 16 of demo 3's 64, so the demo
@@ -112,66 +109,26 @@ pub fn figures(run: &ToyRun) -> Result<Demo4, Error> {
 }
 
 /// Demo 4's figures for draft `k` of `run` alone: every shape of [`SHAPES`] it proposes
-/// decoded for real (a draft model's through [`TreeDraft`]; on the trained model, the
-/// heads after them through [`MedusaDraft`] and [`EagleDraft`]). What [`figures`] runs for
-/// each draft; a page runs drafts in workers of their own with it and hands the figures in.
+/// decoded for real ([`greedy::run`]: a draft model's through `TreeDraft`; on the trained
+/// model, the heads after them through `MedusaDraft` and `EagleDraft`), beside demo 3's
+/// rank-based estimate on the same prompts. What [`figures`] runs for each draft; a page
+/// runs drafts in workers of their own with it and hands the figures in.
 ///
 /// Errors: a `k` past the drafts, or a model that refuses the shapes.
 pub fn measure_draft(run: &ToyRun, k: usize) -> Result<Vec<MeasuredShape>, Error> {
-    let target = run.target()?;
-    let drafts = run.drafts()?;
     let Some(ranks) = run.ranks.get(k) else {
         return Err(Error::Library(
             format!("demo 4 has {} drafts, not a draft {k}", run.ranks.len()).into(),
         ));
     };
-    let shapes = SHAPES.into_iter().filter(|levels| ranks.drafts(levels));
-    let shapes = shapes
-        .map(|levels| Ok((levels, TreeShape::new(levels)?)))
-        .collect::<Result<Vec<_>, Error>>()?;
-    let on = (run, &target, ranks);
-    // The ranks are the draft models' and then the heads', in `HEAD_NAMES` order.
-    match (drafts.get(k), &run.heads, k - drafts.len().min(k)) {
-        (Some(draft), ..) => decode(on, &shapes, &|shape| TreeDraft { draft, shape }),
-        (None, Some(heads), 0) => decode(on, &shapes, &|shape| MedusaDraft {
-            heads: &heads.medusa,
-            shape,
-        }),
-        (None, Some(heads), _) => {
-            let head = heads.eagle.head()?;
-            decode(on, &shapes, &|shape| EagleDraft { head: &head, shape })
-        }
-        (None, None, _) => Err(Error::Library(
-            format!("draft {k} of demo 4 has ranks but no model").into(),
-        )),
-    }
-}
-
-/// Decodes the first [`DEMO4_PROMPTS`] prompts of `run` greedily with `proposer(shape)`
-/// for each of `shapes`, beside the rank-based estimate of `ranks` on the same prompts.
-fn decode<'s, P: Proposer + Sync>(
-    (run, target, ranks): (&ToyRun, &TransformerLM<'_>, &DraftRanks),
-    shapes: &'s [(&[u32], TreeShape)],
-    proposer: &(dyn Fn(&'s TreeShape) -> P + Sync),
-) -> Result<Vec<MeasuredShape>, Error> {
     let n = DEMO4_PROMPTS.min(run.prompts.nrows());
-    // Every prompt in one batch: each round is one batched draft pass per level and one
-    // batched verification, each sequence accepting its own path.
-    let prompts: Vec<Vec<u32>> = (0..n).map(|i| run.prompts.row(i).to_vec()).collect();
-    // The shapes side by side: each call is parallel inside its passes, and whole
-    // calls keep both cores busy between them.
+    let shapes: Vec<&[u32]> = SHAPES.into_iter().filter(|l| ranks.drafts(l)).collect();
+    // The shapes side by side: each run is parallel inside its passes, and whole runs
+    // keep both cores busy between them.
     shapes
         .par_iter()
-        .map(|(levels, shape)| -> Result<MeasuredShape, Error> {
-            let mut rng = ChaCha8Rng::seed_from_u64(0); // greedy: never drawn from
-            let results = speculative_generate_batch(
-                target,
-                &proposer(shape),
-                &prompts,
-                toy_model::N_NEW,
-                Sampling::Greedy,
-                &mut rng,
-            )?;
+        .map(|&levels| -> Result<MeasuredShape, Error> {
+            let results = greedy::run(run, k, levels)?;
             let identical = results
                 .iter()
                 .enumerate()
@@ -186,7 +143,7 @@ fn decode<'s, P: Proposer + Sync>(
                 target_forwards: sum(|s| s.target_forwards),
                 draft_forwards: sum(|s| s.draft_forwards),
                 tau_measured: generated as f64 / rounds as f64,
-                tau_ranks: ranks.accept_within(n, shape)?.tau(),
+                tau_ranks: ranks.accept_within(n, &TreeShape::new(levels)?)?.tau(),
                 identical_to_target: identical,
             })
         })

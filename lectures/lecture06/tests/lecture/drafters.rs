@@ -108,3 +108,61 @@ fn the_figures_ticks_fit_what_its_axes_count() {
         assert!(!texts.contains(&fraction), "tick {fraction} in {texts:?}");
     }
 }
+
+/// Demo 7's static trees are demo 4's runs of the same draft and shape, decoded once per
+/// process (`demo4::greedy::run`): each row's τ is demo 4's, and the kept run is what
+/// decoding it here again gives.
+#[test]
+fn static_trees_are_demo_4s_runs_of_the_same_draft_kept_once() {
+    use lecture06::spec_decode_on_hardware::demo3::{shape_label, toy_model};
+    use lecture06::spec_decode_on_hardware::demo4::{self, greedy};
+    let d4 = demo4::shared(ToyModel::Random).unwrap();
+    let statics = DEMO7.trees.iter().filter(|t| !t.label.starts_with("动态"));
+    let mut compared = 0;
+    for t in statics {
+        let draft = d4.drafts.iter().find(|d| d.name == t.draft).unwrap();
+        let shape = draft.shapes.iter().find(|s| s.label == t.label).unwrap();
+        assert_eq!(t.tau, shape.tau_measured, "{} {}", t.draft, t.label);
+        compared += 1;
+    }
+    assert_eq!(compared, 2 * demo7::STATIC.len());
+    // The kept run, against the same decoding done here from scratch: each draft keeps its
+    // own (the two drafts accept differently on this tree).
+    let run = toy_model::shared(ToyModel::Random).unwrap();
+    let levels = demo7::STATIC[0];
+    let target = run.target().unwrap();
+    let drafts = run.drafts().unwrap();
+    let prompts: Vec<Vec<u32>> = (0..demo4::DEMO4_PROMPTS)
+        .map(|i| run.prompts.row(i).to_vec())
+        .collect();
+    let mut rounds = Vec::new();
+    for (k, draft) in drafts.iter().enumerate() {
+        let kept = greedy::run(&run, k, levels).unwrap();
+        assert!(std::sync::Arc::ptr_eq(
+            &kept,
+            &greedy::run(&run, k, levels).unwrap()
+        ));
+        let shape = TreeShape::new(levels).unwrap();
+        let proposer = decode_lab::TreeDraft {
+            draft,
+            shape: &shape,
+        };
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(7);
+        let fresh = decode_lab::speculative_generate_batch(
+            &target,
+            &proposer,
+            &prompts,
+            toy_model::N_NEW,
+            decode_lab::Sampling::Greedy,
+            &mut rng,
+        )
+        .unwrap();
+        assert_eq!(*kept, fresh, "draft {k}, {}", shape_label(levels));
+        rounds.push(fresh.iter().map(|(_, s)| s.rounds).sum::<usize>());
+    }
+    assert_ne!(rounds[0], rounds[1], "each draft keeps its own run");
+    assert!(
+        greedy::run(&run, 9, levels).is_err(),
+        "a draft past the list"
+    );
+}

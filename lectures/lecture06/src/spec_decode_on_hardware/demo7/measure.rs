@@ -18,6 +18,7 @@ use transformer_lab::{Config, Params, TransformerLM, config_like, greedy_generat
 
 use super::super::demo3::toy_model::{self, ToyModel};
 use super::super::demo3::{BATCHES, CTX, LEVEL_COST, shape_label};
+use super::super::demo4::greedy::{self, Outputs};
 use super::medusa;
 use super::rows::HeadRow;
 use super::{
@@ -35,9 +36,6 @@ enum Drafter<'d, 'p> {
     /// Prompt lookup, no model.
     Lookup(PromptLookup),
 }
-
-/// What one drafter's run gave: each prompt's tokens and statistics.
-type Outputs = Vec<(Vec<u32>, SpecStats)>;
 
 impl Drafter<'_, '_> {
     /// The drafter's run over `prompts`, `n_new` tokens each, at `sampling`, drawing from
@@ -124,12 +122,11 @@ pub fn figures(run: &toy_model::ToyRun) -> Result<Demo7, Error> {
         drafter.run(&target, &prompts, n_new, Sampling::Greedy, &mut rng)
     };
     let mut trees = Vec::new();
-    for (draft, &name) in drafts.iter().zip(&names) {
+    for (k, (draft, &name)) in drafts.iter().zip(&names).enumerate() {
         let rows = STATIC
             .par_iter()
             .map(|&levels| -> Result<Vec<TreeRow>, Error> {
-                let shape = TreeShape::new(levels)?;
-                let nodes = shape.nodes();
+                let nodes = TreeShape::new(levels)?.nodes();
                 // Wide enough that the rerank has `nodes` candidates to choose from.
                 let width = DYNAMIC_WIDTH.max((nodes as u32).div_ceil(DYNAMIC_DEPTH));
                 let dynamic = DynamicDraft {
@@ -139,26 +136,23 @@ pub fn figures(run: &toy_model::ToyRun) -> Result<Demo7, Error> {
                     budget: nodes as u32,
                 };
                 let label = format!("动态 {}", dynamic.label());
-                let runs = [
-                    (
-                        shape_label(levels),
-                        levels.len() as u64,
-                        Drafter::Tree(draft, shape),
-                    ),
-                    (label, u64::from(DYNAMIC_DEPTH), Drafter::Dynamic(dynamic)),
-                ];
-                let row = |(label, depth, drafter): (String, u64, Drafter<'_, '_>)| {
-                    let r = greedy(&drafter, 0)?;
+                let row = |label: String, depth: u64, r: &Outputs| -> Result<TreeRow, Error> {
                     Ok(TreeRow {
                         draft: name,
                         label,
                         nodes,
-                        tau: tau(&r),
-                        speedup: speedups(&card, depth, nodes, tau(&r))?,
-                        identical: identical_to(&run.generated, &r),
+                        tau: tau(r),
+                        speedup: speedups(&card, depth, nodes, tau(r))?,
+                        identical: identical_to(&run.generated, r),
                     })
                 };
-                runs.into_iter().map(row).collect()
+                // The static tree as demo 4 decodes it (the same run, kept once).
+                let fixed = greedy::run(run, k, levels)?;
+                let grown = greedy(&Drafter::Dynamic(dynamic), 0)?;
+                Ok(vec![
+                    row(shape_label(levels), levels.len() as u64, &fixed)?,
+                    row(label, u64::from(DYNAMIC_DEPTH), &grown)?,
+                ])
             })
             .collect::<Result<Vec<_>, Error>>()?;
         trees.extend(rows.into_iter().flatten());
@@ -236,23 +230,27 @@ fn head_runs() -> Result<Vec<HeadRun>, Error> {
 
 /// A draft head's rows on `target` over `prompts`, `n_new` tokens each, each of `runs`
 /// proposed by `proposer(shape)`; greedy output checked against the target's greedy output
-/// `generated`; speedups on `card`.
+/// `generated`; speedups on `card`. The greedy runs are demo 4's, of drafter `k` of `run`
+/// ([`greedy::run`]).
 fn head_rows<'s, P: Proposer>(
-    target: &TransformerLM<'_>,
-    prompts: &[Vec<u32>],
+    (run, k): (&toy_model::ToyRun, usize),
+    (target, prompts): (&TransformerLM<'_>, &[Vec<u32>]),
     (n_new, generated): (usize, &ndarray::Array2<u32>),
     (runs, card): (&'s [HeadRun], &Scenario),
     proposer: &dyn Fn(&'s TreeShape) -> P,
 ) -> Result<Vec<HeadRow>, Error> {
     let mut rows = Vec::new();
     for (shape, levels, t) in runs {
-        let sampling = match *t {
-            0.0 => Sampling::Greedy,
-            t => Sampling::Temperature(t),
+        let r = match *t {
+            0.0 => greedy::run(run, k, levels)?,
+            t => {
+                let mut rng = ChaCha8Rng::seed_from_u64(349);
+                let sampling = Sampling::Temperature(t);
+                let p = proposer(shape);
+                let r = speculative_generate_batch(target, &p, prompts, n_new, sampling, &mut rng);
+                std::sync::Arc::new(r?)
+            }
         };
-        let mut rng = ChaCha8Rng::seed_from_u64(349);
-        let p = proposer(shape);
-        let r = speculative_generate_batch(target, &p, prompts, n_new, sampling, &mut rng)?;
         rows.push(HeadRow {
             label: shape_label(levels),
             temperature: *t,
@@ -295,9 +293,11 @@ fn head_figures(
     })?;
     let heads = &trained.medusa;
     let medusa_card = card(Draft::FixedCost(medusa::card_cost()));
+    // Medusa's heads come after the draft models in demo 4's drafters, EAGLE's head next.
+    let medusa_k = run.draft_models.len();
     let medusa = head_rows(
-        &target,
-        prompts,
+        (run, medusa_k),
+        (&target, prompts),
         (n_new, generated),
         (&runs, &medusa_card),
         &|shape| MedusaDraft { heads, shape },
@@ -305,8 +305,8 @@ fn head_figures(
     let head = trained.eagle.head()?;
     let eagle_card = card(Draft::Head);
     let mut eagle = head_rows(
-        &target,
-        prompts,
+        (run, medusa_k + 1),
+        (&target, prompts),
         (n_new, generated),
         (&runs, &eagle_card),
         &|shape| EagleDraft { head: &head, shape },
