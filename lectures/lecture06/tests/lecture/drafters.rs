@@ -137,10 +137,10 @@ fn static_trees_are_demo_4s_runs_of_the_same_draft_kept_once() {
         .collect();
     let mut rounds = Vec::new();
     for (k, draft) in drafts.iter().enumerate() {
-        let kept = greedy::run(&run, k, levels).unwrap();
+        let kept = greedy::run(run, k, levels).unwrap();
         assert!(std::sync::Arc::ptr_eq(
             &kept,
-            &greedy::run(&run, k, levels).unwrap()
+            &greedy::run(run, k, levels).unwrap()
         ));
         let shape = TreeShape::new(levels).unwrap();
         let proposer = decode_lab::TreeDraft {
@@ -162,7 +162,7 @@ fn static_trees_are_demo_4s_runs_of_the_same_draft_kept_once() {
     }
     assert_ne!(rounds[0], rounds[1], "each draft keeps its own run");
     assert!(
-        greedy::run(&run, 9, levels).is_err(),
+        greedy::run(run, 9, levels).is_err(),
         "a draft past the list"
     );
 }

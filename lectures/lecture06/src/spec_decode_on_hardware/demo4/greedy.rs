@@ -27,11 +27,10 @@ type Key = (ToyModel, usize, Vec<u32>);
 
 static KEPT: Mutex<Vec<(Key, Arc<Outputs>)>> = Mutex::new(Vec::new());
 
-fn kept(key: &Key) -> Option<Arc<Outputs>> {
-    let kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
-    kept.iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, o)| Arc::clone(o))
+/// The run kept for `key`, if one is.
+fn kept(kept: &[(Key, Arc<Outputs>)], key: &Key) -> Option<Arc<Outputs>> {
+    let found = kept.iter().find(|(held, _)| held == key);
+    found.map(|(_, outputs)| Arc::clone(outputs))
 }
 
 /// The first [`DEMO4_PROMPTS`] prompts of `run` (fewer if it has fewer), decoded greedily,
@@ -39,20 +38,21 @@ fn kept(key: &Key) -> Option<Arc<Outputs>> {
 /// a draft model through [`TreeDraft`], Medusa's heads through [`MedusaDraft`], EAGLE's
 /// head through [`EagleDraft`]. Decoded once per process; nothing waits on a lock while
 /// it decodes (a rayon task may ask for it), so two callers at the same moment may both
-/// decode, to the same outputs, and the first kept is returned after.
+/// decode, to the same outputs, and both get the run kept first.
 ///
 /// Errors: a `k` past the drafters, shapes a drafter refuses.
 pub fn run(run: &ToyRun, k: usize, levels: &[u32]) -> Result<Arc<Outputs>, Error> {
     let key = (run.model, k, levels.to_vec());
-    if let Some(outputs) = kept(&key) {
+    let lock = || KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(outputs) = kept(&lock(), &key) {
         return Ok(outputs);
     }
     let outputs = Arc::new(decode(run, k, &TreeShape::new(levels)?)?);
-    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, first)) = kept.iter().find(|(k, _)| *k == key) {
-        return Ok(Arc::clone(first));
+    let mut all = lock();
+    if let Some(first) = kept(&all, &key) {
+        return Ok(first);
     }
-    kept.push((key, Arc::clone(&outputs)));
+    all.push((key, Arc::clone(&outputs)));
     Ok(outputs)
 }
 

@@ -2,6 +2,8 @@
 //! (`decode_lab::speculative_generate_batch` with each drafter's proposer), τ measured, and
 //! the conversions to the lecture's card.
 
+use std::sync::Arc;
+
 use decode_lab::speculative::{
     DynamicDraft, EagleDraft, EagleDynamic, MAX_NGRAM, MedusaDraft, PromptLookup, Proposer,
     TreeDraft, lookup_proposal,
@@ -248,7 +250,7 @@ fn head_rows<'s, P: Proposer>(
                 let sampling = Sampling::Temperature(t);
                 let p = proposer(shape);
                 let r = speculative_generate_batch(target, &p, prompts, n_new, sampling, &mut rng);
-                std::sync::Arc::new(r?)
+                Arc::new(r?)
             }
         };
         rows.push(HeadRow {
