@@ -1,10 +1,13 @@
 //! Profiles per serving engine: the pooled `measured` fit with the terms engines differ in
 //! (bandwidth efficiency, fixed cost per step, all-reduce latency per interconnect family,
-//! cost per sequence per layer) refitted on that engine's own rows.
+//! cost per sequence per layer) refitted on that engine's own rows, drawn toward the pool by
+//! every other row weighing as one publisher ([`ENGINE_PRIOR_PUBLISHERS`]).
 
 use super::engines::{ENGINES, engine_name};
 use super::fast::FitRows;
-use super::fit_measured::{AXES, ENGINE_AXES, Indices, MEASURED_GRID, Moves, measured_at, search};
+use super::fit_measured::{
+    AXES, ENGINE_AXES, Indices, MEASURED_GRID, Moves, measured_at, moved_axes, search,
+};
 use super::{Calibration, Measurement, Role, fit_measured, measurements};
 use crate::Error;
 use once_cell::sync::Lazy;
@@ -18,6 +21,12 @@ pub const MIN_ENGINE_ROWS: usize = 3;
 /// engine, a context it never reached), and a refit on them would carry those to every
 /// other use of the engine.
 pub const MIN_ENGINE_PUBLISHERS: usize = 3;
+
+/// How many publishers the other engines' rows weigh in an engine's refit, all together
+/// ([`FitRows::shrunk_toward_the_rest`]): shrinkage toward the pool. An engine's constants
+/// move from the pooled ones only as far as its own publishers outweigh one more publisher
+/// that prefers the pool's; with three publishers, a quarter of the weight is the pool's.
+pub const ENGINE_PRIOR_PUBLISHERS: f64 = 1.0;
 
 /// One engine's profile and what fixed it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -35,10 +44,11 @@ pub struct EngineProfile {
     pub fixed: [bool; ENGINE_AXES.len()],
 }
 
-/// The profile of `engine` refitted on `rows` (those of that engine are used) from the
-/// pooled grid indices `pooled`: [`search`] over [`ENGINE_AXES`]. An engine with fewer
-/// than [`MIN_ENGINE_ROWS`] rows or [`MIN_ENGINE_PUBLISHERS`] publishers, or `other`, keeps
-/// `pooled` unchanged.
+/// The profile of `engine` refitted on `rows` from the pooled grid indices `pooled`:
+/// [`search`] over the [`ENGINE_AXES`] that engine's own rows move, on its rows with every
+/// other row of `rows` weighing [`ENGINE_PRIOR_PUBLISHERS`] publishers. An engine with
+/// fewer than [`MIN_ENGINE_ROWS`] rows or [`MIN_ENGINE_PUBLISHERS`] publishers, or
+/// `other`, keeps `pooled` unchanged.
 ///
 /// Errors: a setup the roofline rejects.
 pub fn engine_profile_on(
@@ -51,8 +61,11 @@ pub fn engine_profile_on(
     let (ix, fixed) = if too_few || engine == "other" {
         (pooled, [false; ENGINE_AXES.len()])
     } else {
-        let fit = search(&own, pooled, &ENGINE_AXES, Moves::Climb)?;
-        (fit.ix, ENGINE_AXES.map(|a| fit.fixed[a]))
+        let moved = moved_axes(&own, pooled, &ENGINE_AXES)?;
+        let axes: Vec<usize> = ENGINE_AXES.into_iter().filter(|&a| moved[a]).collect();
+        let shrunk = rows.shrunk_toward_the_rest(|m| m.engine == engine, ENGINE_PRIOR_PUBLISHERS);
+        let fit = search(&shrunk, pooled, &axes, Moves::Climb)?;
+        (fit.ix, ENGINE_AXES.map(|a| moved[a]))
     };
     Ok(EngineProfile {
         engine,
@@ -113,19 +126,39 @@ const _: () = assert!(ENGINE_AXES[ENGINE_AXES.len() - 1] < AXES);
 mod tests {
     use super::*;
 
-    /// An engine's refit is fitted on its own rows only: moving a row of another engine
-    /// changes nothing of it.
+    /// An engine's refit is its own rows drawn toward the rest. Alone, its rows give the
+    /// search on them; with every other row as the prior, the same constants are refitted
+    /// (those its own rows move) and each lands no further from the pooled one, nearer on
+    /// at least one.
     #[test]
-    fn an_engine_profile_reads_only_its_own_rows() {
+    fn an_engine_profile_is_its_own_rows_drawn_toward_the_pool() {
         let ms: Vec<&Measurement> = measurements().unwrap().iter().collect();
         let rows = FitRows::new(&ms).unwrap();
         let (pooled, _) = fit_measured().unwrap();
-        let a = engine_profile_on("vllm", &rows, pooled).unwrap();
         let only_vllm = rows.filter(|m| m.engine == "vllm");
-        let b = engine_profile_on("vllm", &only_vllm, pooled).unwrap();
-        assert_eq!(a, b);
-        assert!(a.rows >= MIN_ENGINE_ROWS);
-        assert!(a.fixed.iter().any(|&f| f), "{a:?}");
+        let alone = engine_profile_on("vllm", &only_vllm, pooled).unwrap();
+        let own_fit = search(&only_vllm, pooled, &ENGINE_AXES, Moves::Climb).unwrap();
+        assert_eq!(alone.ix, own_fit.ix);
+        let drawn = engine_profile_on("vllm", &rows, pooled).unwrap();
+        assert_eq!(drawn.fixed, alone.fixed);
+        assert!(drawn.rows >= MIN_ENGINE_ROWS);
+        assert!(drawn.fixed.iter().any(|&f| f), "{drawn:?}");
+        let from_pool = |ix: &Indices, a: usize| ix[a].abs_diff(pooled[a]);
+        for a in ENGINE_AXES {
+            assert!(
+                from_pool(&drawn.ix, a) <= from_pool(&alone.ix, a),
+                "{}: {} alone, {} drawn, {} pooled",
+                MEASURED_GRID[a].name,
+                alone.ix[a],
+                drawn.ix[a],
+                pooled[a]
+            );
+        }
+        assert!(
+            ENGINE_AXES
+                .iter()
+                .any(|&a| from_pool(&drawn.ix, a) < from_pool(&alone.ix, a))
+        );
     }
 
     /// An engine with no rows keeps the pooled profile and says no row fixed it.

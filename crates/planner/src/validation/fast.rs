@@ -146,6 +146,32 @@ impl<'a> FitRows<'a> {
         FitRows { rows, weights }
     }
 
+    /// The rows `own` keeps, each of their publishers weighing one (as in
+    /// [`FitRows::filter`]), and every other row as a prior: the other publishers together
+    /// weigh `prior` publishers, each in proportion to its weight among them. A fit on these
+    /// is drawn toward what the other rows prefer, the more so the fewer publishers `own`
+    /// keeps ([`super::engine_profile_on`]).
+    pub fn shrunk_toward_the_rest(
+        &self,
+        own: impl Fn(&Measurement) -> bool,
+        prior: f64,
+    ) -> FitRows<'a> {
+        let (mine, rest): (Vec<_>, Vec<_>) = self.rows.iter().copied().partition(|r| own(r.0));
+        let rest_weights = publisher_weights(&rest);
+        let rest_publishers: f64 = rest_weights.iter().sum();
+        let scale = if rest_publishers > 0.0 {
+            prior / rest_publishers
+        } else {
+            0.0
+        };
+        let weights = publisher_weights(&mine)
+            .into_iter()
+            .chain(rest_weights.into_iter().map(|w| w * scale))
+            .collect();
+        let rows = mine.into_iter().chain(rest).collect();
+        FitRows { rows, weights }
+    }
+
     /// How many publishers the rows come from.
     pub fn publishers(&self) -> usize {
         let mut p: Vec<&str> = self
@@ -208,6 +234,31 @@ fn fast_step(m: &Measurement, c: &Calibration) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::validation::{CALIBRATIONS, engine_profiles, measurements};
+
+    /// Rows shrunk toward the rest weigh as their own fit plus the rest's, the rest scaled
+    /// to `prior` publishers: the loss is the sum of the two losses, each publisher of
+    /// the rest weighing `prior` over their number.
+    #[test]
+    fn the_rest_weighs_as_many_publishers_as_the_prior_says() {
+        let ms: Vec<&Measurement> = measurements().unwrap().iter().collect();
+        let rows = FitRows::new(&ms).unwrap();
+        let own = |m: &Measurement| m.engine == "sglang";
+        let mine = rows.filter(own);
+        let rest = rows.filter(|m| !own(m));
+        for prior in [0.0, 0.5, 1.0, 3.0] {
+            let shrunk = rows.shrunk_toward_the_rest(own, prior);
+            assert_eq!(shrunk.len(), rows.len());
+            for c in CALIBRATIONS {
+                let expected = mine.loss(c).unwrap()
+                    + prior / rest.publishers() as f64 * rest.loss(c).unwrap();
+                let got = shrunk.loss(c).unwrap();
+                assert!(
+                    (got - expected).abs() <= 1e-12 * expected,
+                    "{prior}: {got} vs {expected}"
+                );
+            }
+        }
+    }
 
     /// Bit for bit, under every named profile and every engine's: the fast path is the
     /// roofline's own step.

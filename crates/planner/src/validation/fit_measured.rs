@@ -214,6 +214,28 @@ pub enum Moves {
     Climb,
 }
 
+/// Per axis of `axes`, whether some row of `rows` depends on it: moving it to either end
+/// of its grid, the others held at `start`, changes the loss. The other axes are false.
+///
+/// Errors: a setup the roofline rejects.
+pub fn moved_axes(
+    rows: &FitRows<'_>,
+    start: Indices,
+    axes: &[usize],
+) -> Result<[bool; AXES], Error> {
+    let at = |ix: &Indices| rows.loss(&measured_at(ix));
+    let mut moved = [false; AXES];
+    for &axis in axes {
+        let mut lo = start;
+        let mut hi = start;
+        lo[axis] = 0;
+        hi[axis] = MEASURED_GRID[axis].max;
+        let (l0, l1, ls) = (at(&lo)?, at(&hi)?, at(&start)?);
+        moved[axis] = l0 != ls || l1 != ls;
+    }
+    Ok(moved)
+}
+
 /// Coordinate search on the grid: from `start`, each axis of `axes` in turn is moved to
 /// the grid point of least loss ([`FitRows::loss`] of [`measured_at`]) with the others held, as
 /// `moves` says, the sweep repeated until a whole sweep changes nothing. A tie goes to the
@@ -227,15 +249,7 @@ pub fn search(
     moves: Moves,
 ) -> Result<Fit, Error> {
     let at = |ix: &Indices| rows.loss(&measured_at(ix));
-    let mut fixed = [false; AXES];
-    for &axis in axes {
-        let mut lo = start;
-        let mut hi = start;
-        lo[axis] = 0;
-        hi[axis] = MEASURED_GRID[axis].max;
-        let (l0, l1, ls) = (at(&lo)?, at(&hi)?, at(&start)?);
-        fixed[axis] = l0 != ls || l1 != ls;
-    }
+    let fixed = moved_axes(rows, start, axes)?;
     let mut ix = start;
     let mut best = at(&ix)?;
     for _sweep in 0..50 {

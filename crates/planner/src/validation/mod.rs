@@ -18,7 +18,8 @@
 //!   read from a closed-loop serving benchmark also carries ([`ClosedLoop`],
 //!   [`step_time_with_prefill`]).
 //! - [`engines`]: the serving engines a measurement names ([`ENGINES`], [`engine_name`]);
-//!   [`engine`]: each engine's profile, refitted on its own rows ([`engine_profiles`]).
+//!   [`engine`]: each engine's profile, refitted on its own rows drawn toward the pool
+//!   ([`engine_profiles`]).
 //! - [`fit`]: the grid search that finds [`FITTED`] ([`fit_calibration`]).
 //! - [`fit_measured`](mod@fit_measured): the coordinate grid search that finds [`MEASURED`]
 //!   ([`fit_measured()`], on [`MEASURED_GRID`]).
@@ -56,15 +57,15 @@ pub use cross::{
     seed_step_gaps, shares_within_25, step_series_slopes,
 };
 pub use engine::{
-    EngineProfile, MIN_ENGINE_ROWS, engine_axis_names, engine_profile, engine_profile_on,
-    engine_profiles,
+    ENGINE_PRIOR_PUBLISHERS, EngineProfile, MIN_ENGINE_ROWS, engine_axis_names, engine_profile,
+    engine_profile_on, engine_profiles,
 };
 pub use engines::{ENGINES, engine_name};
 pub use fast::FitRows;
 pub use fit::{FIT_GRID, FITTED_ROWS, fit_calibration};
 pub use fit_measured::{
     AXES, ENGINE_AXES, Fit, GridAxis, Indices, MEASURED_GRID, Moves, POOLED_AXES, fit_measured,
-    grid_start, measured_at, search,
+    grid_start, measured_at, moved_axes, search,
 };
 pub use intervals::{
     COVERAGE, Coverage, Interval, LEVELS, Likeness, MIN_LIKE, coverage, interval, interval_for,

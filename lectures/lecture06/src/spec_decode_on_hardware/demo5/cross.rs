@@ -227,7 +227,8 @@ fn term(axis: usize, v: Option<f64>) -> Value {
 pub fn print(out: &mut Out, c: &Cross) {
     out.print(format!(
         "\n留一个发布者（{} 家、{} 行）：每次拿掉一家的全部行，用其余各家拟合（合并的 measured 常数，\
-         再按引擎重拟合它的固定开销、带宽效率、all-reduce 延迟和每序列每层的开销），\
+         再按引擎重拟合它的固定开销、带宽效率、all-reduce 延迟和每序列每层的开销，\
+         其余引擎的行合起来只算一家，把它拉向合并的值），\
          再预测拿掉的那一家。",
         c.publishers, c.rows
     ));

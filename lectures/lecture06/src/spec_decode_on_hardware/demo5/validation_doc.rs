@@ -447,6 +447,27 @@ mod tests {
             c.shares_within_25.1 * 100.0,
             c.shares_within_25.0 * 100.0
         ));
+        // Two engines whose own rows alone put the bandwidth efficiency on its grid's
+        // bound, and what the pool draws them to.
+        let every: Vec<&validation::Measurement> = validation::measurements()
+            .unwrap()
+            .iter()
+            .filter(|m| m.role == validation::Role::Calibration)
+            .collect();
+        let rows = validation::FitRows::new(&every).unwrap();
+        let (pooled, _) = validation::fit_measured().unwrap();
+        let mut drawn = Vec::new();
+        for engine in ["tensorrt-llm", "autoawq"] {
+            let own = rows.filter(|m| m.engine == engine);
+            let alone = validation::engine_profile_on(engine, &own, pooled).unwrap();
+            assert_eq!(alone.calibration.bandwidth_efficiency, 1.0, "{engine}");
+            let profile = validation::engine_profile(engine).unwrap();
+            drawn.push(format!("{:.2}", profile.calibration.bandwidth_efficiency));
+        }
+        quotes.push(format!(
+            "grid (1.00); drawn toward the pool, they find {} and {}.",
+            drawn[0], drawn[1]
+        ));
         for quote in quotes {
             assert!(prose.contains(&quote), "{quote}");
         }
