@@ -28,6 +28,9 @@
 //!   series of the data ([`batch_series`]).
 //! - [`intervals`]: how sure the planner is — an 80% interval from the residuals of rows
 //!   like a row, made without its publisher ([`interval`]), and its coverage ([`coverage`]).
+//! - [`support`]: which publishers' rows fix each constant of the pooled fit
+//!   ([`term_support`]): a constant of one or two publishers rests on the other, or on
+//!   none, when one is held out.
 //! - [`trends`](mod@trends): the leave-one-publisher-out predictions judged on what a
 //!   student relies on — ratios within a series, orderings, speedup trends, best γ
 //!   ([`trends()`]).
@@ -49,6 +52,7 @@ pub mod intervals;
 pub mod measurement;
 pub mod profile;
 pub mod summary;
+pub mod support;
 pub mod trends;
 
 pub use cross::{
@@ -80,4 +84,5 @@ pub use summary::{
     BatchSeries, KindSummary, PROFILES, Prediction, ProfileSummary, RatioSummary, batch_series,
     predictions, summarize, summary, summary_by_kind,
 };
+pub use support::{FIXES_BY, TermSupport, support_on, term_support};
 pub use trends::{GammaSweep, PairRatio, SpeedupTrend, Trends, trends};

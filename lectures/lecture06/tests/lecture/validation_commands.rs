@@ -267,3 +267,30 @@ fn demo_2_under_the_measured_profiles_says_how_sure_each_batch_band_of_its_grid_
     let out = lecture_kit::testing::output::<Cli>(&["--demo", "2"]);
     assert!(!out.contains("按公开数据标定后有多准"));
 }
+
+/// Demo 5 says which constants one or two publishers' rows alone fix, each with those
+/// publishers, and names no other: the Ethernet all-reduce latency is priced only on
+/// Intel's Gaudi rows, so it is among them with Intel alone; the bandwidth efficiency
+/// prices every row and is not. (Compared without spaces: the text is wrapped.)
+#[test]
+fn demo5_names_the_constants_one_or_two_publishers_fix() {
+    let squash = |s: &str| s.split_whitespace().collect::<String>();
+    let text = lecture_kit::testing::output::<Cli>(&["--demo", "5"]);
+    let said = squash(
+        &text
+            .lines()
+            .skip_while(|l| !l.contains("只有一两家发布者的行定得下的常数"))
+            .take_while(|l| !l.trim_start().starts_with("11."))
+            .collect::<String>(),
+    );
+    let ethernet = squash("Ethernet (RoCE) all-reduce latency (s)（Intel (Habana)）");
+    assert!(said.contains(&ethernet), "{said}");
+    for t in validation::term_support().unwrap() {
+        let named = said.contains(&squash(t.term));
+        assert_eq!(named, t.publishers.len() < 3, "{}: {said}", t.term);
+        for (p, _) in t.publishers.iter().filter(|_| named) {
+            assert!(said.contains(&squash(p)), "{p}: {said}");
+        }
+    }
+    assert!(!said.contains("bandwidthefficiency"), "{said}");
+}

@@ -71,6 +71,20 @@ pub struct EngineRow {
     pub terms: Vec<Option<f64>>,
 }
 
+/// A constant of the pooled fit and the publishers whose rows fix it
+/// (`planner::validation::term_support`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SupportRow {
+    /// The constant.
+    pub term: &'static str,
+    /// The publishers whose rows move it by more than 5% across its grid.
+    pub publishers: Vec<&'static str>,
+    /// Those rows.
+    pub rows: usize,
+    /// Whether fewer than three publishers fix it (`TermSupport::thin`).
+    pub thin: bool,
+}
+
 /// Demo 5's cross-validation figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cross {
@@ -90,6 +104,8 @@ pub struct Cross {
     pub intervals: Vec<IntervalRow>,
     /// Engine profiles.
     pub engines: Vec<EngineRow>,
+    /// Each constant of the pooled fit, with the publishers whose rows fix it.
+    pub support: Vec<SupportRow>,
     /// Plain steps by publisher.
     pub offsets: Vec<OffsetRow>,
     /// Plain steps within ±25%, as predicted and once each publisher's offset is set
@@ -153,6 +169,15 @@ pub fn figures() -> Result<Cross, Error> {
                 .collect(),
         })
         .collect();
+    let support = validation::term_support()?
+        .into_iter()
+        .map(|t| SupportRow {
+            thin: t.thin(),
+            term: t.term,
+            publishers: t.publishers.iter().map(|&(p, _)| p).collect(),
+            rows: t.publishers.iter().map(|&(_, n)| n).sum(),
+        })
+        .collect();
     let offsets = validation::publisher_offsets(&rows, |m| m.quantity.kind() == Kind::StepTime)?;
     let trends = trends::figures(&rows);
     let intervals = trends::intervals(&rows)?;
@@ -165,6 +190,7 @@ pub fn figures() -> Result<Cross, Error> {
         trends,
         intervals,
         engines,
+        support,
         shares_within_25: validation::shares_within_25(&offsets)?,
         offsets: offsets
             .iter()
@@ -290,6 +316,37 @@ pub fn print(out: &mut Out, c: &Cross) {
         .id("demo5_engine_profiles")
         .caption("演示 5：各引擎的常数（--engine NAME；没有行能定下的项沿用合并拟合）")
         .left(std::iter::once("引擎").chain(terms.iter().copied()));
+    let rows = c.support.iter().map(|t| {
+        let few = if t.thin {
+            t.publishers.join("、")
+        } else {
+            String::new()
+        };
+        row![label(t.term), t.publishers.len(), t.rows, label(few)]
+    });
+    out.table(["常数", "发布者", "行数", "只有这一两家"], rows)
+        .id("demo5_term_support")
+        .caption(
+            "演示 5：合并拟合的每个常数由哪几家的行定下（预测在它网格两端之间变动超过 5% 的行）",
+        )
+        .left(["常数", "只有这一两家"]);
+}
+
+/// The constants that one or two publishers' rows alone fix, in one sentence, or `None`
+/// when every constant rests on three or more.
+fn thin_terms(c: &Cross) -> Option<String> {
+    let thin: Vec<String> = c
+        .support
+        .iter()
+        .filter(|t| t.thin)
+        .map(|t| format!("{}（{}）", t.term, t.publishers.join("、")))
+        .collect();
+    (!thin.is_empty()).then(|| {
+        format!(
+            "只有一两家发布者的行定得下的常数：{}。留一个发布者时拿掉其中一家，这一项就只由另一家的行定，或者没有行定它（沿用全部标定行的拟合值，拿掉的那一家也在内）：它们的预测最没底。",
+            thin.join("；")
+        )
+    })
 }
 
 /// The cross-validation in one sentence per kind, for the observations.
@@ -326,6 +383,7 @@ pub fn observations(c: &Cross) -> Vec<String> {
     ];
     out.push(trends::observation(&c.trends));
     out.push(trends::intervals_observation(&c.intervals));
+    out.extend(thin_terms(c));
     if let Some(range) = offset_range(c) {
         out.push(format!(
             "各发布者 decode 一步的整体偏差从 {:.2} 到 {:.2}；就算知道每一家的整体偏差，\

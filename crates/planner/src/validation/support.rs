@@ -1,0 +1,143 @@
+//! Which publishers' rows fix each constant of the pooled fit ([`term_support`]). A
+//! constant that only one or two publishers' rows move rests on them: holding one of them
+//! out ([`super::leave_one_publisher_out`]), the fold fits it on the other's rows alone,
+//! or on none.
+
+use super::fit_measured::{Indices, MEASURED_GRID, POOLED_AXES, measured_at};
+use super::{Measurement, fit_measured, measurements};
+use crate::Error;
+
+/// How far a row's prediction must move, as a factor (either way), between the two ends
+/// of a constant's grid (indices 1 and `max`, the others at the fitted profile) for the
+/// row to count as fixing that constant.
+pub const FIXES_BY: f64 = 1.05;
+
+/// Which publishers' rows fix one constant of the pooled fit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermSupport<'a> {
+    /// The constant, as [`MEASURED_GRID`] names it.
+    pub term: &'static str,
+    /// Its axis of [`MEASURED_GRID`].
+    pub axis: usize,
+    /// Each publisher with rows that move it by more than [`FIXES_BY`], and how many,
+    /// sorted by publisher.
+    pub publishers: Vec<(&'a str, usize)>,
+}
+
+impl TermSupport<'_> {
+    /// Whether holding one publisher out can leave the constant to one publisher's rows
+    /// or to none: it rests on fewer than three.
+    pub fn thin(&self) -> bool {
+        self.publishers.len() < 3
+    }
+}
+
+/// Every constant the pooled fit searches ([`POOLED_AXES`]), with the publishers whose
+/// rows fix it: among every row of the data (both roles, as the leave-one-publisher-out
+/// folds see them), those whose prediction moves by more than [`FIXES_BY`] between the
+/// ends of the constant's grid, the others held at the `measured` fit ([`fit_measured()`]).
+///
+/// Errors: the data file does not parse, or a setup the roofline rejects.
+pub fn term_support() -> Result<Vec<TermSupport<'static>>, Error> {
+    let (fitted, _) = fit_measured()?;
+    POOLED_AXES
+        .iter()
+        .map(|&axis| support_on(measurements()?, fitted, axis))
+        .collect()
+}
+
+/// [`term_support`]'s entry for `axis` on the rows `ms`, the other constants at `at`.
+///
+/// Errors: a setup the roofline rejects.
+pub fn support_on(ms: &[Measurement], at: Indices, axis: usize) -> Result<TermSupport<'_>, Error> {
+    let end = |index: u32| {
+        let mut ix = at;
+        ix[axis] = index;
+        measured_at(&ix)
+    };
+    let (low, high) = (end(1), end(MEASURED_GRID[axis].max));
+    let mut publishers: Vec<(&str, usize)> = Vec::new();
+    for m in ms {
+        let (a, b) = (m.predict(&low)?, m.predict(&high)?);
+        if (a / b).max(b / a) <= FIXES_BY {
+            continue;
+        }
+        match publishers.iter_mut().find(|(p, _)| *p == m.publisher) {
+            Some((_, rows)) => *rows += 1,
+            None => publishers.push((m.publisher.as_str(), 1)),
+        }
+    }
+    publishers.sort_unstable();
+    Ok(TermSupport {
+        term: MEASURED_GRID[axis].name,
+        axis,
+        publishers,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::card_family;
+    use crate::validation::publishers;
+    use llm_math::WeightDtype;
+
+    /// The publishers of the rows `keep` keeps, sorted.
+    fn publishers_of(keep: impl Fn(&Measurement) -> bool) -> Vec<&'static str> {
+        let mut p: Vec<&str> = measurements()
+            .unwrap()
+            .iter()
+            .filter(|m| keep(m))
+            .map(|m| m.publisher.as_str())
+            .collect();
+        p.sort_unstable();
+        p.dedup();
+        p
+    }
+
+    /// A constant only some setups pay is fixed by exactly the publishers of those setups,
+    /// found from the rows' setups, not from any prediction: an interconnect's all-reduce
+    /// latency by those of tensor-parallel rows on its cards, the W8A16 factor by those of
+    /// W8A16 rows. The bandwidth efficiency prices every row: every publisher fixes it.
+    #[test]
+    fn a_constant_is_fixed_by_the_publishers_of_the_setups_it_prices() {
+        let support = term_support().unwrap();
+        let of = |axis: usize| -> Vec<&str> {
+            let t = support.iter().find(|t| t.axis == axis).unwrap();
+            t.publishers.iter().map(|&(p, _)| p).collect()
+        };
+        let tp_on = |family: &'static str| {
+            move |m: &Measurement| m.tp > 1 && card_family(&m.hw).unwrap() == family
+        };
+        assert_eq!(of(3), publishers_of(tp_on("NVLink")));
+        assert_eq!(of(4), publishers_of(tp_on("Infinity Fabric")));
+        assert_eq!(of(14), publishers_of(tp_on("Ethernet")));
+        assert_eq!(of(15), publishers_of(|m| m.weights == WeightDtype::W8A16));
+        assert_eq!(of(0), publishers(measurements().unwrap()));
+        assert_eq!(support.len(), POOLED_AXES.len());
+        // Rows counted per publisher add up to the rows of those setups.
+        let ib = support.iter().find(|t| t.axis == 4).unwrap();
+        let rows = measurements()
+            .unwrap()
+            .iter()
+            .filter(|m| tp_on("Infinity Fabric")(m))
+            .count();
+        assert_eq!(ib.publishers.iter().map(|&(_, n)| n).sum::<usize>(), rows);
+    }
+
+    /// Thin is fewer than three publishers: holding one out can leave one or none.
+    #[test]
+    fn thin_means_fewer_than_three_publishers() {
+        let t = TermSupport {
+            term: "x",
+            axis: 0,
+            publishers: vec![("a", 1), ("b", 4)],
+        };
+        assert!(t.thin());
+        let three = TermSupport {
+            publishers: vec![("a", 1), ("b", 4), ("c", 2)],
+            ..t
+        };
+        assert!(!three.thin());
+    }
+}
