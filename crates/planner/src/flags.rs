@@ -70,7 +70,8 @@ pub struct Terms {
     /// A serving engine (vllm, sglang, tensorrt-llm, lmdeploy, …; see --demo 5): the
     /// measured profile with its fixed cost, bandwidth efficiency, all-reduce latencies
     /// and cost per sequence per layer refitted on that engine's
-    /// published rows (an engine too few publishers measured keeps the pooled profile).
+    /// published rows, drawn toward the pool (an engine too few publishers measured keeps
+    /// the pooled profile).
     #[arg(long, value_name = "NAME", value_parser = parse_engine)]
     #[serde(serialize_with = "engine_name")]
     pub engine: Option<&'static EngineProfile>,

@@ -33,7 +33,8 @@ pub const ENGINE_PRIOR_PUBLISHERS: f64 = 1.0;
 pub struct EngineProfile {
     /// The engine, one of [`ENGINES`].
     pub engine: &'static str,
-    /// Rows of that engine the refit saw.
+    /// Rows of that engine among those the refit was given (every other row weighs in as
+    /// the prior).
     pub rows: usize,
     /// The profile: the pooled fit's constants, with [`ENGINE_AXES`] refitted.
     pub calibration: Calibration,
@@ -56,14 +57,17 @@ pub fn engine_profile_on(
     rows: &FitRows<'_>,
     pooled: Indices,
 ) -> Result<EngineProfile, Error> {
-    let own = rows.filter(|m| m.engine == engine);
+    let mine = |m: &Measurement| m.engine == engine;
+    let own = rows.filter(mine);
     let too_few = own.len() < MIN_ENGINE_ROWS || own.publishers() < MIN_ENGINE_PUBLISHERS;
     let (ix, fixed) = if too_few || engine == "other" {
         (pooled, [false; ENGINE_AXES.len()])
     } else {
+        // Which terms the engine fixes is what its own rows move; the prior moves every
+        // term, so the search's own flags on the shrunk rows say nothing about the engine.
         let moved = moved_axes(&own, pooled, &ENGINE_AXES)?;
         let axes: Vec<usize> = ENGINE_AXES.into_iter().filter(|&a| moved[a]).collect();
-        let shrunk = rows.shrunk_toward_the_rest(|m| m.engine == engine, ENGINE_PRIOR_PUBLISHERS);
+        let shrunk = rows.shrunk_toward_the_rest(mine, ENGINE_PRIOR_PUBLISHERS)?;
         let fit = search(&shrunk, pooled, &axes, Moves::Climb)?;
         (fit.ix, ENGINE_AXES.map(|a| moved[a]))
     };

@@ -148,14 +148,21 @@ impl<'a> FitRows<'a> {
 
     /// The rows `own` keeps, each of their publishers weighing one (as in
     /// [`FitRows::filter`]), and every other row as a prior: the other publishers together
-    /// weigh `prior` publishers, each in proportion to its weight among them. A fit on these
-    /// is drawn toward what the other rows prefer, the more so the fewer publishers `own`
-    /// keeps ([`super::engine_profile_on`]).
+    /// weigh `prior` publishers, each of the `n` weighing `prior / n` (its rows sharing
+    /// that). A fit on these is drawn toward what the other rows prefer, the more so the
+    /// fewer publishers `own` keeps ([`super::engine_profile_on`]).
+    ///
+    /// Errors: a `prior` that is negative or not finite.
     pub fn shrunk_toward_the_rest(
         &self,
         own: impl Fn(&Measurement) -> bool,
         prior: f64,
-    ) -> FitRows<'a> {
+    ) -> Result<FitRows<'a>, Error> {
+        if !(prior.is_finite() && prior >= 0.0) {
+            return Err(Error::Argument(format!(
+                "the prior weighs {prior} publishers; it must be a finite number ≥ 0"
+            )));
+        }
         let (mine, rest): (Vec<_>, Vec<_>) = self.rows.iter().copied().partition(|r| own(r.0));
         let rest_weights = publisher_weights(&rest);
         let rest_publishers: f64 = rest_weights.iter().sum();
@@ -169,7 +176,7 @@ impl<'a> FitRows<'a> {
             .chain(rest_weights.into_iter().map(|w| w * scale))
             .collect();
         let rows = mine.into_iter().chain(rest).collect();
-        FitRows { rows, weights }
+        Ok(FitRows { rows, weights })
     }
 
     /// How many publishers the rows come from.
@@ -246,7 +253,7 @@ mod tests {
         let mine = rows.filter(own);
         let rest = rows.filter(|m| !own(m));
         for prior in [0.0, 0.5, 1.0, 3.0] {
-            let shrunk = rows.shrunk_toward_the_rest(own, prior);
+            let shrunk = rows.shrunk_toward_the_rest(own, prior).unwrap();
             assert_eq!(shrunk.len(), rows.len());
             for c in CALIBRATIONS {
                 let expected = mine.loss(c).unwrap()
@@ -257,6 +264,13 @@ mod tests {
                     "{prior}: {got} vs {expected}"
                 );
             }
+        }
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            let e = rows
+                .shrunk_toward_the_rest(own, bad)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("finite number ≥ 0"), "{e}");
         }
     }
 

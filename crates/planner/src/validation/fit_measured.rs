@@ -214,10 +214,23 @@ pub enum Moves {
     Climb,
 }
 
+/// `axis` if it is one of [`MEASURED_GRID`]'s.
+///
+/// Errors: an axis past the grid.
+pub fn check_axis(axis: usize) -> Result<usize, Error> {
+    if axis < AXES {
+        Ok(axis)
+    } else {
+        Err(Error::Argument(format!(
+            "the measured profile has {AXES} constants, not a constant {axis}"
+        )))
+    }
+}
+
 /// Per axis of `axes`, whether some row of `rows` depends on it: moving it to either end
 /// of its grid, the others held at `start`, changes the loss. The other axes are false.
 ///
-/// Errors: a setup the roofline rejects.
+/// Errors: an axis past [`MEASURED_GRID`], or a setup the roofline rejects.
 pub fn moved_axes(
     rows: &FitRows<'_>,
     start: Indices,
@@ -226,6 +239,7 @@ pub fn moved_axes(
     let at = |ix: &Indices| rows.loss(&measured_at(ix));
     let mut moved = [false; AXES];
     for &axis in axes {
+        check_axis(axis)?;
         let mut lo = start;
         let mut hi = start;
         lo[axis] = 0;

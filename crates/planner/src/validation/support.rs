@@ -3,7 +3,7 @@
 //! out ([`super::leave_one_publisher_out`]), the fold fits it on the other's rows alone,
 //! or on none.
 
-use super::fit_measured::{Indices, MEASURED_GRID, POOLED_AXES, measured_at};
+use super::fit_measured::{Indices, MEASURED_GRID, POOLED_AXES, check_axis, measured_at};
 use super::{Measurement, fit_measured, measurements};
 use crate::Error;
 
@@ -19,8 +19,8 @@ pub struct TermSupport<'a> {
     pub term: &'static str,
     /// Its axis of [`MEASURED_GRID`].
     pub axis: usize,
-    /// Each publisher with rows that move it by more than [`FIXES_BY`], and how many,
-    /// sorted by publisher.
+    /// Each publisher with rows whose predictions it moves by more than the factor
+    /// [`FIXES_BY`], and how many, sorted by publisher.
     pub publishers: Vec<(&'a str, usize)>,
 }
 
@@ -34,8 +34,9 @@ impl TermSupport<'_> {
 
 /// Every constant the pooled fit searches ([`POOLED_AXES`]), with the publishers whose
 /// rows fix it: among every row of the data (both roles, as the leave-one-publisher-out
-/// folds see them), those whose prediction moves by more than [`FIXES_BY`] between the
-/// ends of the constant's grid, the others held at the `measured` fit ([`fit_measured()`]).
+/// folds see them), those whose prediction moves by more than the factor [`FIXES_BY`]
+/// between grid indices 1 and `max` of the constant (index 0 of an efficiency prices
+/// nothing), the others held at the `measured` fit ([`fit_measured()`]).
 ///
 /// Errors: the data file does not parse, or a setup the roofline rejects.
 pub fn term_support() -> Result<Vec<TermSupport<'static>>, Error> {
@@ -46,10 +47,12 @@ pub fn term_support() -> Result<Vec<TermSupport<'static>>, Error> {
         .collect()
 }
 
-/// [`term_support`]'s entry for `axis` on the rows `ms`, the other constants at `at`.
+/// [`term_support`]'s entry for `axis` of [`MEASURED_GRID`] on the rows `ms`, the other
+/// constants at `at`.
 ///
-/// Errors: a setup the roofline rejects.
+/// Errors: an axis past [`MEASURED_GRID`], or a setup the roofline rejects.
 pub fn support_on(ms: &[Measurement], at: Indices, axis: usize) -> Result<TermSupport<'_>, Error> {
+    check_axis(axis)?;
     let end = |index: u32| {
         let mut ix = at;
         ix[axis] = index;
@@ -102,27 +105,49 @@ mod tests {
     #[test]
     fn a_constant_is_fixed_by_the_publishers_of_the_setups_it_prices() {
         let support = term_support().unwrap();
-        let of = |axis: usize| -> Vec<&str> {
-            let t = support.iter().find(|t| t.axis == axis).unwrap();
-            t.publishers.iter().map(|&(p, _)| p).collect()
-        };
+        let named = |name: &str| support.iter().find(|t| t.term == name).unwrap();
+        let of =
+            |name: &str| -> Vec<&str> { named(name).publishers.iter().map(|&(p, _)| p).collect() };
         let tp_on = |family: &'static str| {
             move |m: &Measurement| m.tp > 1 && card_family(&m.hw).unwrap() == family
         };
-        assert_eq!(of(3), publishers_of(tp_on("NVLink")));
-        assert_eq!(of(4), publishers_of(tp_on("Infinity Fabric")));
-        assert_eq!(of(14), publishers_of(tp_on("Ethernet")));
-        assert_eq!(of(15), publishers_of(|m| m.weights == WeightDtype::W8A16));
-        assert_eq!(of(0), publishers(measurements().unwrap()));
+        let infinity_fabric = "Infinity Fabric all-reduce latency (s)";
+        assert_eq!(
+            of("NVLink all-reduce latency (s)"),
+            publishers_of(tp_on("NVLink"))
+        );
+        assert_eq!(of(infinity_fabric), publishers_of(tp_on("Infinity Fabric")));
+        assert_eq!(
+            of("Ethernet (RoCE) all-reduce latency (s)"),
+            publishers_of(tp_on("Ethernet"))
+        );
+        assert_eq!(
+            of("W8A16 bandwidth factor"),
+            publishers_of(|m| m.weights == WeightDtype::W8A16)
+        );
+        assert_eq!(
+            of("bandwidth efficiency"),
+            publishers(measurements().unwrap())
+        );
         assert_eq!(support.len(), POOLED_AXES.len());
         // Rows counted per publisher add up to the rows of those setups.
-        let ib = support.iter().find(|t| t.axis == 4).unwrap();
         let rows = measurements()
             .unwrap()
             .iter()
             .filter(|m| tp_on("Infinity Fabric")(m))
             .count();
-        assert_eq!(ib.publishers.iter().map(|&(_, n)| n).sum::<usize>(), rows);
+        let counted: usize = named(infinity_fabric)
+            .publishers
+            .iter()
+            .map(|&(_, n)| n)
+            .sum();
+        assert_eq!(counted, rows);
+        // An axis past the grid is refused, not a panic.
+        let (at, _) = fit_measured().unwrap();
+        let e = support_on(measurements().unwrap(), at, 99)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a constant 99"), "{e}");
     }
 
     /// Thin is fewer than three publishers: holding one out can leave one or none.

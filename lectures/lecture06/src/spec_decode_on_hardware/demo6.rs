@@ -43,10 +43,12 @@ pub fn plan() -> Plan {
 /// Demo 6's measurement in this process ([`measured`]).
 static MEASURED: Mutex<Option<Arc<HostFigures>>> = Mutex::new(None);
 
-/// This machine measured on demo 6's [`plan`], its progress on stderr, once per process: a later call gets the same figures. The command
-/// line runs demo 6 once; in a test binary, the every-demo check and demo 6's claims share
-/// one measurement (a quick plan is seconds of both cores). A second caller waits for the
-/// first, so two measurements never run side by side.
+/// This machine measured on demo 6's [`plan`], its progress on stderr, once per process:
+/// once a measurement succeeds, a later call gets the same figures (one that fails is
+/// kept by no one: the next call measures again). The command line runs demo 6 once; in a
+/// test binary, the every-demo check and demo 6's claims share one measurement (a quick
+/// plan is seconds of both cores). A second caller waits for the first, so two
+/// measurements never run side by side.
 ///
 /// Errors as [`figures::run`]: too little memory for the plan, a measurement that fails.
 pub fn measured() -> Result<Arc<HostFigures>, Error> {

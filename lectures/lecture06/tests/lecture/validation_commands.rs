@@ -276,13 +276,18 @@ fn demo_2_under_the_measured_profiles_says_how_sure_each_batch_band_of_its_grid_
 fn demo5_names_the_constants_one_or_two_publishers_fix() {
     let squash = |s: &str| s.split_whitespace().collect::<String>();
     let text = lecture_kit::testing::output::<Cli>(&["--demo", "5"]);
-    let said = squash(
-        &text
-            .lines()
-            .skip_while(|l| !l.contains("只有一两家发布者的行定得下的常数"))
-            .take_while(|l| !l.trim_start().starts_with("11."))
-            .collect::<String>(),
-    );
+    // An observation is numbered ("10. "); the sentence runs to the next number.
+    let numbered = |l: &str| {
+        let l = l.trim_start();
+        let digits = l.len() - l.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        digits > 0 && l[digits..].starts_with(". ")
+    };
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.contains("只有一两家发布者的行定得下的常数"));
+    let first = lines.next().unwrap_or_default();
+    let rest = lines.take_while(|l| !numbered(l) && !l.trim().is_empty());
+    let said = squash(&std::iter::once(first).chain(rest).collect::<String>());
     let ethernet = squash("Ethernet (RoCE) all-reduce latency (s)（Intel (Habana)）");
     assert!(said.contains(&ethernet), "{said}");
     for t in validation::term_support().unwrap() {

@@ -77,7 +77,8 @@ pub struct EngineRow {
 pub struct SupportRow {
     /// The constant.
     pub term: &'static str,
-    /// The publishers whose rows move it by more than 5% across its grid.
+    /// The publishers with rows whose predictions it moves by more than the factor
+    /// `planner::validation::FIXES_BY` across its grid.
     pub publishers: Vec<&'static str>,
     /// Those rows.
     pub rows: usize,
@@ -254,9 +255,11 @@ pub fn print(out: &mut Out, c: &Cross) {
     out.print(format!(
         "\n留一个发布者（{} 家、{} 行）：每次拿掉一家的全部行，用其余各家拟合（合并的 measured 常数，\
          再按引擎重拟合它的固定开销、带宽效率、all-reduce 延迟和每序列每层的开销，\
-         其余引擎的行合起来只算一家，把它拉向合并的值），\
+         其余引擎的行合起来只算 {} 家，把它拉向合并的值），\
          再预测拿掉的那一家。",
-        c.publishers, c.rows
+        c.publishers,
+        c.rows,
+        validation::ENGINE_PRIOR_PUBLISHERS
     ));
     let headers = ratio_headers("批大小");
     out.table(headers, c.by_band.iter().map(ratio_row))
@@ -326,9 +329,10 @@ pub fn print(out: &mut Out, c: &Cross) {
     });
     out.table(["常数", "发布者", "行数", "只有这一两家"], rows)
         .id("demo5_term_support")
-        .caption(
-            "演示 5：合并拟合的每个常数由哪几家的行定下（预测在它网格两端之间变动超过 5% 的行）",
-        )
+        .caption(format!(
+            "演示 5：合并拟合的每个常数由哪几家的行定下（预测在它网格两端之间变动超过 {:.0}% 的行）",
+            (validation::FIXES_BY - 1.0) * 100.0
+        ))
         .left(["常数", "只有这一两家"]);
 }
 

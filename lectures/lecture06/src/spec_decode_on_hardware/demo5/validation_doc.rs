@@ -252,7 +252,10 @@ fn cross_markdown(s: &mut String, c: &Cross) {
         }
         s.push('\n');
     }
-    s.push_str("\nWhat fixes each constant of the pooled fit (`planner::validation::term_support`): the publishers whose rows' predictions move by more than 5% between the ends of its grid. Held out, a constant of two publishers rests on the other's rows alone; of one, on none (the fold keeps the value fitted on every calibration row, the held-out publisher's included):\n\n| constant | publishers | rows | only |\n|---|---|---|---|\n");
+    s.push_str(&format!(
+        "\nWhat fixes each constant of the pooled fit (`planner::validation::term_support`): the publishers whose rows' predictions move by more than {:.0}% between grid indices 1 and `max` of the constant. Held out, a constant of two publishers rests on the other's rows alone; of one, on none (the fold keeps the value fitted on every calibration row, the held-out publisher's included):\n\n| constant | publishers | rows | only |\n|---|---|---|---|\n",
+        (validation::FIXES_BY - 1.0) * 100.0
+    ));
     for t in &c.support {
         let only = if t.thin {
             t.publishers.join(", ")

@@ -213,6 +213,9 @@ fn validation_doc_prose_quotes_the_library_figures() {
         "grid (1.00); drawn toward the pool, they find {} and {}.",
         drawn[0], drawn[1]
     ));
+    // The prose says the other engines' rows weigh "as one publisher more".
+    assert!(prose.contains("weigh in the refit as one publisher more"));
+    assert_eq!(validation::ENGINE_PRIOR_PUBLISHERS, 1.0);
     for quote in quotes {
         assert!(prose.contains(&quote), "{quote}");
     }
