@@ -214,12 +214,12 @@ pub enum Moves {
     Climb,
 }
 
-/// `axis` if it is one of [`MEASURED_GRID`]'s.
+/// Whether `axis` is one of [`MEASURED_GRID`]'s.
 ///
 /// Errors: an axis past the grid.
-pub fn check_axis(axis: usize) -> Result<usize, Error> {
+pub fn check_axis(axis: usize) -> Result<(), Error> {
     if axis < AXES {
-        Ok(axis)
+        Ok(())
     } else {
         Err(Error::Argument(format!(
             "the measured profile has {AXES} constants, not a constant {axis}"

@@ -3,6 +3,8 @@
 //! out ([`super::leave_one_publisher_out`]), the fold fits it on the other's rows alone,
 //! or on none.
 
+use std::collections::BTreeMap;
+
 use super::fit_measured::{Indices, MEASURED_GRID, POOLED_AXES, check_axis, measured_at};
 use super::{Measurement, fit_measured, measurements};
 use crate::Error;
@@ -41,9 +43,10 @@ impl TermSupport<'_> {
 /// Errors: the data file does not parse, or a setup the roofline rejects.
 pub fn term_support() -> Result<Vec<TermSupport<'static>>, Error> {
     let (fitted, _) = fit_measured()?;
+    let ms = measurements()?;
     POOLED_AXES
         .iter()
-        .map(|&axis| support_on(measurements()?, fitted, axis))
+        .map(|&axis| support_on(ms, fitted, axis))
         .collect()
 }
 
@@ -59,22 +62,17 @@ pub fn support_on(ms: &[Measurement], at: Indices, axis: usize) -> Result<TermSu
         measured_at(&ix)
     };
     let (low, high) = (end(1), end(MEASURED_GRID[axis].max));
-    let mut publishers: Vec<(&str, usize)> = Vec::new();
+    let mut rows: BTreeMap<&str, usize> = BTreeMap::new();
     for m in ms {
         let (a, b) = (m.predict(&low)?, m.predict(&high)?);
-        if (a / b).max(b / a) <= FIXES_BY {
-            continue;
-        }
-        match publishers.iter_mut().find(|(p, _)| *p == m.publisher) {
-            Some((_, rows)) => *rows += 1,
-            None => publishers.push((m.publisher.as_str(), 1)),
+        if (a / b).max(b / a) > FIXES_BY {
+            *rows.entry(m.publisher.as_str()).or_default() += 1;
         }
     }
-    publishers.sort_unstable();
     Ok(TermSupport {
         term: MEASURED_GRID[axis].name,
         axis,
-        publishers,
+        publishers: rows.into_iter().collect(),
     })
 }
 
