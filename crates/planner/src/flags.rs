@@ -40,7 +40,8 @@ use lecture_kit::parse::{cost, count, real};
 use llm_math::WeightDtype;
 use serde::Serialize;
 
-use crate::validation::{self, Calibration, EngineProfile};
+use crate::Error;
+use crate::validation::{self, Calibration, EngineProfile, Indices, MEASURED_GRID, TermSupport};
 use crate::{AllReduceLatencies, CostTerms, MAX_DEQUANT_OPS, Plan, Prefill};
 
 /// The most prompt tokens `--prefill-tokens` takes: a pass's token cap.
@@ -139,6 +140,21 @@ pub struct DraftTerms {
     pub draft_layer_ms: Option<f64>,
 }
 
+/// A constant that only one or two publishers' rows fix, and the setups at the smallest
+/// and the largest value the leave-one-publisher-out folds fit it at ([`Terms::thin_ends`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ThinEnds {
+    /// The constant and the publishers whose rows fix it.
+    pub support: &'static TermSupport<'static>,
+    /// The constant's smallest and largest value: those the folds fit, widened to take in
+    /// the profile's own.
+    pub values: (f64, f64),
+    /// The setup with the constant at the smallest value.
+    pub low: Setup,
+    /// The setup with the constant at the largest value.
+    pub high: Setup,
+}
+
 /// A scenario and the plan that prices it, as a demo's flags describe them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Setup {
@@ -169,10 +185,20 @@ impl Terms {
     /// a profile computes follows an explicit FP8 compute factor; an explicit cost wins
     /// over both).
     pub fn setup(&self, roofline: &Roofline, drafter: Option<(&Drafter, &DraftTerms)>) -> Setup {
+        self.setup_under(roofline, drafter, self.profiles())
+    }
+
+    /// [`Terms::setup`] with `profiles` in place of the ones the flags name.
+    fn setup_under<'p>(
+        &self,
+        roofline: &Roofline,
+        drafter: Option<(&Drafter, &DraftTerms)>,
+        profiles: impl Iterator<Item = &'p Calibration>,
+    ) -> Setup {
         let core = drafter.map(|(d, _)| d);
         let mut s = roofline.scenario(core);
         let mut terms = CostTerms::NEUTRAL;
-        for profile in self.profiles() {
+        for profile in profiles {
             s = profile.apply(s);
             terms = profile.plan(&s).terms;
         }
@@ -224,6 +250,62 @@ impl Terms {
     fn profiles(&self) -> impl Iterator<Item = &'static Calibration> {
         let engine = self.engine.map(|e| &e.calibration);
         self.calibration.into_iter().chain(engine)
+    }
+
+    /// The grid indices of the profile fitted on published rows that these flags price
+    /// with ([`validation::MEASURED_GRID`]): `--engine`'s, else `--calibration measured`'s;
+    /// `None` under the seed's or the fitted profile, or none.
+    ///
+    /// Errors: as [`validation::fit_measured()`].
+    pub fn fitted_indices(&self) -> Result<Option<Indices>, Error> {
+        if let Some(e) = self.engine {
+            return Ok(Some(e.ix));
+        }
+        match self.calibration {
+            Some(c) if c.name == validation::MEASURED.name => {
+                Ok(Some(validation::fit_measured()?.0))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// For each constant of the fitted profile in use ([`Terms::fitted_indices`]) that
+    /// only one or two publishers' rows fix ([`validation::thin_terms`]), the setup these
+    /// flags describe with that constant at the smallest and at the largest value the
+    /// leave-one-publisher-out folds fit it at, or its own if beyond them
+    /// ([`validation::fold_span`]): how far holding
+    /// one publisher out moves the price. Everything else as [`Terms::setup`] gives it: a flag
+    /// typed explicitly still wins, so a constant the flags set prices the same at both
+    /// ends. Empty when no fitted profile is in use.
+    ///
+    /// Errors: as [`Terms::fitted_indices`] and [`validation::thin_terms`].
+    pub fn thin_ends(
+        &self,
+        roofline: &Roofline,
+        drafter: Option<(&Drafter, &DraftTerms)>,
+    ) -> Result<Vec<ThinEnds>, Error> {
+        let Some(ix) = self.fitted_indices()? else {
+            return Ok(Vec::new());
+        };
+        // The fitted profile is the last the flags name, and a profile replaces every
+        // constant one before it set: the ends replace it.
+        let name = self.profiles().last().map_or("measured", |p| p.name);
+        validation::thin_terms()?
+            .iter()
+            .map(|support| {
+                let span = validation::fold_span(&ix, support.axis)?;
+                let (low, high) = validation::ends_at(&ix, support.axis, span, name)?;
+                let value = |index: u32| f64::from(index) * MEASURED_GRID[support.axis].step;
+                let under =
+                    |end: &Calibration| self.setup_under(roofline, drafter, [end].into_iter());
+                Ok(ThinEnds {
+                    support,
+                    values: (value(span.0), value(span.1)),
+                    low: under(&low),
+                    high: under(&high),
+                })
+            })
+            .collect()
     }
 
     /// Whether the setups these flags describe with `roofline` (and `drafter`) at `batch`
@@ -340,5 +422,154 @@ fn engine_name<S: serde::Serializer>(
     match e {
         Some(e) => s.serialize_str(e.engine),
         None => s.serialize_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::validation::{FIXES_BY, fold_fits, thin_terms};
+
+    /// The flags a demo of lecture 6 reads, for parsing command lines here.
+    #[derive(Debug, Clone, PartialEq, clap::Args, Serialize)]
+    struct Inputs {
+        #[command(flatten)]
+        #[serde(flatten)]
+        roofline: Roofline,
+        #[command(flatten)]
+        #[serde(flatten)]
+        terms: Terms,
+        #[command(flatten)]
+        #[serde(flatten)]
+        drafter: Drafter,
+        #[command(flatten)]
+        #[serde(flatten)]
+        draft_terms: DraftTerms,
+    }
+    impl lecture_kit::Inputs for Inputs {}
+
+    /// The setups of `args` and the thin constants' ends.
+    fn thin(args: &[&str]) -> (Setup, Vec<ThinEnds>) {
+        let i: Inputs = lecture_kit::inputs::parse(args).unwrap();
+        let drafter = Some((&i.drafter, &i.draft_terms));
+        let setup = i.terms.setup(&i.roofline, drafter);
+        (setup, i.terms.thin_ends(&i.roofline, drafter).unwrap())
+    }
+
+    /// The step of `s`: one target pass of one token.
+    fn step(s: &Setup) -> f64 {
+        s.pricing().target_pass_time(&s.scenario, 1).unwrap()
+    }
+
+    const MI300X_TP8: [&str; 6] = ["--hw", "MI300X", "--target", "Llama-3.1-70B", "--tp", "8"];
+
+    /// A constant of a plan's terms: it returns the value, and sets it to `v` if given.
+    type Field = fn(&mut CostTerms, Option<f64>) -> f64;
+
+    /// The Infinity Fabric latency of a plan's terms, and the terms with it set to `v`.
+    fn fabric(t: &mut CostTerms, v: Option<f64>) -> f64 {
+        let was = t.all_reduce.infinity_fabric;
+        t.all_reduce.infinity_fabric = v.unwrap_or(was);
+        was
+    }
+
+    /// The W8A16 factor of a plan's terms, and the terms with it set to `v`.
+    fn w8a16(t: &mut CostTerms, v: Option<f64>) -> f64 {
+        let was = t.w8a16_bandwidth;
+        t.w8a16_bandwidth = v.unwrap_or(was);
+        was
+    }
+
+    /// Each end changes its one constant, to the smallest and the largest value among the
+    /// folds' fits and the profile's own (recounted here from [`fold_fits`]), and nothing
+    /// else of the setup. On 8 MI300X the Infinity Fabric latency and for W8A16 weights
+    /// the W8A16 factor, each fixed by two publishers only, move the step by more than
+    /// [`FIXES_BY`], and the two ends bracket the step the profile prices (the W8A16
+    /// factor in use lies beyond every fold's: the ends take it in).
+    #[test]
+    fn each_thin_constant_is_moved_alone_across_what_the_folds_fit() {
+        let (own, _) = validation::fit_measured().unwrap();
+        let cases: [(&[&str], &str, Field); 2] = [
+            (&MI300X_TP8, "Infinity Fabric", fabric),
+            (&["--weights", "w8a16"], "W8A16", w8a16),
+        ];
+        for (setup_args, name, field) in cases {
+            let args = [setup_args, &["--calibration", "measured"]].concat();
+            let (setup, ends) = thin(&args);
+            let names: Vec<&str> = ends.iter().map(|e| e.support.term).collect();
+            let thin_names: Vec<&str> = thin_terms().unwrap().iter().map(|t| t.term).collect();
+            assert_eq!(names, thin_names);
+            for e in &ends {
+                let axis = e.support.axis;
+                let value = |i: u32| f64::from(i) * validation::MEASURED_GRID[axis].step;
+                let folds = fold_fits().unwrap().iter().map(|(_, ix)| ix[axis]);
+                let all: Vec<u32> = folds.chain([own[axis]]).collect();
+                let span = (*all.iter().min().unwrap(), *all.iter().max().unwrap());
+                assert_eq!(
+                    e.values,
+                    (value(span.0), value(span.1)),
+                    "{}",
+                    e.support.term
+                );
+            }
+            let e = ends
+                .iter()
+                .find(|e| e.support.term.starts_with(name))
+                .unwrap();
+            let mut in_use = setup.plan.terms;
+            let at = field(&mut in_use, None);
+            for (end, v) in [(&e.low, e.values.0), (&e.high, e.values.1)] {
+                let mut terms = end.plan.terms;
+                assert_eq!(field(&mut terms, Some(at)), v, "{name}");
+                assert_eq!(terms, setup.plan.terms, "{name}: only the constant moves");
+                assert_eq!(end.scenario, setup.scenario, "{name}");
+            }
+            let (a, b, x) = (step(&e.low), step(&e.high), step(&setup));
+            let (low, high) = (a.min(b), a.max(b));
+            assert!(low <= x && x <= high, "{name}: {low} {x} {high}");
+            assert!(high / low > FIXES_BY, "{name}: {low} {high}");
+        }
+    }
+
+    /// A constant typed as a flag wins at both ends; with no fitted profile there are no
+    /// ends; under `--engine` the ends move the engine's profile, whose own value they
+    /// take in.
+    #[test]
+    fn a_typed_flag_wins_and_without_a_fitted_profile_there_is_nothing_to_move() {
+        let typed = [
+            &MI300X_TP8[..],
+            &["--calibration", "measured", "--all-reduce-us", "20"],
+        ];
+        let (setup, ends) = thin(&typed.concat());
+        assert!(!ends.is_empty());
+        for e in &ends {
+            assert_eq!(step(&e.low), step(&setup), "{}", e.support.term);
+            assert_eq!(step(&e.high), step(&setup), "{}", e.support.term);
+        }
+        for profile in [
+            &[][..],
+            &["--calibration", "seed"],
+            &["--calibration", "fitted"],
+        ] {
+            let (_, ends) = thin(&[&MI300X_TP8[..], profile].concat());
+            assert!(ends.is_empty(), "{profile:?}");
+        }
+        let engine = [
+            &MI300X_TP8[..],
+            &["--calibration", "fitted", "--engine", "vllm"],
+        ];
+        let (setup, ends) = thin(&engine.concat());
+        let vllm = validation::engine_profile("vllm").unwrap();
+        let e = ends
+            .iter()
+            .find(|e| e.support.term.starts_with("Infinity Fabric"))
+            .unwrap();
+        let mut in_use = setup.plan.terms;
+        let at = fabric(&mut in_use, None);
+        assert_eq!(at, vllm.calibration.cost_terms.all_reduce.infinity_fabric);
+        assert!(e.values.0 <= at && at <= e.values.1, "{at} {:?}", e.values);
+        let mut low = e.low.plan.terms;
+        fabric(&mut low, Some(at));
+        assert_eq!(low, setup.plan.terms);
     }
 }

@@ -52,14 +52,31 @@ pub fn leave_one_publisher_out() -> Result<Vec<CrossPrediction<'static>>, Error>
 
 /// [`leave_one_publisher_out`], borrowed from the process's one copy.
 pub(crate) fn shipped() -> Result<&'static [CrossPrediction<'static>], Error> {
-    CROSS.as_ref().map(Vec::as_slice).map_err(Clone::clone)
+    let folds = CROSS.as_ref().map_err(Clone::clone)?;
+    Ok(&folds.predictions)
+}
+
+/// Each fold's pooled fit on the shipped data: the held-out publisher and the grid indices
+/// fitted on the other publishers' rows, sorted by publisher (the folds
+/// [`leave_one_publisher_out`] predicts with, from the process's one run).
+///
+/// Errors: as [`leave_one_publisher_out`].
+pub fn fold_fits() -> Result<&'static [(&'static str, Indices)], Error> {
+    let folds = CROSS.as_ref().map_err(Clone::clone)?;
+    Ok(&folds.fits)
+}
+
+/// The folds' predictions and their pooled fits.
+struct Folds<'a> {
+    predictions: Vec<CrossPrediction<'a>>,
+    fits: Vec<(&'a str, Indices)>,
 }
 
 /// [`leave_one_publisher_out`]'s folds, run once per process (they read only the data the
 /// crate ships).
-static CROSS: Lazy<Result<Vec<CrossPrediction<'static>>, Error>> = Lazy::new(|| {
+static CROSS: Lazy<Result<Folds<'static>, Error>> = Lazy::new(|| {
     let (start, _) = fit_measured()?;
-    leave_one_publisher_out_on(measurements()?, start)
+    folds_on(measurements()?, start)
 });
 
 /// [`leave_one_publisher_out`] on any rows `ms`, each fold's search starting from `start`.
@@ -69,9 +86,17 @@ pub fn leave_one_publisher_out_on(
     ms: &[Measurement],
     start: Indices,
 ) -> Result<Vec<CrossPrediction<'_>>, Error> {
+    Ok(folds_on(ms, start)?.predictions)
+}
+
+/// One fold: its pooled fit, and each held-out row's index and prediction.
+type Fold = (Indices, Vec<(usize, f64)>);
+
+/// [`leave_one_publisher_out_on`], with each fold's pooled fit.
+fn folds_on(ms: &[Measurement], start: Indices) -> Result<Folds<'_>, Error> {
     let every: Vec<&Measurement> = ms.iter().collect();
     let every = FitRows::new(&every)?;
-    let folds: Vec<Result<Vec<(usize, f64)>, Error>> = publishers(ms)
+    let folds: Vec<Result<Fold, Error>> = publishers(ms)
         .par_iter()
         .map(|publisher| {
             let train = every.filter(|m| m.publisher != *publisher);
@@ -89,16 +114,19 @@ pub fn leave_one_publisher_out_on(
                     out.push((i, ms[i].predict(&profile)?));
                 }
             }
-            Ok(out)
+            Ok((pooled, out))
         })
         .collect();
     let mut predicted = vec![f64::NAN; ms.len()];
-    for fold in folds {
-        for (i, p) in fold? {
+    let mut fits = Vec::new();
+    for (publisher, fold) in publishers(ms).into_iter().zip(folds) {
+        let (pooled, out) = fold?;
+        fits.push((publisher, pooled));
+        for (i, p) in out {
             predicted[i] = p;
         }
     }
-    Ok(ms
+    let predictions = ms
         .iter()
         .zip(predicted)
         .map(|(m, predicted)| CrossPrediction {
@@ -106,7 +134,8 @@ pub fn leave_one_publisher_out_on(
             measured: m.published.measured(),
             predicted,
         })
-        .collect())
+        .collect();
+    Ok(Folds { predictions, fits })
 }
 
 /// Batch bands the cross-validation is reported in.

@@ -57,7 +57,7 @@ pub mod trends;
 
 pub use cross::{
     BatchBand, CrossPrediction, CrossSummary, PublisherOffset, SeriesSlope, cross_summary,
-    leave_one_publisher_out, leave_one_publisher_out_on, publisher_offsets, publishers,
+    fold_fits, leave_one_publisher_out, leave_one_publisher_out_on, publisher_offsets, publishers,
     seed_step_gaps, shares_within_25, step_series_slopes,
 };
 pub use engine::{
@@ -84,5 +84,7 @@ pub use summary::{
     BatchSeries, KindSummary, PROFILES, Prediction, ProfileSummary, RatioSummary, batch_series,
     predictions, summarize, summary, summary_by_kind,
 };
-pub use support::{FIXES_BY, TermSupport, support_on, term_support};
+pub use support::{
+    FIXES_BY, TermSupport, ends_at, fold_span, support_on, term_support, thin_terms,
+};
 pub use trends::{GammaSweep, PairRatio, SpeedupTrend, Trends, trends};

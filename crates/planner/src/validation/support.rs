@@ -5,8 +5,10 @@
 
 use std::collections::BTreeMap;
 
+use once_cell::sync::Lazy;
+
 use super::fit_measured::{Indices, MEASURED_GRID, POOLED_AXES, check_axis, measured_at};
-use super::{Measurement, fit_measured, measurements};
+use super::{Calibration, Measurement, fit_measured, measurements};
 use crate::Error;
 
 /// How far a row's prediction must move, as a factor (either way), between the two ends
@@ -56,12 +58,7 @@ pub fn term_support() -> Result<Vec<TermSupport<'static>>, Error> {
 /// Errors: an axis past [`MEASURED_GRID`], or a setup the roofline rejects.
 pub fn support_on(ms: &[Measurement], at: Indices, axis: usize) -> Result<TermSupport<'_>, Error> {
     check_axis(axis)?;
-    let end = |index: u32| {
-        let mut ix = at;
-        ix[axis] = index;
-        measured_at(&ix)
-    };
-    let (low, high) = (end(1), end(MEASURED_GRID[axis].max));
+    let (low, high) = ends_at(&at, axis, (1, MEASURED_GRID[axis].max), "measured")?;
     let mut rows: BTreeMap<&str, usize> = BTreeMap::new();
     for m in ms {
         let (a, b) = (m.predict(&low)?, m.predict(&high)?);
@@ -74,6 +71,61 @@ pub fn support_on(ms: &[Measurement], at: Indices, axis: usize) -> Result<TermSu
         axis,
         publishers: rows.into_iter().collect(),
     })
+}
+
+/// The thin constants of the pooled fit: [`term_support`]'s entries that
+/// [`TermSupport::thin`] keeps, worked out once per process.
+///
+/// Errors: as [`term_support`].
+pub fn thin_terms() -> Result<&'static [TermSupport<'static>], Error> {
+    THIN_TERMS.as_ref().map(Vec::as_slice).map_err(Clone::clone)
+}
+
+static THIN_TERMS: Lazy<Result<Vec<TermSupport<'static>>, Error>> = Lazy::new(|| {
+    let all = term_support()?;
+    Ok(all.into_iter().filter(TermSupport::thin).collect())
+});
+
+/// The smallest and the largest grid index of the constant of `axis` among the
+/// leave-one-publisher-out folds' pooled fits ([`super::fold_fits`]) and its own index in
+/// `ix`: how far holding one publisher out moves it, from the profile at `ix`.
+///
+/// Errors: an axis past [`MEASURED_GRID`], or as [`super::fold_fits`].
+pub fn fold_span(ix: &Indices, axis: usize) -> Result<(u32, u32), Error> {
+    check_axis(axis)?;
+    let own = ix[axis];
+    let folds = super::fold_fits()?.iter().map(|(_, fit)| fit[axis]);
+    Ok(folds.fold((own, own), |(low, high), i| (low.min(i), high.max(i))))
+}
+
+/// The profile at grid indices `ix` with the constant of `axis` at each of the indices
+/// `(low, high)`, named `name`.
+///
+/// Errors: an axis past [`MEASURED_GRID`], or an index past its grid.
+pub fn ends_at(
+    ix: &Indices,
+    axis: usize,
+    (low, high): (u32, u32),
+    name: &'static str,
+) -> Result<(Calibration, Calibration), Error> {
+    check_axis(axis)?;
+    let max = MEASURED_GRID[axis].max;
+    if low.max(high) > max {
+        return Err(Error::Argument(format!(
+            "{} has grid indices 0 to {max}, not {}",
+            MEASURED_GRID[axis].name,
+            low.max(high)
+        )));
+    }
+    let at = |index: u32| {
+        let mut at = *ix;
+        at[axis] = index;
+        Calibration {
+            name,
+            ..measured_at(&at)
+        }
+    };
+    Ok((at(low), at(high)))
 }
 
 #[cfg(test)]
@@ -162,5 +214,27 @@ mod tests {
             ..t
         };
         assert!(!three.thin());
+    }
+
+    /// A constant's ends are the profile's own constants but for that one; an axis past
+    /// the grid, or an index past the constant's grid, is refused, not a panic.
+    #[test]
+    fn ends_move_one_constant_and_refuse_what_is_past_the_grid() {
+        let (at, _) = fit_measured().unwrap();
+        let axis = 4; // the Infinity Fabric latency
+        let (low, high) = ends_at(&at, axis, (0, 150), "measured").unwrap();
+        let fabric = |c: &Calibration| c.cost_terms.all_reduce.infinity_fabric;
+        assert_eq!((fabric(&low), fabric(&high)), (0.0, 150.0 * 2e-6));
+        let mut back = high.cost_terms;
+        back.all_reduce.infinity_fabric = fabric(&measured_at(&at));
+        assert_eq!(back, measured_at(&at).cost_terms);
+        let past = ends_at(&at, axis, (0, 151), "measured").unwrap_err();
+        assert!(past.to_string().contains("0 to 150, not 151"), "{past}");
+        for e in [
+            ends_at(&at, 99, (0, 1), "measured").unwrap_err(),
+            fold_span(&at, 99).unwrap_err(),
+        ] {
+            assert!(e.to_string().contains("not a constant 99"), "{e}");
+        }
     }
 }

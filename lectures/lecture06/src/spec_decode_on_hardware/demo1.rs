@@ -8,12 +8,12 @@ use lecture_flags::round::{Gamma, Grid, MeasuredTree};
 use lecture_kit::value::{fixed, int, py, ratio, time};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
 use planner::flags::{DraftTerms, Setup, Terms};
-use planner::validation::{COVERAGE, Kind};
+use planner::validation::{COVERAGE, FIXES_BY, Kind};
 use serde::Serialize;
 
 use super::how_sure;
 use super::words::{RoundData, cards, draft_label, draft_share, fitting_batch, gamma_value};
-use super::words::{label, slow_down, weights_problem};
+use super::words::{constant, label, slow_down, weights_problem};
 
 /// What demo 1 reads: the card, models and assumptions, the planner's terms, γ, a
 /// measured tree, and the first batch and context of `--batch` and `--ctx`.
@@ -57,9 +57,13 @@ pub const DEMO1_NS: [u64; 10] = [1, 2, 3, 5, 9, 17, 33, 65, 129, 257];
 impl Inputs {
     /// The scenario at demo 1's batch and context, and what prices its passes.
     pub fn setup(&self) -> Setup {
-        let (batch, ctx) = self.grid.point_or(POINT);
         let drafter = Some((&self.drafter, &self.draft_terms));
-        let setup = self.terms.setup(&self.roofline, drafter);
+        self.at_point(self.terms.setup(&self.roofline, drafter))
+    }
+
+    /// `setup` at demo 1's batch and context.
+    fn at_point(&self, setup: Setup) -> Setup {
+        let (batch, ctx) = self.grid.point_or(POINT);
         Setup {
             scenario: Scenario {
                 batch,
@@ -165,6 +169,9 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
         draft_share(&s.draft, &s.target)
     ));
     if let Some(line) = how_sure_line(&i.terms, &s, t_base)? {
+        out.print(line);
+    }
+    if let Some(line) = thin_line(i)? {
         out.print(line);
     }
 
@@ -330,6 +337,60 @@ fn how_sure_line(terms: &Terms, s: &Scenario, t_base: f64) -> Result<Option<Stri
         time(step.high * t_base),
         step.rows
     )))
+}
+
+/// Under a profile fitted on published rows: each constant that only one or two
+/// publishers' rows fix (`planner::flags::Terms::thin_ends`) and that moves this setup's
+/// step, or its speedup at α = 0.8, by more than `FIXES_BY` between the smallest and the
+/// largest value the leave-one-publisher-out folds fit it at, with both figures at each.
+/// `None` when there is none.
+fn thin_line(i: &Inputs) -> Result<Option<String>, Error> {
+    let drafter = Some((&i.drafter, &i.draft_terms));
+    let mut each = Vec::new();
+    for ends in i.terms.thin_ends(&i.roofline, drafter)? {
+        let figures = |end: Setup| -> Result<(f64, f64), Error> {
+            let setup = i.at_point(end);
+            let (s, p) = (setup.scenario, setup.pricing());
+            let r = round(&Scenario { alpha: 0.8, ..s }, p, i.gamma.gamma)?;
+            Ok((p.target_pass_time(&s, 1)?, r.speedup))
+        };
+        let (low, high) = (figures(ends.low)?, figures(ends.high)?);
+        let moves = |a: f64, b: f64| a.max(b) / a.min(b) > FIXES_BY;
+        let support = ends.support;
+        let publishers: Vec<&str> = support.publishers.iter().map(|p| p.0).collect();
+        let range = |a: f64, b: f64, show: &dyn Fn(f64) -> String| {
+            format!("{}–{}", show(a.min(b)), show(a.max(b)))
+        };
+        let mut moved = Vec::new();
+        if moves(low.0, high.0) {
+            moved.push(format!(
+                "decode 一步 {}",
+                range(low.0, high.0, &|t| time(t).to_string())
+            ));
+        }
+        if moves(low.1, high.1) {
+            moved.push(format!(
+                "α = 0.8 时加速 {}",
+                range(low.1, high.1, &|x| slow_down(x).to_string())
+            ));
+        }
+        if moved.is_empty() {
+            continue;
+        }
+        each.push(format!(
+            "{}（只有 {} 的行定得下）在 {} 之间，{}",
+            support.term,
+            publishers.join("、"),
+            range(ends.values.0, ends.values.1, &|v| constant(support.axis, v)),
+            moved.join("，")
+        ));
+    }
+    Ok((!each.is_empty()).then(|| {
+        format!(
+            "这个价格还取决于只有一两家发布者定得下的常数；留一个发布者重新拟合时：{}。",
+            each.join("；")
+        )
+    }))
 }
 
 /// How far published engines run from the seed's assumptions, in one sentence: the seed's

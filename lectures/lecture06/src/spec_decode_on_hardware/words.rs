@@ -236,6 +236,20 @@ pub fn break_even(panel: &mut Panel, why: impl FnOnce() -> String) {
     }
 }
 
+/// The value `v` of the constant of `axis` of the measured profile's grid
+/// (`planner::validation::MEASURED_GRID`), in its unit: µs or ms for a time (a name that
+/// ends in "(s)"), else the plain number.
+pub fn constant(axis: usize, v: f64) -> String {
+    let seconds = planner::validation::MEASURED_GRID
+        .get(axis)
+        .is_some_and(|a| a.name.ends_with("(s)"));
+    match seconds {
+        true if v < 1e-4 => format!("{:.2} µs", v * 1e6),
+        true => format!("{:.2} ms", v * 1e3),
+        false => format!("{v:.2}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

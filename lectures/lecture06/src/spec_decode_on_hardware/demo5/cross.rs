@@ -10,6 +10,7 @@ use planner::validation::{
 };
 use serde::Serialize;
 
+use super::super::words::constant;
 use super::trends::{self, IntervalRow, TrendRow};
 
 /// One subset's cross-validated ratios.
@@ -237,17 +238,7 @@ fn term(axis: usize, v: Option<f64>) -> Value {
     let Some(v) = v else {
         return label("（沿用合并拟合）");
     };
-    let name = MEASURED_GRID[axis].name;
-    let text = if name.ends_with("(s)") {
-        if v < 1e-4 {
-            format!("{:.2} µs", v * 1e6)
-        } else {
-            format!("{:.2} ms", v * 1e3)
-        }
-    } else {
-        format!("{v:.2}")
-    };
-    number(text, v)
+    number(constant(axis, v), v)
 }
 
 /// Prints the cross-validation: by band, by engine, slopes, publishers, engine profiles.
