@@ -96,7 +96,8 @@ pub struct Trends<'a> {
     /// Every pair of rows within a series of one kind.
     pub ratios: Vec<PairRatio<'a>>,
     /// Pairs of one publisher's rows of one kind whose measured figures differ by more
-    /// than [`TIE`]: how many the prediction orders right, of how many.
+    /// than [`TIE`]: how many the prediction orders right (two rows predicted equal are
+    /// not ordered), of how many.
     pub orderings: (usize, usize),
     /// Every speedup series (one draft shape) that varies the batch.
     pub speedup_trends: Vec<SpeedupTrend<'a>>,
@@ -172,7 +173,8 @@ pub fn trends<'a>(rows: &[CrossPrediction<'a>]) -> Trends<'a> {
             let measured = direction(b.measured / a.measured, TIE);
             if measured != 0 {
                 orderings.1 += 1;
-                let predicted = (b.predicted - a.predicted).signum() as i8;
+                // Predicted equal is not an order: it counts as wrong.
+                let predicted = direction(b.predicted / a.predicted, 0.0);
                 orderings.0 += usize::from(predicted == measured);
             }
         }
