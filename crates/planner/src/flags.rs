@@ -140,14 +140,13 @@ pub struct DraftTerms {
     pub draft_layer_ms: Option<f64>,
 }
 
-/// A constant that only one or two publishers' rows fix, and the setups at the smallest
-/// and the largest value the leave-one-publisher-out folds fit it at ([`Terms::thin_ends`]).
+/// A constant that only one or two publishers' rows fix, and the setups at the two ends of
+/// where refitting without one of them puts it ([`Terms::thin_ends`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ThinEnds {
     /// The constant and the publishers whose rows fix it.
     pub support: &'static TermSupport<'static>,
-    /// The constant's smallest and largest value: those the folds fit, widened to take in
-    /// the profile's own.
+    /// The constant's smallest and largest value ([`validation::fold_span`]).
     pub values: (f64, f64),
     /// The setup with the constant at the smallest value.
     pub low: Setup,
@@ -198,9 +197,11 @@ impl Terms {
         let core = drafter.map(|(d, _)| d);
         let mut s = roofline.scenario(core);
         let mut terms = CostTerms::NEUTRAL;
+        let mut last = None;
         for profile in profiles {
             s = profile.apply(s);
             terms = profile.plan(&s).terms;
+            last = Some(profile);
         }
         roofline.set_given(core, &mut s);
         let set = |slot: &mut f64, v: Option<f64>| {
@@ -218,7 +219,7 @@ impl Terms {
         set(&mut terms.fp8.compute, self.fp8_compute_factor);
         set(&mut terms.w8a16_bandwidth, self.w8a16_bandwidth_factor);
         set(&mut terms.int4_dequant_ops, self.int4_dequant_ops);
-        if let (Some(profile), Some(_)) = (self.calibration, self.fp8_compute_factor)
+        if let (Some(profile), Some(_)) = (last, self.fp8_compute_factor)
             && let Some(v) = profile.verify_per_batch_token(&s, terms.fp8)
         {
             terms.verify_per_batch_token = v;
@@ -252,48 +253,46 @@ impl Terms {
         self.calibration.into_iter().chain(engine)
     }
 
-    /// The grid indices of the profile fitted on published rows that these flags price
-    /// with ([`validation::MEASURED_GRID`]): `--engine`'s, else `--calibration measured`'s;
-    /// `None` under the seed's or the fitted profile, or none.
+    /// The profile fitted on published rows that these flags price with, by name, and its
+    /// grid indices ([`validation::MEASURED_GRID`]): `--engine`'s, else `--calibration
+    /// measured`'s; `None` under the seed's or the fitted profile, or none.
     ///
     /// Errors: as [`validation::fit_measured()`].
-    pub fn fitted_indices(&self) -> Result<Option<Indices>, Error> {
+    pub fn fitted(&self) -> Result<Option<(&'static str, Indices)>, Error> {
         if let Some(e) = self.engine {
-            return Ok(Some(e.ix));
+            return Ok(Some((e.calibration.name, e.ix)));
         }
         match self.calibration {
             Some(c) if c.name == validation::MEASURED.name => {
-                Ok(Some(validation::fit_measured()?.0))
+                Ok(Some((c.name, validation::fit_measured()?.0)))
             }
             _ => Ok(None),
         }
     }
 
-    /// For each constant of the fitted profile in use ([`Terms::fitted_indices`]) that
-    /// only one or two publishers' rows fix ([`validation::thin_terms`]), the setup these
-    /// flags describe with that constant at the smallest and at the largest value the
-    /// leave-one-publisher-out folds fit it at, or its own if beyond them
-    /// ([`validation::fold_span`]): how far holding
-    /// one publisher out moves the price. Everything else as [`Terms::setup`] gives it: a flag
-    /// typed explicitly still wins, so a constant the flags set prices the same at both
-    /// ends. Empty when no fitted profile is in use.
+    /// For each constant of the fitted profile in use ([`Terms::fitted`]) that only one or
+    /// two publishers' rows fix ([`validation::thin_terms`]), the setup these flags describe
+    /// with that constant at each end of [`validation::fold_span`]: where refitting without
+    /// one of those publishers puts it (the pooled fit's folds, on every other published
+    /// row), widened to take in the profile's own value. Everything else as
+    /// [`Terms::setup`] gives it; the profile in use is the last the flags name, which
+    /// replaces every constant of one before it. A flag typed explicitly still wins, so a
+    /// constant the flags set prices the same at both ends. Empty when no fitted profile
+    /// is in use.
     ///
-    /// Errors: as [`Terms::fitted_indices`] and [`validation::thin_terms`].
+    /// Errors: as [`Terms::fitted`] and [`validation::thin_terms`].
     pub fn thin_ends(
         &self,
         roofline: &Roofline,
         drafter: Option<(&Drafter, &DraftTerms)>,
     ) -> Result<Vec<ThinEnds>, Error> {
-        let Some(ix) = self.fitted_indices()? else {
+        let Some((name, ix)) = self.fitted()? else {
             return Ok(Vec::new());
         };
-        // The fitted profile is the last the flags name, and a profile replaces every
-        // constant one before it set: the ends replace it.
-        let name = self.profiles().last().map_or("measured", |p| p.name);
         validation::thin_terms()?
             .iter()
             .map(|support| {
-                let span = validation::fold_span(&ix, support.axis)?;
+                let span = validation::fold_span(&ix, support)?;
                 let (low, high) = validation::ends_at(&ix, support.axis, span, name)?;
                 let value = |index: u32| f64::from(index) * MEASURED_GRID[support.axis].step;
                 let under =
@@ -481,11 +480,12 @@ mod tests {
     }
 
     /// Each end changes its one constant, to the smallest and the largest value among the
-    /// folds' fits and the profile's own (recounted here from [`fold_fits`]), and nothing
-    /// else of the setup. On 8 MI300X the Infinity Fabric latency and for W8A16 weights
-    /// the W8A16 factor, each fixed by two publishers only, move the step by more than
-    /// [`FIXES_BY`], and the two ends bracket the step the profile prices (the W8A16
-    /// factor in use lies beyond every fold's: the ends take it in).
+    /// profile's own and those of the folds that hold out one of its publishers (recounted
+    /// here from [`fold_fits`]), and nothing else of the setup. On 8 MI300X the Infinity
+    /// Fabric latency and for W8A16 weights the W8A16 factor, each fixed by two publishers
+    /// only, move the step by more than [`FIXES_BY`], and the two ends bracket the step the
+    /// profile prices (the W8A16 factor in use lies beyond both folds': the ends take it
+    /// in).
     #[test]
     fn each_thin_constant_is_moved_alone_across_what_the_folds_fit() {
         let (own, _) = validation::fit_measured().unwrap();
@@ -502,8 +502,12 @@ mod tests {
             for e in &ends {
                 let axis = e.support.axis;
                 let value = |i: u32| f64::from(i) * validation::MEASURED_GRID[axis].step;
-                let folds = fold_fits().unwrap().iter().map(|(_, ix)| ix[axis]);
-                let all: Vec<u32> = folds.chain([own[axis]]).collect();
+                let of_its_publishers = fold_fits()
+                    .unwrap()
+                    .iter()
+                    .filter(|(p, _)| e.support.publishers.iter().any(|q| q.0 == *p))
+                    .map(|(_, ix)| ix[axis]);
+                let all: Vec<u32> = of_its_publishers.chain([own[axis]]).collect();
                 let span = (*all.iter().min().unwrap(), *all.iter().max().unwrap());
                 assert_eq!(
                     e.values,
@@ -531,9 +535,31 @@ mod tests {
         }
     }
 
+    /// The folds are one per publisher, sorted; a constant one publisher alone fixes (the
+    /// Ethernet latency: Intel's Gaudi rows) has nowhere to go without it: the fold starts
+    /// from the measured fit and no row it keeps moves the constant, so both ends are the
+    /// profile's own value and price the setup as it is.
+    #[test]
+    fn a_constant_of_one_publisher_does_not_move_without_it() {
+        let fits = fold_fits().unwrap();
+        let held: Vec<&str> = fits.iter().map(|(p, _)| *p).collect();
+        let ms = validation::measurements().unwrap();
+        assert_eq!(held, validation::publishers(ms));
+        let args = ["--hw", "Gaudi2", "--tp", "8", "--calibration", "measured"];
+        let (setup, ends) = thin(&args);
+        let ethernet = ends.iter().find(|e| e.support.term.starts_with("Ethernet"));
+        let ethernet = ethernet.unwrap();
+        assert_eq!(ethernet.support.publishers.len(), 1);
+        let (own, _) = validation::fit_measured().unwrap();
+        let at = f64::from(own[ethernet.support.axis])
+            * validation::MEASURED_GRID[ethernet.support.axis].step;
+        assert_eq!(ethernet.values, (at, at));
+        assert_eq!((ethernet.low, ethernet.high), (setup, setup));
+    }
+
     /// A constant typed as a flag wins at both ends; with no fitted profile there are no
-    /// ends; under `--engine` the ends move the engine's profile, whose own value they
-    /// take in.
+    /// ends; under `--engine` (alone or after `--calibration measured`) the ends move the
+    /// engine's profile, whose own value they take in, and nothing else.
     #[test]
     fn a_typed_flag_wins_and_without_a_fitted_profile_there_is_nothing_to_move() {
         let typed = [
@@ -554,22 +580,50 @@ mod tests {
             let (_, ends) = thin(&[&MI300X_TP8[..], profile].concat());
             assert!(ends.is_empty(), "{profile:?}");
         }
-        let engine = [
-            &MI300X_TP8[..],
-            &["--calibration", "fitted", "--engine", "vllm"],
-        ];
-        let (setup, ends) = thin(&engine.concat());
         let vllm = validation::engine_profile("vllm").unwrap();
-        let e = ends
-            .iter()
-            .find(|e| e.support.term.starts_with("Infinity Fabric"))
-            .unwrap();
-        let mut in_use = setup.plan.terms;
-        let at = fabric(&mut in_use, None);
-        assert_eq!(at, vllm.calibration.cost_terms.all_reduce.infinity_fabric);
-        assert!(e.values.0 <= at && at <= e.values.1, "{at} {:?}", e.values);
-        let mut low = e.low.plan.terms;
-        fabric(&mut low, Some(at));
-        assert_eq!(low, setup.plan.terms);
+        for engine in [
+            &["--engine", "vllm"][..],
+            &["--calibration", "measured", "--engine", "vllm"],
+        ] {
+            let (setup, ends) = thin(&[&MI300X_TP8[..], engine].concat());
+            let e = ends
+                .iter()
+                .find(|e| e.support.term.starts_with("Infinity Fabric"))
+                .unwrap();
+            let mut in_use = setup.plan.terms;
+            let at = fabric(&mut in_use, None);
+            assert_eq!(at, vllm.calibration.cost_terms.all_reduce.infinity_fabric);
+            assert!(e.values.0 <= at && at <= e.values.1, "{at} {:?}", e.values);
+            for end in [&e.low, &e.high] {
+                let mut terms = end.plan.terms;
+                fabric(&mut terms, Some(at));
+                assert_eq!(terms, setup.plan.terms, "{engine:?}");
+                assert_eq!(end.scenario, setup.scenario, "{engine:?}");
+            }
+        }
+    }
+
+    /// An explicit FP8 compute factor reaches the verification cost the profile in use
+    /// computes, an engine's as `--calibration measured`'s (the profile's own method,
+    /// asked with the typed factor).
+    #[test]
+    fn a_typed_fp8_compute_factor_reaches_the_engines_verification_cost() {
+        let vllm = validation::engine_profile("vllm").unwrap();
+        for (args, profile) in [
+            (&["--calibration", "measured"][..], &validation::MEASURED),
+            (&["--engine", "vllm"], &vllm.calibration),
+        ] {
+            let typed = [args, &["--weights", "fp8", "--fp8-compute-factor", "0.5"]].concat();
+            let (setup, _) = thin(&typed);
+            let fp8 = setup.plan.terms.fp8;
+            assert_eq!(fp8.compute, 0.5);
+            let expected = profile.verify_per_batch_token(&setup.scenario, fp8);
+            assert!(expected.is_some(), "{args:?}");
+            assert_eq!(
+                Some(setup.plan.terms.verify_per_batch_token),
+                expected,
+                "{args:?}"
+            );
+        }
     }
 }

@@ -56,8 +56,9 @@ fn trends_by_hand() {
     // (3 of 3); of Q's six pairs, B3 against B2 (2.2 < 2.4, predicted 2.0 > 1.9) is wrong,
     // the rest right: 8 of 9.
     assert_eq!(t.orderings, (8, 9));
-    // Two rows predicted equal are not ordered: with A3 predicted as A2, the pair A3–A2
-    // (measured 30 against 12) is wrong; A3–A1 (13 against 12) stays right.
+    // Two rows predicted equal are not ordered: with A3 predicted 13 as A2 is, the pair
+    // A3–A2 (measured 30 against 12, predicted 13 against 13) is wrong; A3–A1 (measured 30
+    // against 10, predicted 13 against 12) stays right.
     let mut tied = cross.clone();
     tied[2].predicted = tied[1].predicted;
     assert_eq!(trends(&tied).orderings, (7, 9));

@@ -96,7 +96,8 @@ type Fold = (Indices, Vec<(usize, f64)>);
 fn folds_on(ms: &[Measurement], start: Indices) -> Result<Folds<'_>, Error> {
     let every: Vec<&Measurement> = ms.iter().collect();
     let every = FitRows::new(&every)?;
-    let folds: Vec<Result<Fold, Error>> = publishers(ms)
+    let held_out = publishers(ms);
+    let folds: Vec<Result<Fold, Error>> = held_out
         .par_iter()
         .map(|publisher| {
             let train = every.filter(|m| m.publisher != *publisher);
@@ -119,7 +120,7 @@ fn folds_on(ms: &[Measurement], start: Indices) -> Result<Folds<'_>, Error> {
         .collect();
     let mut predicted = vec![f64::NAN; ms.len()];
     let mut fits = Vec::new();
-    for (publisher, fold) in publishers(ms).into_iter().zip(folds) {
+    for (publisher, fold) in held_out.into_iter().zip(folds) {
         let (pooled, out) = fold?;
         fits.push((publisher, pooled));
         for (i, p) in out {

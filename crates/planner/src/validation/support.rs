@@ -61,8 +61,7 @@ pub fn support_on(ms: &[Measurement], at: Indices, axis: usize) -> Result<TermSu
     let (low, high) = ends_at(&at, axis, (1, MEASURED_GRID[axis].max), "measured")?;
     let mut rows: BTreeMap<&str, usize> = BTreeMap::new();
     for m in ms {
-        let (a, b) = (m.predict(&low)?, m.predict(&high)?);
-        if (a / b).max(b / a) > FIXES_BY {
+        if moves(m.predict(&low)?, m.predict(&high)?)? {
             *rows.entry(m.publisher.as_str()).or_default() += 1;
         }
     }
@@ -86,16 +85,38 @@ static THIN_TERMS: Lazy<Result<Vec<TermSupport<'static>>, Error>> = Lazy::new(||
     Ok(all.into_iter().filter(TermSupport::thin).collect())
 });
 
-/// The smallest and the largest grid index of the constant of `axis` among the
-/// leave-one-publisher-out folds' pooled fits ([`super::fold_fits`]) and its own index in
-/// `ix`: how far holding one publisher out moves it, from the profile at `ix`.
+/// The smallest and the largest grid index of the constant `support` names among its own
+/// index in `ix` and its index in each leave-one-publisher-out fold ([`super::fold_fits`])
+/// that holds out one of the publishers whose rows fix it: where refitting without one of
+/// them puts it (the pooled fit's folds, each on every other published row, both roles),
+/// from the profile at `ix`. A constant one publisher alone fixes stays where the fold
+/// starts without it, the `measured` fit.
 ///
 /// Errors: an axis past [`MEASURED_GRID`], or as [`super::fold_fits`].
-pub fn fold_span(ix: &Indices, axis: usize) -> Result<(u32, u32), Error> {
+pub fn fold_span(ix: &Indices, support: &TermSupport<'_>) -> Result<(u32, u32), Error> {
+    let axis = support.axis;
     check_axis(axis)?;
     let own = ix[axis];
-    let folds = super::fold_fits()?.iter().map(|(_, fit)| fit[axis]);
-    Ok(folds.fold((own, own), |(low, high), i| (low.min(i), high.max(i))))
+    let fixes = |p: &str| support.publishers.iter().any(|&(q, _)| q == p);
+    let folds = super::fold_fits()?.iter().filter(|(p, _)| fixes(p));
+    Ok(folds.fold((own, own), |(low, high), (_, fit)| {
+        (low.min(fit[axis]), high.max(fit[axis]))
+    }))
+}
+
+/// Whether a figure moves by more than the factor [`FIXES_BY`], either way, from `a` to
+/// `b`.
+///
+/// Errors: a figure that is not finite and positive.
+pub fn moves(a: f64, b: f64) -> Result<bool, Error> {
+    for x in [a, b] {
+        if !(x.is_finite() && x > 0.0) {
+            return Err(Error::Argument(format!(
+                "a figure compared for how far it moves must be finite and positive, got {x}"
+            )));
+        }
+    }
+    Ok((a / b).max(b / a) > FIXES_BY)
 }
 
 /// The profile at grid indices `ix` with the constant of `axis` at each of the indices
@@ -232,7 +253,15 @@ mod tests {
         assert!(past.to_string().contains("0 to 150, not 151"), "{past}");
         for e in [
             ends_at(&at, 99, (0, 1), "measured").unwrap_err(),
-            fold_span(&at, 99).unwrap_err(),
+            fold_span(
+                &at,
+                &TermSupport {
+                    term: "x",
+                    axis: 99,
+                    publishers: Vec::new(),
+                },
+            )
+            .unwrap_err(),
         ] {
             assert!(e.to_string().contains("not a constant 99"), "{e}");
         }

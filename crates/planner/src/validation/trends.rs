@@ -5,6 +5,8 @@
 //! speedup goes as the batch grows, and the best γ of a γ sweep. A publisher's habits (its
 //! context, how it counts a token) move all its rows together; these cancel them.
 
+use std::cmp::Ordering;
+
 use super::cross::CrossPrediction;
 use super::measurement::{Kind, Quantity};
 
@@ -174,7 +176,11 @@ pub fn trends<'a>(rows: &[CrossPrediction<'a>]) -> Trends<'a> {
             if measured != 0 {
                 orderings.1 += 1;
                 // Predicted equal is not an order: it counts as wrong.
-                let predicted = direction(b.predicted / a.predicted, 0.0);
+                let predicted = match b.predicted.partial_cmp(&a.predicted) {
+                    Some(Ordering::Greater) => 1,
+                    Some(Ordering::Less) => -1,
+                    _ => 0,
+                };
                 orderings.0 += usize::from(predicted == measured);
             }
         }

@@ -8,12 +8,12 @@ use lecture_flags::round::{Gamma, Grid, MeasuredTree};
 use lecture_kit::value::{fixed, int, py, ratio, time};
 use lecture_kit::{Axis, Error, Figure, Out, Panel, Series, always, row, seed, what_if};
 use planner::flags::{DraftTerms, Setup, Terms};
-use planner::validation::{COVERAGE, FIXES_BY, Kind};
+use planner::validation::{self, COVERAGE, Kind};
 use serde::Serialize;
 
 use super::how_sure;
 use super::words::{RoundData, cards, draft_label, draft_share, fitting_batch, gamma_value};
-use super::words::{constant, label, slow_down, weights_problem};
+use super::words::{label, slow_down, weights_problem};
 
 /// What demo 1 reads: the card, models and assumptions, the planner's terms, γ, a
 /// measured tree, and the first batch and context of `--batch` and `--ctx`.
@@ -341,12 +341,12 @@ fn how_sure_line(terms: &Terms, s: &Scenario, t_base: f64) -> Result<Option<Stri
 
 /// Under a profile fitted on published rows: each constant that only one or two
 /// publishers' rows fix (`planner::flags::Terms::thin_ends`) and that moves this setup's
-/// step, or its speedup at α = 0.8, by more than `FIXES_BY` between the smallest and the
-/// largest value the leave-one-publisher-out folds fit it at, with both figures at each.
+/// step, or its speedup at α = 0.8, by more than `FIXES_BY` between the two ends of where
+/// refitting without one of those publishers puts it, with the figures at both ends.
 /// `None` when there is none.
 fn thin_line(i: &Inputs) -> Result<Option<String>, Error> {
     let drafter = Some((&i.drafter, &i.draft_terms));
-    let mut each = Vec::new();
+    let mut clauses = Vec::new();
     for ends in i.terms.thin_ends(&i.roofline, drafter)? {
         let figures = |end: Setup| -> Result<(f64, f64), Error> {
             let setup = i.at_point(end);
@@ -355,42 +355,18 @@ fn thin_line(i: &Inputs) -> Result<Option<String>, Error> {
             Ok((p.target_pass_time(&s, 1)?, r.speedup))
         };
         let (low, high) = (figures(ends.low)?, figures(ends.high)?);
-        let moves = |a: f64, b: f64| a.max(b) / a.min(b) > FIXES_BY;
-        let support = ends.support;
-        let publishers: Vec<&str> = support.publishers.iter().map(|p| p.0).collect();
-        let range = |a: f64, b: f64, show: &dyn Fn(f64) -> String| {
-            format!("{}–{}", show(a.min(b)), show(a.max(b)))
-        };
         let mut moved = Vec::new();
-        if moves(low.0, high.0) {
-            moved.push(format!(
-                "decode 一步 {}",
-                range(low.0, high.0, &|t| time(t).to_string())
-            ));
+        if validation::moves(low.0, high.0)? {
+            let step = how_sure::span(low.0, high.0, |t| time(t).to_string());
+            moved.push(format!("decode 一步 {step}"));
         }
-        if moves(low.1, high.1) {
-            moved.push(format!(
-                "α = 0.8 时加速 {}",
-                range(low.1, high.1, &|x| slow_down(x).to_string())
-            ));
+        if validation::moves(low.1, high.1)? {
+            let x = how_sure::speedups(low.1, high.1);
+            moved.push(format!("α = 0.8 时加速 {x}"));
         }
-        if moved.is_empty() {
-            continue;
-        }
-        each.push(format!(
-            "{}（只有 {} 的行定得下）在 {} 之间，{}",
-            support.term,
-            publishers.join("、"),
-            range(ends.values.0, ends.values.1, &|v| constant(support.axis, v)),
-            moved.join("，")
-        ));
+        clauses.extend(how_sure::thin_clause(&ends, &moved));
     }
-    Ok((!each.is_empty()).then(|| {
-        format!(
-            "这个价格还取决于只有一两家发布者定得下的常数；留一个发布者重新拟合时：{}。",
-            each.join("；")
-        )
-    }))
+    Ok(how_sure::thin_sentence("这个价格", &clauses))
 }
 
 /// How far published engines run from the seed's assumptions, in one sentence: the seed's

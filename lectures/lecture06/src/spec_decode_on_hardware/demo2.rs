@@ -9,7 +9,7 @@ use lecture_kit::{Axis, Error, Figure, Out, Panel, Region, Series, always, seed,
 use lecture_kit::{cut_at, log_sweep, try_map};
 use llm_math::critical_tokens;
 use planner::flags::{DraftTerms, Setup, Terms};
-use planner::validation::{BatchBand, COVERAGE, Kind};
+use planner::validation::{self, BatchBand, COVERAGE, Kind};
 use serde::Serialize;
 
 use super::how_sure;
@@ -60,7 +60,11 @@ impl Inputs {
     /// what prices its passes.
     pub fn setup(&self) -> Setup {
         let drafter = Some((&self.drafter, &self.draft_terms));
-        let setup = self.terms.setup(&self.roofline, drafter);
+        self.at_alpha(self.terms.setup(&self.roofline, drafter))
+    }
+
+    /// `setup` at demo 2's α.
+    fn at_alpha(&self, setup: Setup) -> Setup {
         Setup {
             scenario: Scenario {
                 alpha: self.alpha.alpha,
@@ -168,6 +172,9 @@ pub fn run(out: &mut Out, i: &Inputs) -> Result<(), Error> {
     if let Some(line) = how_sure_line(&i.terms, &s, &batches)? {
         out.print(line);
     }
+    if let Some(line) = thin_line(i, &grid, &ctxs)? {
+        out.print(line);
+    }
     // The grid's hardest corner: its largest batch at its shortest context (the
     // script's 512 and 512).
     let example = print_example(
@@ -238,6 +245,52 @@ fn how_sure_line(terms: &Terms, s: &Scenario, batches: &[u64]) -> Result<Option<
             each.join("、")
         )
     }))
+}
+
+/// Under a profile fitted on published rows: each constant that only one or two
+/// publishers' rows fix (`planner::flags::Terms::thin_ends`) that moves a speedup of the
+/// grid's first context by more than `FIXES_BY` between the smallest and the largest value
+/// the leave-one-publisher-out folds fit it at, said at the batch it moves most.
+fn thin_line(i: &Inputs, grid: &[GridRow], ctxs: &[u64]) -> Result<Option<String>, Error> {
+    let Some(&ctx) = ctxs.first() else {
+        return Ok(None);
+    };
+    // The batches of the grid that fit at its first context.
+    let fitting: Vec<u64> = grid
+        .iter()
+        .filter(|r| r.cells.first().is_some_and(Option::is_some))
+        .map(|r| r.batch)
+        .collect();
+    let drafter = Some((&i.drafter, &i.draft_terms));
+    let mut clauses = Vec::new();
+    for ends in i.terms.thin_ends(&i.roofline, drafter)? {
+        let speedup = |end: Setup, batch: u64| -> Result<f64, Error> {
+            let setup = i.at_alpha(end);
+            let at = Scenario {
+                batch,
+                ctx,
+                ..setup.scenario
+            };
+            Ok(round(&at, setup.pricing(), i.gamma.gamma)?.speedup)
+        };
+        let mut most: Option<(f64, u64, f64, f64)> = None;
+        for &b in &fitting {
+            let (low, high) = (speedup(ends.low, b)?, speedup(ends.high, b)?);
+            let by = (low / high).max(high / low);
+            if most.is_none_or(|m| by > m.0) {
+                most = Some((by, b, low, high));
+            }
+        }
+        let mut moved = None;
+        if let Some((_, b, low, high)) = most
+            && validation::moves(low, high)?
+        {
+            let x = how_sure::speedups(low, high);
+            moved = Some(format!("批 {b}、上下文 {ctx} 时加速 {x}"));
+        }
+        clauses.extend(how_sure::thin_clause(&ends, moved.as_slice()));
+    }
+    Ok(how_sure::thin_sentence("这些加速比", &clauses))
 }
 
 /// A cell of the grid: its round ([`round_cell`]), or "放不下" where the batch does not fit.
