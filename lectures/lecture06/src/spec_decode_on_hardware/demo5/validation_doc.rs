@@ -269,6 +269,9 @@ fn cross_markdown(s: &mut String, c: &Cross) {
             t.rows
         ));
     }
+    s.push_str(
+        "\nUnder `--calibration measured` or `--engine`, demos 1 and 2 name a constant of the last column where it moves their step or a speedup by more than that, between where refitting without one of its publishers puts it (the folds above that hold it out) and the profile's own value, with the figures at both (`planner::flags::Terms::thin_ends`).\n",
+    );
 }
 
 #[cfg(test)]
