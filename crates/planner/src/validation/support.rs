@@ -1,7 +1,8 @@
 //! Which publishers' rows fix each constant of the pooled fit ([`term_support`]). A
 //! constant that only one or two publishers' rows move rests on them: holding one of them
 //! out ([`super::leave_one_publisher_out`]), the fold fits it on the other's rows alone,
-//! or on none.
+//! or on none. Such a constant ([`thin_terms`]) is priced at both ends of where those folds
+//! put it ([`fold_span`], [`ends_at`]; `crate::flags::Terms::thin_ends` for a what-if).
 
 use std::collections::BTreeMap;
 
@@ -89,8 +90,8 @@ static THIN_TERMS: Lazy<Result<Vec<TermSupport<'static>>, Error>> = Lazy::new(||
 /// index in `ix` and its index in each leave-one-publisher-out fold ([`super::fold_fits`])
 /// that holds out one of the publishers whose rows fix it: where refitting without one of
 /// them puts it (the pooled fit's folds, each on every other published row, both roles),
-/// from the profile at `ix`. A constant one publisher alone fixes stays where the fold
-/// starts without it, the `measured` fit.
+/// from the profile at `ix`. Without the one publisher that alone fixes a constant, no
+/// row moves it: the fold keeps the `measured` fit's value, where every fold starts.
 ///
 /// Errors: an axis past [`MEASURED_GRID`], or as [`super::fold_fits`].
 pub fn fold_span(ix: &Indices, support: &TermSupport<'_>) -> Result<(u32, u32), Error> {
