@@ -273,8 +273,9 @@ impl Terms {
     /// For each constant of the fitted profile in use ([`Terms::fitted`]) that only one or
     /// two publishers' rows fix ([`validation::thin_terms`]), the setup these flags describe
     /// with that constant at each end of [`validation::fold_span`]: where refitting without
-    /// one of those publishers puts it (the pooled fit's folds, on every other published
-    /// row), widened to take in the profile's own value. Everything else as
+    /// one of those publishers puts it (the leave-one-publisher-out folds, on every other
+    /// published row, with `--engine`'s refit in each), widened to take in the profile's
+    /// own value. Everything else as
     /// [`Terms::setup`] gives it; the profile in use is the last the flags name, which
     /// replaces every constant of one before it. A flag typed explicitly still wins, so a
     /// constant the flags set prices the same at both ends. Empty when no fitted profile
@@ -292,7 +293,8 @@ impl Terms {
         validation::thin_terms()?
             .iter()
             .map(|support| {
-                let span = validation::fold_span(&ix, support)?;
+                let engine = self.engine.map(|e| e.engine);
+                let span = validation::fold_span(&ix, support, engine)?;
                 let (low, high) = validation::ends_at(&ix, support.axis, span, name)?;
                 let value = |index: u32| f64::from(index) * MEASURED_GRID[support.axis].step;
                 let under =
@@ -559,7 +561,9 @@ mod tests {
 
     /// A constant typed as a flag wins at both ends; with no fitted profile there are no
     /// ends; under `--engine` (alone or after `--calibration measured`) the ends move the
-    /// engine's profile, whose own value they take in, and nothing else.
+    /// engine's profile, and nothing else, across its own value and the engine's refits
+    /// in the folds without AMD and without dstack (recounted here with
+    /// [`validation::engine_profile_on`] on each fold's rows).
     #[test]
     fn a_typed_flag_wins_and_without_a_fitted_profile_there_is_nothing_to_move() {
         let typed = [
@@ -581,6 +585,23 @@ mod tests {
             assert!(ends.is_empty(), "{profile:?}");
         }
         let vllm = validation::engine_profile("vllm").unwrap();
+        let every: Vec<&validation::Measurement> =
+            validation::measurements().unwrap().iter().collect();
+        let every = validation::FitRows::new(&every).unwrap();
+        let refits = fold_fits()
+            .unwrap()
+            .iter()
+            .filter(|(p, _)| *p == "AMD" || p.starts_with("dstack"))
+            .map(|&(p, pooled)| {
+                let train = every.filter(|m| m.publisher != p);
+                let refit = validation::engine_profile_on("vllm", &train, pooled).unwrap();
+                refit.calibration.cost_terms.all_reduce.infinity_fabric
+            });
+        let own = vllm.calibration.cost_terms.all_reduce.infinity_fabric;
+        let all: Vec<f64> = refits.chain([own]).collect();
+        let low = all.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = all.iter().copied().fold(0.0, f64::max);
+        assert_eq!(all.len(), 3);
         for engine in [
             &["--engine", "vllm"][..],
             &["--calibration", "measured", "--engine", "vllm"],
@@ -592,8 +613,8 @@ mod tests {
                 .unwrap();
             let mut in_use = setup.plan.terms;
             let at = fabric(&mut in_use, None);
-            assert_eq!(at, vllm.calibration.cost_terms.all_reduce.infinity_fabric);
-            assert!(e.values.0 <= at && at <= e.values.1, "{at} {:?}", e.values);
+            assert_eq!(at, own);
+            assert_eq!(e.values, (low, high), "{engine:?}");
             for end in [&e.low, &e.high] {
                 let mut terms = end.plan.terms;
                 fabric(&mut terms, Some(at));

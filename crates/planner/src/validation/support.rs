@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use once_cell::sync::Lazy;
 
+use super::engine::engine_profile_on;
+use super::fast::FitRows;
 use super::fit_measured::{Indices, MEASURED_GRID, POOLED_AXES, check_axis, measured_at};
 use super::{Calibration, Measurement, fit_measured, measurements};
 use crate::Error;
@@ -89,20 +91,38 @@ static THIN_TERMS: Lazy<Result<Vec<TermSupport<'static>>, Error>> = Lazy::new(||
 /// The smallest and the largest grid index of the constant `support` names among its own
 /// index in `ix` and its index in each leave-one-publisher-out fold ([`super::fold_fits`])
 /// that holds out one of the publishers whose rows fix it: where refitting without one of
-/// them puts it (the pooled fit's folds, each on every other published row, both roles),
-/// from the profile at `ix`. Without the one publisher that alone fixes a constant, no
-/// row moves it: the fold keeps the `measured` fit's value, where every fold starts.
+/// them puts it (each fold on every other published row, both roles), from the profile at
+/// `ix`. With `engine`, the fold's value is that engine's refit on the fold's rows
+/// ([`super::engine_profile_on`], from the fold's pooled fit), as the profile at `ix` is
+/// the engine's; else the fold's pooled fit. Without the one publisher that alone fixes a
+/// constant, no row moves it: the fold keeps the `measured` fit's value, where every fold
+/// starts.
 ///
-/// Errors: an axis past [`MEASURED_GRID`], or as [`super::fold_fits`].
-pub fn fold_span(ix: &Indices, support: &TermSupport<'_>) -> Result<(u32, u32), Error> {
+/// Errors: an axis past [`MEASURED_GRID`], an engine not of [`super::ENGINES`], or as
+/// [`super::fold_fits`].
+pub fn fold_span(
+    ix: &Indices,
+    support: &TermSupport<'_>,
+    engine: Option<&str>,
+) -> Result<(u32, u32), Error> {
     let axis = support.axis;
     check_axis(axis)?;
-    let own = ix[axis];
+    let engine = engine.map(super::engine_name).transpose()?;
+    let every: Vec<&Measurement> = measurements()?.iter().collect();
+    let every = FitRows::new(&every)?;
     let fixes = |p: &str| support.publishers.iter().any(|&(q, _)| q == p);
-    let folds = super::fold_fits()?.iter().filter(|(p, _)| fixes(p));
-    Ok(folds.fold((own, own), |(low, high), (_, fit)| {
-        (low.min(fit[axis]), high.max(fit[axis]))
-    }))
+    let mut span = (ix[axis], ix[axis]);
+    for (publisher, pooled) in super::fold_fits()?.iter().filter(|(p, _)| fixes(p)) {
+        let at = match engine {
+            Some(engine) => {
+                let train = every.filter(|m| m.publisher != *publisher);
+                engine_profile_on(engine, &train, *pooled)?.ix[axis]
+            }
+            None => pooled[axis],
+        };
+        span = (span.0.min(at), span.1.max(at));
+    }
+    Ok(span)
 }
 
 /// Whether a figure moves by more than the factor [`FIXES_BY`], either way, from `a` to
@@ -261,10 +281,14 @@ mod tests {
                     axis: 99,
                     publishers: Vec::new(),
                 },
+                None,
             )
             .unwrap_err(),
         ] {
             assert!(e.to_string().contains("not a constant 99"), "{e}");
         }
+        let thin = &thin_terms().unwrap()[0];
+        let magic = fold_span(&at, thin, Some("magic")).unwrap_err().to_string();
+        assert!(magic.contains("magic"), "{magic}");
     }
 }
