@@ -85,6 +85,7 @@ pub use summary::{
     predictions, summarize, summary, summary_by_kind,
 };
 pub use support::{
-    FIXES_BY, TermSupport, ends_at, fold_span, moves, support_on, term_support, thin_terms,
+    FIXES_BY, TermSupport, ends_at, fold_span, move_factor, moves, support_on, term_support,
+    thin_terms,
 };
 pub use trends::{GammaSweep, PairRatio, SpeedupTrend, Trends, trends};

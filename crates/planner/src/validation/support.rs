@@ -108,28 +108,31 @@ pub fn fold_span(
     let axis = support.axis;
     check_axis(axis)?;
     let engine = engine.map(super::engine_name).transpose()?;
-    let every: Vec<&Measurement> = measurements()?.iter().collect();
-    let every = FitRows::new(&every)?;
     let fixes = |p: &str| support.publishers.iter().any(|&(q, _)| q == p);
-    let mut span = (ix[axis], ix[axis]);
-    for (publisher, pooled) in super::fold_fits()?.iter().filter(|(p, _)| fixes(p)) {
-        let at = match engine {
-            Some(engine) => {
-                let train = every.filter(|m| m.publisher != *publisher);
-                engine_profile_on(engine, &train, *pooled)?.ix[axis]
-            }
-            None => pooled[axis],
-        };
-        span = (span.0.min(at), span.1.max(at));
-    }
-    Ok(span)
+    let folds = super::fold_fits()?.iter().filter(|(p, _)| fixes(p));
+    let at: Vec<u32> = match engine {
+        None => folds.map(|(_, pooled)| pooled[axis]).collect(),
+        Some(engine) => {
+            let every: Vec<&Measurement> = measurements()?.iter().collect();
+            let every = FitRows::new(&every)?;
+            folds
+                .map(|(publisher, pooled)| {
+                    let train = every.filter(|m| m.publisher != *publisher);
+                    Ok(engine_profile_on(engine, &train, *pooled)?.ix[axis])
+                })
+                .collect::<Result<_, Error>>()?
+        }
+    };
+    let own = ix[axis];
+    Ok(at
+        .into_iter()
+        .fold((own, own), |(low, high), i| (low.min(i), high.max(i))))
 }
 
-/// Whether a figure moves by more than the factor [`FIXES_BY`], either way, from `a` to
-/// `b`.
+/// By what factor a figure moves, either way, from `a` to `b` (at least 1).
 ///
 /// Errors: a figure that is not finite and positive.
-pub fn moves(a: f64, b: f64) -> Result<bool, Error> {
+pub fn move_factor(a: f64, b: f64) -> Result<f64, Error> {
     for x in [a, b] {
         if !(x.is_finite() && x > 0.0) {
             return Err(Error::Argument(format!(
@@ -137,7 +140,15 @@ pub fn moves(a: f64, b: f64) -> Result<bool, Error> {
             )));
         }
     }
-    Ok((a / b).max(b / a) > FIXES_BY)
+    Ok((a / b).max(b / a))
+}
+
+/// Whether a figure moves by more than the factor [`FIXES_BY`], either way, from `a` to
+/// `b` ([`move_factor`]).
+///
+/// Errors: as [`move_factor`].
+pub fn moves(a: f64, b: f64) -> Result<bool, Error> {
+    Ok(move_factor(a, b)? > FIXES_BY)
 }
 
 /// The profile at grid indices `ix` with the constant of `axis` at each of the indices
@@ -290,5 +301,18 @@ mod tests {
         let thin = &thin_terms().unwrap()[0];
         let magic = fold_span(&at, thin, Some("magic")).unwrap_err().to_string();
         assert!(magic.contains("magic"), "{magic}");
+    }
+
+    /// How far a figure moves: the larger over the smaller, whichever comes first; more
+    /// than 5% moves it; a figure not finite and positive is refused.
+    #[test]
+    fn a_figure_moves_by_the_larger_over_the_smaller() {
+        assert_eq!(move_factor(2.0, 1.0).unwrap(), 2.0);
+        assert_eq!(move_factor(1.0, 4.0).unwrap(), 4.0);
+        assert!(!moves(1.0, 1.04).unwrap() && moves(1.06, 1.0).unwrap());
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = moves(1.0, bad).unwrap_err().to_string();
+            assert!(e.contains("finite and positive"), "{bad}: {e}");
+        }
     }
 }

@@ -348,20 +348,23 @@ fn thin_line(i: &Inputs) -> Result<Option<String>, Error> {
     let drafter = Some((&i.drafter, &i.draft_terms));
     let mut clauses = Vec::new();
     for ends in i.terms.thin_ends(&i.roofline, drafter)? {
+        // The plain step and the speedup at α = 0.8 of a setup at demo 1's point.
         let figures = |end: Setup| -> Result<(f64, f64), Error> {
             let setup = i.at_point(end);
-            let (s, p) = (setup.scenario, setup.pricing());
+            let s = setup.scenario;
+            let p = setup.pricing();
             let r = round(&Scenario { alpha: 0.8, ..s }, p, i.gamma.gamma)?;
             Ok((p.target_pass_time(&s, 1)?, r.speedup))
         };
-        let (low, high) = (figures(ends.low)?, figures(ends.high)?);
+        let (step_low, speedup_low) = figures(ends.low)?;
+        let (step_high, speedup_high) = figures(ends.high)?;
         let mut moved = Vec::new();
-        if validation::moves(low.0, high.0)? {
-            let step = how_sure::span(low.0, high.0, |t| time(t).to_string());
+        if validation::moves(step_low, step_high)? {
+            let step = how_sure::span(step_low, step_high, |t| time(t).to_string());
             moved.push(format!("decode 一步 {step}"));
         }
-        if validation::moves(low.1, high.1)? {
-            let x = how_sure::speedups(low.1, high.1);
+        if validation::moves(speedup_low, speedup_high)? {
+            let x = how_sure::speedups(speedup_low, speedup_high);
             moved.push(format!("α = 0.8 时加速 {x}"));
         }
         clauses.extend(how_sure::thin_clause(&ends, &moved));

@@ -273,21 +273,22 @@ fn thin_line(i: &Inputs, grid: &[GridRow], ctxs: &[u64]) -> Result<Option<String
             };
             Ok(round(&at, setup.pricing(), i.gamma.gamma)?.speedup)
         };
+        // The batch the constant moves most: (factor, batch, low, high).
         let mut most: Option<(f64, u64, f64, f64)> = None;
         for &b in &fitting {
-            let (low, high) = (speedup(ends.low, b)?, speedup(ends.high, b)?);
-            let by = (low / high).max(high / low);
+            let low = speedup(ends.low, b)?;
+            let high = speedup(ends.high, b)?;
+            let by = validation::move_factor(low, high)?;
             if most.is_none_or(|m| by > m.0) {
                 most = Some((by, b, low, high));
             }
         }
-        let mut moved = None;
-        if let Some((_, b, low, high)) = most
-            && validation::moves(low, high)?
-        {
-            let x = how_sure::speedups(low, high);
-            moved = Some(format!("批 {b}、上下文 {ctx} 时加速 {x}"));
-        }
+        let moved = most
+            .filter(|m| m.0 > validation::FIXES_BY)
+            .map(|(_, b, low, high)| {
+                let x = how_sure::speedups(low, high);
+                format!("批 {b}、上下文 {ctx} 时加速 {x}")
+            });
         clauses.extend(how_sure::thin_clause(&ends, moved.as_slice()));
     }
     Ok(how_sure::thin_sentence("这些加速比", &clauses))

@@ -11,7 +11,7 @@ use lecture_kit::Error;
 use planner::flags::{Terms, ThinEnds};
 use planner::validation::{Interval, Kind};
 
-use super::words::constant_span;
+use super::words::constant_in;
 
 /// The sentence's opening: what the intervals are (demos 1 and 2 print it).
 pub const OPENING: &str = "按公开数据标定后有多准";
@@ -59,7 +59,7 @@ pub fn thin_clause(ends: &ThinEnds, moved: &[String]) -> Option<String> {
         "{}（只有 {} 的行定得下）在 {} 之间，{}",
         support.term,
         publishers.join("、"),
-        constant_span(support.axis, low, high),
+        span(low, high, |v| constant_in(support.axis, v, low.max(high))),
         moved.join("，")
     ))
 }

@@ -243,19 +243,9 @@ pub fn constant(axis: usize, v: f64) -> String {
     constant_in(axis, v, v)
 }
 
-/// Two values of the constant of `axis`, the smaller first, both in the unit of the larger
-/// ([`constant`]): "66.00 µs–180.00 µs".
-pub fn constant_span(axis: usize, a: f64, b: f64) -> String {
-    let (low, high) = (a.min(b), a.max(b));
-    format!(
-        "{}–{}",
-        constant_in(axis, low, high),
-        constant_in(axis, high, high)
-    )
-}
-
-/// [`constant`] in the unit `scale` calls for.
-fn constant_in(axis: usize, v: f64, scale: f64) -> String {
+/// [`constant`] in the unit `scale` calls for: two values of a range both in the unit of
+/// the larger ("66.00 µs–180.00 µs").
+pub fn constant_in(axis: usize, v: f64, scale: f64) -> String {
     let seconds = planner::validation::MEASURED_GRID
         .get(axis)
         .is_some_and(|a| a.name.ends_with("(s)"));
